@@ -1,0 +1,55 @@
+/**
+ * The methodology choices the public record leaves open (spec/methodology.md, tags [G] and [I]).
+ * Each lives here once, named after the question it answers, so that a better-founded answer
+ * changes one function and nothing else.
+ */
+import type { AdjFitMultiplier } from "./options.js";
+
+/** Section 5.4: kfit is documented only in words; the book's "fit scaled by K" is our reading. */
+export function kfit(fit: number, k: number): number {
+  return k * fit;
+}
+
+/** Section 5.3: the adjusted-fit multiplier m(K). `log` is ln K (so a one-attribute model gets 0). */
+export function adjFitMultiplier(kind: AdjFitMultiplier, k: number): number {
+  switch (kind) {
+    case "identity":
+      return 1;
+    case "K":
+      return k;
+    case "log":
+      return Math.log(k);
+  }
+}
+
+/** Section 4: a partial sample needs at least this many observations; below it the calibration is invalid. */
+export const MIN_RETAINED = 2;
+
+/** Section 5.2: asymmetry is 0 when the complement has fewer than this many observations. */
+export const MIN_COMPLEMENT_FOR_ASYMMETRY = 2;
+
+/**
+ * Section 5.5: only agreement + outlier influence = fit is confirmed. Our split takes the
+ * diagonal of rho^2 = (sum_i a_i)^2 as outlier influence, a_i being observation i's share of rho.
+ */
+export function outlierInfluence(diagonalSum: number, denominator: number): number {
+  return denominator > 0 ? diagonalSum / denominator : 0;
+}
+
+/**
+ * Section 3: for `censor_unit: "score"` the engine reports r_star_percent; we read it as the share
+ * of scores strictly below the cut.
+ */
+export function shareBelow(scores: ArrayLike<number>, count: number, cut: number): number {
+  let below = 0;
+  for (let i = 0; i < count; i++) if (scores[i] < cut) below++;
+  return count > 0 ? below / count : NaN;
+}
+
+/** Section 5.7: observation i's vote, y_solo_i = ybar + N (w_i - 1/N)(y_i - ybar); the votes average to yhat. */
+export function soloVote(weight: number, y: number, ybar: number, count: number): number {
+  return ybar + count * (weight - 1 / count) * (y - ybar);
+}
+
+/** Section 7.2: when every cell has zero adjusted fit the composite falls back to equal weights (yhat = ybar). */
+export const EMPTY_COMPOSITE_FALLBACK = "equal-weights" as const;

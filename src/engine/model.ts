@@ -1,0 +1,110 @@
+/**
+ * One relevance model: the scores of every observation for one set of attribute columns
+ * (methodology section 2). Rows missing a used attribute are not usable: their scores are NaN
+ * and they later get weight exactly 0.
+ */
+import type { Dataset } from "./data.js";
+import { invertCovariance, quadraticForm } from "./linalg.js";
+import { moments } from "./moments.js";
+import type { InvMethod, MissingMoments } from "./options.js";
+
+export interface Model {
+  /** Attribute columns of X the model uses, ascending. */
+  columns: number[];
+  /** 1 where the row has every used attribute. */
+  usable: Uint8Array;
+  usableCount: number;
+  /** r_i = (x_i - xbar)' S^-1 (theta - xbar); NaN on unusable rows. */
+  relevance: Float64Array;
+  /** d(x_i, xbar); NaN on unusable rows. */
+  infoX: Float64Array;
+  /** d(theta, xbar). */
+  infoTheta: number;
+  /** d(mu1, xbar), mu1 the mean attributes of the usable rows with y = 1; only for the logistic scale. */
+  positivesDistance: number;
+}
+
+export interface ModelSpec {
+  columns: number[];
+  missing: MissingMoments;
+  invMethod: InvMethod;
+  /** Replaces the computed inverse when given (K x K over `columns`). */
+  covInv?: Float64Array | null;
+  /** Compute `positivesDistance` (logistic scale). */
+  logistic?: boolean;
+}
+
+/** Rows that have every one of `columns` present. */
+export function usableRows(data: Dataset, columns: ArrayLike<number>): { usable: Uint8Array; count: number } {
+  const usable = new Uint8Array(data.rows);
+  let count = 0;
+  for (let i = 0; i < data.rows; i++) {
+    let ok = 1;
+    for (let a = 0; a < columns.length; a++) {
+      const v = data.X[i * data.cols + columns[a]];
+      if (v !== v) {
+        ok = 0;
+        break;
+      }
+    }
+    usable[i] = ok;
+    count += ok;
+  }
+  return { usable, count };
+}
+
+export function buildModel(data: Dataset, theta: Float64Array, spec: ModelSpec): Model {
+  const { columns } = spec;
+  const k = columns.length;
+  const { usable, count } = usableRows(data, columns);
+  const { mean, cov } = moments(data, columns, spec.missing, usable);
+  const inverse = spec.covInv ?? invertCovariance(cov, k, spec.invMethod);
+
+  const centredTheta = new Float64Array(k);
+  for (let a = 0; a < k; a++) centredTheta[a] = theta[columns[a]] - mean[a];
+  const direction = new Float64Array(k);
+  for (let a = 0; a < k; a++) {
+    let s = 0;
+    for (let b = 0; b < k; b++) s += inverse[a * k + b] * centredTheta[b];
+    direction[a] = s;
+  }
+  const infoTheta = dot(centredTheta, direction);
+
+  const relevance = new Float64Array(data.rows).fill(NaN);
+  const infoX = new Float64Array(data.rows).fill(NaN);
+  const centred = new Float64Array(k);
+  for (let i = 0; i < data.rows; i++) {
+    if (!usable[i]) continue;
+    for (let a = 0; a < k; a++) centred[a] = data.X[i * data.cols + columns[a]] - mean[a];
+    relevance[i] = dot(centred, direction);
+    infoX[i] = quadraticForm(inverse, k, centred, 0, centred, 0);
+  }
+
+  let positivesDistance = NaN;
+  if (spec.logistic) {
+    const mu1 = new Float64Array(k);
+    let positives = 0;
+    for (let i = 0; i < data.rows; i++) {
+      if (!usable[i] || data.y[i] !== 1) continue;
+      positives++;
+      for (let a = 0; a < k; a++) mu1[a] += data.X[i * data.cols + columns[a]];
+    }
+    for (let a = 0; a < k; a++) mu1[a] = mu1[a] / positives - mean[a];
+    positivesDistance = quadraticForm(inverse, k, mu1, 0, mu1, 0);
+  }
+
+  return { columns: [...columns], usable, usableCount: count, relevance, infoX, infoTheta, positivesDistance };
+}
+
+/** sim_i = -1/2 d(x_i, theta) = r_i - (info_x_i + info_theta) / 2. */
+export function similarityInto(model: Pick<Model, "relevance" | "infoX" | "infoTheta">, out: Float64Array): Float64Array {
+  const { relevance, infoX, infoTheta } = model;
+  for (let i = 0; i < relevance.length; i++) out[i] = relevance[i] - 0.5 * (infoX[i] + infoTheta);
+  return out;
+}
+
+function dot(a: Float64Array, b: Float64Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i] * b[i];
+  return s;
+}

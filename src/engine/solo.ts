@@ -1,0 +1,99 @@
+/**
+ * The distribution of observation "votes" y_solo (methodology 5.7, our reading: each observation's
+ * vote averages to the forecast). Statistics and the histogram are over usable rows only.
+ */
+import { soloVote } from "./choices.js";
+import { percentiles } from "./percentile.js";
+
+export interface SoloStatistics {
+  sigma: number;
+  skewness: number;
+  kurtosis: number;
+  pearson_modality_index: number;
+  bimodal_index: number;
+}
+
+export interface Histogram {
+  bin_edges: number[];
+  bin_centers: number[];
+  bin_widths: number[];
+  count: number[];
+}
+
+/** Votes per row (NaN where the row is unusable, i.e. its relevance is NaN). */
+export function soloVotes(weights: Float64Array, y: Float64Array, relevance: Float64Array, ybar: number, count: number): Float64Array {
+  const votes = new Float64Array(y.length);
+  for (let i = 0; i < y.length; i++) votes[i] = relevance[i] === relevance[i] ? soloVote(weights[i], y[i], ybar, count) : NaN;
+  return votes;
+}
+
+/** Sample sd (ddof 1), moment skewness g1 and kurtosis b2, Pearson's b2 - g1^2 - 1, Sarle's bimodality coefficient. */
+export function soloStatistics(votes: Float64Array): SoloStatistics {
+  const present = votes.filter((v) => v === v);
+  const n = present.length;
+  let mean = 0;
+  for (const v of present) mean += v;
+  mean /= n;
+  let m2 = 0;
+  let m3 = 0;
+  let m4 = 0;
+  for (const v of present) {
+    const d = v - mean;
+    const d2 = d * d;
+    m2 += d2;
+    m3 += d2 * d;
+    m4 += d2 * d2;
+  }
+  m2 /= n;
+  m3 /= n;
+  m4 /= n;
+  const sigma = n > 1 ? Math.sqrt((m2 * n) / (n - 1)) : NaN;
+  if (!(m2 > 0)) return { sigma, skewness: NaN, kurtosis: NaN, pearson_modality_index: NaN, bimodal_index: NaN };
+  const g1 = m3 / m2 ** 1.5;
+  const b2 = m4 / (m2 * m2);
+  let bimodal = NaN;
+  if (n > 3) {
+    const G1 = (g1 * Math.sqrt(n * (n - 1))) / (n - 2);
+    const G2 = (((n + 1) * (b2 - 3) + 6) * (n - 1)) / ((n - 2) * (n - 3));
+    bimodal = (G1 * G1 + 1) / (G2 + (3 * (n - 1) ** 2) / ((n - 2) * (n - 3)));
+  }
+  return { sigma, skewness: g1, kurtosis: b2, pearson_modality_index: b2 - g1 * g1 - 1, bimodal_index: bimodal };
+}
+
+/** Maximum number of bins; Freedman-Diaconis widths can otherwise explode on long tails. */
+const MAX_BINS = 50;
+
+/**
+ * Histogram of the votes within Tukey's fences (Q1 - 1.5 IQR, Q3 + 1.5 IQR), with
+ * Freedman-Diaconis bin widths.
+ */
+export function soloHistogram(votes: Float64Array): Histogram {
+  const present = votes.filter((v) => v === v);
+  const n = present.length;
+  if (n === 0) return { bin_edges: [], bin_centers: [], bin_widths: [], count: [] };
+  const quartiles = new Float64Array(2);
+  percentiles(present, n, [0.25, 0.75], new Float64Array(n), quartiles);
+  const iqr = quartiles[1] - quartiles[0];
+  const low = quartiles[0] - 1.5 * iqr;
+  const high = quartiles[1] + 1.5 * iqr;
+  const kept = present.filter((v) => v >= low && v <= high);
+  let min = Infinity;
+  let max = -Infinity;
+  for (const v of kept) {
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  const width = (2 * iqr) / Math.cbrt(kept.length);
+  const bins = max > min && width > 0 ? Math.min(MAX_BINS, Math.max(1, Math.ceil((max - min) / width))) : 1;
+  const span = max > min ? (max - min) / bins : 1;
+  const start = max > min ? min : min - 0.5;
+  const edges = Array.from({ length: bins + 1 }, (_, b) => start + b * span);
+  const count = new Array<number>(bins).fill(0);
+  for (const v of kept) count[Math.min(bins - 1, Math.floor((v - start) / span))]++;
+  return {
+    bin_edges: edges,
+    bin_centers: edges.slice(0, -1).map((e) => e + span / 2),
+    bin_widths: new Array<number>(bins).fill(span),
+    count,
+  };
+}

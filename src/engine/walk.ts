@@ -1,0 +1,150 @@
+/**
+ * Relevance models for many attribute combinations that share one set of moments (complete data),
+ * visited in trie order so that each combination extends its prefix by one column.
+ *
+ * In standardised units (correlation matrix R) a combination's Cholesky factor extends its
+ * prefix's by one row, so u = L^-1 (x_i - xbar) gains one coordinate per added column. Then
+ * relevance r_i = u_i . v and info_x_i = |u_i|^2 (v = L^-1 (theta - xbar)) grow by one term each:
+ * a combination costs O(N depth) instead of moments, an inverse and O(N K^2) quadratic forms.
+ */
+import type { Dataset } from "./data.js";
+import { PIVOT_TOLERANCE } from "./linalg.js";
+import type { ScoredRows } from "./calibrate.js";
+
+export interface WalkedModel extends ScoredRows {
+  infoX: Float64Array;
+  infoTheta: number;
+}
+
+/**
+ * Calls `visit(index, model)` for each combination (ascending column lists), in trie order, or
+ * `singular(index)` when its covariance is singular. The model's arrays are reused between calls.
+ */
+export function walkCombinations(
+  data: Dataset,
+  theta: Float64Array,
+  combinations: readonly number[][],
+  logistic: boolean,
+  visit: (index: number, model: WalkedModel) => void,
+  singular: (index: number) => void,
+): void {
+  const { rows: N, cols: K, X, y } = data;
+  const scale = new Float64Array(K);
+  const mean = new Float64Array(K);
+  const z = new Float64Array(K * N); // column-major standardised attributes
+  const thetaZ = new Float64Array(K);
+  for (let j = 0; j < K; j++) {
+    let sum = 0;
+    for (let i = 0; i < N; i++) sum += X[i * K + j];
+    mean[j] = sum / N;
+    let ss = 0;
+    let constant = true;
+    for (let i = 0; i < N; i++) {
+      const d = X[i * K + j] - mean[j];
+      ss += d * d;
+      if (X[i * K + j] !== X[j]) constant = false;
+    }
+    // A constant column has no scale: mark it so every combination holding it is singular.
+    scale[j] = constant ? 0 : Math.sqrt(ss / (N - 1));
+    for (let i = 0; i < N; i++) z[j * N + i] = constant ? 0 : (X[i * K + j] - mean[j]) / scale[j];
+    thetaZ[j] = constant ? 0 : (theta[j] - mean[j]) / scale[j];
+  }
+  const corr = new Float64Array(K * K);
+  for (let a = 0; a < K; a++) {
+    for (let b = a; b < K; b++) {
+      let s = 0;
+      for (let i = 0; i < N; i++) s += z[a * N + i] * z[b * N + i];
+      corr[a * K + b] = corr[b * K + a] = s / (N - 1);
+    }
+  }
+  let positives = 0;
+  for (let i = 0; i < N; i++) if (y[i] === 1) positives++;
+
+  // One level per depth of the trie.
+  const L = new Float64Array(K * K);
+  const u = Array.from({ length: K }, () => new Float64Array(N));
+  const rel = Array.from({ length: K + 1 }, () => new Float64Array(N));
+  const info = Array.from({ length: K + 1 }, () => new Float64Array(N));
+  const v = new Float64Array(K);
+  const infoTheta = new Float64Array(K + 1);
+  const positivesDistance = new Float64Array(K + 1);
+  const stack: number[] = [];
+  let singularFrom = Infinity; // depth at which the current path first became singular
+
+  const order = Array.from(combinations.keys()).sort((p, q) => compareLex(combinations[p], combinations[q]));
+  for (const index of order) {
+    const combination = combinations[index];
+    let common = 0;
+    while (common < stack.length && common < combination.length && stack[common] === combination[common]) common++;
+    // A combination that is a strict prefix of the stack reuses its level: pop past it to recompute nothing.
+    stack.length = common;
+    if (singularFrom >= common) singularFrom = Infinity;
+    for (let d = common; d < combination.length; d++) {
+      const j = combination[d];
+      stack.push(j);
+      if (singularFrom <= d) continue;
+      if (scale[j] === 0 || !extend(d, j)) singularFrom = d;
+    }
+    if (singularFrom < combination.length) {
+      singular(index);
+      continue;
+    }
+    const depth = combination.length;
+    visit(index, {
+      relevance: rel[depth],
+      infoX: info[depth],
+      infoTheta: infoTheta[depth],
+      usableCount: N,
+      positivesDistance: positivesDistance[depth],
+    });
+  }
+
+  /** Adds column j at depth d; false when the extended covariance is singular. */
+  function extend(d: number, j: number): boolean {
+    let diag = corr[j * K + j];
+    for (let m = 0; m < d; m++) {
+      let s = corr[j * K + stack[m]];
+      for (let p = 0; p < m; p++) s -= L[d * K + p] * L[m * K + p];
+      const l = s / L[m * K + m];
+      L[d * K + m] = l;
+      diag -= l * l;
+    }
+    if (!(diag > PIVOT_TOLERANCE)) return false;
+    const pivot = Math.sqrt(diag);
+    L[d * K + d] = pivot;
+    const ud = u[d];
+    ud.set(z.subarray(j * N, (j + 1) * N));
+    let vd = thetaZ[j];
+    for (let m = 0; m < d; m++) {
+      const l = L[d * K + m];
+      const um = u[m];
+      for (let i = 0; i < N; i++) ud[i] -= l * um[i];
+      vd -= l * v[m];
+    }
+    const inv = 1 / pivot;
+    vd *= inv;
+    v[d] = vd;
+    const relPrev = rel[d];
+    const infoPrev = info[d];
+    const relNext = rel[d + 1];
+    const infoNext = info[d + 1];
+    let positiveSum = 0;
+    for (let i = 0; i < N; i++) {
+      const value = ud[i] * inv;
+      ud[i] = value;
+      relNext[i] = relPrev[i] + value * vd;
+      infoNext[i] = infoPrev[i] + value * value;
+      if (logistic && y[i] === 1) positiveSum += value;
+    }
+    infoTheta[d + 1] = infoTheta[d] + vd * vd;
+    const g = positives > 0 ? positiveSum / positives : 0;
+    positivesDistance[d + 1] = positivesDistance[d] + g * g;
+    return true;
+  }
+}
+
+function compareLex(a: readonly number[], b: readonly number[]): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i] - b[i];
+  return a.length - b.length;
+}
