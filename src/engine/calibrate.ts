@@ -84,13 +84,33 @@ export function outcomeStats(y: Float64Array, relevance: Float64Array): OutcomeS
 /** Reusable buffers so a Grid does not allocate per cell. */
 export class CalibrationScratch {
   readonly values: Float64Array;
+  readonly selection: Float64Array;
   readonly cuts: Float64Array;
+  /** Signed cuts in ascending order, and each threshold's position among them. */
+  readonly sortedCuts: Float64Array;
+  readonly rank: Int32Array;
+  /** Per row: how many of the sorted cuts it passes, so it is retained at position p iff bucket > p. */
+  readonly buckets: Uint8Array;
+  /** Six sums per bucket (see `calibrate`). */
   readonly sums: Float64Array;
   constructor(rows: number, thresholds: number) {
+    if (thresholds > 255) throw new RangeError("at most 255 thresholds");
     this.values = new Float64Array(rows);
+    this.selection = new Float64Array(rows);
     this.cuts = new Float64Array(thresholds);
-    this.sums = new Float64Array(6 * thresholds);
+    this.sortedCuts = new Float64Array(thresholds);
+    this.rank = new Int32Array(thresholds);
+    this.buckets = new Uint8Array(rows);
+    this.sums = new Float64Array(6 * (thresholds + 1));
   }
+}
+
+/** The calibrations of one censor, with the row buckets that reproduce their masks. */
+export interface CensorCalibration {
+  calibrations: Calibration[];
+  /** Views into the scratch: valid until the next `calibrate` on the same scratch. */
+  buckets: Uint8Array;
+  rank: Int32Array;
 }
 
 /** The censor test s OP cut, rewritten as sign*s >= or > sign*cut. */
@@ -101,6 +121,10 @@ function operatorParts(op: CensorOperator): { sign: number; strict: boolean } {
 /**
  * Calibrates one censor at every threshold. `scores` is the censor score per row (relevance or
  * similarity; NaN on unusable rows); the weights are always built from relevance.
+ *
+ * The thresholds' cuts split the rows into nested retained sets, so each row is put in one bucket
+ * (the number of cuts it passes) and its sums are added once; the retained sums at a threshold are
+ * then the sums of the buckets above its position.
  */
 export function calibrate(
   rows: ScoredRows,
@@ -111,24 +135,27 @@ export function calibrate(
   settings: CensorSettings,
   fitSettings: FitSettings,
   scratch: CalibrationScratch,
-): Calibration[] {
+): CensorCalibration {
   const { relevance, usableCount: count } = rows;
   const T = settings.thresholds.length;
-  const { values, cuts, sums } = scratch;
+  const { values, selection, cuts, sortedCuts, rank, buckets, sums } = scratch;
 
   let m = 0;
   for (let i = 0; i < scores.length; i++) {
     const s = scores[i];
     if (s === s) values[m++] = s;
   }
-  if (settings.unit === "percent") percentiles(values, count, settings.thresholds, values, cuts);
+  if (settings.unit === "percent") percentiles(values, count, settings.thresholds, selection, cuts);
   else for (let t = 0; t < T; t++) cuts[t] = settings.thresholds[t];
 
   const { sign, strict } = operatorParts(settings.operator);
-  const signedCuts = new Float64Array(T);
-  for (let t = 0; t < T; t++) signedCuts[t] = sign * cuts[t];
+  const order = sortedOrder(cuts, sign, T);
+  for (let p = 0; p < T; p++) {
+    sortedCuts[p] = sign * cuts[order[p]];
+    rank[order[p]] = p;
+  }
 
-  // Per threshold: n, sum r, sum r^2, sum r dy, sum r dy^2, sum r^2 dy^2 over the retained rows.
+  // Per bucket: n, sum r, sum r^2, sum r dy, sum r dy^2, sum r^2 dy^2.
   sums.fill(0);
   let totalR = 0;
   let totalR2 = 0;
@@ -143,25 +170,27 @@ export function calibrate(
     totalR2 += r * r;
     totalRY += ry;
     const s = sign * scores[i];
-    for (let t = 0; t < T; t++) {
-      const cut = signedCuts[t];
-      if (strict ? s > cut : s >= cut) {
-        const o = 6 * t;
-        sums[o] += 1;
-        sums[o + 1] += r;
-        sums[o + 2] += r * r;
-        sums[o + 3] += ry;
-        sums[o + 4] += ry * dy;
-        sums[o + 5] += ry * ry;
-      }
-    }
+    // The count of cuts passed, without data-dependent branches (the cuts are sorted).
+    let b = 0;
+    if (strict) for (let p = 0; p < T; p++) b += +(s > sortedCuts[p]);
+    else for (let p = 0; p < T; p++) b += +(s >= sortedCuts[p]);
+    buckets[i] = b;
+    const o = 6 * b;
+    sums[o] += 1;
+    sums[o + 1] += r;
+    sums[o + 2] += r * r;
+    sums[o + 3] += ry;
+    sums[o + 4] += ry * dy;
+    sums[o + 5] += ry * ry;
   }
+  // Suffix sums: slot b now holds the sums over buckets >= b, i.e. the rows retained at position b - 1.
+  for (let b = T - 1; b >= 0; b--) for (let f = 0; f < 6; f++) sums[6 * b + f] += sums[6 * (b + 1) + f];
 
   const fullVar = totalR2 / (count - 1);
   const syy = outcome.sumSquares;
   const out: Calibration[] = [];
   for (let t = 0; t < T; t++) {
-    const o = 6 * t;
+    const o = 6 * (rank[t] + 1);
     const n = sums[o];
     const s1 = sums[o + 1];
     const s2 = sums[o + 2];
@@ -218,7 +247,14 @@ export function calibrate(
       complementShift: complementValid ? s1c / count : NaN,
     });
   }
-  return out;
+  return { calibrations: out, buckets, rank };
+}
+
+/** Indices of the thresholds ordered by their signed cut, ascending. */
+function sortedOrder(cuts: Float64Array, sign: number, T: number): number[] {
+  const order = new Array<number>(T);
+  for (let t = 0; t < T; t++) order[t] = t;
+  return order.sort((a, b) => sign * cuts[a] - sign * cuts[b]);
 }
 
 /** Pearson correlation of (delta r) with y from its sums; 0 when the weights are constant. */
@@ -275,46 +311,47 @@ function invalidCalibration(
 }
 
 /**
- * Adds factor * w_i to target[i] for every usable row, w_i = 1/N + coefficient (delta_i r_i - shift)
- * the calibration's weights. `scores` and its cut reproduce the mask the sums were taken over.
+ * Adds sum_t factors[t] * w_t,i to target[i] on every usable row, w_t the weights of calibration t:
+ * w_t,i = 1/N + coefficient_t (delta_t,i r_i - shift_t). One pass whatever the number of thresholds:
+ * a row's bucket says at which thresholds it is retained. A zero factor skips its calibration.
  */
-export function addWeights(
-  rows: ScoredRows,
-  scores: Float64Array,
-  calibration: Calibration,
-  operator: CensorOperator,
-  factor: number,
-  target: Float64Array,
-): void {
+export function addWeights(rows: ScoredRows, fitted: CensorCalibration, factors: ArrayLike<number>, target: Float64Array): void {
   const { relevance, usableCount: count } = rows;
-  const { sign, strict } = operatorParts(operator);
-  const cut = sign * calibration.rStar;
-  const slope = factor * calibration.coefficient;
-  const base = factor * (1 / count - calibration.coefficient * calibration.shift);
+  const { calibrations, buckets, rank } = fitted;
+  const T = calibrations.length;
+  let base = 0;
+  // slopes[b]: the summed slopes of the thresholds a row in bucket b is retained at (positions < b).
+  const slopes = new Float64Array(T + 1);
+  for (let t = 0; t < T; t++) {
+    const factor = factors[t];
+    if (factor === 0) continue;
+    const c = calibrations[t];
+    base += factor * (1 / count - c.coefficient * c.shift);
+    for (let b = rank[t] + 1; b <= T; b++) slopes[b] += factor * c.coefficient;
+  }
   for (let i = 0; i < relevance.length; i++) {
     const r = relevance[i];
-    if (r !== r) continue;
-    const s = sign * scores[i];
-    target[i] += (strict ? s > cut : s >= cut) ? base + slope * r : base;
+    if (r === r) target[i] += base + slopes[buckets[i]] * r;
   }
 }
 
 /**
- * Writes a calibration's weights (0 on unusable rows), its include mask and the weights the
- * complement of the retained set would get.
+ * Writes calibration t's weights (0 on unusable rows), its include mask and the weights the
+ * complement of its retained set would get.
  */
 export function weightsOf(
   rows: ScoredRows,
-  scores: Float64Array,
-  calibration: Calibration,
-  operator: CensorOperator,
+  fitted: CensorCalibration,
+  t: number,
   out: { weights: Float64Array; include: Float64Array; excluded: Float64Array },
 ): void {
+  const factors = new Float64Array(fitted.calibrations.length);
+  factors[t] = 1;
   out.weights.fill(0);
-  addWeights(rows, scores, calibration, operator, 1, out.weights);
+  addWeights(rows, fitted, factors, out.weights);
   const { relevance, usableCount: count } = rows;
-  const { sign, strict } = operatorParts(operator);
-  const cut = sign * calibration.rStar;
+  const c = fitted.calibrations[t];
+  const position = fitted.rank[t];
   for (let i = 0; i < relevance.length; i++) {
     const r = relevance[i];
     if (r !== r) {
@@ -322,10 +359,9 @@ export function weightsOf(
       out.excluded[i] = 0;
       continue;
     }
-    const s = sign * scores[i];
-    const kept = strict ? s > cut : s >= cut;
+    const kept = fitted.buckets[i] > position;
     out.include[i] = kept ? 1 : 0;
-    out.excluded[i] = 1 / count + calibration.complementCoefficient * ((kept ? 0 : r) - calibration.complementShift);
+    out.excluded[i] = 1 / count + c.complementCoefficient * ((kept ? 0 : r) - c.complementShift);
   }
 }
 

@@ -13,6 +13,7 @@ import {
   linearPrediction,
   outcomeStats,
   type Calibration,
+  type CensorCalibration,
   type CensorSettings,
   type OutcomeStats,
   type ScoredRows,
@@ -51,6 +52,7 @@ export function grid(data: Dataset, theta: Float64Array, given: Given<GridOption
   const cells: CellRecord[] = [];
   const secondary = { asymmetry: 0, agreement: 0, outlier: 0, kFit: 0 };
   const scratch = new CalibrationScratch(N, T);
+  const factors = new Float64Array(T);
   const similarity = new Float64Array(N);
   const sharedOutcome = outcomeStats(y, allRows);
   let singularCombinations = 0;
@@ -62,21 +64,23 @@ export function grid(data: Dataset, theta: Float64Array, given: Given<GridOption
     let combinationWeight = 0;
     combinationComposite?.fill(0);
     for (const censor of censors) {
-      const calibrations = calibrate(model, y, outcome, scores[censor], censor, settings, { multiplier: options.adj_fit_multiplier, attributes: k, logistic }, scratch);
-      calibrations.forEach((c, t) => {
+      const fitSettings = { multiplier: options.adj_fit_multiplier, attributes: k, logistic };
+      const fitted = calibrate(model, y, outcome, scores[censor], censor, settings, fitSettings, scratch);
+      fitted.calibrations.forEach((c, t) => {
         const weight = cellWeight(c);
+        factors[t] = weight;
         cells.push({ combination: index, weight, yhat: c.yhat, valid: c.valid && Number.isFinite(c.yhat) });
         const kept = retained[censor];
-        if (kept) keepCell(kept, index, t, c, model, scores[censor]);
+        if (kept) keepCell(kept, index, t, fitted, model);
         if (!(weight > 0)) return;
-        addWeights(model, scores[censor], c, options.censor_operator, weight, composite);
-        if (combinationComposite) addWeights(model, scores[censor], c, options.censor_operator, weight, combinationComposite);
         combinationWeight += weight;
         secondary.asymmetry += weight * c.asymmetry;
         secondary.agreement += weight * c.agreement;
         secondary.outlier += weight * c.outlierInfluence;
         secondary.kFit += weight * c.kFit;
       });
+      addWeights(model, fitted, factors, composite);
+      if (combinationComposite) addWeights(model, fitted, factors, combinationComposite);
     }
     if (combinationComposite && retained.ysolo) {
       for (let i = 0; i < N; i++) combinationComposite[i] /= combinationWeight;
@@ -85,13 +89,16 @@ export function grid(data: Dataset, theta: Float64Array, given: Given<GridOption
     }
   };
 
-  const keepCell = (kept: GridCensorCells, index: number, t: number, c: Calibration, model: ScoredRows, scores: Float64Array): void => {
+  const keepCell = (kept: GridCensorCells, index: number, t: number, fitted: CensorCalibration, model: ScoredRows): void => {
+    const c = fitted.calibrations[t];
     if (kept.yhat_cells) kept.yhat_cells[index][t] = c.yhat;
     if (kept.adjusted_fit_cells) kept.adjusted_fit_cells[index][t] = c.adjustedFit;
     if (kept.n_cells) kept.n_cells[index][t] = c.n;
     if (kept.weights_cells && cellWeights) {
       cellWeights.fill(0);
-      addWeights(model, scores, c, options.censor_operator, 1, cellWeights);
+      const only = new Float64Array(T);
+      only[t] = 1;
+      addWeights(model, fitted, only, cellWeights);
       for (let i = 0; i < N; i++) kept.weights_cells[i][t][index] = c.valid ? cellWeights[i] : NaN;
     }
   };
@@ -173,6 +180,7 @@ export function grid(data: Dataset, theta: Float64Array, given: Given<GridOption
   const full = fullModel(data, theta, options, logistic);
   if (!full) warnings.push("The model with every attribute cannot be fitted (singular covariance); its relevance and yhat_linear are null.");
   const mean = (sum: number) => (total > 0 ? sum / total : NaN);
+  const insights = gridInsights(cells, combinations, K, ybar);
 
   return {
     analysis: "grid",
@@ -195,6 +203,8 @@ export function grid(data: Dataset, theta: Float64Array, given: Given<GridOption
       info_x: full ? Array.from(full.infoX) : new Array<number>(N).fill(NaN),
       info_theta: [full ? full.infoTheta : NaN],
       weights_concentration: [populationSd(composite)],
+      "Impact on Fit": insights.impact_on_fit,
+      "Impact on Prediction": insights.impact_on_prediction,
     },
     prediction_weights: { weights: Array.from(composite, (w) => [w]) },
     solo_distribution: {
@@ -208,7 +218,7 @@ export function grid(data: Dataset, theta: Float64Array, given: Given<GridOption
       },
       distribution: [soloHistogram(votes)],
     },
-    grid_insights: gridInsights(cells, combinations, K, ybar),
+    grid_insights: insights,
     ...(retain.size > 0 ? { grid_cells: retained.cells } : {}),
     grid_search: {
       combinations: combinations.length,

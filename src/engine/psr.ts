@@ -9,6 +9,7 @@ import {
   outcomeStats,
   weightsOf,
   type Calibration,
+  type CensorCalibration,
   type CensorSettings,
   type FitSettings,
   type OutcomeStats,
@@ -75,6 +76,8 @@ interface Fitted {
   outcome: OutcomeStats;
   scores: Record<CensorType, Float64Array>;
   calibrations: Calibration[];
+  /** Calibrates one (censor, threshold) again, with the row buckets its weights need. */
+  calibrateOne(censor: CensorType, threshold: number): CensorCalibration;
 }
 
 function fitAllAttributes(
@@ -101,10 +104,13 @@ function fitAllAttributes(
   const settings: CensorSettings = { thresholds: options.threshold, unit: options.censor_unit, operator: options.censor_operator };
   const fitSettings: FitSettings = { multiplier: options.adj_fit_multiplier, attributes: data.cols, logistic };
   const scratch = new CalibrationScratch(data.rows, settings.thresholds.length);
-  const calibrations = censors.flatMap((censor) =>
-    calibrate(model, data.y, outcome, scores[censor], censor, settings, fitSettings, scratch),
+  const calibrations = censors.flatMap(
+    (censor) => calibrate(model, data.y, outcome, scores[censor], censor, settings, fitSettings, scratch).calibrations,
   );
-  return { model, outcome, scores, calibrations };
+  const single = new CalibrationScratch(data.rows, 1);
+  const calibrateOne = (censor: CensorType, threshold: number): CensorCalibration =>
+    calibrate(model, data.y, outcome, scores[censor], censor, { ...settings, thresholds: [threshold] }, fitSettings, single);
+  return { model, outcome, scores, calibrations, calibrateOne };
 }
 
 /** The logistic scale models a 0/1 outcome and needs both classes among the usable rows. */
@@ -127,7 +133,7 @@ function calibrationResult(
   calibrations: Calibration[],
   options: CommonOptions,
 ): EngineResult {
-  const { model, outcome, scores } = fitted;
+  const { model, outcome } = fitted;
   const N = data.rows;
   const T = calibrations.length;
   const weights = matrix(N, T);
@@ -139,7 +145,7 @@ function calibrationResult(
   const concentration: number[] = [];
   const column = { weights: new Float64Array(N), include: new Float64Array(N), excluded: new Float64Array(N) };
   calibrations.forEach((c, t) => {
-    weightsOf(model, scores[c.censor], c, options.censor_operator, column);
+    weightsOf(model, fitted.calibrateOne(c.censor, c.threshold), 0, column);
     const votes = soloVotes(column.weights, data.y, model.relevance, outcome.mean, model.usableCount);
     for (let i = 0; i < N; i++) {
       weights[i][t] = column.weights[i];
@@ -181,7 +187,7 @@ function calibrationResult(
     },
     insights: {
       relevance: Array.from(model.relevance),
-      similarity: Array.from(scores.similarity),
+      similarity: Array.from(fitted.scores.similarity),
       info_x: Array.from(model.infoX),
       info_theta: [model.infoTheta],
       weights_concentration: concentration,

@@ -26,6 +26,9 @@ export interface ResultInsights {
   info_x: number[];
   info_theta: number[];
   weights_concentration: number[];
+  /** Grid only: the service's names for grid_insights.impact_on_fit and impact_on_prediction (length K). */
+  "Impact on Fit"?: number[];
+  "Impact on Prediction"?: number[];
 }
 
 export interface PredictionWeights {

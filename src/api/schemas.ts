@@ -1,0 +1,170 @@
+/**
+ * zod schemas of the wire bodies (spec/service-api.md 2.1, 2.3, 2.4, 2.8; api-compat.md 1, 2.1).
+ * Each issue message is the readable "expected" text that request.ts puts into InvalidInputError;
+ * a custom issue may carry `params.detail` (the "got ..." part).
+ *
+ * These schemas check structure only (types, non-empty, rectangular X). Cross-field shapes
+ * (len(y) = N, N > K, theta of length K, finiteness) are checked by the engine's `checkData`,
+ * and option values by `normalizeOptions` and the engine resolvers.
+ */
+import { z } from "zod";
+
+const number = (message: string) => z.number({ invalid_type_error: message, required_error: message });
+
+/** Outcomes: N numbers, or an N x 1 column (flattened). No nulls: y has no missing values. */
+export const YSchema = z.preprocess(
+  (v) => (Array.isArray(v) && v.length > 0 && v.every((e) => Array.isArray(e) && e.length === 1) ? v.map((e) => e[0]) : v),
+  z
+    .array(number("a finite number (y is N numbers or an N x 1 column, without missing values)"), {
+      invalid_type_error: "an array of N numbers or an N x 1 column",
+      required_error: "an array of N numbers or an N x 1 column",
+    })
+    .min(1, "at least one value"),
+);
+
+/** One cell of X: a number, or null (also NaN) for a missing value. */
+export const XCellSchema = z.union([z.number(), z.nan(), z.null()], {
+  errorMap: () => ({ message: "a number or null (missing)" }),
+});
+
+/** Attributes: N rows of K cells, all rows of the same length. */
+export const XSchema = z
+  .array(
+    z
+      .array(XCellSchema, { invalid_type_error: "a row of K numbers or nulls" })
+      .min(1, "a row of at least one value"),
+    {
+      invalid_type_error: "an array of N rows of K numbers or nulls",
+      required_error: "an array of N rows of K numbers or nulls",
+    },
+  )
+  .min(1, "at least one row")
+  .superRefine((rows, ctx) => {
+    if (rows.length === 0) return;
+    const k = rows[0].length;
+    rows.forEach((row, i) => {
+      if (row.length !== k) {
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: [i],
+          message: `${k} values like the first row`,
+          params: { detail: `got ${row.length}` },
+        });
+      }
+    });
+  });
+
+function isNumber(v: unknown): v is number {
+  return typeof v === "number" && !Number.isNaN(v);
+}
+
+/**
+ * Circumstances: K numbers (one row) or M rows of K numbers; always returned as rows.
+ * Lengths against K are checked later (checkData).
+ */
+export const ThetaSchema = z
+  .array(z.unknown(), {
+    invalid_type_error: "K numbers, or rows of K numbers",
+    required_error: "K numbers, or rows of K numbers",
+  })
+  .min(1, "K numbers, or rows of K numbers")
+  .superRefine((items, ctx) => {
+    const nested = items.some((v) => Array.isArray(v));
+    const bad = (path: number[], message: string, v: unknown) =>
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path, message, params: { detail: `got ${JSON.stringify(v) ?? String(v)}` } });
+    items.forEach((item, r) => {
+      if (!nested) {
+        if (!isNumber(item)) bad([r], "a finite number", item);
+      } else if (!Array.isArray(item)) {
+        bad([r], "a row of K numbers (all rows of theta nested alike)", item);
+      } else {
+        item.forEach((v, j) => {
+          if (!isNumber(v)) bad([r, j], "a finite number", v);
+        });
+      }
+    });
+  })
+  .transform((items): number[][] => (items.some((v) => Array.isArray(v)) ? (items as number[][]) : [items as number[]]));
+
+export const AccessIdSchema = z
+  .string({ invalid_type_error: "a non-empty string", required_error: "a non-empty string (the user access id)" })
+  .min(1, "a non-empty string");
+
+export const OptionsObjectSchema = z.record(z.unknown(), {
+  invalid_type_error: "an object of option names and values",
+});
+
+/** Version 3 body (service-api.md 2.1). Extra top-level keys are kept for request.ts to sort out. */
+export const V3RequestSchema = z
+  .object(
+    {
+      access_id: AccessIdSchema,
+      y: YSchema,
+      X: XSchema,
+      theta: ThetaSchema.nullish(),
+      options: OptionsObjectSchema.nullish(),
+    },
+    { invalid_type_error: "a JSON object", required_error: "a JSON object" },
+  )
+  .passthrough();
+
+/** Version 2 flat body (service-api.md 2.8, api-compat.md 2.1): options at the top level. */
+export const V2RequestSchema = z
+  .object(
+    {
+      access_id: AccessIdSchema,
+      y: YSchema,
+      X: XSchema,
+      theta: ThetaSchema.refine((rows) => rows.length === 1, {
+        message: "exactly one row of K numbers (1 x K) in version 2",
+      }).nullish(),
+    },
+    { invalid_type_error: "a JSON object", required_error: "a JSON object" },
+  )
+  .passthrough();
+
+/** The same bodies without the access id requirement (the CLI reads v3 bodies from files). */
+export const V3RequestSchemaNoAccess = V3RequestSchema.extend({ access_id: AccessIdSchema.optional() });
+export const V2RequestSchemaNoAccess = V2RequestSchema.extend({ access_id: AccessIdSchema.optional() });
+
+export type V3RequestBody = z.output<typeof V3RequestSchema>;
+export type V2RequestBody = z.output<typeof V2RequestSchema>;
+
+const JobId = z.number().int();
+/** 16 lower-case hex characters in practice; any string is accepted on read. */
+const JobCode = z.string().min(1);
+
+/** Receipt of a POST with one circumstance (service-api.md 2.3). */
+export const ReceiptSchema = z.object({
+  job_id: JobId,
+  job_code: JobCode,
+  /** v3: ignored options and other notes (api-compat.md 4.2). */
+  warnings: z.array(z.string()).optional(),
+  /** v2: keys that were ignored (api-compat.md 4.2). */
+  ignored_options: z.array(z.string()).optional(),
+});
+export type Receipt = z.output<typeof ReceiptSchema>;
+
+/** Receipt of a v3 POST whose theta has M > 1 rows (service-api.md 2.4). */
+export const ExperimentReceiptSchema = z.object({
+  experiment_id: JobId,
+  experiment_code: JobCode,
+  jobs: z.array(z.object({ job_id: JobId, job_code: JobCode, row: z.number().int().nonnegative() })).min(1),
+  warnings: z.array(z.string()).optional(),
+});
+export type ExperimentReceipt = z.output<typeof ExperimentReceiptSchema>;
+
+/** One entry of an error body's `details`: typically the field at fault and what was expected. */
+export const ErrorDetailSchema = z
+  .object({ field: z.string().optional(), expected: z.string().optional(), message: z.string().optional() })
+  .passthrough();
+
+/** Error body of every error response and failed-job body (api-compat.md section 1). */
+export const ErrorBodySchema = z.object({
+  message: z.string(),
+  error: z.string(),
+  status_code: z.number().int(),
+  error_code: z.number().int(),
+  details: z.array(ErrorDetailSchema).optional(),
+});
+export type ErrorBody = z.output<typeof ErrorBodySchema>;

@@ -1,0 +1,45 @@
+/**
+ * `rbp predict grid|maxfit|psr --input body.json`: runs one analysis on a v3 POST body without a
+ * service and prints the v3 `results` object (or a list of them, one per theta row) on stdout.
+ */
+import { readFile } from "node:fs/promises";
+import { parseRequest, toJson, type Analysis } from "../api/index.js";
+import { runAnalysis } from "../engine/index.js";
+
+export const PREDICT_USAGE = `Usage: rbp predict <grid|maxfit|psr> --input <body.json | -> [--pretty]
+
+Reads a v3 POST body {"y": [...], "X": [[...], ...], "theta": [...], "options": {...}}
+(theta optional for grid: the last row of X; several theta rows give one result per row)
+and prints the v3 "results" object as JSON on stdout. Notes on ignored options go to stderr.`;
+
+export interface PredictArgs {
+  analysis: Analysis;
+  input: string;
+  pretty: boolean;
+}
+
+export async function predict(args: PredictArgs, io: { stdout: (s: string) => void; stderr: (s: string) => void }): Promise<void> {
+  const text = args.input === "-" ? await readStdin() : await readFile(args.input, "utf8");
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${args.input === "-" ? "standard input" : args.input} is not valid JSON: ${(error as Error).message}`);
+  }
+  const request = parseRequest(args.analysis, body, "v3", { requireAccessId: false });
+  for (const warning of request.warnings) io.stderr(`rbp: note: ${warning}\n`);
+  const results = request.thetas.map((theta) => runAnalysis(args.analysis, request.data, theta, request.options));
+  // One theta row gives one object, as the service gives one job; several give a list, as an experiment.
+  io.stdout(toJson(results.length === 1 ? results[0] : results, args.pretty ? 2 : undefined) + "\n");
+}
+
+/** A command line the CLI cannot act on; exit code 2. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}

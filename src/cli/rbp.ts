@@ -1,0 +1,78 @@
+#!/usr/bin/env node
+/** The `rbp` command. */
+import { InvalidInputError, ComputationError } from "../engine/errors.js";
+import { ANALYSES, type Analysis } from "../api/index.js";
+import { predict, PREDICT_USAGE, UsageError } from "./predict.js";
+
+const USAGE = `Usage: rbp <command> [options]
+
+Commands:
+  predict <grid|maxfit|psr> --input <file|->   run one analysis locally and print its results as JSON
+
+Run "rbp <command> --help" for a command's options.`;
+
+const io = { stdout: (s: string) => void process.stdout.write(s), stderr: (s: string) => void process.stderr.write(s) };
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === "--help" || command === "-h" || command === "help") {
+    io.stdout(USAGE + "\n");
+    return command === undefined ? 2 : 0;
+  }
+  if (command === "predict") {
+    if (rest.includes("--help") || rest.includes("-h")) {
+      io.stdout(PREDICT_USAGE + "\n");
+      return 0;
+    }
+    await predict(parsePredictArgs(rest), io);
+    return 0;
+  }
+  throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
+}
+
+function parsePredictArgs(args: string[]): { analysis: Analysis; input: string; pretty: boolean } {
+  let analysis: Analysis | undefined;
+  let input: string | undefined;
+  let pretty = false;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === "--input" || arg === "-i") {
+      input = args[++i];
+      if (input === undefined) throw new UsageError(`--input needs a file name (or - for standard input)\n\n${PREDICT_USAGE}`);
+    } else if (arg.startsWith("--input=")) input = arg.slice("--input=".length);
+    else if (arg === "--pretty") pretty = true;
+    else if (analysis === undefined && !arg.startsWith("-")) {
+      if (!(ANALYSES as readonly string[]).includes(arg)) throw new UsageError(`unknown analysis "${arg}"; expected one of ${ANALYSES.join(", ")}`);
+      analysis = arg as Analysis;
+    } else throw new UsageError(`unexpected argument "${arg}"\n\n${PREDICT_USAGE}`);
+  }
+  if (analysis === undefined) throw new UsageError(`which analysis? expected one of ${ANALYSES.join(", ")}\n\n${PREDICT_USAGE}`);
+  if (input === undefined) throw new UsageError(`--input is required\n\n${PREDICT_USAGE}`);
+  return { analysis, input, pretty };
+}
+
+main(process.argv.slice(2)).then(
+  (code) => (process.exitCode = code),
+  (error: unknown) => {
+    if (error instanceof UsageError) {
+      io.stderr(`rbp: ${error.message}\n`);
+      process.exitCode = 2;
+    } else if (error instanceof InvalidInputError) {
+      io.stderr(`rbp: invalid input: ${error.message}\n`);
+      process.exitCode = 3;
+    } else if (error instanceof ComputationError) {
+      io.stderr(`rbp: cannot compute: ${error.message}\n`);
+      process.exitCode = 4;
+    } else if (isNodeError(error) && error.code === "ENOENT") {
+      io.stderr(`rbp: no such file: ${error.path}\n`);
+      process.exitCode = 2;
+    } else {
+      io.stderr(`rbp: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exitCode = 1;
+    }
+  },
+);
+
+function isNodeError(error: unknown): error is NodeJS.ErrnoException {
+  return error instanceof Error && "code" in error;
+}
