@@ -22,11 +22,14 @@ export interface FitSettings {
   logistic: boolean;
 }
 
-/** What a model contributes: relevance (NaN on unusable rows) and, for the logistic scale, d(mu1, xbar). */
+/** What a model contributes: its scores (NaN on unusable rows) and, for the logistic scale, d(mu1, xbar). */
 export interface ScoredRows {
   relevance: Float64Array;
+  similarity: Float64Array;
   usableCount: number;
   positivesDistance: number;
+  /** [min, max] of the usable relevance, then of the usable similarity, when the producer tracked them. */
+  bounds?: Float64Array;
 }
 
 /** One PSR calibration: a (censor, threshold) pair. Invalid ones (fewer than 2 retained) hold NaN. */
@@ -119,8 +122,8 @@ function operatorParts(op: CensorOperator): { sign: number; strict: boolean } {
 }
 
 /**
- * Calibrates one censor at every threshold. `scores` is the censor score per row (relevance or
- * similarity; NaN on unusable rows); the weights are always built from relevance.
+ * Calibrates one censor at every threshold. The censor's scores (relevance or similarity) choose
+ * the retained rows; the weights are always built from relevance.
  *
  * The thresholds' cuts split the rows into nested retained sets, so each row is put in one bucket
  * (the number of cuts it passes) and its sums are added once; the retained sums at a threshold are
@@ -130,22 +133,30 @@ export function calibrate(
   rows: ScoredRows,
   y: Float64Array,
   outcome: OutcomeStats,
-  scores: Float64Array,
   censor: CensorType,
   settings: CensorSettings,
   fitSettings: FitSettings,
   scratch: CalibrationScratch,
 ): CensorCalibration {
   const { relevance, usableCount: count } = rows;
+  const scores = rows[censor];
   const T = settings.thresholds.length;
   const { values, selection, cuts, sortedCuts, rank, buckets, sums } = scratch;
 
-  let m = 0;
-  for (let i = 0; i < scores.length; i++) {
-    const s = scores[i];
-    if (s === s) values[m++] = s;
+  // The usable rows' scores; with no unusable row that is `scores` itself.
+  let usableScores: Float64Array = scores;
+  if (count < scores.length) {
+    let m = 0;
+    for (let i = 0; i < scores.length; i++) {
+      const s = scores[i];
+      if (s === s) values[m++] = s;
+    }
+    usableScores = values;
   }
-  if (settings.unit === "percent") percentiles(values, count, settings.thresholds, selection, cuts);
+  if (settings.unit === "percent") {
+    const b = rows.bounds ? (censor === "relevance" ? 0 : 2) : -1;
+    percentiles(usableScores, count, settings.thresholds, selection, cuts, b >= 0 ? rows.bounds![b] : NaN, b >= 0 ? rows.bounds![b + 1] : NaN);
+  }
   else for (let t = 0; t < T; t++) cuts[t] = settings.thresholds[t];
 
   const { sign, strict } = operatorParts(settings.operator);
@@ -197,7 +208,7 @@ export function calibrate(
     const sy = sums[o + 3];
     const partVar = s2 / (n - 1);
     const threshold = settings.thresholds[t];
-    const rStarPercent = settings.unit === "percent" ? threshold : choices.shareBelow(values, count, cuts[t]);
+    const rStarPercent = settings.unit === "percent" ? threshold : choices.shareBelow(usableScores, count, cuts[t]);
     if (n < choices.MIN_RETAINED || !(partVar > 0)) {
       out.push(invalidCalibration(censor, threshold, n, count, cuts[t], rStarPercent, fullVar));
       continue;

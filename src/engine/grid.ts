@@ -23,9 +23,9 @@ import { planCombinations } from "./combinations.js";
 import { checkData, type Dataset } from "./data.js";
 import { ComputationError } from "./errors.js";
 import { gridInsights, type CellRecord } from "./insights.js";
-import { buildModel, similarityInto, type Model } from "./model.js";
-import { resolveGridOptions, type CensorType, type GridOptions } from "./options.js";
-import { checkBinaryOutcome, matrix, populationSd, type Given } from "./psr.js";
+import { buildModel, usableRows, type Model } from "./model.js";
+import { resolveGridOptions, type CensorType, type Given, type GridOptions } from "./options.js";
+import { checkBinaryOutcome, matrix, populationSd } from "./psr.js";
 import type { EngineResult, GridCells, GridCensorCells } from "./result.js";
 import { soloHistogram, soloStatistics, soloVotes } from "./solo.js";
 import { walkCombinations, type WalkedModel } from "./walk.js";
@@ -42,7 +42,6 @@ export function grid(data: Dataset, theta: Float64Array, given: Given<GridOption
   if (logistic) checkBinaryOutcome(y, allRows);
   const T = options.threshold.length;
   const settings: CensorSettings = { thresholds: options.threshold, unit: options.censor_unit, operator: options.censor_operator };
-  const ybar = outcomeStats(y, allRows).mean;
 
   const retain = new Set(options.retain);
   const retained = retainedCells(retain, censors, combinations, K, N, T);
@@ -53,19 +52,20 @@ export function grid(data: Dataset, theta: Float64Array, given: Given<GridOption
   const secondary = { asymmetry: 0, agreement: 0, outlier: 0, kFit: 0 };
   const scratch = new CalibrationScratch(N, T);
   const factors = new Float64Array(T);
-  const similarity = new Float64Array(N);
   const sharedOutcome = outcomeStats(y, allRows);
+  // Rows some evaluated combination could use; the composite's statistics are over these only.
+  const used = new Uint8Array(N);
   let singularCombinations = 0;
 
   const evaluate = (index: number, model: WalkedModel | Model, outcome: OutcomeStats): void => {
     const k = combinations[index].length;
-    similarityInto(model, similarity);
-    const scores = { relevance: model.relevance, similarity };
+    if (model.usableCount === N) used.fill(1);
+    else for (let i = 0; i < N; i++) used[i] |= +(model.relevance[i] === model.relevance[i]);
     let combinationWeight = 0;
     combinationComposite?.fill(0);
     for (const censor of censors) {
       const fitSettings = { multiplier: options.adj_fit_multiplier, attributes: k, logistic };
-      const fitted = calibrate(model, y, outcome, scores[censor], censor, settings, fitSettings, scratch);
+      const fitted = calibrate(model, y, outcome, censor, settings, fitSettings, scratch);
       fitted.calibrations.forEach((c, t) => {
         const weight = cellWeight(c);
         factors[t] = weight;
@@ -99,7 +99,8 @@ export function grid(data: Dataset, theta: Float64Array, given: Given<GridOption
       const only = new Float64Array(T);
       only[t] = 1;
       addWeights(model, fitted, only, cellWeights);
-      for (let i = 0; i < N; i++) kept.weights_cells[i][t][index] = c.valid ? cellWeights[i] : NaN;
+      // An invalid calibration's weights are NaN on the rows it could use and 0 on the others.
+      for (let i = 0; i < N; i++) kept.weights_cells[i][t][index] = cellWeights[i];
     }
   };
 
@@ -129,6 +130,7 @@ export function grid(data: Dataset, theta: Float64Array, given: Given<GridOption
 
   function evaluateDirect(index: number): void {
     const columns = combinations[index];
+    if (usableRows(data, columns).count <= columns.length) return invalidCombination(index);
     let model: Model;
     try {
       model = buildModel(data, theta, { columns, missing: "complete", invMethod: options.inv_method, logistic });
@@ -136,7 +138,6 @@ export function grid(data: Dataset, theta: Float64Array, given: Given<GridOption
       if (error instanceof ComputationError) return invalidCombination(index);
       throw error;
     }
-    if (model.usableCount <= columns.length) return invalidCombination(index);
     evaluate(index, model, outcomeStats(y, model.relevance));
   }
 
@@ -158,6 +159,11 @@ export function grid(data: Dataset, theta: Float64Array, given: Given<GridOption
         (options.inv_method === "pseudoinverse" ? "." : '; inv_method: "pseudoinverse" evaluates them.'),
     );
   }
+  // Over the used rows only: a row no combination could use has no vote and weight 0.
+  const usedMask = Float64Array.from(used, (u) => (u ? 0 : NaN));
+  const usedOutcome = outcomeStats(y, usedMask);
+  const usedCount = used.reduce((a, u) => a + u, 0);
+  const ybar = usedOutcome.mean;
   let yhat: number;
   if (total > 0) {
     for (let i = 0; i < N; i++) composite[i] /= total;
@@ -170,12 +176,12 @@ export function grid(data: Dataset, theta: Float64Array, given: Given<GridOption
       );
     }
     // Methodology 7.2 [G]: no cell has any conviction, so fall back to equal weights.
-    composite.fill(1 / N);
+    for (let i = 0; i < N; i++) composite[i] = used[i] / usedCount;
     yhat = ybar;
     warnings.push(`Every cell has zero adjusted fit; the composite falls back to ${EMPTY_COMPOSITE_FALLBACK} (yhat = mean of y).`);
   }
-  const fit = compositeFit(composite, y);
-  const votes = soloVotes(composite, y, allRows, ybar, N);
+  const fit = compositeFit(composite, y, used);
+  const votes = soloVotes(composite, y, usedMask, ybar, usedCount);
   const stats = soloStatistics(votes);
   const full = fullModel(data, theta, options, logistic);
   if (!full) warnings.push("The model with every attribute cannot be fitted (singular covariance); its relevance and yhat_linear are null.");
@@ -199,7 +205,7 @@ export function grid(data: Dataset, theta: Float64Array, given: Given<GridOption
     ...(options.include_linear_regression ? { yhat_linear: [full ? linearPrediction(full, y, outcomeStats(y, full.relevance)) : NaN] } : {}),
     insights: {
       relevance: full ? Array.from(full.relevance) : new Array<number>(N).fill(NaN),
-      similarity: full ? Array.from(similarityInto(full, new Float64Array(N))) : new Array<number>(N).fill(NaN),
+      similarity: full ? Array.from(full.similarity) : new Array<number>(N).fill(NaN),
       info_x: full ? Array.from(full.infoX) : new Array<number>(N).fill(NaN),
       info_theta: [full ? full.infoTheta : NaN],
       weights_concentration: [populationSd(composite)],
@@ -242,12 +248,14 @@ function hasMissing(data: Dataset): boolean {
   return false;
 }
 
-/** fit = squared Pearson correlation of the weights with y over all rows (0 for constant weights). */
-function compositeFit(weights: Float64Array, y: Float64Array): number {
-  const n = y.length;
+/** fit = squared Pearson correlation of the weights with y over the used rows (0 for constant weights). */
+function compositeFit(weights: Float64Array, y: Float64Array, used: Uint8Array): number {
+  let n = 0;
   let mw = 0;
   let my = 0;
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < y.length; i++) {
+    if (!used[i]) continue;
+    n++;
     mw += weights[i];
     my += y[i];
   }
@@ -256,7 +264,8 @@ function compositeFit(weights: Float64Array, y: Float64Array): number {
   let sxy = 0;
   let sxx = 0;
   let syy = 0;
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < y.length; i++) {
+    if (!used[i]) continue;
     const dw = weights[i] - mw;
     const dy = y[i] - my;
     sxy += dw * dy;

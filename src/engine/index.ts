@@ -1,16 +1,17 @@
 /** The relevance engine: PSR, MaxFit and Grid as pure functions over typed arrays. */
-export { psr, maxfit, type Given } from "./psr.js";
+export { psr, maxfit } from "./psr.js";
 export { grid } from "./grid.js";
 export { checkData, datasetFromRows, type Dataset } from "./data.js";
 export { InvalidInputError, ComputationError } from "./errors.js";
 export * from "./options.js";
 export type * from "./result.js";
+export { ANALYSES } from "./result.js";
 export type { Histogram, SoloStatistics } from "./solo.js";
 
 import type { Dataset } from "./data.js";
 import { grid } from "./grid.js";
-import type { GridOptions, MaxFitOptions, PsrOptions } from "./options.js";
-import { maxfit, psr, type Given } from "./psr.js";
+import type { Given, GridOptions, MaxFitOptions, PsrOptions } from "./options.js";
+import { maxfit, psr } from "./psr.js";
 import type { Analysis, EngineResult } from "./result.js";
 
 /** Options of each analysis, as a caller gives them. */

@@ -4,6 +4,7 @@
  * and they later get weight exactly 0.
  */
 import type { Dataset } from "./data.js";
+import { invalid } from "./errors.js";
 import { invertCovariance, quadraticForm } from "./linalg.js";
 import { moments } from "./moments.js";
 import type { InvMethod, MissingMoments } from "./options.js";
@@ -16,6 +17,8 @@ export interface Model {
   usableCount: number;
   /** r_i = (x_i - xbar)' S^-1 (theta - xbar); NaN on unusable rows. */
   relevance: Float64Array;
+  /** sim_i = -1/2 d(x_i, theta) = r_i - (info_x_i + info_theta) / 2; NaN on unusable rows. */
+  similarity: Float64Array;
   /** d(x_i, xbar); NaN on unusable rows. */
   infoX: Float64Array;
   /** d(theta, xbar). */
@@ -57,6 +60,9 @@ export function buildModel(data: Dataset, theta: Float64Array, spec: ModelSpec):
   const { columns } = spec;
   const k = columns.length;
   const { usable, count } = usableRows(data, columns);
+  if (count <= k) {
+    invalid("X", "more rows with every used attribute present than attributes (N > K)", `${count} complete rows for K=${k}`);
+  }
   const { mean, cov } = moments(data, columns, spec.missing, usable);
   const inverse = spec.covInv ?? invertCovariance(cov, k, spec.invMethod);
 
@@ -93,14 +99,8 @@ export function buildModel(data: Dataset, theta: Float64Array, spec: ModelSpec):
     positivesDistance = quadraticForm(inverse, k, mu1, 0, mu1, 0);
   }
 
-  return { columns: [...columns], usable, usableCount: count, relevance, infoX, infoTheta, positivesDistance };
-}
-
-/** sim_i = -1/2 d(x_i, theta) = r_i - (info_x_i + info_theta) / 2. */
-export function similarityInto(model: Pick<Model, "relevance" | "infoX" | "infoTheta">, out: Float64Array): Float64Array {
-  const { relevance, infoX, infoTheta } = model;
-  for (let i = 0; i < relevance.length; i++) out[i] = relevance[i] - 0.5 * (infoX[i] + infoTheta);
-  return out;
+  const similarity = relevance.map((r, i) => r - 0.5 * (infoX[i] + infoTheta));
+  return { columns: [...columns], usable, usableCount: count, relevance, similarity, infoX, infoTheta, positivesDistance };
 }
 
 function dot(a: Float64Array, b: Float64Array): number {

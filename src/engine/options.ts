@@ -97,7 +97,8 @@ const COMMON_DEFAULTS: Omit<CommonOptions, "threshold"> = {
   include_linear_regression: true,
 };
 
-type Given<T> = { [P in keyof T]?: T[P] | null };
+/** Options as a caller gives them: any subset, null meaning "use the default". */
+export type Given<T> = { [P in keyof T]?: T[P] | null };
 
 export function resolvePsrOptions(given: Given<PsrOptions>, k: number): PsrOptions {
   if (given.censor_type === ("both" as never)) {

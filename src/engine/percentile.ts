@@ -14,10 +14,13 @@ const BINS = 256;
 const counts = new Int32Array(BINS + 1);
 const starts = new Int32Array(BINS + 1);
 const fills = new Int32Array(BINS + 1);
+/** below[b]: how many values fall in the bins before b. */
+const below = new Int32Array(BINS + 1);
 
 /**
  * Percentiles of `values[0..count)` at the given fractions in [0, 1], written to `out`.
- * `scratch` (at least `count` long, not `values` itself) is overwritten.
+ * `scratch` (at least `count` long, not `values` itself) is overwritten. A caller that already
+ * knows the values' minimum and maximum passes them to save a pass.
  */
 export function percentiles(
   values: ArrayLike<number>,
@@ -25,13 +28,19 @@ export function percentiles(
   fractions: ArrayLike<number>,
   scratch: Float64Array,
   out: Float64Array,
+  knownMin = NaN,
+  knownMax = NaN,
 ): void {
-  let min = Infinity;
-  let max = -Infinity;
-  for (let i = 0; i < count; i++) {
-    const v = values[i];
-    min = v < min ? v : min;
-    max = v > max ? v : max;
+  let min = knownMin;
+  let max = knownMax;
+  if (!(min <= max)) {
+    min = Infinity;
+    max = -Infinity;
+    for (let i = 0; i < count; i++) {
+      const v = values[i];
+      min = v < min ? v : min;
+      max = v > max ? v : max;
+    }
   }
   if (!(max > min)) {
     for (let t = 0; t < fractions.length; t++) out[t] = min;
@@ -42,28 +51,21 @@ export function percentiles(
   for (let i = 0; i < count; i++) counts[((values[i] - min) * scale) | 0]++;
   counts[BINS - 1] += counts[BINS];
   counts[BINS] = 0;
+  below[0] = 0;
+  for (let b = 0; b < BINS; b++) below[b + 1] = below[b] + counts[b];
 
   // Mark the bins holding a wanted rank, and lay them out one after another in scratch.
   starts.fill(-1);
-  const wanted = (rank: number): number => {
-    let below = 0;
-    let b = 0;
-    while (below + counts[b] <= rank) below += counts[b++];
-    return b;
-  };
-  const ranks: number[] = [];
+  let next = 0;
   for (let t = 0; t < fractions.length; t++) {
     const h = (count - 1) * fractions[t];
     const lo = Math.floor(h);
-    ranks.push(lo);
-    if (h > lo && lo + 1 < count) ranks.push(lo + 1);
-  }
-  let next = 0;
-  for (const rank of ranks) {
-    const b = wanted(rank);
-    if (starts[b] >= 0) continue;
-    starts[b] = next;
-    next += counts[b];
+    for (let rank = lo; rank <= (h > lo && lo + 1 < count ? lo + 1 : lo); rank++) {
+      const b = binOf(rank);
+      if (starts[b] >= 0) continue;
+      starts[b] = next;
+      next += counts[b];
+    }
   }
   starts[BINS] = starts[BINS - 1];
   fills.set(starts);
@@ -75,16 +77,23 @@ export function percentiles(
   }
   // Sort each gathered bin; a rank's value is then at its offset within its bin.
   for (let b = 0; b < BINS; b++) if (starts[b] >= 0) scratch.subarray(starts[b], starts[b] + counts[b]).sort();
-  const valueAt = (rank: number): number => {
-    let below = 0;
-    let b = 0;
-    while (below + counts[b] <= rank) below += counts[b++];
-    return scratch[starts[b] + rank - below];
-  };
   for (let t = 0; t < fractions.length; t++) {
     const h = (count - 1) * fractions[t];
     const lo = Math.floor(h);
-    const low = valueAt(lo);
-    out[t] = h > lo && lo + 1 < count ? low + (h - lo) * (valueAt(lo + 1) - low) : low;
+    const low = valueAt(scratch, lo);
+    out[t] = h > lo && lo + 1 < count ? low + (h - lo) * (valueAt(scratch, lo + 1) - low) : low;
   }
+}
+
+/** The bin holding the value of the given rank (0 = smallest). */
+function binOf(rank: number): number {
+  let b = 0;
+  while (below[b + 1] <= rank) b++;
+  return b;
+}
+
+/** The value of the given rank, once its bin has been gathered into scratch and sorted. */
+function valueAt(scratch: Float64Array, rank: number): number {
+  const b = binOf(rank);
+  return scratch[starts[b] + rank - below[b]];
 }

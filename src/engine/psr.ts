@@ -16,20 +16,18 @@ import {
 } from "./calibrate.js";
 import { checkData, type Dataset } from "./data.js";
 import { ComputationError, invalid } from "./errors.js";
-import { buildModel, similarityInto, type Model } from "./model.js";
+import { buildModel, type Model } from "./model.js";
 import {
   resolveMaxFitOptions,
   resolvePsrOptions,
   type CensorType,
   type CommonOptions,
+  type Given,
   type MaxFitOptions,
   type PsrOptions,
 } from "./options.js";
 import type { EngineResult, MaxFitPath } from "./result.js";
 import { soloHistogram, soloStatistics, soloVotes, type Histogram } from "./solo.js";
-
-/** Options as a caller gives them: any subset, null meaning "default". */
-export type Given<T> = { [P in keyof T]?: T[P] | null };
 
 export function psr(data: Dataset, theta: Float64Array, given: Given<PsrOptions> = {}): EngineResult {
   checkData(data, theta);
@@ -74,7 +72,6 @@ export function maxfit(data: Dataset, theta: Float64Array, given: Given<MaxFitOp
 interface Fitted {
   model: Model;
   outcome: OutcomeStats;
-  scores: Record<CensorType, Float64Array>;
   calibrations: Calibration[];
   /** Calibrates one (censor, threshold) again, with the row buckets its weights need. */
   calibrateOne(censor: CensorType, threshold: number): CensorCalibration;
@@ -95,22 +92,18 @@ function fitAllAttributes(
     covInv: options.cov_inv,
     logistic,
   });
-  if (model.usableCount <= data.cols) {
-    invalid("X", `more rows with every attribute present than attributes`, `${model.usableCount} complete rows for K=${data.cols}`);
-  }
   if (logistic) checkBinaryOutcome(data.y, model.relevance);
   const outcome = outcomeStats(data.y, model.relevance);
-  const scores = { relevance: model.relevance, similarity: similarityInto(model, new Float64Array(data.rows)) };
   const settings: CensorSettings = { thresholds: options.threshold, unit: options.censor_unit, operator: options.censor_operator };
   const fitSettings: FitSettings = { multiplier: options.adj_fit_multiplier, attributes: data.cols, logistic };
   const scratch = new CalibrationScratch(data.rows, settings.thresholds.length);
   const calibrations = censors.flatMap(
-    (censor) => calibrate(model, data.y, outcome, scores[censor], censor, settings, fitSettings, scratch).calibrations,
+    (censor) => calibrate(model, data.y, outcome, censor, settings, fitSettings, scratch).calibrations,
   );
   const single = new CalibrationScratch(data.rows, 1);
   const calibrateOne = (censor: CensorType, threshold: number): CensorCalibration =>
-    calibrate(model, data.y, outcome, scores[censor], censor, { ...settings, thresholds: [threshold] }, fitSettings, single);
-  return { model, outcome, scores, calibrations, calibrateOne };
+    calibrate(model, data.y, outcome, censor, { ...settings, thresholds: [threshold] }, fitSettings, single);
+  return { model, outcome, calibrations, calibrateOne };
 }
 
 /** The logistic scale models a 0/1 outcome and needs both classes among the usable rows. */
@@ -187,7 +180,7 @@ function calibrationResult(
     },
     insights: {
       relevance: Array.from(model.relevance),
-      similarity: Array.from(fitted.scores.similarity),
+      similarity: Array.from(model.similarity),
       info_x: Array.from(model.infoX),
       info_theta: [model.infoTheta],
       weights_concentration: concentration,

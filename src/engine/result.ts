@@ -6,7 +6,8 @@
 import type { CensorType, Objective } from "./options.js";
 import type { Histogram, SoloStatistics } from "./solo.js";
 
-export type Analysis = "psr" | "maxfit" | "grid";
+export const ANALYSES = ["psr", "maxfit", "grid"] as const;
+export type Analysis = (typeof ANALYSES)[number];
 
 export interface Auxiliary {
   phi: number[];

@@ -14,6 +14,7 @@ import type { ScoredRows } from "./calibrate.js";
 export interface WalkedModel extends ScoredRows {
   infoX: Float64Array;
   infoTheta: number;
+  bounds: Float64Array;
 }
 
 /**
@@ -65,6 +66,8 @@ export function walkCombinations(
   const u = Array.from({ length: K }, () => new Float64Array(N));
   const rel = Array.from({ length: K + 1 }, () => new Float64Array(N));
   const info = Array.from({ length: K + 1 }, () => new Float64Array(N));
+  const sim = Array.from({ length: K + 1 }, () => new Float64Array(N));
+  const bounds = Array.from({ length: K + 1 }, () => new Float64Array(4));
   const v = new Float64Array(K);
   const infoTheta = new Float64Array(K + 1);
   const positivesDistance = new Float64Array(K + 1);
@@ -92,6 +95,8 @@ export function walkCombinations(
     const depth = combination.length;
     visit(index, {
       relevance: rel[depth],
+      similarity: sim[depth],
+      bounds: bounds[depth],
       infoX: info[depth],
       infoTheta: infoTheta[depth],
       usableCount: N,
@@ -128,15 +133,35 @@ export function walkCombinations(
     const infoPrev = info[d];
     const relNext = rel[d + 1];
     const infoNext = info[d + 1];
+    const simNext = sim[d + 1];
+    const thetaInfo = infoTheta[d] + vd * vd;
+    const halfTheta = 0.5 * thetaInfo;
     let positiveSum = 0;
+    let rMin = Infinity;
+    let rMax = -Infinity;
+    let sMin = Infinity;
+    let sMax = -Infinity;
     for (let i = 0; i < N; i++) {
       const value = ud[i] * inv;
       ud[i] = value;
-      relNext[i] = relPrev[i] + value * vd;
-      infoNext[i] = infoPrev[i] + value * value;
+      const r = relPrev[i] + value * vd;
+      const x = infoPrev[i] + value * value;
+      const s = r - 0.5 * x - halfTheta;
+      relNext[i] = r;
+      infoNext[i] = x;
+      simNext[i] = s;
+      rMin = r < rMin ? r : rMin;
+      rMax = r > rMax ? r : rMax;
+      sMin = s < sMin ? s : sMin;
+      sMax = s > sMax ? s : sMax;
       if (logistic && y[i] === 1) positiveSum += value;
     }
-    infoTheta[d + 1] = infoTheta[d] + vd * vd;
+    const b = bounds[d + 1];
+    b[0] = rMin;
+    b[1] = rMax;
+    b[2] = sMin;
+    b[3] = sMax;
+    infoTheta[d + 1] = thetaInfo;
     const g = positives > 0 ? positiveSum / positives : 0;
     positivesDistance[d + 1] = positivesDistance[d] + g * g;
     return true;
