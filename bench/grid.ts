@@ -11,7 +11,7 @@ import os from "node:os";
 import { dirname, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { datasetFromRows, grid, type Dataset, type EngineResult } from "../src/engine/index.js";
+import { datasetFromRows, grid, gridParallel, type Dataset, type EngineResult } from "../src/engine/index.js";
 import { baselineGrid, type BaselineResult } from "./baseline.js";
 
 const SEED = 42;
@@ -113,6 +113,12 @@ function timed<T>(run: () => T): { result: T; ms: number } {
   return { result, ms: performance.now() - start };
 }
 
+async function timedAsync<T>(run: () => Promise<T>): Promise<{ result: T; ms: number }> {
+  const start = performance.now();
+  const result = await run();
+  return { result, ms: performance.now() - start };
+}
+
 function relativeError(a: number, b: number): number {
   if (a === b) return 0;
   return Math.abs(a - b) / Math.max(Math.abs(a), Math.abs(b));
@@ -164,6 +170,9 @@ interface Row {
   name: string;
   combinations: number;
   cells: number;
+  /** One thread (`grid`). */
+  singleMedian: number;
+  /** Every core (`gridParallel`), the engine's figure. */
   engineMedian: number;
   engineMin: number;
   baselineMs: number;
@@ -174,14 +183,25 @@ interface Row {
   agreement: number;
 }
 
-function runCase(c: Case): Row {
+async function runCase(c: Case): Promise<Row> {
   const { data, theta } = syntheticData(c.N, c.K, c.dataSeed);
   const options = { max_iter: c.maxIter, seed: SEED, threshold: THRESHOLDS };
   process.stdout.write(`${c.name}: engine`);
-  let engine = grid(data, theta, options);
-  for (let r = 1; r < ENGINE_WARMUP; r++) engine = grid(data, theta, options);
+  const engine = grid(data, theta, options);
+  for (let r = 1; r < ENGINE_WARMUP; r++) grid(data, theta, options);
+  for (let r = 0; r < ENGINE_WARMUP; r++) await gridParallel(data, theta, options);
+  // Alternate the two so that machine noise falls on both alike.
+  const singleTimes: number[] = [];
   const engineTimes: number[] = [];
-  for (let r = 0; r < ENGINE_RUNS; r++) engineTimes.push(timed(() => grid(data, theta, options)).ms);
+  for (let r = 0; r < ENGINE_RUNS; r++) {
+    singleTimes.push(timed(() => grid(data, theta, options)).ms);
+    const parallel = await timedAsync(() => gridParallel(data, theta, options));
+    engineTimes.push(parallel.ms);
+    if (JSON.stringify(parallel.result) !== JSON.stringify(engine)) {
+      console.error(`\nMISMATCH: gridParallel differs from grid for ${c.name}`);
+      process.exit(1);
+    }
+  }
   process.stdout.write(`, baseline`);
   const baseTimes: number[] = [];
   const first = timed(() => baselineGrid(data, theta, { max_iter: c.maxIter, seed: SEED, thresholds: THRESHOLDS }));
@@ -203,6 +223,7 @@ function runCase(c: Case): Row {
     name: c.name,
     combinations: first.result.combinations,
     cells: first.result.cells,
+    singleMedian: median(singleTimes),
     engineMedian,
     engineMin: Math.min(...engineTimes),
     baselineMs,
@@ -240,16 +261,20 @@ function pad(s: string, width: number, left = false): string {
   return left ? s.padEnd(width) : s.padStart(width);
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const cpus = os.cpus();
   console.log(`node ${process.version}, ${cpus[0]?.model ?? "unknown CPU"}, ${cpus.length} cores, ${os.platform()} ${os.arch()}`);
   console.log(`default Grid: thresholds ${THRESHOLDS.join(", ")}, censors relevance + similarity, seed ${SEED}`);
-  console.log(`engine: median (and min) of ${ENGINE_RUNS} runs after ${ENGINE_WARMUP} warm-up runs; baseline: median of its runs\n`);
+  console.log(
+    `engine: gridParallel on ${os.availableParallelism()} threads, median (and min) of ${ENGINE_RUNS} runs after ${ENGINE_WARMUP} warm-up runs; ` +
+      `"1 thread" is grid() alone; baseline: median of its runs\n`,
+  );
 
-  const rows = CASES.map(runCase);
+  const rows: Row[] = [];
+  for (const c of CASES) rows.push(await runCase(c));
 
-  const header = ["case", "combinations", "cells", "engine ms (median)", "engine ms (min)", "baseline ms", "baseline/engine", "max rel. diff"];
-  const widths = [16, 12, 7, 18, 15, 15, 15, 13];
+  const header = ["case", "combinations", "cells", "1 thread ms", "engine ms (median)", "engine ms (min)", "baseline ms", "baseline/engine", "max rel. diff"];
+  const widths = [16, 12, 7, 11, 18, 15, 15, 15, 13];
   const line = (cells: string[]) => cells.map((s, i) => pad(s, widths[i], i === 0)).join("  ");
   console.log();
   console.log(line(header));
@@ -260,6 +285,7 @@ function main(): void {
         r.name,
         r.combinations.toLocaleString("en-US"),
         r.cells.toLocaleString("en-US"),
+        r.singleMedian.toFixed(1),
         r.engineMedian.toFixed(1),
         r.engineMin.toFixed(1),
         `${r.baselineMs.toFixed(0)}${r.baselineRuns > 1 ? "" : " (1 run)"}`,
@@ -280,7 +306,8 @@ function main(): void {
       console.log(`  ${r.name}: engine ${r.engineMedian.toFixed(1)} ms (target < ${r.engineTargetMs} ms): ${met ? "MET" : "MISSED"}`);
     }
   }
-  console.log(`\nengine and baseline agree on every case (yhat, fit, adjusted fit within ${RELATIVE_TOLERANCE} relative; weights).`);
+  console.log(`\nengine and baseline agree on every case (yhat, fit, adjusted fit within ${RELATIVE_TOLERANCE} relative; weights);`);
+  console.log("gridParallel gives exactly the result of grid on every case.");
 }
 
-main();
+await main();

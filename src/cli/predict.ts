@@ -4,7 +4,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { parseRequest, toJson, type Analysis } from "../api/index.js";
-import { runAnalysis } from "../engine/index.js";
+import { gridParallel, runAnalysis } from "../engine/index.js";
 
 export const PREDICT_USAGE = `Usage: rbp predict <grid|maxfit|psr> --input <body.json | -> [--pretty]
 
@@ -28,7 +28,15 @@ export async function predict(args: PredictArgs, io: { stdout: (s: string) => vo
   }
   const request = parseRequest(args.analysis, body, "v3", { requireAccessId: false });
   for (const warning of request.warnings) io.stderr(`rbp: note: ${warning}\n`);
-  const results = request.thetas.map((theta) => runAnalysis(args.analysis, request.data, theta, request.options));
+  // A Grid spreads its cells over the cores (unless options.inner_parallel is "off").
+  const results = [];
+  for (const theta of request.thetas) {
+    results.push(
+      request.analysis === "grid"
+        ? await gridParallel(request.data, theta, request.options)
+        : runAnalysis(request.analysis, request.data, theta, request.options),
+    );
+  }
   // One theta row gives one object, as the service gives one job; several give a list, as an experiment.
   io.stdout(toJson(results.length === 1 ? results[0] : results, args.pretty ? 2 : undefined) + "\n");
 }

@@ -2,176 +2,116 @@
  * Grid (methodology section 7): every admissible attribute combination x censor x threshold is a
  * PSR cell; the forecast is the adjusted-fit-weighted composite of all cells.
  *
- * With complete data every combination shares one set of moments and the models come from
- * `walkCombinations` incrementally. With missing values each combination uses the rows complete in
- * its own columns, so its moments are its own and it is built directly.
+ * The combinations are evaluated in fixed chunks (grid-cells.ts) whose partial sums are merged in
+ * order, so a Grid computed on one thread (`grid`) or on several (`gridParallel`) is bit-identical.
  */
-import {
-  addWeights,
-  calibrate,
-  CalibrationScratch,
-  linearPrediction,
-  outcomeStats,
-  type Calibration,
-  type CensorCalibration,
-  type CensorSettings,
-  type OutcomeStats,
-  type ScoredRows,
-} from "./calibrate.js";
+import { linearPrediction, outcomeStats } from "./calibrate.js";
 import { EMPTY_COMPOSITE_FALLBACK } from "./choices.js";
 import { planCombinations } from "./combinations.js";
 import { checkData, type Dataset } from "./data.js";
-import { ComputationError } from "./errors.js";
-import { gridInsights, type CellRecord } from "./insights.js";
-import { buildModel, usableRows, type Model } from "./model.js";
-import { resolveGridOptions, type CensorType, type Given, type GridOptions } from "./options.js";
+import { ComputationError, InvalidInputError } from "./errors.js";
+import { censorsOf, evaluateRange, type GridPartial, type GridTask } from "./grid-cells.js";
+import { gridInsights } from "./insights.js";
+import { buildModel, type Model } from "./model.js";
+import { resolveGridOptions, type Given, type GridOptions } from "./options.js";
 import { checkBinaryOutcome, matrix, populationSd } from "./psr.js";
 import type { EngineResult, GridCells, GridCensorCells } from "./result.js";
 import { soloHistogram, soloStatistics, soloVotes } from "./solo.js";
-import { walkCombinations, type WalkedModel } from "./walk.js";
+import { standardize } from "./walk.js";
 
-export function grid(data: Dataset, theta: Float64Array, given: Given<GridOptions> = {}): EngineResult {
+/**
+ * Combinations per chunk. Small enough to spread a Grid over the cores, large enough that the
+ * chunk's first combination (which cannot share its prefix with the previous chunk) costs little.
+ */
+export const GRID_CHUNK = 64;
+
+export interface PreparedGrid {
+  task: GridTask;
+  admissible: number;
+  sampled: boolean;
+  /** [from, to) ranges of combinations, in merge order. */
+  chunks: [number, number][];
+}
+
+/** Validates the input and plans the combinations and chunks. */
+export function prepareGrid(data: Dataset, theta: Float64Array, given: Given<GridOptions>): PreparedGrid {
   checkData(data, theta);
   const options = resolveGridOptions(given, data.cols);
+  if (options.prediction_scale === "logistic") checkBinaryOutcome(data.y, new Float64Array(data.rows));
+  const plan = planCombinations(data.cols, options);
+  const Q = plan.combinations.length;
+  const chunks: [number, number][] = [];
+  for (let from = 0; from < Q; from += GRID_CHUNK) chunks.push([from, Math.min(Q, from + GRID_CHUNK)]);
+  return {
+    task: { data, theta, options, combinations: plan.combinations, shared: hasMissing(data) ? null : standardize(data, theta) },
+    admissible: plan.admissible,
+    sampled: plan.sampled,
+    chunks,
+  };
+}
+
+export function grid(data: Dataset, theta: Float64Array, given: Given<GridOptions> = {}): EngineResult {
+  const prepared = prepareGrid(data, theta, given);
+  return finishGrid(prepared, prepared.chunks.map(([from, to]) => evaluateRange(prepared.task, from, to)));
+}
+
+/** Merges the chunks' partials, in chunk order, into the Grid's result. */
+export function finishGrid(prepared: PreparedGrid, partials: GridPartial[]): EngineResult {
+  const { data, theta, options, combinations } = prepared.task;
   const { rows: N, cols: K, y } = data;
-  const plan = planCombinations(K, options);
-  const combinations = plan.combinations;
-  const censors: CensorType[] = options.censor_type === "both" ? ["relevance", "similarity"] : [options.censor_type];
-  const logistic = options.prediction_scale === "logistic";
-  const allRows = new Float64Array(N); // relevance 0 everywhere: "every row usable"
-  if (logistic) checkBinaryOutcome(y, allRows);
+  const censors = censorsOf(options);
   const T = options.threshold.length;
-  const settings: CensorSettings = { thresholds: options.threshold, unit: options.censor_unit, operator: options.censor_operator };
 
-  const retain = new Set(options.retain);
-  const retained = retainedCells(retain, censors, combinations, K, N, T);
   const composite = new Float64Array(N);
-  const cellWeights = retain.has("weights_cells") ? new Float64Array(N) : null;
-  const combinationComposite = retain.has("ysolo_cells") ? new Float64Array(N) : null;
-  const cells: CellRecord[] = [];
-  const secondary = { asymmetry: 0, agreement: 0, outlier: 0, kFit: 0 };
-  const scratch = new CalibrationScratch(N, T);
-  const factors = new Float64Array(T);
-  const sharedOutcome = outcomeStats(y, allRows);
-  // Rows some evaluated combination could use; the composite's statistics are over these only.
   const used = new Uint8Array(N);
-  let singularCombinations = 0;
-
-  const evaluate = (index: number, model: WalkedModel | Model, outcome: OutcomeStats): void => {
-    const k = combinations[index].length;
-    if (model.usableCount === N) used.fill(1);
-    else for (let i = 0; i < N; i++) used[i] |= +(model.relevance[i] === model.relevance[i]);
-    let combinationWeight = 0;
-    combinationComposite?.fill(0);
-    for (const censor of censors) {
-      const fitSettings = { multiplier: options.adj_fit_multiplier, attributes: k, logistic };
-      const fitted = calibrate(model, y, outcome, censor, settings, fitSettings, scratch);
-      fitted.calibrations.forEach((c, t) => {
-        const weight = cellWeight(c);
-        factors[t] = weight;
-        cells.push({ combination: index, weight, yhat: c.yhat, valid: c.valid && Number.isFinite(c.yhat) });
-        const kept = retained[censor];
-        if (kept) keepCell(kept, index, t, fitted, model);
-        if (!(weight > 0)) return;
-        combinationWeight += weight;
-        secondary.asymmetry += weight * c.asymmetry;
-        secondary.agreement += weight * c.agreement;
-        secondary.outlier += weight * c.outlierInfluence;
-        secondary.kFit += weight * c.kFit;
-      });
-      addWeights(model, fitted, factors, composite);
-      if (combinationComposite) addWeights(model, fitted, factors, combinationComposite);
+  const secondary = new Float64Array(4);
+  let singular = 0;
+  for (const p of partials) {
+    for (let i = 0; i < N; i++) {
+      composite[i] += p.composite[i];
+      used[i] |= p.used[i];
     }
-    if (combinationComposite && retained.ysolo) {
-      for (let i = 0; i < N; i++) combinationComposite[i] /= combinationWeight;
-      const votes = soloVotes(combinationComposite, y, model.relevance, outcome.mean, model.usableCount);
-      for (let i = 0; i < N; i++) retained.ysolo[i][index] = votes[i];
-    }
-  };
-
-  const keepCell = (kept: GridCensorCells, index: number, t: number, fitted: CensorCalibration, model: ScoredRows): void => {
-    const c = fitted.calibrations[t];
-    if (kept.yhat_cells) kept.yhat_cells[index][t] = c.yhat;
-    if (kept.adjusted_fit_cells) kept.adjusted_fit_cells[index][t] = c.adjustedFit;
-    if (kept.n_cells) kept.n_cells[index][t] = c.n;
-    if (kept.weights_cells && cellWeights) {
-      cellWeights.fill(0);
-      const only = new Float64Array(T);
-      only[t] = 1;
-      addWeights(model, fitted, only, cellWeights);
-      // An invalid calibration's weights are NaN on the rows it could use and 0 on the others.
-      for (let i = 0; i < N; i++) kept.weights_cells[i][t][index] = cellWeights[i];
-    }
-  };
-
-  const invalidCombination = (index: number): void => {
-    singularCombinations++;
-    for (const censor of censors) {
-      for (let t = 0; t < T; t++) {
-        cells.push({ combination: index, weight: 0, yhat: NaN, valid: false });
-        const kept = retained[censor];
-        if (kept?.n_cells) kept.n_cells[index][t] = NaN;
-      }
-    }
-  };
-
-  if (!hasMissing(data)) {
-    walkCombinations(
-      data,
-      theta,
-      combinations,
-      logistic,
-      (index, model) => evaluate(index, model, sharedOutcome),
-      (index) => (options.inv_method === "pseudoinverse" ? evaluateDirect(index) : invalidCombination(index)),
-    );
-  } else {
-    combinations.forEach((_, index) => evaluateDirect(index));
+    for (let s = 0; s < 4; s++) secondary[s] += p.secondary[s];
+    singular += p.singular;
   }
+  const cells = {
+    combination: concat(partials.map((p) => p.cellCombination), Int32Array),
+    weight: concat(partials.map((p) => p.cellWeight), Float64Array),
+    yhat: concat(partials.map((p) => p.cellYhat), Float64Array),
+    valid: concat(partials.map((p) => p.cellValid), Uint8Array),
+  };
 
-  function evaluateDirect(index: number): void {
-    const columns = combinations[index];
-    if (usableRows(data, columns).count <= columns.length) return invalidCombination(index);
-    let model: Model;
-    try {
-      model = buildModel(data, theta, { columns, missing: "complete", invMethod: options.inv_method, logistic });
-    } catch (error) {
-      if (error instanceof ComputationError) return invalidCombination(index);
-      throw error;
-    }
-    evaluate(index, model, outcomeStats(y, model.relevance));
-  }
-
-  // The composite.
   let total = 0;
   let squares = 0;
   let weightedYhat = 0;
-  for (const c of cells) {
-    if (!(c.weight > 0)) continue;
-    total += c.weight;
-    squares += c.weight * c.weight;
-    weightedYhat += c.weight * c.yhat;
+  let invalidCells = 0;
+  for (let c = 0; c < cells.weight.length; c++) {
+    const a = cells.weight[c];
+    if (!cells.valid[c]) invalidCells++;
+    if (!(a > 0)) continue;
+    total += a;
+    squares += a * a;
+    weightedYhat += a * cells.yhat[c];
   }
   const warnings: string[] = [];
-  const invalidCells = cells.filter((c) => !c.valid).length;
-  if (singularCombinations > 0) {
+  if (singular > 0) {
     warnings.push(
-      `${singularCombinations} combination(s) have a singular covariance (or too few complete rows) and get zero weight` +
+      `${singular} combination(s) have a singular covariance (or too few complete rows) and get zero weight` +
         (options.inv_method === "pseudoinverse" ? "." : '; inv_method: "pseudoinverse" evaluates them.'),
     );
   }
   // Over the used rows only: a row no combination could use has no vote and weight 0.
   const usedMask = Float64Array.from(used, (u) => (u ? 0 : NaN));
-  const usedOutcome = outcomeStats(y, usedMask);
   const usedCount = used.reduce((a, u) => a + u, 0);
-  const ybar = usedOutcome.mean;
+  const ybar = outcomeStats(y, usedMask).mean;
   let yhat: number;
   if (total > 0) {
     for (let i = 0; i < N; i++) composite[i] /= total;
     yhat = weightedYhat / total;
   } else {
-    if (invalidCells === cells.length) {
+    if (invalidCells === cells.weight.length) {
       throw new ComputationError(
-        "Every Grid cell is invalid (each retains fewer than 2 observations or has a singular covariance); lower the thresholds or use inv_method: \"pseudoinverse\".",
+        'Every Grid cell is invalid (each retains fewer than 2 observations or has a singular covariance); lower the thresholds or use inv_method: "pseudoinverse".',
         "options.threshold",
       );
     }
@@ -183,10 +123,12 @@ export function grid(data: Dataset, theta: Float64Array, given: Given<GridOption
   const fit = compositeFit(composite, y, used);
   const votes = soloVotes(composite, y, usedMask, ybar, usedCount);
   const stats = soloStatistics(votes);
+  const logistic = options.prediction_scale === "logistic";
   const full = fullModel(data, theta, options, logistic);
   if (!full) warnings.push("The model with every attribute cannot be fitted (singular covariance); its relevance and yhat_linear are null.");
   const mean = (sum: number) => (total > 0 ? sum / total : NaN);
   const insights = gridInsights(cells, combinations, K, ybar);
+  const nothing = () => new Array<number>(N).fill(NaN);
 
   return {
     analysis: "grid",
@@ -198,15 +140,15 @@ export function grid(data: Dataset, theta: Float64Array, given: Given<GridOption
     yhat: [yhat],
     fit: [fit],
     adjusted_fit: [total > 0 ? squares / total : 0],
-    agreement: [mean(secondary.agreement)],
-    asymmetry: [mean(secondary.asymmetry)],
-    k_fit: [mean(secondary.kFit)],
-    outlier_influence: [mean(secondary.outlier)],
+    asymmetry: [mean(secondary[0])],
+    agreement: [mean(secondary[1])],
+    outlier_influence: [mean(secondary[2])],
+    k_fit: [mean(secondary[3])],
     ...(options.include_linear_regression ? { yhat_linear: [full ? linearPrediction(full, y, outcomeStats(y, full.relevance)) : NaN] } : {}),
     insights: {
-      relevance: full ? Array.from(full.relevance) : new Array<number>(N).fill(NaN),
-      similarity: full ? Array.from(full.similarity) : new Array<number>(N).fill(NaN),
-      info_x: full ? Array.from(full.infoX) : new Array<number>(N).fill(NaN),
+      relevance: full ? Array.from(full.relevance) : nothing(),
+      similarity: full ? Array.from(full.similarity) : nothing(),
+      info_x: full ? Array.from(full.infoX) : nothing(),
       info_theta: [full ? full.infoTheta : NaN],
       weights_concentration: [populationSd(composite)],
       "Impact on Fit": insights.impact_on_fit,
@@ -225,22 +167,27 @@ export function grid(data: Dataset, theta: Float64Array, given: Given<GridOption
       distribution: [soloHistogram(votes)],
     },
     grid_insights: insights,
-    ...(retain.size > 0 ? { grid_cells: retained.cells } : {}),
+    ...(options.retain.length > 0 ? { grid_cells: retainedCells(prepared, partials) } : {}),
     grid_search: {
       combinations: combinations.length,
-      admissible: plan.admissible,
-      sampled: plan.sampled,
+      admissible: prepared.admissible,
+      sampled: prepared.sampled,
       seed: options.seed,
-      cells: cells.length,
+      cells: cells.weight.length,
       invalid_cells: invalidCells,
     },
     warnings,
   };
 }
 
-/** A cell's weight in the composite: its adjusted fit, 0 when it has none or is invalid. */
-function cellWeight(c: Calibration): number {
-  return c.valid && Number.isFinite(c.yhat) && c.adjustedFit > 0 ? c.adjustedFit : 0;
+function concat<A extends Int32Array | Float64Array | Uint8Array>(parts: A[], Type: { new (length: number): A }): A {
+  const out = new Type(parts.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p as never, offset);
+    offset += p.length;
+  }
+  return out;
 }
 
 function hasMissing(data: Dataset): boolean {
@@ -279,23 +226,21 @@ function compositeFit(weights: Float64Array, y: Float64Array, used: Uint8Array):
 function fullModel(data: Dataset, theta: Float64Array, options: GridOptions, logistic: boolean): Model | null {
   const columns = Array.from({ length: data.cols }, (_, j) => j);
   try {
-    const model = buildModel(data, theta, { columns, missing: "complete", invMethod: options.inv_method, logistic });
-    return model.usableCount > data.cols ? model : null;
+    return buildModel(data, theta, { columns, missing: "complete", invMethod: options.inv_method, logistic });
   } catch (error) {
-    if (error instanceof ComputationError) return null;
+    // Too few complete rows (InvalidInputError) or a singular covariance: the Grid goes on without it.
+    if (error instanceof ComputationError || error instanceof InvalidInputError) return null;
     throw error;
   }
 }
 
-function retainedCells(
-  retain: Set<string>,
-  censors: CensorType[],
-  combinations: readonly number[][],
-  K: number,
-  N: number,
-  T: number,
-): { cells: GridCells; ysolo: number[][] | null } & Partial<Record<CensorType, GridCensorCells>> {
+/** The retained arrays in the engine layout, from the partials' range-local arrays. */
+function retainedCells(prepared: PreparedGrid, partials: GridPartial[]): GridCells {
+  const { data, options, combinations } = prepared.task;
+  const { rows: N, cols: K } = data;
   const Q = combinations.length;
+  const T = options.threshold.length;
+  const retain = new Set(options.retain);
   const cells: GridCells = {};
   if (retain.has("k_cells")) cells.k_cells = combinations.map((c) => c.length);
   if (retain.has("combi_cells")) {
@@ -305,19 +250,38 @@ function retainedCells(
       return row;
     });
   }
-  const ysolo = retain.has("ysolo_cells") ? matrix(N, Q) : null;
-  if (ysolo) cells.ysolo_cells = ysolo;
-  const perCensor: Partial<Record<CensorType, GridCensorCells>> = {};
-  for (const censor of censors) {
-    const kept: GridCensorCells = {};
-    if (retain.has("yhat_cells")) kept.yhat_cells = matrix(Q, T);
-    if (retain.has("adjusted_fit_cells")) kept.adjusted_fit_cells = matrix(Q, T);
-    if (retain.has("n_cells")) kept.n_cells = matrix(Q, T);
-    if (retain.has("weights_cells")) kept.weights_cells = Array.from({ length: N }, () => matrix(T, Q));
-    if (Object.keys(kept).length > 0) {
-      cells[censor] = kept;
-      perCensor[censor] = kept;
+  if (retain.has("ysolo_cells")) {
+    const ysolo = matrix(N, Q);
+    for (const p of partials) {
+      const range = p.to - p.from;
+      for (let i = 0; i < N; i++) for (let q = 0; q < range; q++) ysolo[i][p.from + q] = p.ysolo![i * range + q];
     }
+    cells.ysolo_cells = ysolo;
   }
-  return { cells, ysolo, ...perCensor };
+  for (const censor of censorsOf(options)) {
+    const kept: GridCensorCells = {};
+    const byCombination = (pick: (p: GridPartial) => Float64Array | null | undefined) => {
+      const out = matrix(Q, T);
+      for (const p of partials) {
+        const values = pick(p);
+        if (values) for (let q = p.from; q < p.to; q++) for (let t = 0; t < T; t++) out[q][t] = values[(q - p.from) * T + t];
+      }
+      return out;
+    };
+    if (retain.has("yhat_cells")) kept.yhat_cells = byCombination((p) => p.retained[censor]?.yhat);
+    if (retain.has("adjusted_fit_cells")) kept.adjusted_fit_cells = byCombination((p) => p.retained[censor]?.adjustedFit);
+    if (retain.has("n_cells")) kept.n_cells = byCombination((p) => p.retained[censor]?.n);
+    if (retain.has("weights_cells")) {
+      const weights = Array.from({ length: N }, () => matrix(T, Q));
+      for (const p of partials) {
+        const values = p.retained[censor]?.weights;
+        const range = p.to - p.from;
+        if (!values) continue;
+        for (let i = 0; i < N; i++) for (let t = 0; t < T; t++) for (let q = 0; q < range; q++) weights[i][t][p.from + q] = values[(i * T + t) * range + q];
+      }
+      kept.weights_cells = weights;
+    }
+    if (Object.keys(kept).length > 0) cells[censor] = kept;
+  }
+  return cells;
 }

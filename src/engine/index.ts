@@ -33,3 +33,4 @@ export function runAnalysis<A extends Analysis>(analysis: A, data: Dataset, thet
   }
   throw new RangeError(`unknown analysis ${String(analysis)}`);
 }
+export { gridParallel, type ParallelSettings } from "./grid-parallel.js";

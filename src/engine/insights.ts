@@ -5,13 +5,14 @@
  */
 import type { GridInsights } from "./result.js";
 
-export interface CellRecord {
+/** The Grid's cells, one entry each. */
+export interface CellTable {
   /** Index of the cell's combination in `combinations`. */
-  combination: number;
+  combination: Int32Array;
   /** Adjusted fit, the cell's weight in the composite (0 for an invalid cell). */
-  weight: number;
-  yhat: number;
-  valid: boolean;
+  weight: Float64Array;
+  yhat: Float64Array;
+  valid: Uint8Array;
 }
 
 /**
@@ -22,14 +23,14 @@ export interface CellRecord {
  *   attributes, so that the CCTPs add up to yhat_grid - ybar.
  * A comparison with an empty side (k in every cell, or in none) is NaN.
  */
-export function gridInsights(cells: readonly CellRecord[], combinations: readonly number[][], k: number, ybar: number): GridInsights {
+export function gridInsights(cells: CellTable, combinations: readonly number[][], k: number, ybar: number): GridInsights {
   const has = combinations.map((combination) => {
     const mask = new Uint8Array(k);
     for (const j of combination) mask[j] = 1;
     return mask;
   });
   let total = 0;
-  for (const c of cells) total += c.weight;
+  for (const w of cells.weight) total += w;
 
   const variableWeights: number[] = [];
   const conviction: number[] = [];
@@ -39,15 +40,18 @@ export function gridInsights(cells: readonly CellRecord[], combinations: readonl
     const inside = { weight: 0, weightedYhat: 0, fitSum: 0, count: 0 };
     const outside = { weight: 0, weightedYhat: 0, fitSum: 0, count: 0 };
     let share = 0;
-    for (const c of cells) {
-      const side = has[c.combination][j] ? inside : outside;
-      if (!c.valid) continue;
-      side.fitSum += c.weight;
+    for (let c = 0; c < cells.weight.length; c++) {
+      if (!cells.valid[c]) continue;
+      const combination = cells.combination[c];
+      const weight = cells.weight[c];
+      const yhat = cells.yhat[c];
+      const side = has[combination][j] ? inside : outside;
+      side.fitSum += weight;
       side.count++;
-      if (c.weight > 0) {
-        side.weight += c.weight;
-        side.weightedYhat += c.weight * c.yhat;
-        if (side === inside) share += (c.weight / total) * (c.yhat - ybar) / combinations[c.combination].length;
+      if (weight > 0) {
+        side.weight += weight;
+        side.weightedYhat += weight * yhat;
+        if (side === inside) share += ((weight / total) * (yhat - ybar)) / combinations[combination].length;
       }
     }
     variableWeights.push(total > 0 ? inside.weight / total : NaN);

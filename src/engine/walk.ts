@@ -17,38 +17,38 @@ export interface WalkedModel extends ScoredRows {
   bounds: Float64Array;
 }
 
-/**
- * Calls `visit(index, model)` for each combination (ascending column lists), in trie order, or
- * `singular(index)` when its covariance is singular. The model's arrays are reused between calls.
- */
-export function walkCombinations(
-  data: Dataset,
-  theta: Float64Array,
-  combinations: readonly number[][],
-  logistic: boolean,
-  visit: (index: number, model: WalkedModel) => void,
-  singular: (index: number) => void,
-): void {
-  const { rows: N, cols: K, X, y } = data;
+/** Attributes in standard units, shared by every combination of a complete-data Grid. */
+export interface Standardized {
+  rows: number;
+  cols: number;
+  /** Column-major (x_ij - mean_j) / sd_j; a constant column is all 0 with scale 0. */
+  z: Float64Array;
+  thetaZ: Float64Array;
+  scale: Float64Array;
+  /** Correlation matrix, row-major K x K. */
+  corr: Float64Array;
+}
+
+export function standardize(data: Dataset, theta: Float64Array): Standardized {
+  const { rows: N, cols: K, X } = data;
   const scale = new Float64Array(K);
-  const mean = new Float64Array(K);
-  const z = new Float64Array(K * N); // column-major standardised attributes
+  const z = new Float64Array(K * N);
   const thetaZ = new Float64Array(K);
   for (let j = 0; j < K; j++) {
     let sum = 0;
     for (let i = 0; i < N; i++) sum += X[i * K + j];
-    mean[j] = sum / N;
+    const mean = sum / N;
     let ss = 0;
     let constant = true;
     for (let i = 0; i < N; i++) {
-      const d = X[i * K + j] - mean[j];
+      const d = X[i * K + j] - mean;
       ss += d * d;
       if (X[i * K + j] !== X[j]) constant = false;
     }
     // A constant column has no scale: mark it so every combination holding it is singular.
     scale[j] = constant ? 0 : Math.sqrt(ss / (N - 1));
-    for (let i = 0; i < N; i++) z[j * N + i] = constant ? 0 : (X[i * K + j] - mean[j]) / scale[j];
-    thetaZ[j] = constant ? 0 : (theta[j] - mean[j]) / scale[j];
+    for (let i = 0; i < N; i++) z[j * N + i] = constant ? 0 : (X[i * K + j] - mean) / scale[j];
+    thetaZ[j] = constant ? 0 : (theta[j] - mean) / scale[j];
   }
   const corr = new Float64Array(K * K);
   for (let a = 0; a < K; a++) {
@@ -58,6 +58,24 @@ export function walkCombinations(
       corr[a * K + b] = corr[b * K + a] = s / (N - 1);
     }
   }
+  return { rows: N, cols: K, z, thetaZ, scale, corr };
+}
+
+/**
+ * Calls `visit(index, model)` for each combination whose index is listed in `indices` (ascending
+ * column lists), in trie order, or `singular(index)` when its covariance is singular. The model's
+ * arrays are reused between calls.
+ */
+export function walkCombinations(
+  shared: Standardized,
+  y: Float64Array,
+  combinations: readonly number[][],
+  indices: readonly number[],
+  logistic: boolean,
+  visit: (index: number, model: WalkedModel) => void,
+  singular: (index: number) => void,
+): void {
+  const { rows: N, cols: K, z, thetaZ, scale, corr } = shared;
   let positives = 0;
   for (let i = 0; i < N; i++) if (y[i] === 1) positives++;
 
@@ -74,7 +92,7 @@ export function walkCombinations(
   const stack: number[] = [];
   let singularFrom = Infinity; // depth at which the current path first became singular
 
-  const order = Array.from(combinations.keys()).sort((p, q) => compareLex(combinations[p], combinations[q]));
+  const order = [...indices].sort((p, q) => compareLex(combinations[p], combinations[q]));
   for (const index of order) {
     const combination = combinations[index];
     let common = 0;

@@ -1,0 +1,189 @@
+/**
+ * The Grid's cells for one range of combinations, accumulated into a `GridPartial`: the
+ * adjusted-fit-weighted sum of the cells' weights, one record per cell, and the retained arrays.
+ * A Grid is the in-order merge of its ranges' partials (grid.ts), so that one thread or several
+ * (grid-parallel.ts) give bit-identical results.
+ */
+import { addWeights, calibrate, CalibrationScratch, outcomeStats, type Calibration, type CensorSettings, type OutcomeStats, type ScoredRows } from "./calibrate.js";
+import type { Dataset } from "./data.js";
+import { ComputationError } from "./errors.js";
+import { buildModel, usableRows, type Model } from "./model.js";
+import type { CensorType, GridOptions } from "./options.js";
+import { soloVotes } from "./solo.js";
+import { walkCombinations, type Standardized } from "./walk.js";
+
+/** Everything a range of cells needs; plain data, so a worker thread can receive it. */
+export interface GridTask {
+  data: Dataset;
+  theta: Float64Array;
+  options: GridOptions;
+  combinations: number[][];
+  /** Present when X has no missing value: every combination shares these moments. */
+  shared: Standardized | null;
+}
+
+export interface GridPartial {
+  /** The combinations [from, to) this partial covers. */
+  from: number;
+  to: number;
+  /** sum over cells of a_c w_c (N). */
+  composite: Float64Array;
+  /** 1 where some evaluated combination could use the row. */
+  used: Uint8Array;
+  /** One entry per cell, in evaluation order. */
+  cellCombination: Int32Array;
+  cellWeight: Float64Array;
+  cellYhat: Float64Array;
+  cellValid: Uint8Array;
+  /** a-weighted sums of asymmetry, agreement, outlier influence and kfit. */
+  secondary: Float64Array;
+  /** Combinations whose covariance is singular or that have too few complete rows. */
+  singular: number;
+  /** Per censor evaluated, the retained arrays asked for (range-local, row-major). */
+  retained: Partial<Record<CensorType, RetainedCensorCells>>;
+  /** N x range: the votes of each combination's own composite, when ysolo_cells is retained. */
+  ysolo: Float64Array | null;
+}
+
+export interface RetainedCensorCells {
+  /** range x T */
+  yhat: Float64Array | null;
+  adjustedFit: Float64Array | null;
+  n: Float64Array | null;
+  /** N x T x range */
+  weights: Float64Array | null;
+}
+
+export function censorsOf(options: GridOptions): CensorType[] {
+  return options.censor_type === "both" ? ["relevance", "similarity"] : [options.censor_type];
+}
+
+/** A cell's weight in the composite: its adjusted fit, 0 when it has none or is invalid. */
+function cellWeight(c: Calibration): number {
+  return c.valid && Number.isFinite(c.yhat) && c.adjustedFit > 0 ? c.adjustedFit : 0;
+}
+
+export function evaluateRange(task: GridTask, from: number, to: number): GridPartial {
+  const { data, theta, options, combinations, shared } = task;
+  const { rows: N, y } = data;
+  const T = options.threshold.length;
+  const censors = censorsOf(options);
+  const logistic = options.prediction_scale === "logistic";
+  const settings: CensorSettings = { thresholds: options.threshold, unit: options.censor_unit, operator: options.censor_operator };
+  const retain = new Set(options.retain);
+  const range = to - from;
+  const cellCount = range * censors.length * T;
+
+  const partial: GridPartial = {
+    from,
+    to,
+    composite: new Float64Array(N),
+    used: new Uint8Array(N),
+    cellCombination: new Int32Array(cellCount),
+    cellWeight: new Float64Array(cellCount),
+    cellYhat: new Float64Array(cellCount),
+    cellValid: new Uint8Array(cellCount),
+    secondary: new Float64Array(4),
+    singular: 0,
+    retained: {},
+    ysolo: retain.has("ysolo_cells") ? new Float64Array(N * range).fill(NaN) : null,
+  };
+  for (const censor of censors) {
+    const cells: RetainedCensorCells = {
+      yhat: retain.has("yhat_cells") ? new Float64Array(range * T).fill(NaN) : null,
+      adjustedFit: retain.has("adjusted_fit_cells") ? new Float64Array(range * T).fill(NaN) : null,
+      n: retain.has("n_cells") ? new Float64Array(range * T).fill(NaN) : null,
+      weights: retain.has("weights_cells") ? new Float64Array(N * T * range).fill(NaN) : null,
+    };
+    if (cells.yhat || cells.adjustedFit || cells.n || cells.weights) partial.retained[censor] = cells;
+  }
+
+  const scratch = new CalibrationScratch(N, T);
+  const factors = new Float64Array(T);
+  const single = new Float64Array(T);
+  const cellWeights = new Float64Array(N);
+  const own = partial.ysolo ? new Float64Array(N) : null;
+  let cell = 0;
+
+  const evaluate = (index: number, model: ScoredRows, outcome: OutcomeStats): void => {
+    const local = index - from;
+    if (model.usableCount === N) partial.used.fill(1);
+    else for (let i = 0; i < N; i++) partial.used[i] |= +(model.relevance[i] === model.relevance[i]);
+    const fitSettings = { multiplier: options.adj_fit_multiplier, attributes: combinations[index].length, logistic };
+    let ownWeight = 0;
+    own?.fill(0);
+    for (const censor of censors) {
+      const fitted = calibrate(model, y, outcome, censor, settings, fitSettings, scratch);
+      const kept = partial.retained[censor];
+      for (let t = 0; t < T; t++) {
+        const c = fitted.calibrations[t];
+        const weight = cellWeight(c);
+        factors[t] = weight;
+        partial.cellCombination[cell] = index;
+        partial.cellWeight[cell] = weight;
+        partial.cellYhat[cell] = c.yhat;
+        partial.cellValid[cell] = +(c.valid && Number.isFinite(c.yhat));
+        cell++;
+        if (kept) {
+          if (kept.yhat) kept.yhat[local * T + t] = c.yhat;
+          if (kept.adjustedFit) kept.adjustedFit[local * T + t] = c.adjustedFit;
+          if (kept.n) kept.n[local * T + t] = c.n;
+          if (kept.weights) {
+            // An invalid calibration's weights are NaN on the rows it could use and 0 on the others.
+            single.fill(0);
+            single[t] = 1;
+            cellWeights.fill(0);
+            addWeights(model, fitted, single, cellWeights);
+            for (let i = 0; i < N; i++) kept.weights[(i * T + t) * range + local] = cellWeights[i];
+          }
+        }
+        if (!(weight > 0)) continue;
+        ownWeight += weight;
+        partial.secondary[0] += weight * c.asymmetry;
+        partial.secondary[1] += weight * c.agreement;
+        partial.secondary[2] += weight * c.outlierInfluence;
+        partial.secondary[3] += weight * c.kFit;
+      }
+      addWeights(model, fitted, factors, partial.composite);
+      if (own) addWeights(model, fitted, factors, own);
+    }
+    if (own && partial.ysolo) {
+      for (let i = 0; i < N; i++) own[i] /= ownWeight;
+      const votes = soloVotes(own, y, model.relevance, outcome.mean, model.usableCount);
+      for (let i = 0; i < N; i++) partial.ysolo[i * range + local] = votes[i];
+    }
+  };
+
+  const invalidCombination = (index: number): void => {
+    partial.singular++;
+    for (let c = 0; c < censors.length * T; c++) {
+      partial.cellCombination[cell] = index;
+      partial.cellYhat[cell] = NaN;
+      cell++;
+    }
+  };
+
+  const evaluateDirect = (index: number): void => {
+    const columns = combinations[index];
+    if (usableRows(data, columns).count <= columns.length) return invalidCombination(index);
+    let model: Model;
+    try {
+      model = buildModel(data, theta, { columns, missing: "complete", invMethod: options.inv_method, logistic });
+    } catch (error) {
+      if (error instanceof ComputationError) return invalidCombination(index);
+      throw error;
+    }
+    evaluate(index, model, outcomeStats(y, model.relevance));
+  };
+
+  const indices = Array.from({ length: range }, (_, q) => from + q);
+  if (shared) {
+    const outcome = outcomeStats(y, new Float64Array(N));
+    walkCombinations(shared, y, combinations, indices, logistic, (index, model) => evaluate(index, model, outcome), (index) =>
+      options.inv_method === "pseudoinverse" ? evaluateDirect(index) : invalidCombination(index),
+    );
+  } else {
+    indices.forEach(evaluateDirect);
+  }
+  return partial;
+}
