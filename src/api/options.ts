@@ -38,27 +38,24 @@ import {
   resolveGridOptions,
   resolveMaxFitOptions,
   resolvePsrOptions,
+  type Given,
   type GridOptions,
   type MaxFitOptions,
   type PsrOptions,
   type RetainKey,
 } from "../engine/options.js";
+import type { GivenOptionsOf } from "../engine/index.js";
+import type { Analysis } from "../engine/result.js";
 
-export const ANALYSES = ["psr", "maxfit", "grid"] as const;
-export type Analysis = (typeof ANALYSES)[number];
+export { ANALYSES, type Analysis } from "../engine/result.js";
 export type Dialect = "v3" | "v2";
 
-/** What the engine resolvers accept: any subset of the canonical options, null meaning default. */
-export type Given<T> = { [P in keyof T]?: T[P] | null };
+export type { Given } from "../engine/options.js";
 export type GivenPsrOptions = Given<PsrOptions>;
 export type GivenMaxFitOptions = Given<MaxFitOptions>;
 export type GivenGridOptions = Given<GridOptions>;
 
-export type GivenOptionsFor<A extends Analysis> = A extends "psr"
-  ? GivenPsrOptions
-  : A extends "maxfit"
-    ? GivenMaxFitOptions
-    : GivenGridOptions;
+export type GivenOptionsFor<A extends Analysis> = GivenOptionsOf[A];
 export type ResolvedOptionsFor<A extends Analysis> = A extends "psr"
   ? PsrOptions
   : A extends "maxfit"
