@@ -12,6 +12,7 @@ import { dirname, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { datasetFromRows, grid, gridParallel, type Dataset, type EngineResult } from "../src/engine/index.js";
+import { createRandom } from "../src/engine/random.js";
 import { baselineGrid, type BaselineResult } from "./baseline.js";
 
 const SEED = 42;
@@ -41,20 +42,9 @@ const CASES: Case[] = [
 // ---------------------------------------------------------------------------------------------
 // Reproducible synthetic data
 
-/** mulberry32: a small seeded 32-bit PRNG, uniform in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function normalSource(seed: number): () => number {
-  const uniform = mulberry32(seed);
+  const uniform = createRandom(seed);
   let spare: number | null = null;
   return () => {
     if (spare !== null) {

@@ -370,39 +370,20 @@ const SPECS: Record<string, OptionSpec> = {
 };
 
 /** Canonical options each analysis has, in the order they are written out. */
+const COMMON_CANONICAL = [
+  "censor_type",
+  "censor_unit",
+  "censor_operator",
+  "prediction_scale",
+  "adj_fit_multiplier",
+  "inv_method",
+  "include_linear_regression",
+] as const;
 const CANONICAL_BY_ANALYSIS: Record<Analysis, readonly string[]> = {
-  psr: [
-    "censor_type",
-    "censor_unit",
-    "censor_operator",
-    "prediction_scale",
-    "adj_fit_multiplier",
-    "inv_method",
-    "include_linear_regression",
-    "missing_moments",
-    "cov_inv",
-  ],
-  maxfit: [
-    "censor_type",
-    "censor_unit",
-    "censor_operator",
-    "prediction_scale",
-    "adj_fit_multiplier",
-    "inv_method",
-    "include_linear_regression",
-    "missing_moments",
-    "cov_inv",
-    "objective",
-    "inner_parallel",
-  ],
+  psr: [...COMMON_CANONICAL, "missing_moments", "cov_inv"],
+  maxfit: [...COMMON_CANONICAL, "missing_moments", "cov_inv", "objective", "inner_parallel"],
   grid: [
-    "censor_type",
-    "censor_unit",
-    "censor_operator",
-    "prediction_scale",
-    "adj_fit_multiplier",
-    "inv_method",
-    "include_linear_regression",
+    ...COMMON_CANONICAL,
     "objective",
     "inner_parallel",
     "min_k",

@@ -1,13 +1,11 @@
+import { createRandom } from "../../src/engine/random.js";
 import { describe, expect, it } from "vitest";
 import { grid, gridParallel, type Dataset } from "../../src/engine/index.js";
 
 /** Correlated attributes, y linear in them plus noise; NaN holes when asked. */
 function dataset(N: number, K: number, seed: number, holes = 0): { data: Dataset; theta: Float64Array } {
-  let s = seed >>> 0;
-  const next = () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32 - 0.5;
-  };
+  const uniform = createRandom(seed);
+  const next = () => uniform() - 0.5;
   const X = new Float64Array(N * K);
   const y = new Float64Array(N);
   for (let i = 0; i < N; i++) {

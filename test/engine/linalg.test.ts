@@ -1,3 +1,4 @@
+import { createRandom } from "../../src/engine/random.js";
 import { describe, it, expect } from "vitest";
 import { ComputationError } from "../../src/engine/errors.js";
 import type { InvMethod } from "../../src/engine/options.js";
@@ -5,17 +6,6 @@ import { invertCovariance, matVec, quadraticForm, symmetricEigen } from "../../s
 
 const METHODS: InvMethod[] = ["gaussian", "cholesky", "pseudoinverse"];
 
-/** mulberry32: a tiny seeded PRNG, uniform in [0, 1). */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomMatrix(rows: number, cols: number, rand: () => number): Float64Array {
   return Float64Array.from({ length: rows * cols }, () => 2 * rand() - 1);
@@ -40,7 +30,7 @@ function transpose(A: Float64Array, k: number): Float64Array {
 
 /** Well conditioned SPD: B'B + I with B random k x k. */
 function randomSpd(k: number, seed: number): Float64Array {
-  const B = randomMatrix(k, k, rng(seed));
+  const B = randomMatrix(k, k, createRandom(seed));
   const S = multiply(transpose(B, k), B, k);
   for (let i = 0; i < k; i++) S[i * k + i] += 1;
   return S;
@@ -100,7 +90,7 @@ function expectInvMethodError(fn: () => unknown, ...fragments: string[]): Comput
 /** n x 4 data whose last column is 2 * column 0 + 3: an exactly singular covariance. */
 function dependentData(n: number, seed: number): Float64Array {
   const k = 4;
-  const X = randomMatrix(n, k, rng(seed));
+  const X = randomMatrix(n, k, createRandom(seed));
   for (let r = 0; r < n; r++) X[r * k + 3] = 2 * X[r * k + 0] + 3;
   return X;
 }
@@ -214,7 +204,7 @@ describe("invertCovariance on an exactly singular covariance", () => {
   });
 
   it("a constant column is singular under gaussian and cholesky, not under pseudoinverse", () => {
-    const X = randomMatrix(n, k, rng(7));
+    const X = randomMatrix(n, k, createRandom(7));
     for (let r = 0; r < n; r++) X[r * k + 2] = 5;
     const C = covariance(X, n, k);
     expect(C[2 * k + 2]).toBe(0);
@@ -234,7 +224,7 @@ describe("invertCovariance on an exactly singular covariance", () => {
 describe("invertCovariance is scale invariant", () => {
   const n = 30;
   const k = 4;
-  const X = randomMatrix(n, k, rng(2024));
+  const X = randomMatrix(n, k, createRandom(2024));
   const S = covariance(X, n, k);
 
   for (const factor of [1e6, 1e-6]) {
@@ -280,7 +270,7 @@ describe("symmetricEigen", () => {
 
   it("reconstructs random symmetric matrices with orthonormal vectors", () => {
     for (const k of [1, 2, 3, 6, 10, 25, 50]) {
-      const B = randomMatrix(k, k, rng(k));
+      const B = randomMatrix(k, k, createRandom(k));
       const A = new Float64Array(k * k);
       for (let i = 0; i < k; i++) for (let j = 0; j < k; j++) A[i * k + j] = B[i * k + j] + B[j * k + i];
       check(A, k);
@@ -312,7 +302,7 @@ describe("symmetricEigen", () => {
 
 describe("quadraticForm and matVec", () => {
   const k = 6;
-  const rand = rng(99);
+  const rand = createRandom(99);
   // Not symmetric, so swapping a and b or transposing the matrix would show.
   const M = randomMatrix(k, k, rand);
   const a = randomMatrix(3, k, rand);

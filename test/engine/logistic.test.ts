@@ -1,13 +1,11 @@
+import { createRandom } from "../../src/engine/random.js";
 import { describe, expect, it } from "vitest";
 import { grid, InvalidInputError, maxfit, psr, type Dataset } from "../../src/engine/index.js";
 
 /** A 0/1 outcome that leans on the first attribute. */
-function binaryData(N: number, K: number): { data: Dataset; theta: Float64Array } {
-  let s = 12345;
-  const next = () => {
-    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
-    return s / 2 ** 32 - 0.5;
-  };
+function binaryData(N: number, K: number, seed = 12345): { data: Dataset; theta: Float64Array } {
+  const uniform = createRandom(seed);
+  const next = () => uniform() - 0.5;
   const X = new Float64Array(N * K);
   const y = new Float64Array(N);
   for (let i = 0; i < N; i++) {

@@ -4,6 +4,7 @@
  * deterministic; the data themselves come from a small seeded PRNG driven by the generated seed.
  */
 import fc from "fast-check";
+import { createRandom } from "../../src/engine/random.js";
 import { describe, expect, it } from "vitest";
 import { grid, maxfit, psr, type Dataset } from "../../src/engine/index.js";
 import type { CensorOperator, CensorType, Objective } from "../../src/engine/options.js";
@@ -13,16 +14,6 @@ import type { EngineResult } from "../../src/engine/result.js";
 // Random data
 // ---------------------------------------------------------------------------------------------
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function normal(rand: () => number): number {
   const u = 1 - rand();
@@ -39,11 +30,11 @@ interface Case {
 }
 
 /** A fresh PRNG for choices made inside a property (where to put NaNs...), the same on every replay. */
-const randFor = (c: Case) => mulberry32(c.seed ^ 0x5bd1e995);
+const randFor = (c: Case) => createRandom((c.seed ^ 0x5bd1e995) >>> 0);
 
 /** Correlated normal attributes (X = Z M, M unit upper triangular), y linear in X plus noise. */
 function makeCase(N: number, K: number, seed: number): Case {
-  const rand = mulberry32(seed);
+  const rand = createRandom(seed);
   const M = new Float64Array(K * K);
   for (let a = 0; a < K; a++) for (let b = a; b < K; b++) M[a * K + b] = a === b ? 1 : 0.5 * normal(rand);
   const X = new Float64Array(N * K);
