@@ -44,7 +44,7 @@ import {
   type PsrOptions,
   type RetainKey,
 } from "../engine/options.js";
-import type { GivenOptionsOf } from "../engine/index.js";
+import type { GivenOptionsOf } from "../engine/run.js";
 import type { Analysis } from "../engine/result.js";
 
 export { ANALYSES, type Analysis } from "../engine/result.js";
