@@ -8,7 +8,7 @@ import type { Worker } from "node:worker_threads";
 import type { Dataset } from "./data.js";
 import { finishGrid, prepareGrid } from "./grid.js";
 import type { GridPartial } from "./grid-cells.js";
-import { drawChunks, type ChunkReply, type ChunkRequest } from "./grid-worker.js";
+import { drawChunks, GRID_WORKER_MARK, type ChunkReply, type ChunkRequest } from "./grid-chunks.js";
 import type { Given, GridOptions } from "./options.js";
 import type { EngineResult } from "./result.js";
 import { startWorker } from "./worker-script.js";
@@ -40,7 +40,7 @@ const pool: Worker[] = [];
 
 function workers(count: number): Worker[] {
   while (pool.length < count) {
-    const worker = startWorker("grid-worker", import.meta.url);
+    const worker = startWorker("grid-worker", import.meta.url, { workerData: { mark: GRID_WORKER_MARK } });
     worker.unref();
     worker.on("error", () => pool.splice(pool.indexOf(worker), 1));
     pool.push(worker);

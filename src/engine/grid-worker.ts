@@ -1,38 +1,15 @@
-/** A Grid worker thread: evaluates the chunks it draws from the shared counter (grid-parallel.ts). */
-import { parentPort } from "node:worker_threads";
-import { evaluateRange, type GridPartial, type GridTask } from "./grid-cells.js";
+/** Entry of a Grid worker thread (started by grid-parallel.ts): evaluates chunks on request. */
+import { parentPort, workerData } from "node:worker_threads";
+import { drawChunks, GRID_WORKER_MARK, transferables, type ChunkReply, type ChunkRequest } from "./grid-chunks.js";
 
-export interface ChunkRequest {
-  id: number;
-  task: GridTask;
-  chunks: [number, number][];
-  /** Int32 at 0: the next chunk to take, shared by every thread of this Grid. */
-  counter: SharedArrayBuffer;
-}
-
-export type ChunkReply = { id: number; partials: [number, GridPartial][] } | { id: number; error: string };
-
-parentPort?.on("message", (request: ChunkRequest) => {
-  try {
-    const partials = drawChunks(request.task, request.chunks, new Int32Array(request.counter));
-    const buffers = partials.flatMap(([, p]) => transferables(p));
-    parentPort!.postMessage({ id: request.id, partials } satisfies ChunkReply, buffers);
-  } catch (error) {
-    parentPort!.postMessage({ id: request.id, error: error instanceof Error ? (error.stack ?? error.message) : String(error) } satisfies ChunkReply);
-  }
-});
-
-/** Takes chunks until none is left; each chunk goes to whichever thread asks first. */
-export function drawChunks(task: GridTask, chunks: [number, number][], counter: Int32Array): [number, GridPartial][] {
-  const done: [number, GridPartial][] = [];
-  for (let c = Atomics.add(counter, 0, 1); c < chunks.length; c = Atomics.add(counter, 0, 1)) {
-    done.push([c, evaluateRange(task, chunks[c][0], chunks[c][1])]);
-  }
-  return done;
-}
-
-function transferables(p: GridPartial): ArrayBuffer[] {
-  const arrays = [p.composite, p.used, p.cellCombination, p.cellWeight, p.cellYhat, p.cellValid, p.secondary, p.ysolo];
-  for (const r of Object.values(p.retained)) arrays.push(r.yhat, r.adjustedFit, r.n, r.weights);
-  return arrays.filter((a): a is NonNullable<typeof a> => a !== null).map((a) => a.buffer as ArrayBuffer);
+if (parentPort && (workerData as { mark?: string } | undefined)?.mark === GRID_WORKER_MARK) {
+  const port = parentPort;
+  port.on("message", (request: ChunkRequest) => {
+    try {
+      const partials = drawChunks(request.task, request.chunks, new Int32Array(request.counter));
+      port.postMessage({ id: request.id, partials } satisfies ChunkReply, partials.flatMap(([, p]) => transferables(p)));
+    } catch (error) {
+      port.postMessage({ id: request.id, error: error instanceof Error ? (error.stack ?? error.message) : String(error) } satisfies ChunkReply);
+    }
+  });
 }
