@@ -1,0 +1,104 @@
+/**
+ * Single fields of a result (`GET /v3/jobs/{id}/{code}/{field...}`, api-compat.md 3.3):
+ * the segments are resolved inside `results`, case-sensitively, with snake_case aliases
+ * (`impact_on_fit` <-> `Impact on Fit`) and integer indexes into arrays (`yhat/0`).
+ */
+import { ServiceError } from "./http.js";
+
+export type PathPart = string | number;
+
+export interface ResolvedField {
+  /** The keys actually followed (canonical spelling), numbers for array indexes. */
+  path: PathPart[];
+  value: unknown;
+}
+
+const snake = (s: string) => s.trim().toLowerCase().replace(/[\s-]+/g, "_");
+
+/** Follows `segments` inside `root`; a 404 ServiceError names the deepest valid prefix and its children. */
+export function resolveField(root: unknown, segments: string[]): ResolvedField {
+  const path: PathPart[] = [];
+  let value = root;
+  for (const segment of segments) {
+    const next = step(value, segment);
+    if (next === undefined) {
+      const prefix = path.length === 0 ? "results" : displayPath(path);
+      const available = childNames(value);
+      const where = path.length === 0 ? "in the results" : `under "${prefix}"`;
+      const list = available.length > 0 ? `; available: ${available.join(", ")}` : `; "${prefix}" has no parts`;
+      throw new ServiceError(404, "not_found", `no field "${segment}" ${where}${list}`, {
+        field: segments.join("/"),
+        details: [{ field: segments.join("/"), expected: available.length > 0 ? `one of ${available.join(", ")} after ${prefix}` : `a path ending at ${prefix}` }],
+        extra: { valid_prefix: path.length === 0 ? "" : displayPath(path), available },
+      });
+    }
+    path.push(next.key);
+    value = next.value;
+  }
+  return { path, value };
+}
+
+function step(value: unknown, segment: string): { key: PathPart; value: unknown } | undefined {
+  if (Array.isArray(value)) {
+    if (!/^\d+$/.test(segment)) return undefined;
+    const index = Number(segment);
+    return index < value.length ? { key: index, value: value[index] } : undefined;
+  }
+  if (typeof value !== "object" || value === null) return undefined;
+  const record = value as Record<string, unknown>;
+  if (Object.hasOwn(record, segment)) return { key: segment, value: record[segment] };
+  const wanted = snake(segment);
+  // Aliases between a snake_case name and a spaced display name (`impact_on_fit` <-> `Impact on Fit`), either
+  // way; otherwise matching stays case-sensitive (`YHAT` is not `yhat`).
+  const keys = Object.keys(record).filter((k) => (segment === wanted && /\s/.test(k) && snake(k) === segment) || (/\s/.test(segment) && k === wanted));
+  return keys.length === 1 ? { key: keys[0], value: record[keys[0]] } : undefined;
+}
+
+/** The names one can append to reach a part of `value`. */
+export function childNames(value: unknown): string[] {
+  if (Array.isArray(value)) return value.length === 0 ? [] : value.length === 1 ? ["0"] : [`0 .. ${value.length - 1}`];
+  if (typeof value === "object" && value !== null) return Object.keys(value);
+  return [];
+}
+
+/** `insights/Impact on Fit` style, for messages. */
+export function displayPath(path: PathPart[]): string {
+  return path.map(String).join("/");
+}
+
+/** `$.results.insights['Impact on Fit']`, `$.results.prediction_weights.weights[0]`. */
+export function jsonPath(path: PathPart[]): string {
+  let out = "$.results";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else if (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(part)) out += `.${part}`;
+    else out += `['${part.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}']`;
+  }
+  return out;
+}
+
+/**
+ * Dimensions: `[]` for a scalar (or null), `[N]`, `[N, T]`, ... following the first element of
+ * nested arrays; null for an object (a group of fields has no shape).
+ */
+export function shapeOf(value: unknown): number[] | null {
+  if (Array.isArray(value)) {
+    const inner = value.length > 0 && Array.isArray(value[0]) ? shapeOf(value[0]) : [];
+    return [value.length, ...(inner ?? [])];
+  }
+  if (typeof value === "object" && value !== null) return null;
+  return [];
+}
+
+/** Smaller paths to ask for instead of a field that is too large. */
+export function smallerPaths(field: string, value: unknown, limit = 12): string[] {
+  if (Array.isArray(value)) {
+    const n = value.length;
+    const shown = Math.min(n, 3);
+    const paths = Array.from({ length: shown }, (_, i) => `${field}/${i}`);
+    if (n > shown) paths.push(`... ${field}/${n - 1}`);
+    return paths;
+  }
+  if (typeof value === "object" && value !== null) return Object.keys(value).slice(0, limit).map((k) => `${field}/${k}`);
+  return [];
+}

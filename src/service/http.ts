@@ -1,0 +1,181 @@
+/**
+ * HTTP plumbing of the local service: JSON replies, the one error shape, and request bodies read
+ * with a streaming size limit (a body over the limit is refused as soon as the limit is crossed,
+ * or at once when Content-Length already says so; nothing beyond the limit is buffered).
+ *
+ * Error body (api-compat.md section 1, `ErrorBodySchema` in src/api/schemas.ts):
+ * `{message, error, status_code, error_code, details?, field?, ...extra}` where `error` is a
+ * machine code (`invalid_input`, `unauthorized`, `forbidden`, `not_found`, `quota_exceeded`,
+ * `payload_too_large`, `field_too_large`, `malformed_json`, `job_failed`, ...), `status_code` the
+ * HTTP status, `error_code` the LambdaError code a v2 client understands (api-compat.md 2.2):
+ * 4 for input that cannot be used, 1 for a request refused for any other reason.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { toJson } from "../api/json.js";
+import type { ErrorBody } from "../api/schemas.js";
+
+export const MiB = 1024 * 1024;
+
+export interface ErrorDetail {
+  field?: string;
+  expected?: string;
+  message?: string;
+  [key: string]: unknown;
+}
+
+export interface ServiceErrorInit {
+  /** The one request field at fault (also put in `details`). */
+  field?: string;
+  /** What was expected there, in words. */
+  expected?: string;
+  details?: ErrorDetail[];
+  /** LambdaError code (api-compat.md 2.2); default 4 for 400/413/422, else 1. */
+  errorCode?: number;
+  /** More keys for the body (e.g. `remaining` on a 429). */
+  extra?: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+/** A request the service refuses; `sendError` turns it into the JSON error reply. */
+export class ServiceError extends Error {
+  override readonly name = "ServiceError";
+  readonly status: number;
+  readonly code: string;
+  readonly init: ServiceErrorInit;
+
+  constructor(status: number, code: string, message: string, init: ServiceErrorInit = {}) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.init = init;
+  }
+}
+
+export type ErrorReply = ErrorBody & { field?: string; [key: string]: unknown };
+
+/** The JSON body of an error reply. */
+export function errorBody(error: ServiceError): ErrorReply {
+  const { field, expected, extra } = error.init;
+  const details = error.init.details ?? (field !== undefined ? [{ field, ...(expected !== undefined ? { expected } : {}) }] : undefined);
+  const inputStatus = error.status === 400 || error.status === 413 || error.status === 422;
+  return {
+    message: error.message,
+    error: error.code,
+    status_code: error.status,
+    error_code: error.init.errorCode ?? (inputStatus ? 4 : 1),
+    ...(field !== undefined ? { field } : {}),
+    ...(details !== undefined ? { details } : {}),
+    ...extra,
+  };
+}
+
+/** Writes `body` as JSON (NaN and infinities as null). A string is sent as already-encoded JSON. */
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = typeof body === "string" ? body : toJson(body);
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": String(Buffer.byteLength(text)),
+    "cache-control": "no-store",
+    ...headers,
+  });
+  res.end(text);
+}
+
+export function sendError(res: ServerResponse, error: ServiceError): void {
+  sendJson(res, error.status, errorBody(error), error.init.headers);
+}
+
+/**
+ * Reads the whole request body, refusing it with a 413 ServiceError as soon as it is known to be
+ * larger than `limit` bytes. The rest of a refused body is discarded (see `refuseRest`).
+ */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const tooLarge = (bytes: string) =>
+    new ServiceError(413, "payload_too_large", `Payload Too Large: the request body is ${bytes} bytes, above the limit of ${limit} bytes`, {
+      extra: { limit },
+      headers: { connection: "close" },
+    });
+  const declared = req.headers["content-length"];
+  if (declared !== undefined && Number(declared) > limit) {
+    refuseRest(req, limit);
+    return Promise.reject(tooLarge(declared));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onError);
+      req.off("aborted", onAborted);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        chunks.length = 0;
+        refuseRest(req, limit);
+        reject(tooLarge(`more than ${limit}`));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(Buffer.concat(chunks, size));
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(new ServiceError(400, "bad_request", `the request body could not be read: ${error.message}`));
+    };
+    const onAborted = () => onError(new Error("the client aborted the request"));
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("error", onError);
+    req.on("aborted", onAborted);
+  });
+}
+
+/**
+ * After a refusal: discard what the client still sends (so that it can read the 413 rather than
+ * see a reset connection), without keeping any of it, but never more than 4 x `limit` (at least
+ * 16 MiB) further bytes or 10 seconds; then close the connection.
+ */
+function refuseRest(req: IncomingMessage, limit: number): void {
+  const cap = Math.max(4 * limit, 16 * MiB);
+  let discarded = 0;
+  const stop = () => {
+    clearTimeout(timer);
+    req.socket.destroy();
+  };
+  const timer = setTimeout(stop, 10_000);
+  timer.unref();
+  req.on("data", (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > cap) stop();
+  });
+  req.on("end", () => clearTimeout(timer));
+  req.on("close", () => clearTimeout(timer));
+  req.resume();
+}
+
+/** Reads a JSON body: 413 above `limit`, 400 `malformed_json` when it does not parse. */
+export async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
+  const raw = await readBody(req, limit);
+  const text = raw.toString("utf8");
+  if (text.trim() === "") {
+    throw new ServiceError(400, "malformed_json", "the request body is empty; expected a JSON object", { field: "body", expected: "a JSON object" });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ServiceError(400, "malformed_json", `the request body is not valid JSON: ${(error as Error).message}`, {
+      field: "body",
+      expected: "a JSON object",
+    });
+  }
+}

@@ -1,0 +1,145 @@
+/**
+ * The local prediction service: `startLocalService(options)` serves the v3 API (and the tables of
+ * routes.ts) over node:http on 127.0.0.1, runs jobs on a worker_threads pool, and returns its
+ * URL, the credentials to use, and `close()`.
+ *
+ * Credentials: a credentials file (credentials.ts) if given; otherwise one organisation whose key
+ * and access id are `apiKey`/`accessId`, else CSA_API_KEY/CSA_ACCESS_ID, else generated (and kept
+ * in the data dir when there is one), so a local notebook and server agree without configuration.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { PredictionService, type ServiceConfig } from "./core.js";
+import { loadCredentialsFile, localCredentials, type CredentialSource, type Credentials } from "./credentials.js";
+import { DirPersistence, MemoryPersistence } from "./persistence.js";
+import { createRouter } from "./router.js";
+import { ROUTE_TABLES, type RouteTableFactory } from "./routes.js";
+
+export interface LocalServiceOptions {
+  /** TCP port; 0 (the default) picks a free one. */
+  port?: number;
+  /** Interface to bind; default 127.0.0.1. */
+  host?: string;
+  /** JSON file of organisations, keys, users and plans (credentials.ts). */
+  credentialsFile?: string;
+  /** Directory where jobs, results and quota survive restarts; default: memory only. */
+  dataDir?: string;
+  /** Worker threads; default os.availableParallelism(). */
+  workers?: number;
+  /** Time limit of one job in milliseconds; default 600000. */
+  jobTimeoutMs?: number;
+  /** Decimal places of result numbers (the hosted service publishes 6); null = full precision. */
+  decimals?: number | null;
+  /** Largest POST body in bytes; default 10 MiB. */
+  maxBodyBytes?: number;
+  /** Largest single field (GET .../jobs/{id}/{code}/{field}) in bytes; default 4 MiB. */
+  maxFieldBytes?: number;
+  /** Key and access id of the single local organisation (no credentials file). */
+  apiKey?: string;
+  accessId?: string;
+  /** Quota of the single local organisation; default 1,000,000 units. */
+  quota?: number;
+  /** One line per request and operational notes; default: silent. Never given secrets. */
+  log?: (line: string) => void;
+  /** Route tables to serve; default ROUTE_TABLES (v3, and v2 once added). */
+  routes?: RouteTableFactory[];
+}
+
+export interface LocalService {
+  /** e.g. http://127.0.0.1:8765 (the v3 API is under /v3 and /v3/prediction-engine). */
+  url: string;
+  port: number;
+  /**
+   * The key and access id to use: the local organisation's, or, with a credentials file, the
+   * first organisation's key and its first user (source "file").
+   */
+  credentials: { apiKey: string; accessId: string; source: CredentialSource | "file" };
+  close(): Promise<void>;
+}
+
+export async function startLocalService(options: LocalServiceOptions = {}): Promise<LocalService> {
+  checkOptions(options);
+  const host = options.host ?? "127.0.0.1";
+  let credentials: Credentials;
+  let shown: LocalService["credentials"];
+  if (options.credentialsFile !== undefined) {
+    const { credentials: loaded, first } = loadCredentialsFile(options.credentialsFile);
+    credentials = loaded;
+    shown = { apiKey: first.apiKey, accessId: first.accessId, source: "file" };
+  } else {
+    const local = localCredentials({ apiKey: options.apiKey, accessId: options.accessId, quota: options.quota, dataDir: options.dataDir });
+    credentials = local.credentials;
+    shown = {
+      apiKey: local.apiKey,
+      accessId: local.accessId,
+      source: local.source.apiKey === "generated" || local.source.accessId === "generated" ? "generated" : local.source.apiKey,
+    };
+  }
+
+  const persistence = options.dataDir !== undefined ? await DirPersistence.open(options.dataDir) : new MemoryPersistence();
+  const config: Partial<ServiceConfig> = {
+    decimals: options.decimals,
+    maxBodyBytes: options.maxBodyBytes,
+    maxFieldBytes: options.maxFieldBytes,
+    jobTimeoutMs: options.jobTimeoutMs,
+    workers: options.workers,
+  };
+  const service = await PredictionService.open({ credentials, persistence, config, log: options.log });
+  const tables = (options.routes ?? ROUTE_TABLES).map((make) => make(service));
+  const server = createServer(createRouter(tables, { log: options.log }));
+  // Long Grids are polled, never held open; keep-alive as node's default.
+  try {
+    await listen(server, options.port ?? 0, host);
+  } catch (error) {
+    await service.close();
+    throw error;
+  }
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    credentials: shown,
+    close() {
+      closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeAllConnections();
+        await closed;
+        await service.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+function checkOptions(o: LocalServiceOptions): void {
+  const integer = (name: string, v: number | undefined, min: number, max = Number.MAX_SAFE_INTEGER) => {
+    if (v !== undefined && !(Number.isInteger(v) && v >= min && v <= max)) {
+      throw new RangeError(`startLocalService: ${name} must be an integer from ${min} to ${max}, got ${v}`);
+    }
+  };
+  integer("port", o.port, 0, 65535);
+  integer("workers", o.workers, 1, 1024);
+  integer("jobTimeoutMs", o.jobTimeoutMs, 1);
+  integer("maxBodyBytes", o.maxBodyBytes, 1);
+  integer("maxFieldBytes", o.maxFieldBytes, 1);
+  integer("quota", o.quota, 0);
+  if (o.decimals !== undefined && o.decimals !== null) integer("decimals", o.decimals, 0, 15);
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error) => reject(error);
+    server.once("error", onError);
+    server.listen(port, host, () => {
+      server.off("error", onError);
+      resolve();
+    });
+  });
+}
+
+export { PredictionService, type ServiceConfig } from "./core.js";
+export { ROUTE_TABLES, type RouteTableFactory } from "./routes.js";
+export type { RouteTable, Route, RouteRequest } from "./router.js";

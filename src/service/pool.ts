@@ -1,0 +1,221 @@
+/**
+ * The worker_threads pool that runs jobs, so the HTTP thread stays responsive while Grids run.
+ *
+ * - At most `size` workers (default: the machine's available parallelism), started when work
+ *   arrives; one job per worker at a time; jobs wait in FIFO order.
+ * - A job's clock starts when it is handed to a ready worker. Past `timeoutMs` the worker is
+ *   terminated and the job fails with "the job exceeded its time limit of N s".
+ * - A job whose analysis throws fails with the error's message (the worker lives on).
+ * - A worker that crashes or exits fails its job with the reason and is replaced when work waits.
+ * - A worker that cannot even start (three times in a row) fails the waiting jobs, so nothing
+ *   hangs on a broken installation.
+ *
+ * Workers run `worker.ts` beside this file: the compiled `worker.js` from dist/, or, when the
+ * TypeScript sources run (vitest, tsx), `worker.ts` through tsx's loader (engine/worker-script.ts;
+ * a plain `--import tsx` in a worker's execArgv does not reach its entry module on Node 20).
+ */
+import { availableParallelism } from "node:os";
+import type { Worker } from "node:worker_threads";
+import { startWorker } from "../engine/worker-script.js";
+import { WORKER_MARK, type WorkerDone, type WorkerReply, type WorkerTask } from "./worker.js";
+import type { JobFailure } from "./persistence.js";
+
+/** LambdaError codes (api-compat.md 2.2). */
+export const ERROR_PROCESS_JOB = 2;
+export const ERROR_PREDICTION_FAILED = 3;
+/** LambdaStatus "processing": the stage where a running job fails. */
+export const STATUS_PROCESSING = 10;
+
+/** The job failed; `failure` is what its readers are told. */
+export class JobFailedError extends Error {
+  override readonly name = "JobFailedError";
+  constructor(readonly failure: JobFailure) {
+    super(failure.message);
+  }
+}
+
+/** The pool was closed before the job finished (the job is not failed: a data dir re-queues it). */
+export class PoolClosedError extends Error {
+  override readonly name = "PoolClosedError";
+  constructor() {
+    super("the service is shutting down");
+  }
+}
+
+export interface PoolSettings {
+  size?: number;
+  /** Time limit of one job in milliseconds. */
+  timeoutMs: number;
+  /** Starts one worker; default: worker.ts beside this module. */
+  spawn?: () => Worker;
+}
+
+interface Pending {
+  task: WorkerTask;
+  resolve: (done: WorkerDone) => void;
+  reject: (error: Error) => void;
+  onStart?: () => void;
+}
+
+interface Slot {
+  worker: Worker;
+  ready: boolean;
+  retired: boolean;
+  current?: Pending;
+  timer?: NodeJS.Timeout;
+}
+
+export function defaultSpawn(): Worker {
+  return startWorker("worker", import.meta.url, { workerData: { mark: WORKER_MARK } });
+}
+
+export class WorkerPool {
+  readonly size: number;
+  private readonly timeoutMs: number;
+  private readonly spawn: () => Worker;
+  private readonly slots: Slot[] = [];
+  private readonly queue: Pending[] = [];
+  private closed = false;
+  private startFailures = 0;
+
+  constructor(settings: PoolSettings) {
+    this.size = Math.max(1, Math.floor(settings.size ?? availableParallelism()));
+    // setTimeout cannot wait longer than 2^31 - 1 ms (it would fire at once).
+    this.timeoutMs = Math.min(Math.max(1, settings.timeoutMs), 2 ** 31 - 1);
+    this.spawn = settings.spawn ?? defaultSpawn;
+  }
+
+  /** Runs a task; resolves with its result or rejects with JobFailedError (or PoolClosedError). */
+  run(task: WorkerTask, onStart?: () => void): Promise<WorkerDone> {
+    if (this.closed) return Promise.reject(new PoolClosedError());
+    return new Promise((resolve, reject) => {
+      this.queue.push({ task, resolve, reject, onStart });
+      this.pump();
+    });
+  }
+
+  /** Jobs waiting for a worker, and jobs running. */
+  stats(): { queued: number; running: number; workers: number } {
+    return { queued: this.queue.length, running: this.slots.filter((s) => s.current).length, workers: this.slots.length };
+  }
+
+  /** Stops every worker; unfinished jobs reject with PoolClosedError. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const waiting = this.queue.splice(0);
+    for (const p of waiting) p.reject(new PoolClosedError());
+    const slots = this.slots.splice(0);
+    await Promise.all(
+      slots.map((slot) => {
+        slot.retired = true;
+        clearTimeout(slot.timer);
+        slot.current?.reject(new PoolClosedError());
+        slot.current = undefined;
+        return slot.worker.terminate().catch(() => undefined);
+      }),
+    );
+  }
+
+  private pump(): void {
+    if (this.closed) return;
+    for (const slot of this.slots) {
+      if (this.queue.length === 0) break;
+      if (slot.ready && !slot.current && !slot.retired) this.assign(slot, this.queue.shift()!);
+    }
+    const starting = this.slots.filter((s) => !s.ready).length;
+    let needed = Math.min(this.queue.length - starting, this.size - this.slots.length);
+    while (needed-- > 0) this.startSlot();
+  }
+
+  private startSlot(): void {
+    let worker: Worker;
+    try {
+      worker = this.spawn();
+    } catch (error) {
+      this.startFailed(`a worker could not be started: ${(error as Error).message}`);
+      return;
+    }
+    const slot: Slot = { worker, ready: false, retired: false };
+    this.slots.push(slot);
+    worker.on("message", (reply: WorkerReply) => this.onMessage(slot, reply));
+    worker.on("error", (error: Error) => this.retire(slot, `the worker running it crashed: ${error.message}`));
+    worker.on("exit", (code) => this.retire(slot, `the worker running it exited unexpectedly (exit code ${code})`));
+  }
+
+  private onMessage(slot: Slot, reply: WorkerReply): void {
+    if (slot.retired) return;
+    if (reply.type === "ready") {
+      slot.ready = true;
+      this.startFailures = 0;
+      this.pump();
+      return;
+    }
+    const current = slot.current;
+    if (!current || current.task.id !== reply.id) return;
+    clearTimeout(slot.timer);
+    slot.current = undefined;
+    if (reply.type === "done") current.resolve(reply);
+    else {
+      current.reject(
+        new JobFailedError({
+          message: reply.name === "ComputationError" || reply.name === "InvalidInputError" ? reply.message : `${reply.name}: ${reply.message}`,
+          error_code: ERROR_PREDICTION_FAILED,
+          status_code: STATUS_PROCESSING,
+        }),
+      );
+    }
+    this.pump();
+  }
+
+  private assign(slot: Slot, pending: Pending): void {
+    slot.current = pending;
+    try {
+      pending.onStart?.();
+    } catch {
+      // a bookkeeping hook must not stop the job
+    }
+    slot.timer = setTimeout(() => this.retire(slot, `the job exceeded its time limit of ${seconds(this.timeoutMs)} s`), this.timeoutMs);
+    try {
+      slot.worker.postMessage(pending.task);
+    } catch (error) {
+      this.retire(slot, `the job could not be sent to a worker: ${(error as Error).message}`);
+    }
+  }
+
+  /** Takes a worker out of service (crash, exit, time limit); fails its job; replaces it if needed. */
+  private retire(slot: Slot, reason: string): void {
+    if (slot.retired || this.closed) return;
+    slot.retired = true;
+    clearTimeout(slot.timer);
+    const index = this.slots.indexOf(slot);
+    if (index >= 0) this.slots.splice(index, 1);
+    void slot.worker.terminate().catch(() => undefined);
+    const current = slot.current;
+    slot.current = undefined;
+    if (current) {
+      current.reject(new JobFailedError({ message: reason, error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING }));
+    } else if (!slot.ready) {
+      this.startFailed(reason.replace("the worker running it", "a new worker"));
+      return;
+    }
+    this.pump();
+  }
+
+  private startFailed(reason: string): void {
+    this.startFailures++;
+    if (this.startFailures >= 3) {
+      // Do not loop on a worker that cannot start: fail what waits (later jobs try again).
+      this.startFailures = 0;
+      for (const p of this.queue.splice(0)) {
+        p.reject(new JobFailedError({ message: `no worker could be started: ${reason}`, error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING }));
+      }
+      return;
+    }
+    this.pump();
+  }
+}
+
+function seconds(ms: number): string {
+  return String(Math.round(ms) / 1000);
+}

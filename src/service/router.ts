@@ -1,0 +1,171 @@
+/**
+ * Method + path matching over route tables. Each table serves its routes under one or more path
+ * prefixes (v3: `/v3/prediction-engine` and `/v3`); the service takes a list of tables
+ * (routes.ts), so the v2 routes are one more table.
+ *
+ * Patterns: literal segments, `:name` for one segment, and a last `*name` for the rest of the path
+ * (one or more segments, slashes kept: `/jobs/:job_id/:job_code/*field`). Segments are
+ * percent-decoded one by one (`Impact%20on%20Fit` -> `Impact on Fit`); an encoded slash inside a
+ * segment of a `*` parameter splits it like a literal one. A trailing slash is ignored.
+ *
+ * Every reply is JSON: unknown path 404, known path with another method 405, a handler's
+ * ServiceError its own status, anything else 500 (logged, without request contents).
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { sendError, ServiceError } from "./http.js";
+
+export type Method = "GET" | "POST" | "PUT" | "DELETE";
+
+export interface RouteRequest {
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** `:name` parameters, decoded. */
+  params: Record<string, string>;
+  /** The `*name` parameter as its decoded segments (empty when the pattern has none). */
+  rest: string[];
+  /** The query string. */
+  query: URLSearchParams;
+}
+
+export interface Route {
+  method: Method;
+  /** Path below the table's prefix, e.g. `/results/:job_id/:job_code`. */
+  path: string;
+  handler: (request: RouteRequest) => Promise<void> | void;
+}
+
+export interface RouteTable {
+  /** For logs, e.g. "v3". */
+  name: string;
+  /** Path prefixes the routes are served under, e.g. ["/v3/prediction-engine", "/v3"]; "" = root. */
+  prefixes: string[];
+  routes: Route[];
+}
+
+interface CompiledRoute {
+  route: Route;
+  table: RouteTable;
+  segments: string[];
+  rest: string | undefined;
+}
+
+export interface RouterSettings {
+  /** One line per request: method, path (job codes elided), status, milliseconds. */
+  log?: (line: string) => void;
+}
+
+export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
+
+export function createRouter(tables: RouteTable[], settings: RouterSettings = {}): RequestListener {
+  // Longest prefix first, so `/v3/prediction-engine/grid` is not read as `/v3` + `/prediction-engine/grid`.
+  const mounts = tables
+    .flatMap((table) => table.prefixes.map((prefix) => ({ prefix: splitPath(prefix), table, routes: table.routes.map((route) => compile(route, table)) })))
+    .sort((a, b) => b.prefix.length - a.prefix.length);
+
+  return (req, res) => {
+    const started = performance.now();
+    const url = new URL(req.url ?? "/", "http://localhost");
+    let segments: string[];
+    try {
+      segments = splitPath(url.pathname);
+    } catch {
+      respondError(res, new ServiceError(400, "bad_request", "the path is not valid percent-encoding"));
+      return;
+    }
+    let matched: { compiled: CompiledRoute; params: Record<string, string>; rest: string[] } | undefined;
+    const allowed = new Set<string>();
+    for (const mount of mounts) {
+      if (!startsWith(segments, mount.prefix)) continue;
+      const below = segments.slice(mount.prefix.length);
+      for (const compiled of mount.routes) {
+        const m = match(compiled, below);
+        if (!m) continue;
+        if (compiled.route.method !== req.method) {
+          allowed.add(compiled.route.method);
+          continue;
+        }
+        matched = { compiled, ...m };
+        break;
+      }
+      if (matched) break;
+    }
+    if (settings.log) {
+      const log = settings.log;
+      res.on("finish", () => log(`${req.method} ${redact(url.pathname)} ${res.statusCode} ${(performance.now() - started).toFixed(0)}ms`));
+    }
+    if (!matched) {
+      if (allowed.size > 0) {
+        respondError(
+          res,
+          new ServiceError(405, "method_not_allowed", `${req.method} is not served here; use ${[...allowed].join(" or ")}`, {
+            headers: { allow: [...allowed].join(", ") },
+          }),
+        );
+      } else {
+        respondError(res, new ServiceError(404, "not_found", `no route ${req.method} ${url.pathname}`));
+      }
+      return;
+    }
+    const request: RouteRequest = { req, res, params: matched.params, rest: matched.rest, query: url.searchParams };
+    let outcome: Promise<void> | void;
+    try {
+      outcome = matched.compiled.route.handler(request);
+    } catch (error) {
+      outcome = Promise.reject(error);
+    }
+    Promise.resolve(outcome).catch((error: unknown) => {
+      if (error instanceof ServiceError) respondError(res, error);
+      else {
+        settings.log?.(`internal error on ${req.method} ${redact(url.pathname)}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+        respondError(res, new ServiceError(500, "internal_error", "the service failed unexpectedly; see its log"));
+      }
+    });
+  };
+}
+
+function respondError(res: ServerResponse, error: ServiceError): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  sendError(res, error);
+}
+
+function compile(route: Route, table: RouteTable): CompiledRoute {
+  const segments = route.path.split("/").filter((s) => s !== "");
+  const last = segments[segments.length - 1];
+  if (last?.startsWith("*")) return { route, table, segments: segments.slice(0, -1), rest: last.slice(1) };
+  return { route, table, segments, rest: undefined };
+}
+
+function match(compiled: CompiledRoute, path: string[]): { params: Record<string, string>; rest: string[] } | undefined {
+  const { segments, rest } = compiled;
+  if (rest === undefined ? path.length !== segments.length : path.length <= segments.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < segments.length; i++) {
+    const pattern = segments[i];
+    if (pattern.startsWith(":")) params[pattern.slice(1)] = path[i];
+    else if (pattern !== path[i]) return undefined;
+  }
+  const tail = rest === undefined ? [] : path.slice(segments.length).flatMap((s) => s.split("/")).filter((s) => s !== "");
+  if (rest !== undefined && tail.length === 0) return undefined;
+  return { params, rest: tail };
+}
+
+/** `/v3/jobs/1/` -> ["v3", "jobs", "1"]; each segment percent-decoded (throws on bad encoding). */
+function splitPath(path: string): string[] {
+  const raw = path.split("/");
+  if (raw[0] === "") raw.shift();
+  if (raw.length > 0 && raw[raw.length - 1] === "") raw.pop();
+  return raw.map((s) => decodeURIComponent(s));
+}
+
+function startsWith(path: string[], prefix: string[]): boolean {
+  if (path.length < prefix.length) return false;
+  return prefix.every((s, i) => path[i] === s);
+}
+
+/** Job and experiment codes are capabilities: keep them out of logs. */
+export function redact(path: string): string {
+  return path.replace(/\/(results|jobs|experiments)\/([^/]+)\/[^/]+/, "/$1/$2/…");
+}

@@ -1,0 +1,53 @@
+/** The service core without HTTP: what the v2 routes build on (submit, waitForJob, results). */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseRequest, type ParsedRequest } from "../../src/api/request.js";
+import { PredictionService } from "../../src/service/core.js";
+import { localCredentials } from "../../src/service/credentials.js";
+import { gold, quickstart } from "./helpers.js";
+
+let service: PredictionService;
+const local = localCredentials({ apiKey: "core-test-key", accessId: "core-test-user", quota: 10 });
+const org = local.credentials.orgs[0];
+
+beforeAll(async () => {
+  service = await PredictionService.open({ credentials: local.credentials, config: { workers: 1 } });
+});
+afterAll(() => service.close());
+
+const parsed = (analysis: "psr" | "grid", body: Record<string, unknown>) =>
+  parseRequest(analysis, { access_id: "core-test-user", ...body }, "v2") as ParsedRequest;
+
+describe("PredictionService", () => {
+  it("submit pays, creates and runs; waitForJob wakes when the job is done", async () => {
+    const submission = await service.submit(org, parsed("psr", { ...quickstart(), theta: [gold.inputs.theta], eval_type: "both" }));
+    expect(submission.warnings.join(" ")).toContain("both");
+    const [job] = submission.jobs;
+    expect(service.quota.status(org.name).used).toBe(1);
+    await service.waitForJob(job, 20_000);
+    expect(job.status).toBe("completed");
+    const results = (await service.resultObject(job)) as { yhat: number[] };
+    expect(results.yhat).toHaveLength(1);
+    expect(JSON.parse(await service.resultJson(job))).toEqual(results);
+  });
+
+  it("waitForJob gives up after its timeout while the job still runs", async () => {
+    const [job] = (await service.submit(org, parsed("psr", quickstart()))).jobs;
+    const t0 = Date.now();
+    await service.waitForJob(job, 1);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    await service.waitForJob(job, 20_000);
+    expect(job.status).toBe("completed");
+  });
+
+  it("numbers that are undefined are null in the JSON, never NaN tokens", async () => {
+    const X = gold.inputs.X.map((row, i) => (i === 2 ? [null, ...row.slice(1)] : row));
+    const [job] = (await service.submit(org, parsed("psr", { ...quickstart(), X, threshold: [0, 0.95] }))).jobs;
+    await service.waitForJob(job, 20_000);
+    const json = await service.resultJson(job);
+    expect(json).not.toMatch(/NaN|Infinity/);
+    const results = JSON.parse(json);
+    expect(results.yhat[1]).toBeNull();
+    expect(results.insights.relevance[2]).toBeNull();
+    expect(job.compact?.yhat[1]).toBeNull();
+  });
+});

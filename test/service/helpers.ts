@@ -1,0 +1,122 @@
+/** Shared by the service suites: start a service on an ephemeral port and talk to it with fetch. */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { expect } from "vitest";
+import { startLocalService, type LocalService, type LocalServiceOptions } from "../../src/service/index.js";
+
+const vectorsPath = fileURLToPath(new URL("../../../shared/vectors/quickstart-7x5.json", import.meta.url));
+export const gold = JSON.parse(readFileSync(vectorsPath, "utf8")) as {
+  inputs: { y: number[]; X: number[][]; theta: number[] };
+  cases: Array<{ name: string; options?: Record<string, unknown>; expect: Record<string, any> }>;
+};
+export const goldCase = (prefix: string) => gold.cases.find((c) => c.name.startsWith(prefix))!;
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+export class Client {
+  constructor(
+    readonly base: string,
+    readonly apiKey: string | undefined,
+    readonly accessId: string,
+  ) {}
+
+  /** `apiKey` null sends no x-api-key header. */
+  async get(path: string, apiKey: string | null = this.apiKey ?? null): Promise<Reply> {
+    const res = await fetch(this.base + path, { headers: apiKey === null ? {} : { "x-api-key": apiKey } });
+    return reply(res);
+  }
+
+  /** POSTs `body` (objects get this client's access_id unless they have one) as JSON, or a raw string. */
+  async post(path: string, body: unknown, apiKey: string | null = this.apiKey ?? null): Promise<Reply> {
+    const payload =
+      typeof body === "string" ? body : JSON.stringify({ access_id: this.accessId, ...(body as Record<string, unknown>) });
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (apiKey !== null) headers["x-api-key"] = apiKey;
+    return reply(await fetch(this.base + path, { method: "POST", headers, body: payload }));
+  }
+
+  /** GETs `path` until it is no longer 202. */
+  async poll(path: string, timeoutMs = 20_000): Promise<Reply> {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const r = await this.get(path);
+      if (r.status !== 202) return r;
+      if (Date.now() > until) throw new Error(`${path} still 202 after ${timeoutMs} ms`);
+      await sleep(20);
+    }
+  }
+
+  /** POSTs and polls the job to the end; returns the final reply. */
+  async run(analysis: string, body: Record<string, unknown>): Promise<Reply> {
+    const receipt = await this.post(`/v3/${analysis}`, body);
+    expect(receipt.status, JSON.stringify(receipt.body)).toBe(200);
+    return this.poll(`/v3/results/${receipt.body.job_id}/${receipt.body.job_code}`);
+  }
+
+  as(apiKey: string | undefined, accessId = this.accessId): Client {
+    return new Client(this.base, apiKey, accessId);
+  }
+}
+
+async function reply(res: Response): Promise<Reply> {
+  const text = await res.text();
+  let body: any;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new Error(`response ${res.status} is not JSON: ${text.slice(0, 200)}`);
+  }
+  return { status: res.status, headers: res.headers, body };
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function start(options: LocalServiceOptions = {}): Promise<{ service: LocalService; client: Client }> {
+  const service = await startLocalService({ port: 0, workers: 2, ...options });
+  return { service, client: new Client(service.url, service.credentials.apiKey, service.credentials.accessId) };
+}
+
+export function tempDir(): { path: string; remove: () => void } {
+  const path = mkdtempSync(join(tmpdir(), "rbp-service-"));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** The quickstart body (7 x 5). */
+export function quickstart(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { y: gold.inputs.y, X: gold.inputs.X, theta: gold.inputs.theta, ...extra };
+}
+
+/** Correlated data with a little noise; deterministic. */
+export function synthetic(N: number, K: number, seed = 1): { y: number[]; X: number[][] } {
+  let s = seed >>> 0;
+  const next = () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32 - 0.5;
+  };
+  const X = Array.from({ length: N }, () => {
+    const row: number[] = [];
+    for (let j = 0; j < K; j++) row.push(next() + (j > 0 ? 0.4 * row[j - 1] : 0));
+    return row;
+  });
+  const y = X.map((row) => row[0] - 2 * row[K - 1] + next());
+  return { y, X };
+}
+
+/** |a - b| <= tol, allowing for the binary representation of decimals (3.28524 - 3.285239). */
+export function close(actual: ArrayLike<number | null> | number | null, expected: ArrayLike<number> | number, tol = 1e-6): void {
+  const a = typeof actual === "number" || actual === null ? [actual] : Array.from(actual);
+  const e = typeof expected === "number" ? [expected] : Array.from(expected);
+  expect(a).toHaveLength(e.length);
+  a.forEach((v, i) => {
+    expect(v, `index ${i}`).not.toBeNull();
+    expect(Math.abs((v as number) - e[i]), `index ${i}: ${v} vs ${e[i]}`).toBeLessThanOrEqual(tol + 1e-12);
+  });
+}
+
+export const column = (m: Array<Array<number | null>>, t = 0) => m.map((row) => row[t] as number);

@@ -1,0 +1,126 @@
+/**
+ * The worker pool with real worker threads: a stand-in worker that crashes, exits, hangs or
+ * fails on request (fixtures/odd-worker.mjs), and the service's own worker.
+ */
+import { Worker } from "node:worker_threads";
+import { afterEach, describe, expect, it } from "vitest";
+import { JobFailedError, PoolClosedError, WorkerPool } from "../../src/service/pool.js";
+import type { WorkerTask } from "../../src/service/worker.js";
+import { gold } from "./helpers.js";
+
+const fixture = new URL("./fixtures/odd-worker.mjs", import.meta.url);
+const pools: WorkerPool[] = [];
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+});
+
+function pool(settings: { size?: number; timeoutMs?: number; failStart?: boolean } = {}): WorkerPool {
+  const p = new WorkerPool({
+    size: settings.size ?? 1,
+    timeoutMs: settings.timeoutMs ?? 10_000,
+    spawn: () => new Worker(fixture, { workerData: { failStart: settings.failStart ?? false } }),
+  });
+  pools.push(p);
+  return p;
+}
+
+let nextId = 1;
+function task(analysis: string, value = 0): WorkerTask {
+  const empty = new Float64Array(0);
+  return { id: nextId++, analysis: analysis as WorkerTask["analysis"], y: empty, X: empty, rows: 0, cols: 0, theta: Float64Array.of(value), options: {}, decimals: 6 };
+}
+
+async function failure(promise: Promise<unknown>): Promise<JobFailedError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(JobFailedError);
+  return error as JobFailedError;
+}
+
+describe("WorkerPool", () => {
+  it("runs tasks in FIFO order on one worker", async () => {
+    const p = pool({ size: 1 });
+    const order: number[] = [];
+    const runs = [1, 2, 3, 4].map((v) => p.run(task("echo", v), () => order.push(v)));
+    const done = await Promise.all(runs);
+    expect(done.map((d) => JSON.parse(d.json).echo)).toEqual([1, 2, 3, 4]);
+    expect(order).toEqual([1, 2, 3, 4]);
+  });
+
+  it("a crashed worker fails its job with the reason and is replaced", async () => {
+    const p = pool({ size: 1 });
+    const crashed = p.run(task("crash"));
+    const next = p.run(task("echo", 5));
+    const error = await failure(crashed);
+    expect(error.failure).toMatchObject({ error_code: 2, status_code: 10 });
+    expect(error.message).toContain("crashed: boom");
+    expect(JSON.parse((await next).json).echo).toBe(5);
+  });
+
+  it("a worker that exits fails its job; the next job runs", async () => {
+    const p = pool({ size: 1 });
+    const exited = failure(p.run(task("exit")));
+    const next = p.run(task("echo", 6));
+    expect((await exited).message).toContain("exit code 7");
+    expect(JSON.parse((await next).json).echo).toBe(6);
+  });
+
+  it("a job over its time limit is stopped and fails; the others go on", async () => {
+    const p = pool({ size: 2, timeoutMs: 300 });
+    const started = Date.now();
+    const hung = failure(p.run(task("hang")));
+    const others = [7, 8, 9].map((v) => p.run(task("echo", v)));
+    expect((await Promise.all(others)).map((d) => JSON.parse(d.json).echo)).toEqual([7, 8, 9]);
+    const error = await hung;
+    expect(error.message).toBe("the job exceeded its time limit of 0.3 s");
+    expect(error.failure.error_code).toBe(2);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(JSON.parse((await p.run(task("echo", 10))).json).echo).toBe(10);
+  });
+
+  it("an analysis that throws fails with its message; the worker lives on", async () => {
+    const p = pool({ size: 1 });
+    const error = await failure(p.run(task("throw")));
+    expect(error.failure).toEqual({ message: "no can do", error_code: 3, status_code: 10 });
+    expect(p.stats().workers).toBe(1);
+    expect(JSON.parse((await p.run(task("echo", 11))).json).echo).toBe(11);
+  });
+
+  it("workers that cannot start fail the waiting jobs instead of hanging", async () => {
+    const p = pool({ size: 1, failStart: true });
+    const error = await failure(p.run(task("echo")));
+    expect(error.message).toContain("no worker could be started");
+  });
+
+  it("close() stops the workers and rejects unfinished jobs with PoolClosedError", async () => {
+    const p = pool({ size: 1 });
+    const hung = p.run(task("hang")).catch((e: unknown) => e);
+    const queued = p.run(task("echo")).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 200));
+    await p.close();
+    expect(await hung).toBeInstanceOf(PoolClosedError);
+    expect(await queued).toBeInstanceOf(PoolClosedError);
+    await expect(p.run(task("echo"))).rejects.toBeInstanceOf(PoolClosedError);
+  });
+
+  it("the service's own worker runs the engine (also from the TypeScript sources under vitest)", async () => {
+    const p = new WorkerPool({ size: 1, timeoutMs: 20_000 });
+    pools.push(p);
+    const X = Float64Array.from(gold.inputs.X.flat());
+    const done = await p.run({
+      id: nextId++,
+      analysis: "grid",
+      y: Float64Array.from(gold.inputs.y),
+      X,
+      rows: 7,
+      cols: 5,
+      theta: Float64Array.from(gold.inputs.theta),
+      options: {},
+      decimals: 6,
+    });
+    expect(done.yhat).toEqual([3.28524]);
+    expect(JSON.parse(done.json).insights["Impact on Fit"]).toHaveLength(5);
+  });
+});
