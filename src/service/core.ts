@@ -8,7 +8,8 @@ import type { ParsedRequest } from "../api/request.js";
 import { Authenticator } from "./auth.js";
 import type { Credentials, Org } from "./credentials.js";
 import { MiB, ServiceError } from "./http.js";
-import { JobStore, type Experiment, type Job, type NewJobs } from "./jobs.js";
+import type { Analysis } from "../api/options.js";
+import { JobStore, type Experiment, type Job, type JobFailure, type JobVariant, type NewJobs } from "./jobs.js";
 import { MemoryPersistence, type Persistence } from "./persistence.js";
 import { ERROR_PROCESS_JOB, JobFailedError, PoolClosedError, STATUS_PROCESSING, WorkerPool, type PoolSettings } from "./pool.js";
 import { QuotaLedger } from "./quota.js";
@@ -24,6 +25,18 @@ export interface ServiceConfig {
   jobTimeoutMs: number;
   /** Worker threads. Default: available parallelism. */
   workers: number | undefined;
+  /** v2 GET /results holds a running job's request this long, at most (api-compat.md 2.2). Default 25000. */
+  v2LongPollMs: number;
+  /** How long an uploaded X is kept (v2 upload flow, api-compat.md 2.3). Default 24 h. */
+  uploadTtlMs: number;
+  /** How long a signed upload URL stays valid. Default 1 h. */
+  uploadUrlTtlMs: number;
+  /** Largest uploaded X in bytes. Default 256 MiB. */
+  maxUploadBytes: number;
+  /** Total bytes of uploaded matrices kept in memory (least recently used go first). Default 1 GiB. */
+  maxUploadStoreBytes: number;
+  /** Absolute root URL the upload URLs point at (e.g. behind a proxy); default: the request's Host. */
+  publicUrl: string | undefined;
 }
 
 export const DEFAULT_CONFIG: ServiceConfig = {
@@ -32,6 +45,12 @@ export const DEFAULT_CONFIG: ServiceConfig = {
   maxFieldBytes: 4 * MiB,
   jobTimeoutMs: 600_000,
   workers: undefined,
+  v2LongPollMs: 25_000,
+  uploadTtlMs: 24 * 3600_000,
+  uploadUrlTtlMs: 3600_000,
+  maxUploadBytes: 256 * MiB,
+  maxUploadStoreBytes: 1024 * MiB,
+  publicUrl: undefined,
 };
 
 export interface ServiceSettings {
@@ -46,6 +65,11 @@ export interface ServiceSettings {
 
 export interface Submission extends NewJobs {
   warnings: string[];
+}
+
+export interface SubmitSettings {
+  /** Run a variant of the analysis (v2 `/grid-singularity`). */
+  variant?: JobVariant;
 }
 
 export class PredictionService {
@@ -86,25 +110,21 @@ export class PredictionService {
    * Pays for and creates the jobs of a validated request (one per theta row), saves them, and
    * schedules them. Throws 429 when the quota cannot pay; then nothing is created or spent.
    */
-  async submit(org: Org, request: ParsedRequest): Promise<Submission> {
+  async submit(org: Org, request: ParsedRequest, settings: SubmitSettings = {}): Promise<Submission> {
     const units = request.thetas.length;
-    const reservation = this.quota.reserve(org.name, units);
-    if (!reservation.ok) {
-      const { quota, used, remaining } = reservation.status;
-      throw new ServiceError(
-        429,
-        "quota_exceeded",
-        `Limit Exceeded: this request costs ${units} unit${units === 1 ? "" : "s"} and the plan has ${remaining} left (quota ${quota}, used ${used})`,
-        { extra: { quota, used, remaining, required: units, unit: "prediction_task" } },
-      );
-    }
+    this.reserve(org, units);
     let created: NewJobs | undefined;
     try {
       created = this.jobs.create(
         org.name,
         request.analysis,
         { analysis: request.analysis, data: request.data, thetas: request.thetas, options: request.options as Record<string, unknown> },
-        { warnings: request.warnings, thetaSource: request.thetaGiven ? undefined : "last_row_of_X" },
+        {
+          warnings: request.warnings,
+          thetaSource: request.thetaGiven ? undefined : "last_row_of_X",
+          censorOperator: request.resolved.censor_operator,
+          variant: settings.variant,
+        },
       );
       await this.jobs.persistCreated(created);
       await this.saveState();
@@ -116,6 +136,40 @@ export class PredictionService {
     }
     for (const job of created.jobs) this.schedule(job);
     return { ...created, warnings: request.warnings };
+  }
+
+  /**
+   * Pays for one job that failed before it could run and records it as failed (v2: a POST whose
+   * uploaded X is not there answers a receipt, and the job reads as failed with error_code 5,
+   * api-compat.md 2.3). Throws 429 like `submit` when the quota cannot pay.
+   */
+  async submitFailed(org: Org, analysis: Analysis, failure: JobFailure, settings: SubmitSettings & { warnings?: string[] } = {}): Promise<Job> {
+    this.reserve(org, 1);
+    const job = this.jobs.createFailed(org.name, analysis, failure, { warnings: settings.warnings, variant: settings.variant });
+    try {
+      await this.jobs.persistJob(job);
+      await this.saveState();
+    } catch (error) {
+      this.quota.refund(org.name, 1);
+      this.jobs.discardJob(job);
+      void this.saveState().catch(() => undefined);
+      throw error;
+    }
+    return job;
+  }
+
+  /** Takes `units` of the organisation's quota or throws the 429 (nothing taken). */
+  private reserve(org: Org, units: number): void {
+    const reservation = this.quota.reserve(org.name, units);
+    if (!reservation.ok) {
+      const { quota, used, remaining } = reservation.status;
+      throw new ServiceError(
+        429,
+        "quota_exceeded",
+        `Limit Exceeded: this request costs ${units} unit${units === 1 ? "" : "s"} and the plan has ${remaining} left (quota ${quota}, used ${used})`,
+        { extra: { quota, used, remaining, required: units, unit: "prediction_task" } },
+      );
+    }
   }
 
   /** The `results` JSON of a completed job. */
@@ -141,20 +195,23 @@ export class PredictionService {
 
   /**
    * Resolves once the job is completed or failed, or after `timeoutMs`, whichever is first: for
-   * reads that hold a request open while a job runs (the v2 GET /results long-poll).
+   * reads that hold a request open while a job runs (the v2 GET /results long-poll). An aborted
+   * `signal` (the caller went away) ends the wait at once.
    */
-  waitForJob(job: Job, timeoutMs: number): Promise<void> {
-    if (job.status === "completed" || job.status === "failed") return Promise.resolve();
+  waitForJob(job: Job, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    if (job.status === "completed" || job.status === "failed" || timeoutMs <= 0 || signal?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const waiting = this.waiters.get(job.id) ?? new Set<() => void>();
       this.waiters.set(job.id, waiting);
       const done = () => {
         clearTimeout(timer);
+        signal?.removeEventListener("abort", done);
         waiting.delete(done);
         if (waiting.size === 0 && this.waiters.get(job.id) === waiting) this.waiters.delete(job.id);
         resolve();
       };
       const timer = setTimeout(done, timeoutMs);
+      signal?.addEventListener("abort", done, { once: true });
       waiting.add(done);
     });
   }
@@ -211,6 +268,7 @@ export class PredictionService {
       theta: input.thetas[job.row],
       options: input.options,
       decimals: this.config.decimals,
+      ...(job.variant ? { variant: job.variant } : {}),
     };
     try {
       const done = await this.pool.run(task, () => this.jobs.markRunning(job));

@@ -163,7 +163,11 @@ function refuseRest(req: IncomingMessage, limit: number): void {
   req.resume();
 }
 
-/** Reads a JSON body: 413 above `limit`, 400 `malformed_json` when it does not parse. */
+/**
+ * Reads a JSON body: 413 above `limit`, 400 `malformed_json` when it does not parse. The bare
+ * tokens NaN, Infinity and -Infinity (what Python's json writes for non-finite floats) are read
+ * as api-compat.md 4.4 recommends; see `parseJsonLenient`.
+ */
 export async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
   const raw = await readBody(req, limit);
   const text = raw.toString("utf8");
@@ -171,11 +175,74 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<unk
     throw new ServiceError(400, "malformed_json", "the request body is empty; expected a JSON object", { field: "body", expected: "a JSON object" });
   }
   try {
-    return JSON.parse(text);
+    return parseJsonLenient(text);
   } catch (error) {
     throw new ServiceError(400, "malformed_json", `the request body is not valid JSON: ${(error as Error).message}`, {
       field: "body",
       expected: "a JSON object",
     });
   }
+}
+
+/**
+ * JSON.parse, and when that fails, once more with the non-standard number tokens of Python's json
+ * module read (api-compat.md 4.4 [REC]): `NaN` as null (a missing value, where one is allowed) and
+ * `Infinity` / `-Infinity` as a number beyond the double range, which JSON.parse itself reads as
+ * +-Infinity, so that validation refuses it with a 422 naming the field. Only tokens in a value
+ * position (after `[`, `,`, `:` or at the start) and outside strings are read; anything else that
+ * does not parse throws JSON.parse's own error. Standard JSON takes the first, fast path.
+ */
+export function parseJsonLenient(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const patched = replaceNonFiniteTokens(text);
+    if (patched === undefined) throw error;
+    try {
+      return JSON.parse(patched);
+    } catch {
+      throw error;
+    }
+  }
+}
+
+const NON_FINITE_TOKENS: ReadonlyArray<[string, string]> = [
+  ["NaN", "null"],
+  ["Infinity", "1e999"],
+  ["-Infinity", "-1e999"],
+];
+
+/** `text` with bare NaN / Infinity / -Infinity values replaced; undefined when there are none. */
+function replaceNonFiniteTokens(text: string): string | undefined {
+  const out: string[] = [];
+  let from = 0;
+  let inString = false;
+  let previous = ""; // the last non-blank character outside strings
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') {
+      inString = true;
+      previous = c;
+      continue;
+    }
+    if (c === "N" || c === "I" || c === "-") {
+      const hit = previous === "" || previous === "[" || previous === "," || previous === ":" ? NON_FINITE_TOKENS.find(([t]) => text.startsWith(t, i)) : undefined;
+      if (hit && !/[A-Za-z0-9_$.]/.test(text[i + hit[0].length] ?? "")) {
+        out.push(text.slice(from, i), hit[1]);
+        i += hit[0].length - 1;
+        from = i + 1;
+        previous = "0";
+        continue;
+      }
+    }
+    if (c !== " " && c !== "\t" && c !== "\n" && c !== "\r") previous = c;
+  }
+  if (out.length === 0) return undefined;
+  out.push(text.slice(from));
+  return out.join("");
 }

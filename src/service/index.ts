@@ -1,6 +1,6 @@
 /**
- * The local prediction service: `startLocalService(options)` serves the v3 API (and the tables of
- * routes.ts) over node:http on 127.0.0.1, runs jobs on a worker_threads pool, and returns its
+ * The local prediction service: `startLocalService(options)` serves the v3 and v2 APIs (the
+ * tables of routes.ts) over node:http on 127.0.0.1, runs jobs on a worker_threads pool, and returns its
  * URL, the credentials to use, and `close()`.
  *
  * Credentials: a credentials file (credentials.ts) if given; otherwise one organisation whose key
@@ -9,7 +9,7 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { PredictionService, type ServiceConfig } from "./core.js";
+import { PredictionService, type ServiceConfig, type ServiceSettings } from "./core.js";
 import { loadCredentialsFile, localCredentials, type CredentialSource, type Credentials } from "./credentials.js";
 import { DirPersistence, MemoryPersistence } from "./persistence.js";
 import { createRouter } from "./router.js";
@@ -41,12 +41,24 @@ export interface LocalServiceOptions {
   quota?: number;
   /** One line per request and operational notes; default: silent. Never given secrets. */
   log?: (line: string) => void;
-  /** Route tables to serve; default ROUTE_TABLES (v3, and v2 once added). */
+  /** Route tables to serve; default ROUTE_TABLES (v3 and v2). */
   routes?: RouteTableFactory[];
+  /** v2 GET /results holds a running job's request at most this long (ms); default 25000, at most 290000. */
+  v2LongPollMs?: number;
+  /** How long an uploaded X is kept after its PUT (ms); default 24 h. */
+  uploadTtlMs?: number;
+  /** How long an upload URL stays valid (ms); default 1 h. */
+  uploadUrlTtlMs?: number;
+  /** Largest uploaded X in bytes; default 256 MiB. */
+  maxUploadBytes?: number;
+  /** Absolute root URL put in upload URLs (behind a proxy); default: the Host the caller used. */
+  publicUrl?: string;
+  /** Starts one pool worker; for tests that need a stand-in worker. Default: worker.ts. */
+  spawn?: ServiceSettings["spawn"];
 }
 
 export interface LocalService {
-  /** e.g. http://127.0.0.1:8765 (the v3 API is under /v3 and /v3/prediction-engine). */
+  /** e.g. http://127.0.0.1:8765 (the v3 API is under /v3 and /v3/prediction-engine, v2 under /v2/prediction-engine). */
   url: string;
   port: number;
   /**
@@ -83,8 +95,13 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
     maxFieldBytes: options.maxFieldBytes,
     jobTimeoutMs: options.jobTimeoutMs,
     workers: options.workers,
+    v2LongPollMs: options.v2LongPollMs,
+    uploadTtlMs: options.uploadTtlMs,
+    uploadUrlTtlMs: options.uploadUrlTtlMs,
+    maxUploadBytes: options.maxUploadBytes,
+    publicUrl: options.publicUrl,
   };
-  const service = await PredictionService.open({ credentials, persistence, config, log: options.log });
+  const service = await PredictionService.open({ credentials, persistence, config, log: options.log, spawn: options.spawn });
   const tables = (options.routes ?? ROUTE_TABLES).map((make) => make(service));
   const server = createServer(createRouter(tables, { log: options.log }));
   // Long Grids are polled, never held open; keep-alive as node's default.
@@ -126,6 +143,13 @@ function checkOptions(o: LocalServiceOptions): void {
   integer("maxBodyBytes", o.maxBodyBytes, 1);
   integer("maxFieldBytes", o.maxFieldBytes, 1);
   integer("quota", o.quota, 0);
+  integer("v2LongPollMs", o.v2LongPollMs, 0, 290_000);
+  integer("uploadTtlMs", o.uploadTtlMs, 1);
+  integer("uploadUrlTtlMs", o.uploadUrlTtlMs, 1);
+  integer("maxUploadBytes", o.maxUploadBytes, 1);
+  if (o.publicUrl !== undefined && !/^https?:\/\/[^\s/?#]+(?:\/[^\s?#]*)?$/.test(o.publicUrl)) {
+    throw new RangeError(`startLocalService: publicUrl must be an absolute http(s) URL, got ${o.publicUrl}`);
+  }
   if (o.decimals !== undefined && o.decimals !== null) integer("decimals", o.decimals, 0, 15);
 }
 

@@ -12,17 +12,19 @@
  */
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { Analysis } from "../api/options.js";
+import type { CensorOperator } from "../engine/options.js";
 import type {
   ExperimentRecord,
   JobFailure,
   JobInput,
   JobRecord,
+  JobVariant,
   Loaded,
   Persistence,
   ServiceState,
 } from "./persistence.js";
 
-export type { ExperimentRecord as Experiment, JobFailure, JobInput, JobRecord as Job, JobStatus } from "./persistence.js";
+export type { ExperimentRecord as Experiment, JobFailure, JobInput, JobRecord as Job, JobStatus, JobVariant } from "./persistence.js";
 
 export function newCode(): string {
   return randomBytes(8).toString("hex");
@@ -44,6 +46,9 @@ export interface NewJobs {
 export interface CreateSettings {
   warnings?: string[];
   thetaSource?: "last_row_of_X";
+  /** The resolved censor operator, kept on each job (v2 `most_eval`). */
+  censorOperator?: CensorOperator;
+  variant?: JobVariant;
 }
 
 interface InputEntry {
@@ -109,6 +114,8 @@ export class JobStore {
         ...(experiment ? { experiment_id: experiment.id } : {}),
         row,
         input_ref: inputRef,
+        ...(settings.censorOperator ? { censor_operator: settings.censorOperator } : {}),
+        ...(settings.variant ? { variant: settings.variant } : {}),
       };
       jobs.push(job);
       this.jobs.set(job.id, job);
@@ -117,6 +124,44 @@ export class JobStore {
     if (experiment) this.experiments.set(experiment.id, experiment);
     this.inputs.set(inputRef, { input, pending: m });
     return { jobs, experiment, input };
+  }
+
+  /**
+   * A job that failed before it could be queued (a v2 POST whose uploaded X is not there: the
+   * vendor resolved the reference when the job ran, so the caller gets a receipt and then a failed
+   * job, api-compat.md 2.3). In memory; `persistJob` saves it.
+   */
+  createFailed(org: string, analysis: Analysis, failure: JobFailure, settings: CreateSettings = {}): JobRecord {
+    const now = new Date().toISOString();
+    const id = this.nextJobId++;
+    const job: JobRecord = {
+      id,
+      code: newCode(),
+      org,
+      analysis,
+      status: "failed",
+      created_at: now,
+      finished_at: now,
+      warnings: settings.warnings ?? [],
+      row: 0,
+      input_ref: `j${id}`,
+      failure,
+      ...(settings.censorOperator ? { censor_operator: settings.censorOperator } : {}),
+      ...(settings.variant ? { variant: settings.variant } : {}),
+    };
+    this.jobs.set(id, job);
+    return job;
+  }
+
+  async persistJob(job: JobRecord): Promise<void> {
+    if (this.persistence.durable) await this.persistence.saveJob(job);
+  }
+
+  /** When the organisation's first job still known was created (undefined when it has none). */
+  firstJobTime(org: string): Date | undefined {
+    let first: string | undefined;
+    for (const job of this.jobs.values()) if (job.org === org && (first === undefined || job.created_at < first)) first = job.created_at;
+    return first === undefined ? undefined : new Date(first);
   }
 
   /** Saves new jobs: inputs first, then the jobs, then the experiment that lists them. */
@@ -132,6 +177,11 @@ export class JobStore {
     for (const job of created.jobs) this.jobs.delete(job.id);
     if (created.experiment) this.experiments.delete(created.experiment.id);
     this.inputs.delete(created.jobs[0].input_ref);
+  }
+
+  /** Forgets a job made by `createFailed` whose POST was refused after all. */
+  discardJob(job: JobRecord): void {
+    this.jobs.delete(job.id);
   }
 
   get(id: number): JobRecord | undefined {

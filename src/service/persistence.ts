@@ -25,6 +25,7 @@ import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Analysis } from "../api/options.js";
 import type { Dataset } from "../engine/data.js";
+import type { CensorOperator } from "../engine/options.js";
 
 /** Inputs shared by the jobs of one POST (an experiment's rows share X, y and options). */
 export interface JobInput {
@@ -39,11 +40,17 @@ export type JobStatus = "queued" | "running" | "completed" | "failed";
 
 export interface JobFailure {
   message: string;
-  /** LambdaError code (api-compat.md 2.2): 2 process job (time limit, crash), 3 prediction failed. */
+  /**
+   * LambdaError code (api-compat.md 2.2): 2 process job (time limit, crash), 3 prediction failed,
+   * 5 X could not be loaded (a v2 POST naming an upload that is not there).
+   */
   error_code: number;
-  /** LambdaStatus of the stage that failed: 10 processing. */
+  /** LambdaStatus of the stage that failed: 10 processing, 1 before processing (payload, X). */
   status_code: number;
 }
+
+/** Variants of an analysis a job may run (the v2 `/grid-singularity` endpoints: see singularity.ts). */
+export type JobVariant = "grid_singularity";
 
 /** A job as stored (and as kept in memory). */
 export interface JobRecord {
@@ -65,6 +72,10 @@ export interface JobRecord {
   /** Key of the inputs (JobInput) this job reads. */
   input_ref: string;
   failure?: JobFailure;
+  /** The censor operator the job runs with (resolved); v2 reports it as `most_eval`. */
+  censor_operator?: CensorOperator;
+  /** Set when the job runs a variant of its analysis (v2 `/grid-singularity`). */
+  variant?: JobVariant;
   /** Compact yhat and fit (rounded like the results), for the experiment view. */
   compact?: { yhat: Array<number | null>; fit: Array<number | null> };
 }

@@ -22,6 +22,7 @@ import type { PredictionService } from "./core.js";
 import { displayPath, jsonPath, resolveField, shapeOf, smallerPaths } from "./fields.js";
 import { readJson, sendJson, ServiceError } from "./http.js";
 import type { Experiment, Job } from "./jobs.js";
+import { checkBeforeQueue } from "./preflight.js";
 import type { Route, RouteRequest, RouteTable } from "./router.js";
 
 export const V3_PREFIXES = ["/v3/prediction-engine", "/v3"];
@@ -81,7 +82,9 @@ async function postAnalysis(service: PredictionService, analysis: Analysis, { re
 /** parseRequest, with every refusal as a 422 naming the field. */
 export function parseV3(analysis: Analysis, body: unknown): ParsedRequest {
   try {
-    return parseRequest(analysis, body, "v3", { requireAccessId: true }) as ParsedRequest;
+    const request = parseRequest(analysis, body, "v3", { requireAccessId: true }) as ParsedRequest;
+    checkBeforeQueue(request);
+    return request;
   } catch (error) {
     throw inputError(error);
   }

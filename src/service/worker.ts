@@ -7,6 +7,8 @@ import { parentPort, workerData } from "node:worker_threads";
 import type { Analysis } from "../engine/result.js";
 import { runAnalysis } from "../engine/run.js";
 import { encodeJson, roundList } from "./encode.js";
+import type { JobVariant } from "./persistence.js";
+import { gridSingularity } from "./singularity.js";
 
 export interface WorkerTask {
   id: number;
@@ -18,6 +20,8 @@ export interface WorkerTask {
   theta: Float64Array;
   options: Record<string, unknown>;
   decimals: number | null;
+  /** A variant of the analysis (v2 `/grid-singularity`: singularity.ts). */
+  variant?: JobVariant;
 }
 
 export interface WorkerDone {
@@ -42,7 +46,8 @@ export type WorkerReply = { type: "ready" } | WorkerDone | WorkerFailed;
 export function runTask(task: WorkerTask): WorkerDone | WorkerFailed {
   try {
     const data = { y: task.y, X: task.X, rows: task.rows, cols: task.cols };
-    const result = runAnalysis(task.analysis, data, task.theta, task.options);
+    const result =
+      task.variant === "grid_singularity" ? gridSingularity(data, task.theta, task.options) : runAnalysis(task.analysis, data, task.theta, task.options);
     return {
       type: "done",
       id: task.id,

@@ -1,0 +1,284 @@
+/**
+ * `npm run bench:service`: the local prediction service under load, over loopback HTTP.
+ *
+ * The service runs in its own process (`rbp serve --port 0 --quiet`, from the sources through
+ * tsx, one worker per core), so that the load generator here does not share its event loop.
+ *
+ * 1. Throughput: 600 small PSR jobs (N = 50, K = 3, thresholds 0, .2, .5, .8) by 16 concurrent
+ *    clients; each POSTs, then polls GET /v3/results every 2 ms until the result (200), then
+ *    POSTs the next. Prints jobs/s and the POST-to-result latency (p50, p95, p99).
+ * 2. Reads while the pool is saturated: Grids of N = 2,000, K = 12 (all 4,095 combinations x 4
+ *    thresholds x 2 censors) queued, several per worker (enough for about 8 s of work), then
+ *    1,500 reads by 4 concurrent readers, round robin over: a completed PSR result, a completed
+ *    Grid result (about 100 KB), a single field, the quota, an experiment. Prints p50 / p99 / max
+ *    per kind, next to the same reads with an idle pool, and whether every worker was still busy
+ *    when the last read ended.
+ *
+ * Bounded: a fixed number of jobs and reads, data from the engine's seeded generator, and a
+ * 180 s overall limit; the service is stopped at the end (its unfinished Grids with it).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import os from "node:os";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { createRandom } from "../src/engine/random.js";
+
+const SMALL = { N: 50, K: 3, jobs: 600, clients: 16, pollMs: 2 };
+const GRID = { N: 2000, K: 12, targetSeconds: 8 };
+const READS = { count: 1500, readers: 4 };
+const OVERALL_LIMIT_MS = 180_000;
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const rbp = fileURLToPath(new URL("../src/cli/rbp.ts", import.meta.url));
+
+// ---------------------------------------------------------------------------------------------
+// The service and a small client
+
+interface Server {
+  child: ChildProcess;
+  url: string;
+  apiKey: string;
+  accessId: string;
+}
+
+function startServer(): Promise<Server> {
+  const { CSA_API_KEY: _k, CSA_ACCESS_ID: _a, ...env } = process.env;
+  const child = spawn(process.execPath, ["--import", "tsx", rbp, "serve", "--port", "0", "--quiet"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stderr!.on("data", (c) => (stderr += c));
+  return new Promise((resolve, reject) => {
+    child.stdout!.on("data", (c) => {
+      stdout += c;
+      if (!stdout.includes("Ctrl+C")) return;
+      resolve({
+        child,
+        url: /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)![1],
+        apiKey: /^export CSA_API_KEY=(\S+)$/m.exec(stdout)![1],
+        accessId: /^export CSA_ACCESS_ID=(\S+)$/m.exec(stdout)![1],
+      });
+    });
+    child.on("exit", (code) => reject(new Error(`rbp serve exited with ${code}: ${stderr}`)));
+  });
+}
+
+let server: Server;
+
+async function get(path: string): Promise<{ status: number; body: any }> {
+  const res = await fetch(server.url + path, { headers: { "x-api-key": server.apiKey } });
+  return { status: res.status, body: await res.json() };
+}
+
+async function post(path: string, body: Record<string, unknown>): Promise<{ status: number; body: any }> {
+  const res = await fetch(server.url + path, {
+    method: "POST",
+    headers: { "x-api-key": server.apiKey, "content-type": "application/json" },
+    body: JSON.stringify({ access_id: server.accessId, ...body }),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const resultPath = (r: { job_id: number; job_code: string }) => `/v3/results/${r.job_id}/${r.job_code}`;
+
+let polls = 0;
+
+async function pollToEnd(path: string, intervalMs: number): Promise<{ status: number; body: any }> {
+  for (;;) {
+    const r = await get(path);
+    polls++;
+    if (r.status !== 202) return r;
+    await sleep(intervalMs);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data and statistics
+
+/** Correlated attributes and a linear outcome with noise, from the engine's seeded generator. */
+function synthetic(N: number, K: number, seed: number): { y: number[]; X: number[][]; theta: number[] } {
+  const u = createRandom(seed);
+  const row = () => {
+    const x: number[] = [];
+    for (let j = 0; j < K; j++) x.push(u() - 0.5 + (j > 0 ? 0.5 * x[j - 1] : 0));
+    return x;
+  };
+  const X = Array.from({ length: N }, row);
+  const y = X.map((x) => x.reduce((s, v, j) => s + (j % 2 ? -v : v), 0) + 0.3 * (u() - 0.5));
+  return { y, X, theta: row() };
+}
+
+function quantile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Throughput of small PSR jobs
+
+async function throughput(): Promise<void> {
+  const bodies = Array.from({ length: 8 }, (_, s) => ({ ...synthetic(SMALL.N, SMALL.K, 100 + s), options: { threshold: [0, 0.2, 0.5, 0.8] } }));
+  // warm-up: start the workers and let the JIT see the code
+  await Promise.all(Array.from({ length: 32 }, (_, i) => post("/v3/psr", bodies[i % 8]).then((r) => pollToEnd(resultPath(r.body), SMALL.pollMs))));
+
+  const latencies: number[] = [];
+  polls = 0;
+  let next = 0;
+  let failed = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: SMALL.clients }, async () => {
+      while (next < SMALL.jobs) {
+        const i = next++;
+        const start = performance.now();
+        const receipt = await post("/v3/psr", bodies[i % bodies.length]);
+        if (receipt.status !== 200) throw new Error(`POST refused: ${JSON.stringify(receipt.body)}`);
+        const end = await pollToEnd(resultPath(receipt.body), SMALL.pollMs);
+        if (end.status !== 200) failed++;
+        latencies.push(performance.now() - start);
+      }
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  latencies.sort((a, b) => a - b);
+  console.log(`\n1. POST-to-result throughput: ${SMALL.jobs} PSR jobs (N=${SMALL.N}, K=${SMALL.K}, 4 thresholds), ${SMALL.clients} concurrent clients, polling every ${SMALL.pollMs} ms`);
+  console.log(
+    table(
+      ["jobs", "failed", "seconds", "jobs/s", "GETs/job", "requests/s", "p50 ms", "p95 ms", "p99 ms", "max ms"],
+      [
+        [
+          String(SMALL.jobs),
+          String(failed),
+          seconds.toFixed(2),
+          (SMALL.jobs / seconds).toFixed(0),
+          (polls / SMALL.jobs).toFixed(1),
+          ((SMALL.jobs + polls) / seconds).toFixed(0),
+          ms(quantile(latencies, 0.5)),
+          ms(quantile(latencies, 0.95)),
+          ms(quantile(latencies, 0.99)),
+          ms(latencies[latencies.length - 1]),
+        ],
+      ],
+    ),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Reads while the pool is saturated with Grids
+
+interface ReadKind {
+  name: string;
+  path: string;
+}
+
+async function readRound(kinds: ReadKind[], count: number): Promise<Map<string, number[]>> {
+  const times = new Map(kinds.map((k) => [k.name, [] as number[]]));
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: READS.readers }, async () => {
+      while (next < count) {
+        const kind = kinds[next++ % kinds.length];
+        const start = performance.now();
+        const res = await fetch(server.url + kind.path, { headers: { "x-api-key": server.apiKey } });
+        await res.arrayBuffer();
+        if (res.status !== 200) throw new Error(`${kind.name}: status ${res.status}`);
+        times.get(kind.name)!.push(performance.now() - start);
+      }
+    }),
+  );
+  return times;
+}
+
+async function saturatedReads(): Promise<void> {
+  const small = await post("/v3/psr", { ...synthetic(SMALL.N, SMALL.K, 7), options: { threshold: [0, 0.5] } });
+  const experiment = await post("/v3/psr", { ...synthetic(SMALL.N, SMALL.K, 8), theta: [[0, 0, 0], [0.1, 0.2, 0.3], [-0.2, 0, 0.2]] });
+  await pollToEnd(resultPath(small.body), 5);
+  await pollToEnd(`/v3/experiments/${experiment.body.experiment_id}/${experiment.body.experiment_code}`, 5);
+
+  // one Grid alone: its time decides how many keep every worker busy for GRID.targetSeconds
+  const gridBody = (seed: number) => ({ ...synthetic(GRID.N, GRID.K, seed), options: { max_iter: 2 ** GRID.K - 1 } });
+  const t0 = performance.now();
+  const probe = await post("/v3/grid", gridBody(1));
+  const probeResult = await pollToEnd(resultPath(probe.body), 20);
+  if (probeResult.status !== 200) throw new Error(`the Grid failed: ${JSON.stringify(probeResult.body).slice(0, 300)}`);
+  const gridSeconds = (performance.now() - t0) / 1000;
+  const workers = os.availableParallelism();
+  const perWorker = Math.max(2, Math.ceil(GRID.targetSeconds / gridSeconds));
+
+  const kinds: ReadKind[] = [
+    { name: "GET result (PSR, N=50)", path: resultPath(small.body) },
+    { name: `GET result (Grid, N=${GRID.N}, ${(JSON.stringify(probeResult.body).length / 1024).toFixed(0)} KB)`, path: resultPath(probe.body) },
+    { name: "GET field (yhat)", path: `/v3/jobs/${small.body.job_id}/${small.body.job_code}/yhat` },
+    { name: "GET quota", path: "/v3/quota" },
+    { name: "GET experiment (3 rows)", path: `/v3/experiments/${experiment.body.experiment_id}/${experiment.body.experiment_code}` },
+  ];
+
+  await readRound(kinds, 200); // warm-up
+  const idle = await readRound(kinds, READS.count);
+
+  const grids = await Promise.all(Array.from({ length: workers * perWorker }, (_, i) => post("/v3/grid", gridBody(10 + i))));
+  // wait until every worker runs a Grid
+  for (let i = 0; ; i++) {
+    const states = await Promise.all(grids.map((g) => get(resultPath(g.body))));
+    if (states.filter((s) => s.body.status === "running").length >= workers) break;
+    if (i > 1000) throw new Error("the Grids never started");
+    await sleep(10);
+  }
+  const tBusy = performance.now();
+  const busy = await readRound(kinds, READS.count);
+  const readSeconds = (performance.now() - tBusy) / 1000;
+  const states = await Promise.all(grids.map((g) => get(resultPath(g.body))));
+  const unfinished = states.filter((s) => s.status === 202).length;
+  const running = states.filter((s) => s.body.status === "running").length;
+
+  console.log(
+    `\n2. Reads while the pool is saturated: ${workers} workers; ${grids.length} Grids queued (N=${GRID.N}, K=${GRID.K}, ` +
+      `${2 ** GRID.K - 1} combinations x 4 thresholds x 2 censors; ${gridSeconds.toFixed(2)} s each alone), ` +
+      `${READS.count} reads by ${READS.readers} concurrent readers in ${readSeconds.toFixed(2)} s`,
+  );
+  const rows: string[][] = [];
+  const all = { idle: [] as number[], busy: [] as number[] };
+  for (const k of kinds) {
+    const a = [...idle.get(k.name)!].sort((x, y) => x - y);
+    const b = [...busy.get(k.name)!].sort((x, y) => x - y);
+    all.idle.push(...a);
+    all.busy.push(...b);
+    rows.push([k.name, String(b.length), ms(quantile(a, 0.5)), ms(quantile(a, 0.99)), ms(quantile(b, 0.5)), ms(quantile(b, 0.99)), ms(b[b.length - 1])]);
+  }
+  all.idle.sort((x, y) => x - y);
+  all.busy.sort((x, y) => x - y);
+  rows.push(["all reads", String(all.busy.length), ms(quantile(all.idle, 0.5)), ms(quantile(all.idle, 0.99)), ms(quantile(all.busy, 0.5)), ms(quantile(all.busy, 0.99)), ms(all.busy[all.busy.length - 1])]);
+  console.log(table(["read", "n", "idle p50 ms", "idle p99 ms", "saturated p50 ms", "saturated p99 ms", "saturated max ms"], rows));
+  console.log(
+    `after the last read: ${running} Grids running, ${unfinished - running} queued, ${grids.length - unfinished} finished` +
+      (running >= workers ? " (every worker was still busy)" : " (WARNING: the pool was no longer saturated; raise GRID.targetSeconds)"),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const limit = setTimeout(() => {
+  console.error(`bench:service: over ${OVERALL_LIMIT_MS / 1000} s, stopping`);
+  server?.child.kill("SIGKILL");
+  process.exit(1);
+}, OVERALL_LIMIT_MS);
+limit.unref();
+
+server = await startServer();
+console.log(`bench:service: rbp serve at ${server.url}, ${os.availableParallelism()} workers, Node ${process.version}, ${os.cpus()[0]?.model ?? "cpu"}`);
+try {
+  await throughput();
+  await saturatedReads();
+} finally {
+  const exited = new Promise((r) => server.child.on("exit", r));
+  server.child.kill("SIGTERM");
+  await exited;
+}

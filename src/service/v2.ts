@@ -1,0 +1,473 @@
+/**
+ * Version 2 of the prediction API (api-compat.md section 2, service-api.md 2.8, 2.9, 4.2), served
+ * under `/v2/prediction-engine`, so that the official Python client and raw-HTTP v2 callers work
+ * after changing only the host. Every answer is JSON.
+ *
+ * | route | answers |
+ * | --- | --- |
+ * | POST /psr, /maxfit, /grid, /grid-singularity (also /grid_singularity), each also with /binary | 200 `{job_id, job_code, ignored_options?, warnings?}`; 400 invalid input (naming the field), 403 auth, 413 size, 429 quota |
+ * | GET /results, receipt `{job_id, job_code}` as the JSON body (or the query string) | always 200: running `{job_id, job_code, status_code: 1\|10, error_code: 0, statusMsg: "PROCESSING"}`; completed: the flat result (section 5.1); failed `{job_id, job_code, status_code, error_code: 1..6, error, message}`; unknown `{status_code: 0, error_code: 1, message: "unknown job"}` |
+ * | GET /payload/upload/url/X, body `{file_name}` | 200 `{url, file_name, method: "PUT", expires_at}`: an absolute URL on this service with a signed, expiring token |
+ * | PUT /payload/upload/X/{file_name}?token=... | 200 `{file_name, rows, cols, bytes, outcome, expires_at}` |
+ * | GET /quota, /quota/used, /quota/remaining, /quota/summary | section 2.4 bodies (free) |
+ * | legacy: GET /v2/results | as GET /results |
+ * | legacy: any /v2/engine/... | 410 |
+ *
+ * Behaviour (api-compat.md 2.1 to 2.5):
+ * - POST: x-api-key (403; a missing key is 403 too, the gateway's answer) -> body within 10 MiB
+ *   (413) -> JSON (400; Python's NaN token is read as null, +-Infinity refused by validation) -> access_id (403)
+ *   -> the whole request, options at the top level, v2 and v3 names (400) -> quota (429) -> job.
+ *   One unit per accepted POST; refused POSTs are free. Unknown keys are ignored and listed in
+ *   `ignored_options` (section 4.2), other notes in `warnings`.
+ * - A PSR with no threshold at all (null or absent, no `threshold_range`) uses
+ *   [0, 0.2, 0.4, 0.6, 0.8] (G11; v3 keeps the engine default [0.5]).
+ * - `/binary` forces `prediction_scale: "logistic"` whatever `_output_scale` says (a note says so
+ *   when it said otherwise), and y must then be 0/1 (400 at POST, naming the value).
+ * - `/grid-singularity` is the Grid reported through its single highest-adjusted-fit cell
+ *   (api-compat.md G1; singularity.ts); its flat result adds `attribute_combi` (1 x K, the cell's
+ *   attributes).
+ * - `X` may name an upload (`"<crc64 hex>.json"`). An upload that is not there (never PUT,
+ *   expired, another API key's, forgotten by a restart) gives a receipt and a job failed with
+ *   status_code 1 and error_code 5, as the vendor's deferred loading did (section 2.3); that POST
+ *   costs its unit like any accepted POST. An upload that is there is checked like an inline X.
+ * - GET /results long-polls: a queued or running job's request is held until the job ends or
+ *   `v2LongPollMs` (default 25 s) passes. Reads are never throttled (no 429) and cost nothing.
+ *   A malformed receipt (not JSON, job_id not an integer, job_code not a string) is a 400.
+ * - A job is readable through v2 and v3 alike (one job store, G20): the flat result is derived
+ *   from the same stored `results` (so the same rounded numbers), with `experiment_id` for the rows
+ *   of a v3 experiment, and `most_eval` from the censor operator the job ran with.
+ */
+import type { IncomingMessage } from "node:http";
+import type { Analysis } from "../api/options.js";
+import { describe } from "../api/options.js";
+import { parseRequest, type ParsedRequest } from "../api/request.js";
+import { toV2Result } from "../api/v2-result.js";
+import {
+  LambdaError,
+  LambdaStatus,
+  v2DateTime,
+  v2Failed,
+  v2QuotaBody,
+  v2Running,
+  v2UnknownJob,
+  type V2FailureCode,
+  type V2QuotaType,
+} from "../api/v2-status.js";
+import type { EngineResult } from "../engine/result.js";
+import type { PredictionService } from "./core.js";
+import type { Org } from "./credentials.js";
+import { parseJsonLenient, readBody, sendJson, ServiceError } from "./http.js";
+import type { Job, JobVariant } from "./jobs.js";
+import { checkBeforeQueue } from "./preflight.js";
+import type { Method, Route, RouteRequest, RouteTable } from "./router.js";
+import type { SingularityCell } from "./singularity.js";
+import { parseUpload, UPLOAD_NAME, UploadStore, uploadRows } from "./uploads.js";
+import { inputError } from "./v3.js";
+
+export const V2_PREFIXES = ["/v2/prediction-engine"];
+/** The v2 root of client versions before October 2024 (`GET /v2/results`) and the removed `/v2/engine/*`. */
+export const V2_LEGACY_PREFIXES = ["/v2"];
+
+/** Thresholds of a v2 PSR that names none (api-compat.md G11). */
+export const V2_PSR_DEFAULT_THRESHOLDS = [0, 0.2, 0.4, 0.6, 0.8];
+
+/** Largest body of a GET /results or upload-URL request. */
+const SMALL_BODY_BYTES = 64 * 1024;
+/** The local plan does not renew: its period has no end. */
+const NO_PERIOD_END = new Date(Date.UTC(9999, 11, 31, 23, 59, 59));
+
+interface Endpoint {
+  path: string;
+  analysis: Analysis;
+  variant?: JobVariant;
+  binary: boolean;
+}
+
+const BASES: Array<{ path: string; analysis: Analysis; variant?: JobVariant }> = [
+  { path: "/psr", analysis: "psr" },
+  { path: "/maxfit", analysis: "maxfit" },
+  { path: "/grid", analysis: "grid" },
+  { path: "/grid-singularity", analysis: "grid", variant: "grid_singularity" },
+  // legacy spelling (section 2.5)
+  { path: "/grid_singularity", analysis: "grid", variant: "grid_singularity" },
+];
+
+export const V2_ENDPOINTS: Endpoint[] = BASES.flatMap((b) => [
+  { ...b, binary: false },
+  { ...b, path: `${b.path}/binary`, binary: true },
+]);
+
+const QUOTA_PATHS: Array<{ path: string; type: V2QuotaType }> = [
+  { path: "/quota", type: "quota" },
+  { path: "/quota/used", type: "used" },
+  { path: "/quota/remaining", type: "remaining" },
+  { path: "/quota/summary", type: "summary" },
+];
+
+export function v2Routes(service: PredictionService): RouteTable {
+  const c = service.config;
+  const uploads = new UploadStore({ ttlMs: c.uploadTtlMs, urlTtlMs: c.uploadUrlTtlMs, maxStoreBytes: c.maxUploadStoreBytes });
+  const started = new Date();
+  const routes: Route[] = [
+    ...V2_ENDPOINTS.map((e): Route => ({ method: "POST", path: e.path, handler: (r) => postAnalysis(service, uploads, e, r) })),
+    { method: "GET", path: "/results", handler: (r) => getResults(service, r) },
+    { method: "GET", path: "/payload/upload/url/X", handler: (r) => getUploadUrl(service, uploads, r) },
+    { method: "PUT", path: "/payload/upload/X/:file_name", handler: (r) => putUpload(service, uploads, r) },
+    ...QUOTA_PATHS.map((q): Route => ({ method: "GET", path: q.path, handler: (r) => getQuota(service, started, q.type, r) })),
+  ];
+  return { name: "v2", prefixes: V2_PREFIXES, routes };
+}
+
+/** `GET /v2/results` (client history) and a 410 for the removed `/v2/engine/*` (section 2.5). */
+export function v2LegacyRoutes(service: PredictionService): RouteTable {
+  const methods: Method[] = ["GET", "POST", "PUT", "DELETE"];
+  const gone = (): never => {
+    throw new ServiceError(
+      410,
+      "gone",
+      "Gone: the /v2/engine endpoints (relevance, similarity, informativeness, fit, adjusted-fit, asymmetry) were removed in November 2024; " +
+        "POST /v2/prediction-engine/psr, /maxfit or /grid, and read relevance, similarity, info_x, fit, adjusted_fit and asymmetry from the result",
+      { errorCode: LambdaError.POST_JOB },
+    );
+  };
+  const routes: Route[] = [
+    { method: "GET", path: "/results", handler: (r) => getResults(service, r) },
+    ...methods.flatMap((method): Route[] => [
+      { method, path: "/engine", handler: gone },
+      { method, path: "/engine/*rest", handler: gone },
+    ]),
+  ];
+  return { name: "v2-legacy", prefixes: V2_LEGACY_PREFIXES, routes };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared
+
+/** The organisation of the x-api-key; a missing key is a 403 too (the API Gateway's answer a v2 client expects). */
+function v2Org(service: PredictionService, req: IncomingMessage): Org {
+  try {
+    return service.auth.organisation(req.headers);
+  } catch (error) {
+    if (error instanceof ServiceError && error.status === 401) {
+      throw new ServiceError(403, "forbidden", "Forbidden: invalid or unspecified x-api-key (send the organisation's API key in the x-api-key header)", {
+        field: "x-api-key",
+        expected: "the organisation's API key",
+      });
+    }
+    throw error;
+  }
+}
+
+/**
+ * Reads a JSON body like `readJson` (Python's NaN token read as null, +-Infinity as numbers that
+ * validation refuses: `parseJsonLenient`); undefined when it is empty and `allowEmpty`.
+ */
+async function readJsonV2(req: IncomingMessage, limit: number, allowEmpty = false): Promise<unknown> {
+  const text = (await readBody(req, limit)).toString("utf8");
+  if (text.trim() === "") {
+    if (allowEmpty) return undefined;
+    throw new ServiceError(400, "malformed_json", "the request body is empty; expected a JSON object", { field: "body", expected: "a JSON object" });
+  }
+  return parseJsonText(text);
+}
+
+function parseJsonText(text: string): unknown {
+  try {
+    return parseJsonLenient(text);
+  } catch (error) {
+    throw new ServiceError(400, "malformed_json", `the request body is not valid JSON: ${(error as Error).message}`, { field: "body", expected: "a JSON object" });
+  }
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** A v3 refusal of the request parser (422) as the v2 400 (section 2.1: prefer 400 for what a v2 client sends). */
+function v2InputError(error: unknown): ServiceError {
+  const e = inputError(error);
+  return e.status === 422 ? new ServiceError(400, e.code, e.message, e.init) : e;
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST
+
+async function postAnalysis(service: PredictionService, uploads: UploadStore, endpoint: Endpoint, { req, res }: RouteRequest): Promise<void> {
+  const org = v2Org(service, req);
+  const raw = await readJsonV2(req, service.config.maxBodyBytes);
+  if (!isRecord(raw)) {
+    throw new ServiceError(400, "invalid_input", "body: expected a JSON object with access_id, y, X, theta and the options at the top level", {
+      field: "body",
+      expected: "a JSON object",
+    });
+  }
+  service.auth.checkAccessId(org, raw);
+
+  const notes: string[] = [];
+  let body = endpoint.binary ? forceLogistic(raw, notes) : raw;
+  // G11: a v2 PSR given no threshold at all (threshold null or absent, no threshold_range) sweeps
+  // the newer OpenAPI text's thresholds; the official client always sends one.
+  if (endpoint.analysis === "psr" && body.threshold == null && body.threshold_range == null) body = { ...body, threshold: V2_PSR_DEFAULT_THRESHOLDS };
+
+  let resolveXReference: ((ref: string) => unknown) | undefined;
+  if (typeof body.X === "string") {
+    const name = body.X;
+    if (!UPLOAD_NAME.test(name)) {
+      throw new ServiceError(400, "invalid_input", `X: expected N rows of K numbers or nulls, or the name of an uploaded X ("<crc64 hex>.json"); got ${describe(name)}`, {
+        field: "X",
+        expected: 'N rows of K numbers or nulls, or "<name>.json" of an upload',
+      });
+    }
+    const upload = uploads.get(org.name, name);
+    if (!upload) {
+      const hours = service.config.uploadTtlMs / 3600_000;
+      const job = await service.submitFailed(
+        org,
+        endpoint.analysis,
+        {
+          message:
+            `Failed to load X_matrix input: no upload named "${name}" for this API key ` +
+            `(uploads are kept ${Number.isInteger(hours) ? hours : hours.toFixed(2)} h after their PUT, and a restart of the service forgets them); ` +
+            "upload X again (GET /payload/upload/url/X, then PUT to the URL) and post again",
+          error_code: LambdaError.X_INPUT,
+          status_code: LambdaStatus.PENDING,
+        },
+        { variant: endpoint.variant, warnings: notes },
+      );
+      sendJson(res, 200, { job_id: job.id, job_code: job.code, ...(notes.length > 0 ? { warnings: notes } : {}) });
+      return;
+    }
+    resolveXReference = () => uploadRows(upload);
+  }
+
+  let request: ParsedRequest;
+  try {
+    request = parseRequest(endpoint.analysis, body, "v2", { requireAccessId: true, resolveXReference }) as ParsedRequest;
+    checkBeforeQueue(request);
+  } catch (error) {
+    throw v2InputError(error);
+  }
+  if (request.resolved.prediction_scale === "logistic") checkBinaryOutcome(request.data.y, endpoint.binary);
+  request.warnings.push(...notes);
+
+  const submission = await service.submit(org, request, endpoint.variant ? { variant: endpoint.variant } : {});
+  const job = submission.jobs[0];
+  sendJson(res, 200, { job_id: job.id, job_code: job.code, ...receiptNotes(endpoint.analysis, body, submission.warnings) });
+}
+
+/** `/binary`: the body with `_output_scale: "logistic"` (and no `prediction_scale`); a note when the caller asked otherwise. */
+function forceLogistic(body: Record<string, unknown>, notes: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) {
+    if (key === "prediction_scale" || key === "_output_scale") {
+      if (value !== null && value !== undefined && !(typeof value === "string" && value.trim().toLowerCase() === "logistic")) {
+        notes.push(`${key} ${describe(value)} overridden: /binary predicts on the logistic (probability) scale`);
+      }
+      continue;
+    }
+    out[key] = value;
+  }
+  out._output_scale = "logistic";
+  return out;
+}
+
+/** The logistic scale predicts probabilities: y must be 0/1 with both present (refused at POST, not as a failed job). */
+function checkBinaryOutcome(y: Float64Array, binary: boolean): void {
+  const why = binary ? "/binary predicts probabilities of a 0/1 outcome" : 'prediction_scale "logistic" predicts probabilities of a 0/1 outcome';
+  let zeros = 0;
+  let ones = 0;
+  for (let i = 0; i < y.length; i++) {
+    if (y[i] === 0) zeros++;
+    else if (y[i] === 1) ones++;
+    else {
+      throw new ServiceError(400, "invalid_input", `y[${i}]: expected 0 or 1 (${why}); got ${y[i]}`, { field: `y[${i}]`, expected: "0 or 1" });
+    }
+  }
+  if (zeros === 0 || ones === 0) {
+    throw new ServiceError(400, "invalid_input", `y: expected both 0s and 1s (${why}); got only ${zeros === 0 ? "1s" : "0s"}`, { field: "y", expected: "both 0s and 1s" });
+  }
+}
+
+const IGNORED_OPTION = /^ignored option "([^"]+)"/;
+
+/** `ignored_options` (keys that had no effect, section 4.2) and `warnings` (other notes) of a receipt. */
+function receiptNotes(analysis: Analysis, body: Record<string, unknown>, warnings: string[]): { ignored_options?: string[]; warnings?: string[] } {
+  const ignored = new Set<string>();
+  const notes: string[] = [];
+  for (const w of warnings) {
+    const m = IGNORED_OPTION.exec(w);
+    if (m) ignored.add(m[1]);
+    else notes.push(w);
+  }
+  // The missing-data options have no effect on a Grid (it uses complete rows per combination);
+  // the option parser drops them silently in v2 because the official client always sends one.
+  if (analysis === "grid") for (const key of ["verify_missing_data", "missing_moments"]) if (body[key] !== null && body[key] !== undefined) ignored.add(key);
+  return { ...(ignored.size > 0 ? { ignored_options: [...ignored] } : {}), ...(notes.length > 0 ? { warnings: notes } : {}) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /results
+
+interface V2Receipt {
+  /** undefined: well-formed but no job can have it (negative, beyond the safe integers). */
+  id: number | undefined;
+  code: string;
+}
+
+/** The receipt of a GET /results: the JSON body, or (for callers that cannot send a GET body) the query string. */
+function readReceipt(body: unknown, query: URLSearchParams): V2Receipt {
+  let source: Record<string, unknown>;
+  if (body === undefined) {
+    if (!query.has("job_id") && !query.has("job_code")) {
+      throw new ServiceError(400, "invalid_input", 'body: expected the receipt {"job_id": ..., "job_code": "..."} as the JSON body of the GET', {
+        field: "body",
+        expected: "the receipt {job_id, job_code}",
+      });
+    }
+    source = { job_id: query.get("job_id") ?? undefined, job_code: query.get("job_code") ?? undefined };
+  } else if (isRecord(body)) {
+    source = body;
+  } else {
+    throw new ServiceError(400, "invalid_input", `body: expected the receipt {"job_id": ..., "job_code": "..."}, got ${describe(body)}`, {
+      field: "body",
+      expected: "the receipt {job_id, job_code}",
+    });
+  }
+  const { job_id: rawId, job_code: code } = source;
+  let id: number | undefined;
+  if (typeof rawId === "number" && Number.isInteger(rawId)) id = rawId >= 0 && Number.isSafeInteger(rawId) ? rawId : undefined;
+  else if (typeof rawId === "string" && /^\s*\d+\s*$/.test(rawId)) {
+    const n = Number(rawId.trim());
+    id = Number.isSafeInteger(n) ? n : undefined;
+  } else {
+    throw new ServiceError(400, "invalid_input", `job_id: expected the integer job_id of the receipt (a number or a string of digits), got ${describe(rawId)}`, {
+      field: "job_id",
+      expected: "an integer",
+    });
+  }
+  if (typeof code !== "string") {
+    throw new ServiceError(400, "invalid_input", `job_code: expected the job_code string of the receipt, got ${describe(code)}`, {
+      field: "job_code",
+      expected: "a string of 16 hex characters",
+    });
+  }
+  return { id, code };
+}
+
+async function getResults(service: PredictionService, { req, res, query }: RouteRequest): Promise<void> {
+  const org = v2Org(service, req);
+  const receipt = readReceipt(await readJsonV2(req, SMALL_BODY_BYTES, true), query);
+  const job = receipt.id === undefined ? undefined : service.jobs.find(org.name, receipt.id, receipt.code);
+  if (!job) {
+    sendJson(res, 200, v2UnknownJob());
+    return;
+  }
+  if (job.status === "queued" || job.status === "running") {
+    // Long-poll: the official client gives up ~31 s after a POST unless a GET is held (section 2.2).
+    const gone = new AbortController();
+    const onClose = () => gone.abort();
+    res.on("close", onClose);
+    try {
+      await service.waitForJob(job, service.config.v2LongPollMs, gone.signal);
+    } finally {
+      res.off("close", onClose);
+    }
+    if (gone.signal.aborted) return;
+  }
+  sendJson(res, 200, await v2JobBody(service, job));
+}
+
+/** The v2 body of a job in any state (HTTP 200 in every case). */
+export async function v2JobBody(service: PredictionService, job: Job): Promise<unknown> {
+  const ref = { job_id: job.id, job_code: job.code };
+  switch (job.status) {
+    case "queued":
+      return v2Running(ref, LambdaStatus.PENDING);
+    case "running":
+      return v2Running(ref, LambdaStatus.PROCESSING);
+    case "failed": {
+      const failure = job.failure ?? { message: "the job failed", error_code: LambdaError.PROCESS_JOB, status_code: LambdaStatus.PROCESSING };
+      const stage = failure.status_code === LambdaStatus.INITIALIZED || failure.status_code === LambdaStatus.PENDING ? failure.status_code : LambdaStatus.PROCESSING;
+      const code = (Number.isInteger(failure.error_code) && failure.error_code >= 1 && failure.error_code <= 6 ? failure.error_code : LambdaError.PROCESS_JOB) as V2FailureCode;
+      return v2Failed(ref, stage, code, failure.message);
+    }
+    case "completed": {
+      const result = (await service.resultObject(job)) as EngineResult & { grid_singularity?: SingularityCell };
+      const flat = toV2Result(result, {
+        job_id: job.id,
+        job_code: job.code,
+        censor_operator: job.censor_operator,
+        ...(job.experiment_id !== undefined ? { experiment_id: job.experiment_id } : {}),
+      });
+      if (result.grid_singularity) flat.attribute_combi = [result.grid_singularity.attribute_combi];
+      return flat;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// X upload
+
+/** The absolute root of this service as the caller reached it (or `publicUrl`). */
+function publicBase(service: PredictionService, req: IncomingMessage): string {
+  const configured = service.config.publicUrl;
+  if (configured !== undefined) return configured.replace(/\/+$/, "");
+  const host = req.headers.host;
+  if (host !== undefined && /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/.test(host)) return `http://${host}`;
+  const address = req.socket.localAddress ?? "127.0.0.1";
+  return `http://${address.includes(":") ? `[${address}]` : address}:${req.socket.localPort}`;
+}
+
+function readFileName(body: unknown, query: URLSearchParams): string {
+  const value = isRecord(body) ? body.file_name : body === undefined ? (query.get("file_name") ?? undefined) : undefined;
+  if (typeof value !== "string" || !UPLOAD_NAME.test(value)) {
+    throw new ServiceError(400, "invalid_input", `file_name: expected "<crc64 hex>.json" (letters, digits, ".", "_" or "-", ending in .json), got ${describe(value)}`, {
+      field: "file_name",
+      expected: '"<crc64 hex>.json"',
+    });
+  }
+  return value;
+}
+
+async function getUploadUrl(service: PredictionService, uploads: UploadStore, { req, res, query }: RouteRequest): Promise<void> {
+  const org = v2Org(service, req);
+  const name = readFileName(await readJsonV2(req, SMALL_BODY_BYTES, true), query);
+  const { token, expires } = uploads.sign(org.name, name);
+  const url = `${publicBase(service, req)}${V2_PREFIXES[0]}/payload/upload/X/${encodeURIComponent(name)}?token=${encodeURIComponent(token)}`;
+  sendJson(res, 200, { url, file_name: name, method: "PUT", expires_at: v2DateTime(new Date(expires)) });
+}
+
+async function putUpload(service: PredictionService, uploads: UploadStore, { req, res, params, query }: RouteRequest): Promise<void> {
+  const name = params.file_name;
+  if (!UPLOAD_NAME.test(name)) {
+    throw new ServiceError(400, "invalid_input", `file_name: expected "<crc64 hex>.json", got ${describe(name)}`, { field: "file_name" });
+  }
+  const org = uploads.verify(query.get("token"), name);
+  // The PUT is authorised by its token (G18); a key, when sent, must be the same organisation's.
+  if (req.headers["x-api-key"] !== undefined && v2Org(service, req).name !== org) {
+    throw new ServiceError(403, "forbidden", "Forbidden: this upload URL was issued to another API key", { field: "x-api-key" });
+  }
+  const raw = await readBody(req, service.config.maxUploadBytes);
+  const text = raw.toString("utf8");
+  if (text.trim() === "") throw new ServiceError(400, "malformed_json", "the upload body is empty; expected X as JSON: a list of N rows of K numbers", { field: "body" });
+  const matrix = parseUpload(parseJsonText(text));
+  const { upload, outcome } = uploads.put(org, name, matrix, raw);
+  sendJson(res, 200, {
+    file_name: name,
+    rows: upload.rows,
+    cols: upload.cols,
+    bytes: upload.bytes,
+    outcome,
+    expires_at: v2DateTime(new Date(upload.expires)),
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Quota (section 2.4, G6)
+
+function getQuota(service: PredictionService, started: Date, type: V2QuotaType, { req, res }: RouteRequest): void {
+  const org = v2Org(service, req);
+  const { quota, used } = service.quota.status(org.name);
+  const since = service.jobs.firstJobTime(org.name) ?? started;
+  sendJson(res, 200, v2QuotaBody(type, { quota, used, period_start: since, period_end: NO_PERIOD_END }));
+}
