@@ -1,0 +1,166 @@
+/**
+ * Resolves the client's settings: explicit arguments win over the environment, which wins over a
+ * `.env` file in the working directory.
+ *
+ * | setting | argument | variables |
+ * | --- | --- | --- |
+ * | API key | apiKey | CSA_API_KEY (the official Python client's name) |
+ * | access id | accessId | CSA_ACCESS_ID |
+ * | base URL | baseUrl | RBP_BASE_URL, then CSA_BASE_URL |
+ * | version | apiVersion | RBP_API_VERSION (v3 or v2; also "3", "2") |
+ *
+ * The base URL has no default: the specification gives the hosted address only as a
+ * placeholder, so a caller names it (the notebook layer passes the local service's URL).
+ *
+ * A base URL is the service root or a version root. `http://host:8765` serves v3 under `/v3` and
+ * v2 under `/v2/prediction-engine`; a URL ending in `/v3`, `/v3/prediction-engine`, `/v2` or
+ * `/v2/prediction-engine` is used as it is (and sets the version unless one is given).
+ */
+import { resolve } from "node:path";
+import { readDotEnv } from "./dotenv.js";
+import { ConfigurationError } from "./errors.js";
+import type { ApiVersion, ClientOptions, PollOptions } from "./types.js";
+
+export interface ResolvedConfig {
+  apiKey: string;
+  accessId: string | undefined;
+  apiVersion: ApiVersion;
+  /** Scheme, host and port, e.g. `http://127.0.0.1:8765`. */
+  origin: string;
+  /** Path of the version root, e.g. `/v3` or `/v2/prediction-engine` (no trailing slash). */
+  root: string;
+  /** origin + root. */
+  baseUrl: string;
+  timeoutMs: number;
+  maxRetries: number;
+  retryBaseDelayMs: number;
+  retryMaxDelayMs: number;
+  maxRetryAfterMs: number;
+  poll: Required<PollOptions>;
+  log: ((line: string) => void) | undefined;
+}
+
+export const DEFAULTS = {
+  timeoutMs: 60_000,
+  maxRetries: 2,
+  retryBaseDelayMs: 500,
+  retryMaxDelayMs: 8_000,
+  maxRetryAfterMs: 60_000,
+  poll: { initialDelayMs: 10, factor: 1.5, maxDelayMs: 2_000 },
+} as const;
+
+const VERSION_ROOTS: Array<{ suffix: string; version: ApiVersion }> = [
+  { suffix: "/v3/prediction-engine", version: "v3" },
+  { suffix: "/v2/prediction-engine", version: "v2" },
+  { suffix: "/v3", version: "v3" },
+  { suffix: "/v2", version: "v2" },
+];
+
+export function resolveConfig(options: ClientOptions = {}): ResolvedConfig {
+  const env = options.env ?? process.env;
+  let file: Record<string, string> | undefined;
+  if (options.envFile !== false) {
+    const path = resolve(options.envFile ?? ".env");
+    try {
+      file = readDotEnv(path);
+    } catch (error) {
+      throw new ConfigurationError("envFile", `the settings file ${path} could not be read: ${(error as Error).message}`);
+    }
+  }
+  const pick = (...names: string[]): string | undefined => {
+    for (const source of [env, file ?? {}]) {
+      for (const name of names) {
+        const v = source[name];
+        if (v !== undefined && v.trim() !== "") return v.trim();
+      }
+    }
+    return undefined;
+  };
+
+  const apiKey = options.apiKey ?? pick("CSA_API_KEY");
+  if (apiKey === undefined || apiKey === "") {
+    throw new ConfigurationError(
+      "CSA_API_KEY",
+      "no API key: pass apiKey, or set CSA_API_KEY in the environment or in a .env file (for the local service, use startLocalService().credentials.apiKey)",
+    );
+  }
+  if (/[\r\n\0]/.test(apiKey) || apiKey.trim() !== apiKey) {
+    throw new ConfigurationError("CSA_API_KEY", "the API key contains spaces or control characters; check the value of CSA_API_KEY");
+  }
+  const accessId = options.accessId ?? pick("CSA_ACCESS_ID");
+
+  const rawBase = options.baseUrl ?? pick("RBP_BASE_URL", "CSA_BASE_URL");
+  if (rawBase === undefined || rawBase === "") {
+    throw new ConfigurationError(
+      "baseUrl",
+      "no base URL: pass baseUrl, or set RBP_BASE_URL (or CSA_BASE_URL). The hosted service's address is not published in the API specification, so there is no default; for the local service pass startLocalService().url",
+    );
+  }
+  let url: URL;
+  try {
+    url = new URL(rawBase);
+  } catch {
+    throw new ConfigurationError("baseUrl", `the base URL ${JSON.stringify(rawBase)} is not an absolute URL (e.g. http://127.0.0.1:8765)`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ConfigurationError("baseUrl", `the base URL must be http or https, got ${url.protocol}`);
+  }
+  if (url.username !== "" || url.password !== "") {
+    throw new ConfigurationError("baseUrl", "the base URL must not carry a user name or password");
+  }
+  const path = url.pathname.replace(/\/+$/, "");
+  const versionRoot = VERSION_ROOTS.find((r) => path.endsWith(r.suffix));
+
+  const rawVersion = options.apiVersion ?? pick("RBP_API_VERSION");
+  let apiVersion: ApiVersion;
+  if (rawVersion !== undefined) {
+    const v = String(rawVersion).trim().toLowerCase();
+    if (v === "v3" || v === "3") apiVersion = "v3";
+    else if (v === "v2" || v === "2") apiVersion = "v2";
+    else throw new ConfigurationError("apiVersion", `apiVersion must be "v3" or "v2", got ${JSON.stringify(rawVersion)}`);
+  } else {
+    apiVersion = versionRoot?.version ?? "v3";
+  }
+  let root: string;
+  if (versionRoot) {
+    if (versionRoot.version !== apiVersion) {
+      throw new ConfigurationError(
+        "apiVersion",
+        `the base URL is a ${versionRoot.version} root (${path}) but apiVersion is ${apiVersion}; give the service root or a ${apiVersion} root`,
+      );
+    }
+    // A bare /v2 root means the v2 API's own prefix below it.
+    root = versionRoot.suffix === "/v2" ? `${path}/prediction-engine` : path;
+  } else {
+    root = `${path}${apiVersion === "v3" ? "/v3" : "/v2/prediction-engine"}`;
+  }
+
+  const number = (name: string, value: number | undefined, fallback: number, min: number): number => {
+    if (value === undefined) return fallback;
+    if (typeof value !== "number" || !Number.isFinite(value) || value < min) {
+      throw new ConfigurationError(name, `${name} must be a number >= ${min}, got ${String(value)}`);
+    }
+    return value;
+  };
+  const poll = options.poll ?? {};
+  const resolved: ResolvedConfig = {
+    apiKey,
+    accessId: accessId === "" ? undefined : accessId,
+    apiVersion,
+    origin: url.origin,
+    root,
+    baseUrl: url.origin + root,
+    timeoutMs: number("timeoutMs", options.timeoutMs, DEFAULTS.timeoutMs, 1),
+    maxRetries: Math.floor(number("maxRetries", options.maxRetries, DEFAULTS.maxRetries, 0)),
+    retryBaseDelayMs: number("retryBaseDelayMs", options.retryBaseDelayMs, DEFAULTS.retryBaseDelayMs, 0),
+    retryMaxDelayMs: number("retryMaxDelayMs", options.retryMaxDelayMs, DEFAULTS.retryMaxDelayMs, 0),
+    maxRetryAfterMs: number("maxRetryAfterMs", options.maxRetryAfterMs, DEFAULTS.maxRetryAfterMs, 0),
+    poll: {
+      initialDelayMs: number("poll.initialDelayMs", poll.initialDelayMs, DEFAULTS.poll.initialDelayMs, 0),
+      factor: number("poll.factor", poll.factor, DEFAULTS.poll.factor, 1),
+      maxDelayMs: number("poll.maxDelayMs", poll.maxDelayMs, DEFAULTS.poll.maxDelayMs, 0),
+    },
+    log: options.log,
+  };
+  return resolved;
+}

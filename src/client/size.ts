@@ -1,0 +1,72 @@
+/**
+ * Bounds on the size of X's JSON before encoding it, so that an X far over the 5 MiB limit is
+ * refused without spending the time (and memory) to encode it.
+ *
+ * `JSON.stringify` writes a finite number as `Number#toString` does (shortest round-trip form),
+ * NaN and infinities as `null`, and -0 as `0`. Per cell:
+ * - null, NaN, ±Infinity: exactly 4 (`null`);
+ * - an integer below 1e21 in magnitude: exactly its digits (and a sign);
+ * - any other number: at least 3 (`0.5`; a magnitude of 1 or more adds its integer digits) and
+ *   at most 18 for a magnitude in [1, 1e21) (17 significant digits and a point; every double of
+ *   1e17 or more is an integer), 25 in [1e-7, 1) (`0.` + up to 6 zeros + 17 digits), and 23 in
+ *   exponent form (`d.` + 16 digits + `e-308`); one more for a sign.
+ * Brackets and commas are counted exactly. So `lower <= JSON.stringify(X).length <= upper`, and
+ * both are exact for integer data.
+ */
+
+const POW10 = Array.from({ length: 22 }, (_, i) => 10 ** i);
+
+/** Digits of a non-negative integer below 1e21. */
+function digits(n: number): number {
+  let d = 1;
+  while (d < 21 && n >= POW10[d]) d++;
+  return d;
+}
+
+export interface SizeBounds {
+  lower: number;
+  upper: number;
+}
+
+/**
+ * Lower and upper bounds on `JSON.stringify(X).length` (bytes: the text is ASCII) for a
+ * rectangular or ragged array of rows of numbers/nulls. Returns undefined when X is not an array
+ * of arrays (validation will say what is wrong).
+ */
+export function jsonSizeBounds(X: unknown): SizeBounds | undefined {
+  if (!Array.isArray(X)) return undefined;
+  let lower = 2 + Math.max(0, X.length - 1); // [ ] and commas between rows
+  let upper = lower;
+  for (const row of X) {
+    if (!Array.isArray(row)) return undefined;
+    const frame = 2 + Math.max(0, row.length - 1);
+    lower += frame;
+    upper += frame;
+    for (let j = 0; j < row.length; j++) {
+      const v = row[j];
+      if (typeof v !== "number" || !Number.isFinite(v)) {
+        // null, NaN, ±Infinity -> "null"; anything else is invalid anyway: count it as null.
+        lower += 4;
+        upper += 4;
+        continue;
+      }
+      const sign = v < 0 ? 1 : 0;
+      const a = sign ? -v : v;
+      if (Number.isInteger(a) && a < 1e21) {
+        const n = (a === 0 ? 1 : digits(a)) + (a === 0 ? 0 : sign);
+        lower += n;
+        upper += n;
+      } else if (a >= 1e21) {
+        lower += 5 + sign; // "1e+21"
+        upper += 23 + sign;
+      } else if (a >= 1) {
+        lower += digits(Math.floor(a)) + 2 + sign;
+        upper += 18 + sign;
+      } else {
+        lower += 3 + sign;
+        upper += (a >= 1e-7 ? 25 : 23) + sign;
+      }
+    }
+  }
+  return { lower, upper };
+}

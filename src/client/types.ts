@@ -1,0 +1,284 @@
+/**
+ * The client's public types: plain TypeScript interfaces only (no zod, no undici types), so the
+ * declarations type-check in tslab's TypeScript 5.0.
+ */
+import type { Result } from "../api/result.js";
+
+export type { Num, Result, ResultGridInsights, ResultSoloStatistics } from "../api/result.js";
+
+export type Analysis = "psr" | "maxfit" | "grid";
+export type ApiVersion = "v3" | "v2";
+
+// ---------------------------------------------------------------------------------------------
+// Requests (v3 option names; the client writes v2 names itself in v2 mode)
+
+/** Options of every analysis. `null` means "the service's default", like leaving the key out. */
+export interface CommonOptionsInput {
+  /** One threshold or several (per-cent of the censor's range by default, see censor_unit). */
+  threshold?: number | number[] | null;
+  censor_unit?: "percent" | "score" | null;
+  censor_operator?: "gt" | "gte" | "lt" | "lte" | null;
+  /** `logistic` for logistic outcomes. */
+  prediction_scale?: "response" | "logistic" | null;
+  adj_fit_multiplier?: "identity" | "K" | "log" | null;
+  inv_method?: "gaussian" | "cholesky" | "pseudoinverse" | null;
+  include_linear_regression?: boolean | null;
+}
+
+export interface PsrOptionsInput extends CommonOptionsInput {
+  /** PSR evaluates one censor: `both` is refused. */
+  censor_type?: "relevance" | "similarity" | null;
+  missing_moments?: "pairwise" | "complete" | null;
+  /** A K x K inverse covariance to use instead of computing one. */
+  cov_inv?: number[][] | null;
+}
+
+export interface MaxFitOptionsInput extends CommonOptionsInput {
+  censor_type?: "relevance" | "similarity" | "both" | null;
+  missing_moments?: "pairwise" | "complete" | null;
+  cov_inv?: number[][] | null;
+  objective?: "fit" | "adjusted_fit" | "kfit" | null;
+  inner_parallel?: "auto" | "off" | null;
+}
+
+export type RetainKey =
+  | "yhat_cells"
+  | "adjusted_fit_cells"
+  | "n_cells"
+  | "weights_cells"
+  | "k_cells"
+  | "combi_cells"
+  | "ysolo_cells"
+  | "ysolo_distribution";
+
+export interface GridOptionsInput extends CommonOptionsInput {
+  censor_type?: "relevance" | "similarity" | "both" | null;
+  objective?: "fit" | "adjusted_fit" | "kfit" | null;
+  inner_parallel?: "auto" | "off" | null;
+  /** Smallest combination size (`k` in v2). */
+  min_k?: number | null;
+  max_k?: number | null;
+  /** The only legal sizes; replaces min_k and max_k. */
+  allowed_k?: number[] | null;
+  /** 0/1 mask of length K: attributes in every combination. Not with attribute_combi. */
+  required_attributes?: number[] | null;
+  /** 0/1 rows of length K, disjoint: blocks switched on and off together. Not with attribute_combi. */
+  attribute_groups?: number[][] | null;
+  /** 0/1 rows of length K: exactly these combinations. */
+  attribute_combi?: number[][] | null;
+  max_iter?: number | null;
+  seed?: number | null;
+  retain_grid_objects?: boolean | RetainKey[] | null;
+}
+
+export interface OptionsInputFor {
+  psr: PsrOptionsInput;
+  maxfit: MaxFitOptionsInput;
+  grid: GridOptionsInput;
+}
+
+/** A prediction request: outcomes, attributes, circumstances and options. */
+export interface PredictionRequest<O> {
+  /** N outcomes (finite numbers). */
+  y: number[];
+  /** N rows of K attributes; null (or NaN) is a missing value. N must be greater than K. */
+  X: Array<Array<number | null>>;
+  /**
+   * One circumstance (K numbers), or several rows of K numbers: several rows make an
+   * experiment, one job per row (one quota unit each). Grid may leave it out (last row of X).
+   */
+  theta?: number[] | number[][];
+  options?: O;
+  /** The user access id for this request; default: the client's (CSA_ACCESS_ID). */
+  accessId?: string;
+}
+
+export type PsrRequest = PredictionRequest<PsrOptionsInput>;
+export type MaxFitRequest = PredictionRequest<MaxFitOptionsInput>;
+export type GridRequest = PredictionRequest<GridOptionsInput>;
+export type RequestFor<A extends Analysis> = PredictionRequest<OptionsInputFor[A]>;
+
+// ---------------------------------------------------------------------------------------------
+// Receipts and states
+
+/** A job: what a POST with one circumstance returns. */
+export interface JobReceipt {
+  job_id: number;
+  job_code: string;
+  /** Notes from the service (and, in v2 mode, from the client's option mapping). */
+  warnings?: string[];
+  /** `last_row_of_X` when theta was left out (Grid). */
+  theta_source?: string;
+}
+
+export interface ExperimentJob {
+  row: number;
+  job_id: number;
+  job_code: string;
+}
+
+/** Several circumstances: one job per row. */
+export interface ExperimentReceipt {
+  /** null for a v2 group (v2 has no experiments: the client posts one job per row). */
+  experiment_id: number | null;
+  experiment_code: string | null;
+  n_rows: number;
+  jobs: ExperimentJob[];
+  warnings?: string[];
+  /** `service` (a v3 experiment) or `client` (v2: rows posted one by one and grouped here). */
+  grouped_by: "service" | "client";
+}
+
+export type Receipt = JobReceipt | ExperimentReceipt;
+
+export type JobStatus = "queued" | "running" | "completed" | "failed";
+
+/** One read of a job. A failed job is thrown as JobFailedError instead. */
+export type JobSnapshot =
+  | { status: "queued" | "running"; job_id: number; job_code: string; retryAfterMs?: number }
+  | { status: "completed"; job_id: number; job_code: string; result: Result; raw: unknown };
+
+/** `field(receipt, path)`: one value of a finished result. */
+export interface FieldValue {
+  /** The path asked for, e.g. `insights/relevance`. */
+  field: string;
+  /** Where it is in the result object, e.g. `$.results.insights.relevance`. */
+  json_path: string;
+  /** Dimensions: [] for a scalar, [N], [N, T], ... */
+  shape: number[];
+  values: unknown;
+}
+
+export interface ExperimentRow {
+  row: number;
+  job_id: number;
+  job_code: string;
+  status: JobStatus;
+  /** Compact results of a completed row (null otherwise). */
+  yhat: Array<number | null> | null;
+  fit: Array<number | null> | null;
+  /** A failed row: the service's reason and LambdaError code. */
+  message?: string;
+  error_code?: number;
+}
+
+export type ExperimentStatus = "running" | "completed" | "partial_failed" | "failed";
+
+/** The parent view of an experiment (or of a v2 group). */
+export interface ExperimentState {
+  experiment_id: number | null;
+  experiment_code: string | null;
+  status: ExperimentStatus;
+  n_rows: number;
+  n_completed: number;
+  n_failed: number;
+  rows: ExperimentRow[];
+}
+
+/** `run` on several circumstances: the final parent view and every row's full result. */
+export interface ExperimentRun {
+  receipt: ExperimentReceipt;
+  state: ExperimentState;
+  /** By row; null for a failed row (its reason is in `state.rows[i].message`). */
+  results: Array<Result | null>;
+}
+
+export interface QuotaStatus {
+  /** Units of the plan (one per job; an experiment costs one per row). */
+  quota: number;
+  used: number;
+  remaining: number;
+  unit?: string;
+  period_start?: string;
+  period_end?: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Call options
+
+export interface CallOptions {
+  /** Aborts the call (and any request in flight) with AbortError. */
+  signal?: AbortSignal;
+  /** Time budget of the call, retries included; default: the client's timeoutMs. */
+  timeoutMs?: number;
+  /** Retries of a read; default: the client's maxRetries. */
+  maxRetries?: number;
+}
+
+export interface PollOptions {
+  /** First delay after an unfinished read (ms); default 10. */
+  initialDelayMs?: number;
+  /** Growth of the delay per poll; default 1.5. */
+  factor?: number;
+  /** Longest delay between two polls (ms); default 2000. */
+  maxDelayMs?: number;
+}
+
+export interface WaitProgress {
+  status: JobStatus;
+  elapsedMs: number;
+  polls: number;
+}
+
+export interface ExperimentProgress {
+  done: number;
+  total: number;
+  failed: number;
+  rows: ExperimentRow[];
+  elapsedMs: number;
+  polls: number;
+}
+
+export interface WaitOptions extends PollOptions {
+  signal?: AbortSignal;
+  /** Give up waiting after this long (TimeoutError, phase "wait"); the job goes on. Default: none. */
+  timeoutMs?: number;
+  onProgress?: (progress: WaitProgress) => void;
+}
+
+export interface WaitExperimentOptions extends PollOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  onProgress?: (progress: ExperimentProgress) => void;
+}
+
+export interface RunOptions extends WaitOptions {
+  /** Per-row progress when the request makes an experiment. */
+  onExperimentProgress?: (progress: ExperimentProgress) => void;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Client options
+
+export interface ClientOptions {
+  /**
+   * The service root (`http://127.0.0.1:8765`) or a version root (`.../v3`,
+   * `.../v3/prediction-engine`, `.../v2/prediction-engine`). Default: RBP_BASE_URL or
+   * CSA_BASE_URL (environment, then .env).
+   */
+  baseUrl?: string;
+  /** Organisation API key, sent as x-api-key. Default: CSA_API_KEY. */
+  apiKey?: string;
+  /** User access id, sent in POST bodies. Default: CSA_ACCESS_ID. */
+  accessId?: string;
+  /** Default: RBP_API_VERSION, else taken from a version root in baseUrl, else v3. */
+  apiVersion?: ApiVersion;
+  /** Time budget of one call (retries included), in ms; default 60000. */
+  timeoutMs?: number;
+  /** Retries of a read (GET) on connection errors, 5xx and 429; default 2. POSTs: see README. */
+  maxRetries?: number;
+  /** First backoff delay of a retry (ms, before jitter); default 500. */
+  retryBaseDelayMs?: number;
+  /** Largest backoff delay (ms); default 8000. */
+  retryMaxDelayMs?: number;
+  /** A Retry-After longer than this (ms) is not waited for: the error is thrown; default 60000. */
+  maxRetryAfterMs?: number;
+  /** Default polling schedule of wait(). */
+  poll?: PollOptions;
+  /** Environment to read defaults from; default process.env. */
+  env?: Record<string, string | undefined>;
+  /** The .env file to read; default `.env` in the working directory; false: none. */
+  envFile?: string | false;
+  /** One line per request and retry (no secrets); default: none. */
+  log?: (line: string) => void;
+}
