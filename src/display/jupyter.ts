@@ -1,0 +1,131 @@
+/**
+ * Sending outputs to the notebook cell that runs the code.
+ *
+ * `display(value)` takes a mime bundle, a figure, a table or anything with the Deno display symbol,
+ * and:
+ * - inside tslab, sends the whole mime bundle to the current cell and returns undefined;
+ * - inside Deno's Jupyter kernel, sends it with `Deno.jupyter.display(bundle, { raw: true })` and
+ *   returns undefined;
+ * - elsewhere (a script, a test, a kernel it does not know), returns the bundle, which Deno and any
+ *   caller can display themselves (it carries `Symbol.for("Jupyter.display")`).
+ *
+ * How tslab is recognised. tslab runs cell code with `globalThis.__tslab__` set (its executor passes
+ * the cell's `require` that way) and keeps the sender of the running cell in its module
+ * `tslab/dist/jupyter.js` (`lastWriteDisplayData`), which its public `display.html/raw` use. The
+ * public API sends one mime type per output, so a figure could not carry both its plotly JSON (for
+ * VS Code) and its HTML (for JupyterLab and exports). `display` therefore finds that module in the
+ * CommonJS module cache (where the kernel loaded it; no import of tslab, which this package does not
+ * depend on) and sends the full bundle through it. If it is not there (another tslab layout), it
+ * falls back to the public `require("tslab").display.html(...)` through `__tslab__.require`.
+ */
+import { createRequire } from "node:module";
+import { displayable, toBundle, type Displayable, type DisplayBundle, type MimeBundle } from "./bundle.js";
+import type { Figure } from "./figures.js";
+import type { HtmlTable } from "./tables.js";
+
+export type Kernel = "tslab" | "deno" | "none";
+
+interface DisplayMessage {
+  data: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  transient: Record<string, unknown>;
+}
+type WriteDisplayData = (message: DisplayMessage, update: boolean) => void;
+
+interface TslabPublic {
+  display?: { html?: (s: string) => void; text?: (s: string) => void };
+}
+
+interface DenoJupyter {
+  display?: (obj: unknown, options?: { raw?: boolean; update?: boolean; display_id?: string }) => Promise<void>;
+}
+
+function tslabGlobal(): { require?: (id: string) => unknown } | undefined {
+  const g = (globalThis as Record<string, unknown>).__tslab__;
+  return typeof g === "object" && g !== null ? (g as { require?: (id: string) => unknown }) : undefined;
+}
+
+function denoJupyter(): DenoJupyter | undefined {
+  const deno = (globalThis as Record<string, unknown>).Deno as { jupyter?: DenoJupyter } | undefined;
+  if (deno === undefined || deno === null) return undefined;
+  try {
+    // Deno.jupyter throws outside a Jupyter kernel.
+    const j = deno.jupyter;
+    return typeof j?.display === "function" ? j : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The kernel this code runs in, as far as display is concerned. */
+export function jupyterKernel(): Kernel {
+  if (tslabGlobal() !== undefined) return "tslab";
+  if (denoJupyter() !== undefined) return "deno";
+  return "none";
+}
+
+const TSLAB_JUPYTER = /[\\/]tslab[\\/]dist[\\/]jupyter\.js$/;
+
+/** tslab's sender for the running cell, from the module cache (see the module comment). */
+export function tslabWriter(): WriteDisplayData | undefined {
+  const cache = createRequire(import.meta.url).cache;
+  for (const [file, mod] of Object.entries(cache)) {
+    if (!TSLAB_JUPYTER.test(file)) continue;
+    const write = (mod?.exports as { lastWriteDisplayData?: unknown } | undefined)?.lastWriteDisplayData;
+    if (typeof write === "function") return write as WriteDisplayData;
+  }
+  return undefined;
+}
+
+function tslabPublic(): TslabPublic | undefined {
+  try {
+    return tslabGlobal()?.require?.("tslab") as TslabPublic | undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface DisplayOptions {
+  /** A display id, to replace this output later with `update: true` (tslab and Deno). */
+  displayId?: string;
+  /** Replace the output with this display id instead of adding one. */
+  update?: boolean;
+}
+
+/** The mime types of a bundle as a plain object (no symbol, no undefined entries). */
+function plain(bundle: MimeBundle): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(bundle)) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+/**
+ * Shows a bundle, figure or table in the current cell (tslab, Deno); returns undefined when sent,
+ * else the bundle (displayable by Deno's symbol) for the caller to show or return.
+ */
+export function display(value: MimeBundle | Displayable | Figure | HtmlTable, options: DisplayOptions = {}): DisplayBundle | undefined {
+  const bundle = plain(toBundle(value)) as MimeBundle;
+  const kernel = jupyterKernel();
+  if (kernel === "tslab") {
+    const write = tslabWriter();
+    if (write !== undefined) {
+      write({ data: bundle, metadata: {}, transient: options.displayId !== undefined ? { display_id: options.displayId } : {} }, options.update === true);
+      return undefined;
+    }
+    const pub = tslabPublic()?.display;
+    if (typeof bundle["text/html"] === "string" && typeof pub?.html === "function") {
+      pub.html(bundle["text/html"]);
+      return undefined;
+    }
+    if (typeof pub?.text === "function") {
+      pub.text(bundle["text/plain"]);
+      return undefined;
+    }
+  } else if (kernel === "deno") {
+    const j = denoJupyter()!;
+    const opts = { raw: true, ...(options.displayId !== undefined ? { display_id: options.displayId } : {}), ...(options.update ? { update: true } : {}) };
+    j.display!(bundle, opts).catch((e: unknown) => console.error("rbp-notebook: display failed:", e));
+    return undefined;
+  }
+  return displayable(bundle);
+}

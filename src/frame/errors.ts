@@ -1,0 +1,14 @@
+/** A data input the notebook helper cannot turn into a request; names the column and row at fault. */
+export class FrameError extends Error {
+  override readonly name = "FrameError";
+  /** The column at fault, by name. */
+  readonly column: string | undefined;
+  /** The row at fault, by label (a frame's index label or the row position). */
+  readonly row: string | undefined;
+
+  constructor(message: string, where: { column?: string; row?: string } = {}) {
+    super(message);
+    this.column = where.column;
+    this.row = where.row;
+  }
+}

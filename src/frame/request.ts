@@ -1,0 +1,236 @@
+/**
+ * `toRequest(data, spec)`: data in any accepted shape (see table.ts) and a cell's choice of
+ * columns become plain arrays y, X and theta, with the attribute names, ready for a request.
+ *
+ * ```ts
+ * toRequest(cars, { y: "Miles_per_Gallon", theta: "last" })
+ * // X defaults to every other numeric column; the string columns Name and Origin are skipped.
+ * ```
+ *
+ * - Missing values (null, NaN, undefined) in X become null; rows whose outcome is missing are
+ *   dropped and `dropped`/`notes` say how many.
+ * - A requested column that is not numeric is an error naming it (FrameError). For the default X,
+ *   columns that are not numeric (or wholly missing) are skipped with a note.
+ * - theta:
+ *   - `"last"`: the last row of X as sent (what a Grid does without theta); it stays in the data.
+ *   - a row position or a list of them (0-based positions in the input, negative from the end;
+ *     a row whose outcome is missing may be used, which predicts that outcome): those rows'
+ *     attributes, the rows staying in the data;
+ *   - a DataFrame, row objects, an object of columns, one row object or a danfo Series of new
+ *     circumstances: the X columns are picked by name (a missing column is an error naming it).
+ *   Every theta value must be a finite number: a missing one is an error naming the row and column.
+ *   One row of circumstances gives `theta: number[]`, several give `number[][]` (an experiment).
+ */
+import { checkColumn, cellKind, notNumericError, toCell } from "./cells.js";
+import { FrameError } from "./errors.js";
+import { describeValue, isDataFrameLike, isSeriesLike, readTable, type DataFrameLike, type FrameInput, type RowObject, type ColumnObject, type SeriesLike, type Table } from "./table.js";
+
+/** New circumstances given as data: a DataFrame, row objects, an object of columns, one row object or a Series. */
+export type ThetaData = DataFrameLike | ReadonlyArray<RowObject> | ColumnObject | RowObject | SeriesLike;
+
+/** Which circumstances to predict for. */
+export type ThetaSpec = "last" | number | ReadonlyArray<number> | ThetaData;
+
+/** A notebook cell's choice of columns. */
+export interface FrameSpec {
+  /** The outcome column. Required for tables; for plain arrays it names the outcome (default "y"). */
+  y?: string;
+  /** The attribute columns (default: every other numeric column; for plain arrays, every column of X). */
+  X?: string | ReadonlyArray<string>;
+  /** The circumstances (none: the request carries no theta, as a Grid may). */
+  theta?: ThetaSpec;
+}
+
+/** Plain arrays for a request, with the names that label every table and chart. */
+export interface FrameRequest {
+  /** Outcomes of the rows kept (finite numbers). */
+  y: number[];
+  /** Attributes of the rows kept, N x K; null is a missing value. */
+  X: (number | null)[][];
+  /** One row of circumstances (K) or several (an experiment); absent when none was asked for. */
+  theta?: number[] | number[][];
+  /** Attribute names, one per column of X. */
+  attributes: string[];
+  /** The outcome's name. */
+  outcome: string;
+  /** A label per row kept: the frame's index, or the row's position in the input. */
+  rowLabels: string[];
+  /** A label per theta row (a row label for positions and "last", the index of a frame of new circumstances). */
+  thetaLabels?: string[];
+  /** How many rows were dropped because their outcome was missing. */
+  dropped: number;
+  /** What was done to the data, in words (dropped rows, skipped columns). */
+  notes: string[];
+}
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
+}
+
+function isRowObject(v: unknown): v is RowObject {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && !ArrayBuffer.isView(v);
+}
+
+/** Turns data and a cell's column choice into y, X, theta and names. Throws FrameError. */
+export function toRequest(data: FrameInput, spec: FrameSpec = {}): FrameRequest {
+  const read = readTable(data);
+  const { table } = read;
+  const notes: string[] = [];
+
+  // The outcome.
+  const outcome = read.outcome ?? spec.y;
+  if (read.outcome !== undefined && spec.y !== undefined && spec.y !== read.outcome) {
+    throw new FrameError(`spec.y is "${spec.y}" but the arrays name their outcome "${read.outcome}"`, { column: spec.y });
+  }
+  if (outcome === undefined) {
+    throw new FrameError(`name the outcome column, for example { y: "${table.columns[0] ?? "outcome"}" }; the columns are ${listNames(table.columns)}`);
+  }
+  const yCells = column(table, outcome, "outcome");
+  const yCheck = checkColumn(yCells);
+  if (!yCheck.numeric) throw notNumericError(table, outcome, "outcome", yCheck.bad!);
+
+  // The attributes.
+  let attributes: string[];
+  if (spec.X !== undefined) {
+    attributes = typeof spec.X === "string" ? [spec.X] : [...spec.X];
+    if (attributes.length === 0) throw new FrameError("X names no column; name at least one attribute or leave X out to use every numeric column");
+    const seen = new Set<string>();
+    for (const name of attributes) {
+      if (typeof name !== "string") throw new FrameError(`X: expected column names, got ${describeValue(name)}`);
+      if (name === outcome) throw new FrameError(`"${name}" is the outcome and cannot also be an attribute`, { column: name });
+      if (seen.has(name)) throw new FrameError(`X names "${name}" twice`, { column: name });
+      seen.add(name);
+      const check = checkColumn(column(table, name, "attribute"));
+      if (!check.numeric) throw notNumericError(table, name, "attribute", check.bad!);
+    }
+  } else if (read.attributes !== undefined) {
+    attributes = read.attributes;
+    for (const name of attributes) {
+      const check = checkColumn(table.data.get(name)!);
+      if (!check.numeric) throw notNumericError(table, name, "attribute", check.bad!);
+    }
+  } else {
+    attributes = [];
+    const skipped: string[] = [];
+    const empty: string[] = [];
+    for (const name of table.columns) {
+      if (name === outcome) continue;
+      const check = checkColumn(table.data.get(name)!);
+      if (!check.numeric) skipped.push(name);
+      else if (check.empty) empty.push(name);
+      else attributes.push(name);
+    }
+    if (skipped.length > 0) notes.push(`skipped ${skipped.length === 1 ? "a column that is" : "columns that are"} not numeric: ${skipped.join(", ")}`);
+    if (empty.length > 0) notes.push(`skipped ${empty.length === 1 ? "a column" : "columns"} with no values: ${empty.join(", ")}`);
+    if (attributes.length === 0) {
+      throw new FrameError(`no numeric attribute column besides the outcome "${outcome}"; the columns are ${listNames(table.columns)}`);
+    }
+  }
+
+  // The rows kept: those with an outcome.
+  const xCols = attributes.map((name) => table.data.get(name)!);
+  const kept: number[] = [];
+  for (let i = 0; i < table.rows; i++) if (cellKind(yCells[i]) === "number") kept.push(i);
+  const dropped = table.rows - kept.length;
+  if (dropped > 0) notes.push(`dropped ${plural(dropped, "row")} with no ${outcome}`);
+  const y = kept.map((i) => yCells[i] as number);
+  const X = kept.map((i) => xCols.map((col) => toCell(col[i])));
+  const rowLabels = kept.map((i) => table.labels[i]);
+
+  const out: FrameRequest = { y, X, attributes, outcome, rowLabels, dropped, notes };
+  if (spec.theta !== undefined) {
+    const theta = readTheta(spec.theta, table, kept, attributes);
+    out.theta = theta.rows.length === 1 ? theta.rows[0] : theta.rows;
+    out.thetaLabels = theta.labels;
+  }
+  return out;
+}
+
+function listNames(names: ReadonlyArray<string>): string {
+  if (names.length === 0) return "(none)";
+  const shown = names.slice(0, 20).map((n) => `"${n}"`);
+  return names.length > 20 ? `${shown.join(", ")} and ${names.length - 20} more` : shown.join(", ");
+}
+
+function column(table: Table, name: string, role: string): unknown[] {
+  const cells = table.data.get(name);
+  if (cells === undefined) {
+    throw new FrameError(`${role} column "${name}" is not in the data; the columns are ${listNames(table.columns)}`, { column: name });
+  }
+  return cells;
+}
+
+interface ThetaRows {
+  rows: number[][];
+  labels: string[];
+}
+
+/** One theta row from raw cells, every value a finite number. */
+function thetaRow(cells: ReadonlyArray<unknown>, attributes: ReadonlyArray<string>, label: string, source: string): number[] {
+  return cells.map((v, j) => {
+    const kind = cellKind(v);
+    if (kind === "number") return v as number;
+    const name = attributes[j];
+    if (kind === "missing") {
+      throw new FrameError(`theta ${source} ${label} has no value for "${name}"; every circumstance needs a number`, { column: name, row: label });
+    }
+    throw new FrameError(`theta ${source} ${label}, column "${name}" holds ${describeValue(v)}; expected a finite number`, { column: name, row: label });
+  });
+}
+
+function readTheta(theta: ThetaSpec, table: Table, kept: ReadonlyArray<number>, attributes: ReadonlyArray<string>): ThetaRows {
+  const cellsAt = (i: number): unknown[] => attributes.map((name) => table.data.get(name)![i]);
+  if (theta === "last") {
+    if (kept.length === 0) throw new FrameError('theta "last": there is no row with an outcome');
+    const i = kept[kept.length - 1];
+    const label = table.labels[i];
+    return { rows: [thetaRow(cellsAt(i), attributes, label, '"last", row')], labels: [label] };
+  }
+  if (typeof theta === "string") throw new FrameError(`theta: expected "last", row positions or data of new circumstances, got ${describeValue(theta)}`);
+  if (typeof theta === "number" || (Array.isArray(theta) && theta.length > 0 && theta.every((p) => typeof p === "number"))) {
+    const positions = typeof theta === "number" ? [theta] : (theta as ReadonlyArray<number>);
+    const rows: number[][] = [];
+    const labels: string[] = [];
+    for (const p of positions) {
+      if (!Number.isInteger(p) || p >= table.rows || p < -table.rows) {
+        throw new FrameError(`theta: row position ${p} is not a row of the data (0 to ${table.rows - 1}, or negative from the end)`);
+      }
+      const i = p < 0 ? table.rows + p : p;
+      const label = table.labels[i];
+      rows.push(thetaRow(cellsAt(i), attributes, label, "row"));
+      labels.push(label);
+    }
+    return { rows, labels };
+  }
+  if (Array.isArray(theta) && theta.length === 0) throw new FrameError("theta: the list is empty; give row positions or rows of circumstances");
+
+  // New circumstances as data.
+  let source: Table;
+  let single = false;
+  if (isSeriesLike(theta) && !isDataFrameLike(theta)) {
+    const s = theta as SeriesLike;
+    const row: Record<string, unknown> = {};
+    s.index.forEach((name, j) => (row[String(name)] = s.values[j]));
+    source = readTable([row], "theta").table;
+    single = true;
+  } else if (isRowObject(theta) && !isDataFrameLike(theta) && Object.values(theta).every((v) => !Array.isArray(v) && !ArrayBuffer.isView(v))) {
+    source = readTable([theta], "theta").table;
+    single = true;
+  } else {
+    source = readTable(theta, "theta").table;
+  }
+  if (source.rows === 0) throw new FrameError("theta: the circumstances have no rows");
+  const missing = attributes.filter((name) => !source.data.has(name));
+  if (missing.length > 0) {
+    throw new FrameError(
+      `theta has no column ${missing.map((n) => `"${n}"`).join(", ")}; the circumstances need every attribute (${attributes.join(", ")})`,
+      { column: missing[0] },
+    );
+  }
+  const rows: number[][] = [];
+  for (let i = 0; i < source.rows; i++) {
+    const cells = attributes.map((name) => source.data.get(name)![i]);
+    rows.push(thetaRow(cells, attributes, source.labels[i], "row"));
+  }
+  return { rows, labels: single ? ["theta"] : source.labels };
+}

@@ -1,0 +1,81 @@
+/** display(): tslab and Deno detection, with the kernels simulated the way they present themselves. */
+import { createRequire } from "node:module";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { PLOTLY_MIME, display, isDisplayable, jupyterKernel, summaryTable, tslabWriter, weightsFigure } from "../../src/display/index.js";
+import { quickstartContext, quickstartGrid } from "./fixtures.js";
+
+const g = globalThis as Record<string, unknown>;
+const cache = createRequire(import.meta.url).cache;
+const FAKE_JUPYTER = "/opt/fake/lib/node_modules/tslab/dist/jupyter.js";
+
+afterEach(() => {
+  delete g.__tslab__;
+  delete g.Deno;
+  delete cache[FAKE_JUPYTER];
+});
+
+function figure() {
+  return weightsFigure(quickstartGrid(), quickstartContext());
+}
+
+describe("outside a kernel", () => {
+  it("returns the bundle, displayable by Deno's symbol", () => {
+    expect(jupyterKernel()).toBe("none");
+    const b = display(figure());
+    expect(b).toBeDefined();
+    expect(isDisplayable(b)).toBe(true);
+    expect(Object.keys(b!).sort()).toEqual([PLOTLY_MIME, "text/html", "text/plain"].sort());
+  });
+});
+
+describe("inside tslab", () => {
+  it("sends the full mime bundle to the running cell through tslab's display writer", () => {
+    const write = vi.fn();
+    g.__tslab__ = { exports: {}, require: () => ({}) };
+    cache[FAKE_JUPYTER] = { exports: { lastWriteDisplayData: write } } as never;
+    expect(jupyterKernel()).toBe("tslab");
+    expect(tslabWriter()).toBe(write);
+    expect(display(figure())).toBeUndefined();
+    expect(write).toHaveBeenCalledTimes(1);
+    const [message, update] = write.mock.calls[0] as [{ data: Record<string, unknown>; metadata: unknown; transient: unknown }, boolean];
+    expect(Object.keys(message.data).sort()).toEqual([PLOTLY_MIME, "text/html", "text/plain"].sort());
+    expect(message.metadata).toEqual({});
+    expect(message.transient).toEqual({});
+    expect(update).toBe(false);
+    display(summaryTable(quickstartGrid(), quickstartContext()), { displayId: "summary", update: true });
+    expect(write.mock.calls[1][0].transient).toEqual({ display_id: "summary" });
+    expect(write.mock.calls[1][1]).toBe(true);
+  });
+
+  it("falls back to tslab's public display.html when the writer is not found", () => {
+    const html = vi.fn();
+    g.__tslab__ = { exports: {}, require: (id: string) => (id === "tslab" ? { display: { html, text: vi.fn() } } : undefined) };
+    expect(tslabWriter()).toBeUndefined();
+    const t = summaryTable(quickstartGrid(), quickstartContext());
+    expect(display(t)).toBeUndefined();
+    expect(html).toHaveBeenCalledWith(t.html);
+  });
+});
+
+describe("inside Deno's Jupyter kernel", () => {
+  it("sends the bundle with Deno.jupyter.display(bundle, { raw: true })", () => {
+    const show = vi.fn(() => Promise.resolve());
+    g.Deno = { jupyter: { display: show } };
+    expect(jupyterKernel()).toBe("deno");
+    expect(display(figure())).toBeUndefined();
+    expect(show).toHaveBeenCalledTimes(1);
+    const [bundle, options] = show.mock.calls[0] as unknown as [Record<string, unknown>, unknown];
+    expect(Object.keys(bundle).sort()).toEqual([PLOTLY_MIME, "text/html", "text/plain"].sort());
+    expect(options).toEqual({ raw: true });
+  });
+
+  it("Deno outside a kernel (Deno.jupyter throws) is not a kernel", () => {
+    g.Deno = Object.defineProperty({}, "jupyter", {
+      get() {
+        throw new Error("Deno.jupyter is only available in `deno jupyter`");
+      },
+    });
+    expect(jupyterKernel()).toBe("none");
+    expect(display(figure())).toBeDefined();
+  });
+});

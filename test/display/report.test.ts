@@ -1,0 +1,64 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { reportHtml, saveReport, type Reportable } from "../../src/display/index.js";
+import { quickstartContext, quickstartExperiment, quickstartGrid, quickstartPsr } from "./fixtures.js";
+
+const dir = mkdtempSync(join(tmpdir(), "rbp-report-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const grid: Reportable = {
+  title: "Grid <on> the quickstart",
+  result: quickstartGrid(),
+  context: quickstartContext({ analysis: "grid" }),
+  options: { threshold: [0, 0.2, 0.5, 0.8], censor_type: "both" },
+  notes: ["dropped 1 row with no Points"],
+};
+const psr: Reportable = { title: "PSR", result: quickstartPsr(), context: quickstartContext() };
+const experiment: Reportable = { title: "Experiment", result: quickstartExperiment(), context: quickstartContext({ thetaLabels: ["base", "Gus", "mid"] }) };
+
+describe("reportHtml", () => {
+  const html = reportHtml([grid, psr, experiment], { title: "Quickstart", date: new Date("2026-11-22T10:20:30Z") });
+
+  it("is one page with plotly.js inlined once and no external script or stylesheet", () => {
+    expect(html.startsWith("<!DOCTYPE html>")).toBe(true);
+    expect(html.match(/data-rbp-plotly="/g)).toHaveLength(1);
+    expect(html).not.toMatch(/<script[^>]*\ssrc=/);
+    expect(html).not.toMatch(/<link[^>]*stylesheet/);
+  });
+
+  it("has a header with the date, the analyses and the predictions", () => {
+    expect(html).toContain("<title>Quickstart</title>");
+    expect(html).toContain("Generated 2026-11-22 10:20:30 UTC by rbp-notebook · Grid, PSR, MaxFit · 3 predictions");
+    expect(html).toContain('<a href="#prediction-1">Grid &lt;on&gt; the quickstart</a>');
+  });
+
+  it("shows each prediction's options, notes, tables and charts", () => {
+    expect(html).toContain("Note: dropped 1 row with no Points");
+    expect(html).toContain("<td>censor_type</td><td>both</td>");
+    expect(html).toContain("Grid prediction of Points");
+    expect(html).toContain("PSR prediction of Points");
+    expect(html).toContain("Observations (N = 7)");
+    // Grid: impact, weights, outcome/relevance; PSR: thresholds, weights, outcome/relevance; experiment: one.
+    expect(html.match(/class="rbp-figure"/g)).toHaveLength(7);
+    expect(html).toContain('data-rbp-figure="MaxFit: yhat and fit per theta row"');
+    expect(html).toContain("<summary>base: yhat -19.0695</summary>");
+    // Each figure's script draws without waiting (the page loads plotly.js first).
+    expect(html.indexOf("data-rbp-plotly")).toBeLessThan(html.indexOf('class="rbp-figure"'));
+  });
+
+  it("refuses an empty list", () => {
+    expect(() => reportHtml([])).toThrow(/nothing to report/);
+  });
+});
+
+describe("saveReport", () => {
+  it("writes one HTML file (folders created) and returns its absolute path", async () => {
+    const path = await saveReport(grid, join(dir, "nested", "grid.html"));
+    expect(path).toBe(join(dir, "nested", "grid.html"));
+    const text = readFileSync(path, "utf8");
+    expect(text).toContain("<title>Grid &lt;on&gt; the quickstart</title>");
+    expect(text.match(/class="rbp-figure"/g)).toHaveLength(3);
+  });
+});
