@@ -151,10 +151,16 @@ function replyUnfinished({ res }: RouteRequest, job: Job): boolean {
       message: `the job failed: ${failure.message}`,
       error: "job_failed",
       reason: failure.message,
+      ...timesOf(job),
     });
     return true;
   }
   return false;
+}
+
+/** When the job was created, started and finished (ISO 8601), so a caller can see queueing and compute time. */
+function timesOf(job: Job): { created_at: string; started_at?: string; finished_at?: string } {
+  return { created_at: job.created_at, started_at: job.started_at, finished_at: job.finished_at };
 }
 
 async function getJob(service: PredictionService, request: RouteRequest): Promise<void> {
@@ -162,7 +168,8 @@ async function getJob(service: PredictionService, request: RouteRequest): Promis
   if (replyUnfinished(request, job)) return;
   const json = await service.resultJson(job);
   const experiment = job.experiment_id !== undefined ? `"experiment_id":${job.experiment_id},"row":${job.row},` : "";
-  sendJson(request.res, 200, `{"job_id":${job.id},"job_code":${JSON.stringify(job.code)},"status":"completed",${experiment}"results":${json}}`);
+  const times = JSON.stringify(timesOf(job)).slice(1, -1);
+  sendJson(request.res, 200, `{"job_id":${job.id},"job_code":${JSON.stringify(job.code)},"status":"completed",${experiment}${times},"results":${json}}`);
 }
 
 async function getField(service: PredictionService, request: RouteRequest): Promise<void> {
