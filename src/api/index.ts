@@ -49,7 +49,7 @@ export {
   type ParsedRequest,
   type ParsedRequestFor,
 } from "./request.js";
-export { toJson } from "./json.js";
+export { shapeOf, toJson } from "./json.js";
 export { toV2Result, type V2ResultExtras } from "./v2-result.js";
 export {
   LAMBDA_ERROR_MESSAGES,
@@ -92,5 +92,6 @@ export {
   type Result,
   type ResultErrorReason,
   type ResultGridInsights,
+  type ResultGridSearch,
   type ResultSoloStatistics,
 } from "./result.js";

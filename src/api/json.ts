@@ -5,3 +5,16 @@
 export function toJson(value: unknown, indent?: number): string {
   return JSON.stringify(value, (_key, v: unknown) => (typeof v === "number" && !Number.isFinite(v) ? null : v), indent);
 }
+
+/**
+ * Dimensions of a field's value: `[]` for a scalar (or null), `[N]`, `[N, T]`, ... following the
+ * first element of nested arrays; null for an object (a group of fields has no shape).
+ */
+export function shapeOf(value: unknown): number[] | null {
+  if (Array.isArray(value)) {
+    const inner = value.length > 0 && Array.isArray(value[0]) ? shapeOf(value[0]) : [];
+    return [value.length, ...(inner ?? [])];
+  }
+  if (typeof value === "object" && value !== null) return null;
+  return [];
+}

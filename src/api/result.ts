@@ -41,6 +41,16 @@ export interface ResultSoloStatistics {
   bimodal_index: Num[];
 }
 
+/** How a Grid searched: combinations evaluated, and whether they were sampled (max_iter). */
+export interface ResultGridSearch {
+  combinations: number;
+  /** Combinations the constraints admit. */
+  admissible?: number;
+  sampled?: boolean;
+  /** Cells with too few rows or a singular covariance (zero weight). */
+  invalid_cells?: number;
+}
+
 /** Grid insights, length K each. */
 export interface ResultGridInsights {
   /** Impact on Fit = marginal contribution to conviction (v2 also: contribution_to_conviction, variable_importance). */
@@ -91,6 +101,8 @@ export interface Result {
   /** Statistics of the observations' votes (y_solo); v2 carries them for Grid only. */
   solo_statistics?: ResultSoloStatistics;
   grid_insights?: ResultGridInsights;
+  /** v3 only, when the service says how a Grid searched. */
+  grid_search?: ResultGridSearch;
   /** v2 only. */
   experiment_id?: number;
   /** v3 only. */
@@ -205,6 +217,12 @@ const V3Schema = z.object(
           impact_on_fit: vector().optional(),
           impact_on_prediction: vector().optional(),
         },
+        { invalid_type_error: "expected an object" },
+      )
+      .optional(),
+    grid_search: z
+      .object(
+        { combinations: count, admissible: count.optional(), sampled: z.boolean().optional(), invalid_cells: count.optional() },
         { invalid_type_error: "expected an object" },
       )
       .optional(),
@@ -400,6 +418,15 @@ export function fromV3Results(results: unknown): Result {
       impact_on_prediction: gi.impact_on_prediction ?? gi.marginal_contribution_to_prediction,
       ...(gi.component_contribution_to_prediction !== undefined ? { component_contribution_to_prediction: gi.component_contribution_to_prediction } : {}),
       ...(gi.variable_weights !== undefined ? { variable_weights: gi.variable_weights } : {}),
+    };
+  }
+  if (r.grid_search !== undefined) {
+    const { combinations, admissible, sampled, invalid_cells } = r.grid_search;
+    out.grid_search = {
+      combinations,
+      ...(admissible !== undefined ? { admissible } : {}),
+      ...(sampled !== undefined ? { sampled } : {}),
+      ...(invalid_cells !== undefined ? { invalid_cells } : {}),
     };
   }
   if (r.warnings !== undefined) out.warnings = r.warnings;

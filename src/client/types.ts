@@ -4,7 +4,7 @@
  */
 import type { Result } from "../api/result.js";
 
-export type { Num, Result, ResultGridInsights, ResultSoloStatistics } from "../api/result.js";
+export type { Num, Result, ResultGridInsights, ResultGridSearch, ResultSoloStatistics } from "../api/result.js";
 
 export type Analysis = "psr" | "maxfit" | "grid";
 export type ApiVersion = "v3" | "v2";
@@ -144,8 +144,8 @@ export interface FieldValue {
   field: string;
   /** Where it is in the result object, e.g. `$.results.insights.relevance`. */
   json_path: string;
-  /** Dimensions: [] for a scalar, [N], [N, T], ... */
-  shape: number[];
+  /** Dimensions: [] for a scalar, [N], [N, T], ...; null for an object (a group of fields). */
+  shape: number[] | null;
   values: unknown;
 }
 

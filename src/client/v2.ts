@@ -17,6 +17,7 @@
  * Results are normalised by `fromV2Result` into the same `Result` type as v3.
  */
 import { z } from "zod";
+import { shapeOf } from "../api/json.js";
 import { fromV2Result } from "../api/result.js";
 import { ReceiptSchema } from "../api/schemas.js";
 import { lambdaErrorMessage } from "../api/v2-status.js";
@@ -35,7 +36,7 @@ import type {
   QuotaStatus,
   Receipt,
 } from "./types.js";
-import { expectShape, QuotaSchema, resultProblem, shapeOf, type JobRef, type Wire } from "./wire.js";
+import { expectShape, QuotaSchema, resultProblem, type JobRef, type Wire } from "./wire.js";
 
 const V2ReceiptExtras = z.object({ ignored_options: z.array(z.string()).optional() }).passthrough();
 const V2BodySchema = z

@@ -64,7 +64,7 @@ export function resultProblem(error: unknown, request: string): unknown {
 export const FieldValueSchema = z.object({
   field: z.string(),
   json_path: z.string(),
-  shape: z.array(z.number().int().nonnegative()),
+  shape: z.array(z.number().int().nonnegative()).nullable(),
   values: z.unknown(),
 });
 
@@ -142,14 +142,3 @@ export function jobRef(receipt: unknown): JobRef {
 }
 
 export { isExperimentReceipt } from "./receipts.js";
-
-/** Dimensions of a JSON value: [] for a scalar, then the lengths along the first elements. */
-export function shapeOf(value: unknown): number[] {
-  const shape: number[] = [];
-  let v = value;
-  while (Array.isArray(v)) {
-    shape.push(v.length);
-    v = v[0];
-  }
-  return shape;
-}

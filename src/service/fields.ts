@@ -77,19 +77,6 @@ export function jsonPath(path: PathPart[]): string {
   return out;
 }
 
-/**
- * Dimensions: `[]` for a scalar (or null), `[N]`, `[N, T]`, ... following the first element of
- * nested arrays; null for an object (a group of fields has no shape).
- */
-export function shapeOf(value: unknown): number[] | null {
-  if (Array.isArray(value)) {
-    const inner = value.length > 0 && Array.isArray(value[0]) ? shapeOf(value[0]) : [];
-    return [value.length, ...(inner ?? [])];
-  }
-  if (typeof value === "object" && value !== null) return null;
-  return [];
-}
-
 /** Smaller paths to ask for instead of a field that is too large. */
 export function smallerPaths(field: string, value: unknown, limit = 12): string[] {
   if (Array.isArray(value)) {

@@ -115,6 +115,10 @@ describe("v3: the quickstart 7x5 gold numbers through the client", () => {
     close(yhat.values as number[], c.expect.yhat);
     const weights = await client.field(receipt, "/prediction_weights/weights/");
     expect(weights.shape).toEqual([7, 4]);
+    // A group of fields has no shape: the service says null and the client accepts it.
+    const insights = await client.field(receipt, "insights");
+    expect(insights.shape).toBeNull();
+    close((insights.values as { relevance: number[] }).relevance, scores.relevance);
   });
 
   it("Grid without theta uses the last row of X, and says so", async () => {

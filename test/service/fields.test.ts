@@ -1,7 +1,8 @@
 /** Field paths inside a result, and the router's path handling, without a server. */
 import { describe, expect, it } from "vitest";
 import { ServiceError } from "../../src/service/http.js";
-import { jsonPath, resolveField, shapeOf, smallerPaths } from "../../src/service/fields.js";
+import { shapeOf } from "../../src/api/json.js";
+import { jsonPath, resolveField, smallerPaths } from "../../src/service/fields.js";
 import { redact } from "../../src/service/router.js";
 
 const results = {
