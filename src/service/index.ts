@@ -12,6 +12,7 @@ import type { AddressInfo } from "node:net";
 import { PredictionService, type ServiceConfig, type ServiceSettings } from "./core.js";
 import { loadCredentialsFile, localCredentials, type CredentialSource, type Credentials } from "./credentials.js";
 import { DirPersistence, MemoryPersistence } from "./persistence.js";
+import { defaultSpawn } from "./pool.js";
 import { createRouter } from "./router.js";
 import { ROUTE_TABLES, type RouteTableFactory } from "./routes.js";
 
@@ -55,6 +56,12 @@ export interface LocalServiceOptions {
   publicUrl?: string;
   /** Starts one pool worker; for tests that need a stand-in worker. Default: worker.ts. */
   spawn?: ServiceSettings["spawn"];
+  /**
+   * Let the process exit while the service is idle: the listening socket, its connections and the
+   * worker threads do not keep Node's event loop alive (the notebook helper's embedded service, so a
+   * script that used it ends by itself). Default false.
+   */
+  unref?: boolean;
 }
 
 export interface LocalService {
@@ -101,9 +108,14 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
     maxUploadBytes: options.maxUploadBytes,
     publicUrl: options.publicUrl,
   };
-  const service = await PredictionService.open({ credentials, persistence, config, log: options.log, spawn: options.spawn });
+  const spawn = options.unref === true ? unrefSpawn(options.spawn ?? defaultSpawn) : options.spawn;
+  const service = await PredictionService.open({ credentials, persistence, config, log: options.log, spawn });
   const tables = (options.routes ?? ROUTE_TABLES).map((make) => make(service));
   const server = createServer(createRouter(tables, { log: options.log }));
+  if (options.unref === true) {
+    server.unref();
+    server.on("connection", (socket) => socket.unref());
+  }
   // Long Grids are polled, never held open; keep-alive as node's default.
   try {
     await listen(server, options.port ?? 0, host);
@@ -128,6 +140,18 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
       })();
       return closing;
     },
+  };
+}
+
+/** Workers that do not keep the process alive (a waiting caller's own timers and sockets do). */
+function unrefSpawn(spawn: NonNullable<ServiceSettings["spawn"]>): NonNullable<ServiceSettings["spawn"]> {
+  return () => {
+    const worker = spawn();
+    // The first 'message' listener re-refs a worker unref'd before it (nodejs/node#53036), and the
+    // pool adds its listener after spawn: add one first, then unref.
+    worker.on("message", () => undefined);
+    worker.unref();
+    return worker;
   };
 }
 

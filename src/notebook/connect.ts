@@ -1,0 +1,274 @@
+/**
+ * `connect()`: the service a notebook talks to, made once per kernel (per process).
+ *
+ * - With an API key (`apiKey`, or `CSA_API_KEY` in the environment or in `.env`), the hosted
+ *   service: its address comes from `baseUrl`, `RBP_BASE_URL` or `CSA_BASE_URL`. The API
+ *   specification gives no public address, so there is no default and a missing one is a clear
+ *   error. (Any `rbp serve` is reached the same way.)
+ * - Otherwise the embedded local service: `startLocalService` on 127.0.0.1 with a free port and
+ *   generated credentials, started once and reused by every later call. It does not keep a script
+ *   alive (its sockets and worker threads are unref'd); `disconnect()` stops it.
+ *
+ * Either way the calls go through the same `RbpClient` over HTTP, so a notebook that runs locally
+ * runs against the hosted service unchanged.
+ *
+ * `connect()` without options returns the current connection (making one the first time);
+ * `connect(options)` returns it when the options are the same, and otherwise replaces it (the old
+ * one is closed). `grid`, `maxfit`, `psr` and `quota` call `connect()` themselves.
+ */
+import { randomBytes } from "node:crypto";
+import { resolve } from "node:path";
+import { createClient, type ApiVersion, type QuotaStatus, type RbpClient } from "../client/index.js";
+import { readDotEnv } from "../client/dotenv.js";
+import { Redactor } from "../client/redact.js";
+import { JUPYTER_DISPLAY, escapeHtml, type MimeBundle } from "../display/index.js";
+import { startLocalService, type LocalService } from "../service/index.js";
+import { PredictionError, toPredictionError } from "./errors.js";
+
+export interface ConnectOptions {
+  /**
+   * true: the hosted service (needs a key and a base URL); false: the embedded local service even
+   * when CSA_API_KEY is set. Default: hosted when a key is given or set (or a base URL is given).
+   */
+  hosted?: boolean;
+  /** The hosted service's root or version root. Default: RBP_BASE_URL, then CSA_BASE_URL. */
+  baseUrl?: string;
+  /** The organisation's API key. Default: CSA_API_KEY. */
+  apiKey?: string;
+  /** Your user access id. Default: CSA_ACCESS_ID. */
+  accessId?: string;
+  /** API version; default v3 (RBP_API_VERSION, or the version root in the base URL). */
+  apiVersion?: ApiVersion;
+  /** Time budget of one request in ms (default 60000). */
+  timeoutMs?: number;
+  /** Environment to read the settings from; default process.env. */
+  env?: Record<string, string | undefined>;
+  /** A .env file to read; default `.env` in the working directory; false: none. */
+  envFile?: string | false;
+  /** The embedded service: worker threads (default: one per core) and quota (default 1,000,000 units). */
+  local?: { workers?: number; quota?: number };
+}
+
+export type ServiceKind = "hosted" | "local";
+
+/** What a connection closes with it (the embedded service); kept structural so the service's types stay off this module's declarations. */
+interface Closable {
+  close(): Promise<void>;
+}
+
+/** A connection to the hosted service or to the embedded local one. */
+export class Connection {
+  /** `hosted` (a service at a base URL) or `local` (the embedded service of this process). */
+  readonly mode: ServiceKind;
+  /** The client the calls go through (the same for both modes). */
+  readonly client: RbpClient;
+  /** The version root, e.g. `http://127.0.0.1:41234/v3`. */
+  readonly baseUrl: string;
+  readonly apiVersion: ApiVersion;
+  readonly #redactor: Redactor;
+  readonly #service: Closable | undefined;
+  #closed = false;
+
+  /** @internal */
+  constructor(mode: ServiceKind, client: RbpClient, secrets: ReadonlyArray<string | undefined>, service?: Closable) {
+    this.mode = mode;
+    this.client = client;
+    this.baseUrl = client.baseUrl;
+    this.apiVersion = client.apiVersion;
+    this.#redactor = new Redactor(secrets);
+    this.#service = service;
+  }
+
+  /** Whether close() was called. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** `text` without this connection's key or access id. */
+  scrub(text: string): string {
+    return this.#redactor.text(text);
+  }
+
+  /** The plan's quota: units, used, remaining (reads cost nothing). */
+  async quota(): Promise<QuotaStatus> {
+    try {
+      return await this.client.quota();
+    } catch (error) {
+      throw toPredictionError(error, { subject: "quota", service: this.mode, scrub: (s) => this.scrub(s) });
+    }
+  }
+
+  /** Closes the client, and stops the embedded service of a local connection. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.client.close().catch(() => undefined);
+    if (this.#service !== undefined) await this.#service.close();
+  }
+
+  /** One line: where predictions run. */
+  describe(): string {
+    return this.mode === "local"
+      ? `embedded local service at ${this.baseUrl} (API ${this.apiVersion})${this.#closed ? ", closed" : ""}`
+      : `hosted service at ${this.baseUrl} (API ${this.apiVersion})${this.#closed ? ", closed" : ""}`;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { mode: this.mode, baseUrl: this.baseUrl, apiVersion: this.apiVersion, closed: this.#closed };
+  }
+
+  [JUPYTER_DISPLAY](): MimeBundle {
+    const text = `Connected to the ${this.describe()}`;
+    return { "text/plain": text, "text/html": `<div style="font:13px system-ui,sans-serif;color:#2e7d32">${escapeHtml(text)}</div>` };
+  }
+
+  [Symbol.for("nodejs.util.inspect.custom")](): string {
+    return `Connection { ${this.describe()} }`;
+  }
+}
+
+interface State {
+  /** The current connection (or the one being made), with the options it was made from. */
+  current?: { signature: string; promise: Promise<Connection> };
+  /** The options of the last connect(options), used when connect() has to make a connection again. */
+  lastOptions?: ConnectOptions;
+}
+
+const state: State = {};
+
+function trimmed(v: string | undefined): string | undefined {
+  const t = v?.trim();
+  return t === undefined || t === "" ? undefined : t;
+}
+
+/** A setting from the options' env (or process.env), then the .env file, as the client reads them. */
+function settingReader(options: ConnectOptions): (...names: string[]) => string | undefined {
+  const env = options.env ?? process.env;
+  let file: Record<string, string> | undefined;
+  if (options.envFile !== false) {
+    try {
+      file = readDotEnv(resolve(options.envFile ?? ".env"));
+    } catch {
+      file = undefined; // the client reports an unreadable file when it matters
+    }
+  }
+  return (...names) => {
+    for (const source of [env, file ?? {}]) {
+      for (const name of names) {
+        const v = trimmed(source[name]);
+        if (v !== undefined) return v;
+      }
+    }
+    return undefined;
+  };
+}
+
+function signatureOf(options: ConnectOptions): string {
+  // Compared in memory only; never shown.
+  return JSON.stringify([
+    options.hosted,
+    options.baseUrl,
+    options.apiKey,
+    options.accessId,
+    options.apiVersion,
+    options.timeoutMs,
+    options.env === undefined ? null : Object.entries(options.env).sort(),
+    options.envFile,
+    options.local?.workers,
+    options.local?.quota,
+  ]);
+}
+
+async function open(options: ConnectOptions): Promise<Connection> {
+  const setting = settingReader(options);
+  const apiKey = options.apiKey ?? setting("CSA_API_KEY");
+  const hosted = options.hosted ?? (apiKey !== undefined || options.baseUrl !== undefined);
+  const common = {
+    apiVersion: options.apiVersion,
+    timeoutMs: options.timeoutMs,
+    env: options.env,
+    envFile: options.envFile,
+  };
+  const scrub = new Redactor([apiKey, options.accessId ?? setting("CSA_ACCESS_ID")]);
+  if (hosted) {
+    const baseUrl = options.baseUrl ?? setting("RBP_BASE_URL", "CSA_BASE_URL");
+    if (baseUrl === undefined) {
+      throw new PredictionError({
+        kind: "configuration",
+        subject: "connect",
+        detail:
+          apiKey !== undefined
+            ? "CSA_API_KEY is set, so predictions go to the hosted service, but its address is not known (the API specification does not publish one)."
+            : "the hosted service was asked for, but its address is not known (the API specification does not publish one).",
+        field: "RBP_BASE_URL",
+        hint: 'Set RBP_BASE_URL (or CSA_BASE_URL) to the address your provider gave you, or pass connect({ baseUrl }). To use the embedded local service instead, call connect({ hosted: false }).',
+      });
+    }
+    try {
+      const client = createClient({ ...common, baseUrl, apiKey, accessId: options.accessId });
+      return new Connection("hosted", client, [apiKey, options.accessId ?? setting("CSA_ACCESS_ID")]);
+    } catch (error) {
+      throw toPredictionError(error, { subject: "connect", service: "hosted", scrub: (s) => scrub.text(s) });
+    }
+  }
+  // The embedded service: its own generated credentials, never the hosted key.
+  const local = { apiKey: `rbp-local-${randomBytes(24).toString("base64url")}`, accessId: `rbp-notebook-${randomBytes(6).toString("hex")}` };
+  let service: LocalService;
+  try {
+    service = await startLocalService({ port: 0, ...local, workers: options.local?.workers, quota: options.local?.quota, unref: true });
+  } catch (error) {
+    throw toPredictionError(error, { subject: "connect", service: "local", scrub: (s) => scrub.text(s) });
+  }
+  try {
+    const client = createClient({ ...common, baseUrl: service.url, apiKey: local.apiKey, accessId: local.accessId });
+    return new Connection("local", client, [local.apiKey, local.accessId], service);
+  } catch (error) {
+    await service.close();
+    throw toPredictionError(error, { subject: "connect", service: "local", scrub: (s) => scrub.text(s) });
+  }
+}
+
+/**
+ * The connection of this kernel: the hosted service when CSA_API_KEY is set, else the embedded
+ * local service (started once). See the module comment for when a new one is made.
+ */
+export async function connect(options?: ConnectOptions): Promise<Connection> {
+  for (;;) {
+    const current = state.current;
+    if (current === undefined || (options !== undefined && current.signature !== signatureOf(options))) break;
+    const connection = await current.promise.catch(() => undefined);
+    if (state.current !== current) continue; // replaced meanwhile: look again
+    if (connection !== undefined && !connection.closed) return connection;
+    break; // it failed or was closed: make it again
+  }
+  const opts = options ?? state.lastOptions ?? {};
+  const previous = state.current;
+  const entry = { signature: signatureOf(opts), promise: open(opts) };
+  state.current = entry;
+  state.lastOptions = opts;
+  if (previous !== undefined) void previous.promise.then((c) => c.close(), () => undefined);
+  try {
+    return await entry.promise;
+  } catch (error) {
+    if (state.current === entry) state.current = undefined;
+    throw error;
+  }
+}
+
+/** The current connection, if one was made (no connection is started). */
+export async function currentConnection(): Promise<Connection | undefined> {
+  const current = state.current;
+  if (current === undefined) return undefined;
+  const connection = await current.promise.catch(() => undefined);
+  return connection !== undefined && !connection.closed ? connection : undefined;
+}
+
+/** Closes the current connection (and stops the embedded service); the next call connects again. */
+export async function disconnect(): Promise<void> {
+  const current = state.current;
+  state.current = undefined;
+  state.lastOptions = undefined;
+  if (current === undefined) return;
+  const connection = await current.promise.catch(() => undefined);
+  await connection?.close();
+}

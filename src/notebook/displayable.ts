@@ -1,0 +1,33 @@
+/**
+ * Tables and charts returned by prediction methods are plain values (an HtmlTable `{ html, text }`,
+ * a plotly Figure `{ data, layout, config }`) that also display themselves: a non-enumerable
+ * `Symbol.for("Jupyter.display")` (Deno's kernel shows a cell's last value through it, and
+ * `display()` reads it) and a short `util.inspect` text (what tslab prints for a cell's last
+ * value), so neither JSON nor Object.keys sees anything but the data.
+ */
+import { JUPYTER_DISPLAY, figureBundle, figureTitle, tableBundle, traceTypes, type Displayable, type Figure, type HtmlTable, type MimeBundle } from "../display/index.js";
+
+const INSPECT = Symbol.for("nodejs.util.inspect.custom");
+
+/** A plotly figure that displays itself. */
+export type DisplayFigure = Figure & Displayable;
+/** An HTML table that displays itself. */
+export type DisplayTable = HtmlTable & Displayable;
+
+function decorate<T extends object>(value: T, bundle: () => MimeBundle, text: () => string): T & Displayable {
+  Object.defineProperty(value, JUPYTER_DISPLAY, { value: bundle, enumerable: false, configurable: true });
+  Object.defineProperty(value, INSPECT, { value: text, enumerable: false, configurable: true });
+  return value as T & Displayable;
+}
+
+export function displayFigure(figure: Figure): DisplayFigure {
+  return decorate(
+    figure,
+    () => figureBundle(figure),
+    () => `<Figure: ${figureTitle(figure)} (${[...new Set(traceTypes(figure))].join(", ")})> display() draws it`,
+  );
+}
+
+export function displayTable(table: HtmlTable): DisplayTable {
+  return decorate(table, () => tableBundle(table), () => table.text);
+}

@@ -1,0 +1,291 @@
+/**
+ * Failures of a notebook call as one readable error.
+ *
+ * `grid`, `maxfit`, `psr`, `quota` and `connect` throw `PredictionError`: its `message` says, in
+ * one line, what went wrong in words a notebook user can act on ("Grid: the service refused the
+ * request. X[3][1]: expected a number ... (field X[3][1])"), with `kind` the class of problem,
+ * `field` the part of the request or data at fault, `hint` what to do, and `cause` the typed error
+ * of the layer below (ValidationError, QuotaExceededError, FrameError, ...) for code that needs it.
+ *
+ * What a cell shows. tslab prints a thrown error with `console.error(error)`, that is
+ * `util.inspect`, which for an ordinary error is its stack: tslab's own frames and the client's.
+ * A PredictionError inspects as its readable text only (`PredictionError: <message>` and the hint),
+ * its `stack` is that same text, and in a kernel the helper displays it as an HTML box before
+ * throwing (`bundle()`; Deno displays it by its display symbol). The API key never appears: the
+ * client scrubs what it throws, and every string here passes through the connection's redactor too.
+ */
+import { JUPYTER_DISPLAY, escapeHtml, type MimeBundle } from "../display/index.js";
+import {
+  AbortError,
+  ApiError,
+  AuthenticationError,
+  ConfigurationError,
+  ConnectionError,
+  FieldTooLargeError,
+  JobFailedError,
+  JobPendingError,
+  NotFoundError,
+  PayloadTooLargeError,
+  QuotaExceededError,
+  RateLimitError,
+  RbpError,
+  TimeoutError,
+  ValidationError,
+} from "../client/index.js";
+import { FrameError } from "../frame/index.js";
+import type { Analysis } from "../client/index.js";
+
+/** The class of problem behind a PredictionError. */
+export type ProblemKind =
+  | "data"
+  | "invalid-request"
+  | "too-large"
+  | "authentication"
+  | "quota"
+  | "rate-limit"
+  | "job-failed"
+  | "not-found"
+  | "timeout"
+  | "connection"
+  | "configuration"
+  | "aborted"
+  | "service"
+  | "usage"
+  | "internal";
+
+const HEADINGS: Record<ProblemKind, string> = {
+  data: "the data cannot be used",
+  "invalid-request": "the request is invalid",
+  "too-large": "the request is too large",
+  authentication: "the service did not accept the credentials",
+  quota: "the plan's quota is spent",
+  "rate-limit": "the service asks to slow down",
+  "job-failed": "the job failed",
+  "not-found": "the service does not know this job or field",
+  timeout: "the service took too long",
+  connection: "the prediction service cannot be reached",
+  configuration: "the connection is not configured",
+  aborted: "the call was cancelled",
+  service: "the service answered with an error",
+  usage: "this does not apply here",
+  internal: "rbp-notebook failed",
+};
+
+const LABELS: Record<Analysis, string> = { psr: "PSR", maxfit: "MaxFit", grid: "Grid" };
+
+/** PSR, MaxFit or Grid. */
+export function analysisLabel(analysis: Analysis): string {
+  return LABELS[analysis];
+}
+
+export interface PredictionErrorInit {
+  kind: ProblemKind;
+  /** The analysis or call the failure belongs to: "Grid", "quota", "connect". */
+  subject: string;
+  /** What happened, as the layer below said it (already scrubbed). */
+  detail: string;
+  field?: string;
+  hint?: string;
+  status?: number;
+  jobId?: number;
+  cause?: unknown;
+}
+
+const INSPECT = Symbol.for("nodejs.util.inspect.custom");
+
+/** A failed notebook call: a readable message, the class of problem, and the typed cause. */
+export class PredictionError extends Error {
+  override name = "PredictionError";
+  /** The class of problem (data, invalid-request, quota, job-failed, connection, ...). */
+  readonly kind: ProblemKind;
+  /** The short heading of the problem: "the plan's quota is spent". */
+  readonly heading: string;
+  /** "Grid", "PSR", "MaxFit", "quota" or "connect". */
+  readonly subject: string;
+  /** What the service, the client or the data check said. */
+  readonly detail: string;
+  /** The request field or data column at fault (`theta`, `X[3][1]`, `options.censor_type`, `Age`). */
+  readonly field: string | undefined;
+  /** What to do about it, when there is something to say. */
+  readonly hint: string | undefined;
+  /** HTTP status of the service's answer, when there was one. */
+  readonly status: number | undefined;
+  /** The job concerned, when one was created. */
+  readonly jobId: number | undefined;
+
+  constructor(init: PredictionErrorInit) {
+    const heading = HEADINGS[init.kind];
+    const mentionsField = init.field === undefined || init.detail.includes(init.field);
+    const message = `${init.subject}: ${heading}. ${init.detail}${mentionsField ? "" : ` (field ${init.field})`}`;
+    super(message, init.cause !== undefined ? { cause: init.cause } : undefined);
+    this.kind = init.kind;
+    this.heading = heading;
+    this.subject = init.subject;
+    this.detail = init.detail;
+    this.field = init.field;
+    this.hint = init.hint;
+    this.status = init.status;
+    this.jobId = init.jobId;
+    // What a kernel prints for an uncaught error: this text, not the frames of tslab and the client.
+    this.stack = this.text();
+  }
+
+  /** The readable text: the message, then the hint. */
+  text(): string {
+    return `${this.name}: ${this.message}${this.hint !== undefined ? `\n${this.hint}` : ""}`;
+  }
+
+  /** The error as a notebook output: a red box with the heading, the detail, the field and the hint. */
+  bundle(): MimeBundle {
+    const rows = [
+      `<div style="font-weight:600;margin-bottom:.25em">${escapeHtml(`${this.subject}: ${this.heading}`)}</div>`,
+      `<div>${escapeHtml(this.detail)}</div>`,
+    ];
+    if (this.field !== undefined) rows.push(`<div style="margin-top:.25em">field: <code>${escapeHtml(this.field)}</code></div>`);
+    if (this.hint !== undefined) rows.push(`<div style="margin-top:.25em;color:#555">${escapeHtml(this.hint)}</div>`);
+    const html =
+      `<div class="rbp-error" data-rbp-error="${escapeHtml(this.kind)}" style="border-left:4px solid #c62828;background:#fdecea;color:#222;` +
+      `padding:.6em 1em;margin:.4em 0;font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;white-space:pre-wrap">${rows.join("")}</div>`;
+    return { "text/html": html, "text/plain": this.text() };
+  }
+
+  [JUPYTER_DISPLAY](): MimeBundle {
+    return this.bundle();
+  }
+
+  toJSON(): Record<string, unknown> {
+    const out: Record<string, unknown> = { name: this.name, kind: this.kind, message: this.message };
+    for (const [k, v] of Object.entries({ field: this.field, hint: this.hint, status: this.status, jobId: this.jobId })) if (v !== undefined) out[k] = v;
+    return out;
+  }
+
+  [INSPECT](): string {
+    return this.text();
+  }
+}
+
+export interface ErrorContext {
+  subject: string;
+  /** "hosted" or "local" when a connection was made. */
+  service?: "hosted" | "local";
+  /** Removes secrets from every string (the connection's key and access id). */
+  scrub: (text: string) => string;
+}
+
+/** Any failure of a notebook call as a PredictionError (an existing one is returned as it is). */
+export function toPredictionError(error: unknown, ctx: ErrorContext): PredictionError {
+  if (error instanceof PredictionError) return error;
+  const s = ctx.scrub;
+  const make = (kind: ProblemKind, detail: string, extra: Partial<PredictionErrorInit> = {}) =>
+    new PredictionError({
+      kind,
+      subject: ctx.subject,
+      detail: s(detail),
+      cause: error,
+      ...extra,
+      ...(extra.field !== undefined ? { field: s(extra.field) } : {}),
+      ...(extra.hint !== undefined ? { hint: s(extra.hint) } : {}),
+    });
+  const hosted = ctx.service === "hosted";
+
+  if (error instanceof FrameError) {
+    const where = [error.column !== undefined ? `column "${error.column}"` : undefined, error.row !== undefined ? `row ${error.row}` : undefined].filter(Boolean);
+    const mentioned = error.column === undefined || error.message.includes(error.column);
+    return make("data", mentioned || where.length === 0 ? error.message : `${error.message} (${where.join(", ")})`, {
+      ...(error.column !== undefined ? { field: error.column } : {}),
+      hint: /not in the data|has no column/.test(error.message)
+        ? "Nothing was sent. Check the column names in the spec ({ y, X, theta }) against the data."
+        : "Nothing was sent.",
+    });
+  }
+  if (!(error instanceof RbpError)) {
+    const e = error instanceof Error ? error : new Error(String(error));
+    return make("internal", `${e.name === "Error" ? "" : `${e.name}: `}${e.message}`, { hint: "This looks like a bug in rbp-notebook; error.cause has the details." });
+  }
+  const base = { status: error.status };
+  if (error instanceof ValidationError) {
+    return make("invalid-request", error.message, {
+      ...base,
+      ...(error.field !== undefined ? { field: error.field } : {}),
+      hint: error.local
+        ? /nothing was sent/i.test(error.message)
+          ? undefined
+          : "Nothing was sent and no quota was spent."
+        : error.expected !== undefined
+          ? `Expected: ${error.expected}.`
+          : undefined,
+    });
+  }
+  if (error instanceof PayloadTooLargeError) {
+    return make("too-large", error.message, { ...base, hint: error.local ? "Nothing was sent. Use fewer rows or attributes, or send X in parts." : undefined });
+  }
+  if (error instanceof FieldTooLargeError) {
+    return make("too-large", error.message, {
+      ...base,
+      ...(error.field !== undefined ? { field: error.field } : {}),
+      hint: error.smallerPaths.length > 0 ? `Ask for a smaller part: ${error.smallerPaths.slice(0, 5).join(", ")}.` : undefined,
+    });
+  }
+  if (error instanceof AuthenticationError) {
+    return make("authentication", error.message, {
+      ...base,
+      ...(error.field !== undefined ? { field: error.field } : {}),
+      hint: hosted
+        ? "Check CSA_API_KEY (the organisation's key) and CSA_ACCESS_ID (your user access id), then call connect() again."
+        : "The embedded service refused its own credentials; call disconnect() and run the cell again.",
+    });
+  }
+  if (error instanceof QuotaExceededError) {
+    const counts = [
+      error.remaining !== undefined ? `${error.remaining} units left` : undefined,
+      error.required !== undefined ? `${error.required} needed` : undefined,
+    ].filter(Boolean);
+    return make("quota", error.message, {
+      ...base,
+      hint: `${counts.length > 0 ? `${counts.join(", ")}. ` : ""}Nothing was charged. quota() shows what is left of the plan.`,
+    });
+  }
+  if (error instanceof RateLimitError) {
+    return make("rate-limit", error.message, {
+      ...base,
+      hint: error.retryAfterMs !== undefined ? `Try again in ${Math.ceil(error.retryAfterMs / 1000)} s.` : "Wait a little and run the cell again.",
+    });
+  }
+  if (error instanceof JobFailedError) {
+    const singular = /singular/i.test(error.reason) && !/pseudoinverse/.test(error.reason);
+    return make("job-failed", error.reason || error.message, {
+      ...base,
+      ...(error.jobId !== undefined ? { jobId: error.jobId } : {}),
+      hint: singular ? 'The covariance of the attributes is singular: drop a redundant attribute or pass { inv_method: "pseudoinverse" }.' : undefined,
+    });
+  }
+  if (error instanceof NotFoundError || error instanceof JobPendingError) {
+    return make("not-found", error.message, base);
+  }
+  if (error instanceof TimeoutError) {
+    return make("timeout", error.message, {
+      ...base,
+      ...(error.jobId !== undefined ? { jobId: error.jobId } : {}),
+      hint:
+        error.phase === "wait"
+          ? "The job goes on in the service; wait for it again with the client (connect().client.wait(receipt)) or allow more time ({ timeoutMs })."
+          : error.maybeSent
+            ? "The request may have reached the service (a job may have been created and charged)."
+            : undefined,
+    });
+  }
+  if (error instanceof ConnectionError) {
+    return make("connection", error.message, {
+      ...base,
+      hint: hosted
+        ? `Check the base URL (RBP_BASE_URL) and the network.${error.maybeSent ? " The request may have reached the service." : ""}`
+        : "The embedded local service is not answering; call disconnect() and run the cell again.",
+    });
+  }
+  if (error instanceof ConfigurationError) {
+    return make("configuration", error.message, { field: error.setting });
+  }
+  if (error instanceof AbortError) return make("aborted", error.message, base);
+  if (error instanceof ApiError) return make("service", error.message, base);
+  return make("service", error.message, base);
+}

@@ -1,0 +1,520 @@
+/**
+ * What `grid`, `maxfit` and `psr` return: a `Prediction` for one circumstance, an
+ * `ExperimentPrediction` for several (one Prediction per theta row).
+ *
+ * Scalars follow one convention: `yhat`, `fit`, `adjustedFit`, `weights` and `include` are the
+ * first calibration's (MaxFit and a Grid have exactly one; a PSR over several thresholds has one
+ * per threshold, all in `calibrations`, the largest adjusted fit in `best`). The full normalised
+ * `result` is there too.
+ *
+ * In a notebook: `show()` displays the summary table and the analysis' charts; `table()`,
+ * `observations()` and the chart methods return a table or a plotly figure that `display()` draws
+ * (Deno draws them as a cell's value); `report(path)` writes the HTML report. Deno's kernel
+ * displays a prediction itself (`Symbol.for("Jupyter.display")`); tslab prints a cell's last value
+ * as text, which for a prediction is its headline numbers.
+ */
+import type { ExperimentReceipt, ExperimentState, JobReceipt, Num, Result, Analysis } from "../client/index.js";
+import {
+  JUPYTER_DISPLAY,
+  analysisOf,
+  calibrationThresholds,
+  defaultCalibration,
+  display,
+  escapeHtml,
+  experimentFigure,
+  figureHtml,
+  formatCount,
+  formatNumber,
+  htmlBundle,
+  impactFigure,
+  jupyterKernel,
+  observationTable,
+  outcomeVsRelevanceFigure,
+  resultFigures,
+  summaryTable,
+  experimentTable,
+  thresholdFigure,
+  weightsFigure,
+  TABLE_CSS,
+  type DisplayContext,
+  type FigureOptions,
+  type MimeBundle,
+  type ObservationTableOptions,
+  type Reportable,
+  type ReportOptions,
+} from "../display/index.js";
+import { saveReport as writeReport } from "../display/report.js";
+import { displayFigure, displayTable, type DisplayFigure, type DisplayTable } from "./displayable.js";
+import { PredictionError, analysisLabel } from "./errors.js";
+import type { ServiceKind } from "./connect.js";
+
+const INSPECT = Symbol.for("nodejs.util.inspect.custom");
+
+/** One calibration of a result: a PSR threshold, MaxFit's winner, a Grid's composite. */
+export interface Calibration {
+  /** Position in the result's per-threshold vectors. */
+  index: number;
+  /** The threshold (undefined for a Grid composite, or when the service did not say). */
+  threshold: number | undefined;
+  /** The censor: relevance or similarity (a Grid lists those it evaluated). */
+  censor: string | undefined;
+  yhat: Num;
+  fit: Num;
+  adjustedFit: Num;
+  /** Observations kept (undefined for a Grid composite). */
+  n: number | undefined;
+  /** Attributes used. */
+  k: number | undefined;
+}
+
+/** Grid insights by attribute name. */
+export interface AttributeImpact {
+  attribute: string;
+  impactOnFit: Num;
+  impactOnPrediction: Num;
+}
+
+/** What a Prediction is made from (the notebook runner builds it). */
+export interface PredictionInit {
+  analysis: Analysis;
+  title: string;
+  result: Result;
+  context: DisplayContext;
+  receipt: JobReceipt;
+  /** The options as given (v3 names). */
+  options: Record<string, unknown>;
+  notes: string[];
+  theta?: number[];
+  thetaLabel?: string;
+  elapsedMs: number;
+  service: ServiceKind;
+}
+
+function usage(subject: string, detail: string, hint?: string): PredictionError {
+  return new PredictionError({ kind: "usage", subject, detail, ...(hint !== undefined ? { hint } : {}) });
+}
+
+function notesHtml(notes: ReadonlyArray<string>): string {
+  return notes.length > 0 ? `<p class="rbp-notes">${notes.map((n) => `Note: ${escapeHtml(n)}`).join("<br>")}</p>` : "";
+}
+
+/** Sends bundles to the cell in a kernel; prints the text elsewhere. */
+function showAll(bundles: MimeBundle[], text: string): void {
+  if (jupyterKernel() === "none") {
+    process.stdout.write(`${text}\n`);
+    return;
+  }
+  for (const b of bundles) display(b);
+}
+
+/** A prediction for one circumstance (one job). */
+export class Prediction {
+  readonly analysis: Analysis;
+  readonly title: string;
+  /** The normalised result (v3 and v2 alike). */
+  readonly result: Result;
+  /** Names and data that label the tables and charts. */
+  readonly context: DisplayContext;
+  /** The job: id and code (keep it to read the job again, e.g. `connection.client.field(receipt, path)`). */
+  readonly receipt: JobReceipt;
+  /** The options as given (v3 names); the service's defaults fill the rest (`defaults(analysis)`). */
+  readonly options: Readonly<Record<string, unknown>>;
+  /** What was done to the data and what the service noted (dropped rows, skipped columns, ignored options). */
+  readonly notes: ReadonlyArray<string>;
+  /** The circumstance predicted for (undefined when a Grid used the last row of X). */
+  readonly theta: ReadonlyArray<number> | undefined;
+  readonly thetaLabel: string | undefined;
+  /** From the call to the result, in ms. */
+  readonly elapsedMs: number;
+  /** Where it ran. */
+  readonly service: ServiceKind;
+
+  constructor(init: PredictionInit) {
+    this.analysis = init.analysis;
+    this.title = init.title;
+    this.result = init.result;
+    this.context = init.context;
+    this.receipt = init.receipt;
+    this.options = init.options;
+    this.notes = init.notes;
+    this.theta = init.theta;
+    this.thetaLabel = init.thetaLabel;
+    this.elapsedMs = init.elapsedMs;
+    this.service = init.service;
+  }
+
+  /** The prediction (first calibration; see `calibrations` and `best` for a PSR over several thresholds). */
+  get yhat(): number | null {
+    return this.result.yhat[0] ?? null;
+  }
+  get fit(): number | null {
+    return this.result.fit[0] ?? null;
+  }
+  get adjustedFit(): number | null {
+    return this.result.adjusted_fit[0] ?? null;
+  }
+  /** The outcome's name. */
+  get outcome(): string {
+    return this.context.outcome;
+  }
+  /** Attribute names, one per column of X. */
+  get attributes(): ReadonlyArray<string> {
+    return this.context.attributes;
+  }
+  /** One label per observation. */
+  get rowLabels(): ReadonlyArray<string> {
+    return this.context.rowLabels ?? this.result.weights.map((_, i) => String(i));
+  }
+  /** Number of observations (N). */
+  get observationCount(): number {
+    return this.result.weights.length;
+  }
+  /** The thresholds: a PSR's (one per calibration), MaxFit's winner, those a Grid evaluated. */
+  get thresholds(): ReadonlyArray<number> | undefined {
+    return this.result.thresholds ?? this.context.thresholds;
+  }
+  /** Attributes used: a Grid's K, or the first calibration's. */
+  get k(): number | undefined {
+    return this.result.k?.[0];
+  }
+  /** Combinations a Grid evaluated (undefined for PSR and MaxFit, or when the service does not say). */
+  get combinations(): number | undefined {
+    return this.result.grid_search?.combinations;
+  }
+  /** Each observation's weight (first calibration). */
+  get weights(): Num[] {
+    return this.result.weights.map((row) => row[0] ?? null);
+  }
+  /** Whether each observation is kept (first calibration); undefined for a Grid composite. */
+  get include(): boolean[] | undefined {
+    return this.result.include?.map((row) => row[0] === 1);
+  }
+  get relevance(): Num[] | undefined {
+    return this.result.relevance;
+  }
+  get similarity(): Num[] | undefined {
+    return this.result.similarity;
+  }
+  /** Informativeness of each observation. */
+  get informativeness(): Num[] | undefined {
+    return this.result.info_x;
+  }
+  /** The linear-regression prediction, when the service computed it. */
+  get yhatLinear(): Num | undefined {
+    return this.result.yhat_linear;
+  }
+  /** Every calibration (per threshold for a PSR). */
+  get calibrations(): Calibration[] {
+    const r = this.result;
+    const T = r.yhat.length;
+    const grid = analysisOf(r, this.context) === "grid";
+    const th = calibrationThresholds(r, this.context);
+    return Array.from({ length: T }, (_, t) => ({
+      index: t,
+      threshold: th?.[t],
+      censor: grid ? r.censor_type?.join(", ") : r.censor_type !== undefined && r.censor_type.length === T ? r.censor_type[t] : r.censor_type?.[0],
+      yhat: r.yhat[t] ?? null,
+      fit: r.fit[t] ?? null,
+      adjustedFit: r.adjusted_fit[t] ?? null,
+      n: r.n !== undefined && r.n.length === T ? r.n[t] : undefined,
+      k: r.k !== undefined ? (r.k.length === T ? r.k[t] : r.k[0]) : undefined,
+    }));
+  }
+  /** The calibration with the largest adjusted fit (the one the charts show). */
+  get best(): Calibration {
+    return this.calibrations[defaultCalibration(this.result)];
+  }
+  /** A Grid's Impact on Fit and Impact on Prediction by attribute; undefined for PSR and MaxFit. */
+  get impact(): AttributeImpact[] | undefined {
+    const gi = this.result.grid_insights;
+    if (gi === undefined) return undefined;
+    return this.context.attributes.map((attribute, j) => ({ attribute, impactOnFit: gi.impact_on_fit[j] ?? null, impactOnPrediction: gi.impact_on_prediction[j] ?? null }));
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Tables and charts
+
+  /** The summary: yhat, fit, adjusted fit, K and n per calibration. */
+  table(): DisplayTable {
+    return displayTable(summaryTable(this.result, this.context));
+  }
+
+  /** The per-observation table: outcome, relevance, similarity, informativeness, weight, include. */
+  observations(options: ObservationTableOptions = {}): DisplayTable {
+    return displayTable(observationTable(this.result, this.context, options));
+  }
+
+  /** The weight of each observation. */
+  weightsChart(options: FigureOptions = {}): DisplayFigure {
+    return displayFigure(weightsFigure(this.result, this.context, options));
+  }
+
+  /** The outcome against relevance, coloured by inclusion (by weight for a Grid). */
+  relevanceChart(options: FigureOptions = {}): DisplayFigure {
+    if (this.result.relevance === undefined) throw usage(this.#label, "the result has no relevance to chart");
+    return displayFigure(outcomeVsRelevanceFigure(this.result, this.context, options));
+  }
+
+  /** A Grid's Impact on Fit and Impact on Prediction by attribute. */
+  impactChart(options: FigureOptions = {}): DisplayFigure {
+    if (this.result.grid_insights === undefined) {
+      throw usage(this.#label, "Impact on Fit and Impact on Prediction come from a Grid; this is a " + this.#label + " prediction", "Run grid(...) for the attribute impacts.");
+    }
+    return displayFigure(impactFigure(this.result, this.context, options));
+  }
+
+  /** yhat and fit across a PSR's thresholds. */
+  thresholdChart(options: FigureOptions = {}): DisplayFigure {
+    if (this.analysis === "grid") {
+      throw usage(this.#label, "a Grid gives one composite prediction, not one per threshold", "Run psr(..., { threshold: [0, 0.2, 0.5, 0.8] }) to see yhat and fit across thresholds.");
+    }
+    return displayFigure(thresholdFigure(this.result, this.context, options));
+  }
+
+  /** The charts that suit this analysis (what show() draws). */
+  charts(options: FigureOptions = {}): DisplayFigure[] {
+    return resultFigures(this.result, this.context, options).map(displayFigure);
+  }
+
+  /** Displays the notes, the summary table and the charts in the cell (prints the summary outside a notebook). */
+  show(options: FigureOptions = {}): void {
+    const bundles: MimeBundle[] = [];
+    if (this.notes.length > 0) bundles.push(htmlBundle(`<style>${TABLE_CSS}</style>${notesHtml(this.notes)}`, this.notes.map((n) => `Note: ${n}`).join("\n")));
+    bundles.push(this.table()[JUPYTER_DISPLAY]());
+    for (const f of this.charts(options)) bundles.push(f[JUPYTER_DISPLAY]());
+    showAll(bundles, this.text());
+  }
+
+  /** The summary, the notes and the charts as one mime bundle (HTML and text). */
+  bundle(options: FigureOptions = {}): MimeBundle {
+    const html = [
+      `<div class="rbp-prediction">`,
+      notesHtml(this.notes),
+      summaryTable(this.result, this.context).html,
+      ...resultFigures(this.result, this.context, options).map((f) => figureHtml(f)),
+      `</div>`,
+    ].join("");
+    return { "text/html": html, "text/plain": this.text() };
+  }
+
+  [JUPYTER_DISPLAY](): MimeBundle {
+    return this.bundle();
+  }
+
+  /** The headline numbers in one line. */
+  headline(): string {
+    const parts = [`yhat ${formatNumber(this.yhat)}`, `fit ${formatNumber(this.fit)}`, `adjusted fit ${formatNumber(this.adjustedFit)}`];
+    if (this.k !== undefined) parts.push(`K ${this.k}`);
+    if (this.combinations !== undefined) parts.push(`${formatCount(this.combinations)} combinations`);
+    return parts.join(", ");
+  }
+
+  /** The summary as plain text. */
+  text(): string {
+    const lines = [`${this.title}: ${this.headline()} (N = ${formatCount(this.observationCount)}, job ${this.receipt.job_id}, ${this.service} service)`];
+    lines.push(summaryTable(this.result, this.context).text);
+    for (const n of this.notes) lines.push(`Note: ${n}`);
+    return lines.join("\n");
+  }
+
+  /** What saveReport writes for this prediction. */
+  toReportable(): Reportable {
+    return { title: this.title, result: this.result, context: this.context, options: { ...this.options }, notes: [...this.notes] };
+  }
+
+  /** Writes the HTML report of this prediction; returns the absolute path. */
+  report(path: string, options: ReportOptions = {}): Promise<string> {
+    return writeReport(this.toReportable(), path, options);
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      analysis: this.analysis,
+      title: this.title,
+      outcome: this.outcome,
+      attributes: [...this.attributes],
+      yhat: this.yhat,
+      fit: this.fit,
+      adjustedFit: this.adjustedFit,
+      k: this.k,
+      combinations: this.combinations,
+      thresholds: this.thresholds,
+      calibrations: this.calibrations,
+      theta: this.theta,
+      thetaLabel: this.thetaLabel,
+      notes: [...this.notes],
+      options: this.options,
+      receipt: { job_id: this.receipt.job_id, job_code: this.receipt.job_code },
+      service: this.service,
+      elapsedMs: this.elapsedMs,
+      result: this.result,
+    };
+  }
+
+  [INSPECT](): string {
+    return `${this.title}: ${this.headline()}\n(N = ${formatCount(this.observationCount)}, K = ${this.attributes.length}; show() draws the tables and charts)`;
+  }
+
+  get #label(): string {
+    return analysisLabel(this.analysis);
+  }
+}
+
+/** A failed row of an experiment. */
+export interface FailedRow {
+  /** Position of the theta row. */
+  row: number;
+  label: string;
+  reason: string;
+}
+
+export interface ExperimentPredictionInit {
+  analysis: Analysis;
+  title: string;
+  receipt: ExperimentReceipt;
+  state: ExperimentState;
+  rows: Prediction[];
+  failures: FailedRow[];
+  context: DisplayContext;
+  options: Record<string, unknown>;
+  notes: string[];
+  elapsedMs: number;
+  service: ServiceKind;
+}
+
+/** Predictions for several circumstances (an experiment: one job per theta row). */
+export class ExperimentPrediction {
+  readonly analysis: Analysis;
+  readonly title: string;
+  readonly receipt: ExperimentReceipt;
+  /** The final state of every row (status, compact yhat and fit, a failed row's reason). */
+  readonly state: ExperimentState;
+  /** One Prediction per completed row, in row order. */
+  readonly rows: ReadonlyArray<Prediction>;
+  /** The rows that failed, with the service's reason. */
+  readonly failures: ReadonlyArray<FailedRow>;
+  /** Labels of the completed rows (`thetaLabels`). */
+  readonly context: DisplayContext;
+  readonly options: Readonly<Record<string, unknown>>;
+  readonly notes: ReadonlyArray<string>;
+  readonly elapsedMs: number;
+  readonly service: ServiceKind;
+
+  constructor(init: ExperimentPredictionInit) {
+    this.analysis = init.analysis;
+    this.title = init.title;
+    this.receipt = init.receipt;
+    this.state = init.state;
+    this.rows = init.rows;
+    this.failures = init.failures;
+    this.context = init.context;
+    this.options = init.options;
+    this.notes = init.notes;
+    this.elapsedMs = init.elapsedMs;
+    this.service = init.service;
+  }
+
+  /** Each completed row's result. */
+  get results(): Result[] {
+    return this.rows.map((p) => p.result);
+  }
+  /** Each completed row's label. */
+  get labels(): string[] {
+    return this.rows.map((p, j) => p.thetaLabel ?? `theta ${j + 1}`);
+  }
+  /** yhat per completed row (first calibration of each). */
+  get yhat(): Array<number | null> {
+    return this.rows.map((p) => p.yhat);
+  }
+  get fit(): Array<number | null> {
+    return this.rows.map((p) => p.fit);
+  }
+  get adjustedFit(): Array<number | null> {
+    return this.rows.map((p) => p.adjustedFit);
+  }
+  get outcome(): string {
+    return this.context.outcome;
+  }
+  get attributes(): ReadonlyArray<string> {
+    return this.context.attributes;
+  }
+
+  /** One row per circumstance: threshold, yhat, fit, adjusted fit, n. */
+  table(): DisplayTable {
+    return displayTable(experimentTable(this.results, this.context));
+  }
+
+  /** yhat and fit per theta row. */
+  chart(options: FigureOptions = {}): DisplayFigure {
+    return displayFigure(experimentFigure(this.results, this.context, options));
+  }
+
+  /** Displays the notes, the table and the chart (prints the table outside a notebook). */
+  show(options: FigureOptions = {}): void {
+    const notes = this.#allNotes();
+    const bundles: MimeBundle[] = [];
+    if (notes.length > 0) bundles.push(htmlBundle(`<style>${TABLE_CSS}</style>${notesHtml(notes)}`, notes.map((n) => `Note: ${n}`).join("\n")));
+    bundles.push(this.table()[JUPYTER_DISPLAY](), this.chart(options)[JUPYTER_DISPLAY]());
+    showAll(bundles, this.text());
+  }
+
+  bundle(options: FigureOptions = {}): MimeBundle {
+    const html = [`<div class="rbp-prediction">`, notesHtml(this.#allNotes()), experimentTable(this.results, this.context).html, figureHtml(experimentFigure(this.results, this.context, options)), `</div>`].join("");
+    return { "text/html": html, "text/plain": this.text() };
+  }
+
+  [JUPYTER_DISPLAY](): MimeBundle {
+    return this.bundle();
+  }
+
+  text(): string {
+    const lines = [`${this.title}: ${formatCount(this.rows.length)} of ${formatCount(this.state.n_rows)} rows completed (${this.service} service)`];
+    lines.push(experimentTable(this.results, this.context).text);
+    for (const n of this.#allNotes()) lines.push(`Note: ${n}`);
+    return lines.join("\n");
+  }
+
+  toReportable(): Reportable {
+    return { title: this.title, result: this.results, context: this.context, options: { ...this.options }, notes: this.#allNotes() };
+  }
+
+  report(path: string, options: ReportOptions = {}): Promise<string> {
+    return writeReport(this.toReportable(), path, options);
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      analysis: this.analysis,
+      title: this.title,
+      outcome: this.outcome,
+      attributes: [...this.attributes],
+      labels: this.labels,
+      yhat: this.yhat,
+      fit: this.fit,
+      adjustedFit: this.adjustedFit,
+      failures: [...this.failures],
+      notes: [...this.notes],
+      options: this.options,
+      receipt: this.receipt,
+      service: this.service,
+      elapsedMs: this.elapsedMs,
+      rows: this.rows.map((p) => p.toJSON()),
+    };
+  }
+
+  [INSPECT](): string {
+    const rows = this.rows.map((p, j) => `  ${this.labels[j]}: ${p.headline()}`);
+    return [`${this.title}: ${this.rows.length} of ${this.state.n_rows} rows completed`, ...rows, "(show() draws the table and the chart)"].join("\n");
+  }
+
+  #allNotes(): string[] {
+    return [...this.notes, ...this.failures.map((f) => `row ${f.label} failed: ${f.reason}`)];
+  }
+}
+
+/** Anything saveReport takes: predictions, or Reportables built by hand. */
+export type ReportItem = Prediction | ExperimentPrediction | Reportable;
+
+export function toReportable(item: ReportItem): Reportable {
+  return item instanceof Prediction || item instanceof ExperimentPrediction ? item.toReportable() : item;
+}

@@ -1,0 +1,278 @@
+/**
+ * `grid(data, spec, options)`, `maxfit(...)`, `psr(...)`: one call from a data frame to a
+ * prediction. Each turns the data into y, X and theta (src/frame: the spec names the outcome, the
+ * attributes and the circumstances), connects (`connect()`: hosted or the embedded service),
+ * submits, waits with a progress line updated in place, and returns a `Prediction` (one
+ * circumstance) or an `ExperimentPrediction` (several theta rows: one job per row).
+ *
+ * A failure of any step (the data, the request, the credentials, the quota, the job, the
+ * connection) is thrown as a `PredictionError` with a readable message; in a notebook kernel it is
+ * also displayed in the cell as a short HTML box (see errors.ts).
+ */
+import {
+  JobFailedError,
+  isExperimentReceipt,
+  type Analysis,
+  type ExperimentReceipt,
+  type GridOptionsInput,
+  type JobReceipt,
+  type MaxFitOptionsInput,
+  type OptionsInputFor,
+  type PsrOptionsInput,
+  type RequestFor,
+  type Result,
+} from "../client/index.js";
+import { GROUP_CONCURRENCY, mapLimit } from "../client/group.js";
+import { contextFromRequest, display, jupyterKernel, type DisplayContext } from "../display/index.js";
+import { toRequest, type FrameInput, type FrameRequest, type FrameSpec } from "../frame/index.js";
+import { Redactor } from "../client/redact.js";
+import { connect, currentConnection, type Connection } from "./connect.js";
+import { PredictionError, analysisLabel, toPredictionError } from "./errors.js";
+import { ExperimentPrediction, Prediction, type FailedRow } from "./prediction.js";
+import { Progress, type ProgressSetting } from "./progress.js";
+
+/** The columns of a call (outcome, attributes, circumstances) and an optional title. */
+export interface PredictionSpec extends FrameSpec {
+  /** The title of the prediction in tables, charts and reports (default: "Grid prediction of <outcome>"). */
+  title?: string;
+}
+
+/** A cell value of a row object: what one circumstance given as `{ Age: 24, ... }` may hold. */
+export type CellValue = string | number | boolean | bigint | Date | null | undefined;
+
+/** Theta specs that always give one circumstance: "last", one row position, or one row object. */
+export type SingleTheta = "last" | number | Readonly<Record<string, CellValue>>;
+
+/** A spec whose theta is one circumstance (the call returns a Prediction). */
+export interface SinglePredictionSpec extends PredictionSpec {
+  theta?: SingleTheta;
+}
+
+/** How a call runs (not sent to the service). */
+export interface RunSettings {
+  /** The progress line: "auto" (default), "display", "terminal", "line", "none", or a function of each event. */
+  progress?: ProgressSetting;
+  /** Cancels the wait (the job goes on in the service). */
+  signal?: AbortSignal;
+  /** Gives up waiting after this long (ms); default: no limit. */
+  timeoutMs?: number;
+  /** The connection to use; default: connect(). */
+  connection?: Connection;
+  /** In a notebook kernel, display a failure in the cell before throwing it (default true). */
+  showErrors?: boolean;
+}
+
+/** A Prediction or an ExperimentPrediction. */
+export type AnyPrediction = Prediction | ExperimentPrediction;
+
+/** Whether a call gave several circumstances' predictions. */
+export function isExperiment(p: AnyPrediction): p is ExperimentPrediction {
+  return p instanceof ExperimentPrediction;
+}
+
+/**
+ * Grid: every admissible combination of attributes, censor and threshold, and their
+ * adjusted-fit-weighted composite, with each attribute's Impact on Fit and Impact on Prediction.
+ * Without theta the service predicts for the last row of X.
+ */
+export function grid(data: FrameInput, spec?: SinglePredictionSpec, options?: GridOptionsInput, run?: RunSettings): Promise<Prediction>;
+export function grid(data: FrameInput, spec?: PredictionSpec, options?: GridOptionsInput, run?: RunSettings): Promise<AnyPrediction>;
+export function grid(data: FrameInput, spec: PredictionSpec = {}, options?: GridOptionsInput, run: RunSettings = {}): Promise<AnyPrediction> {
+  return predict("grid", data, spec, options, run);
+}
+
+/** MaxFit: the threshold and censor with the best objective (kfit by default). Needs theta. */
+export function maxfit(data: FrameInput, spec: SinglePredictionSpec, options?: MaxFitOptionsInput, run?: RunSettings): Promise<Prediction>;
+export function maxfit(data: FrameInput, spec: PredictionSpec, options?: MaxFitOptionsInput, run?: RunSettings): Promise<AnyPrediction>;
+export function maxfit(data: FrameInput, spec: PredictionSpec, options?: MaxFitOptionsInput, run: RunSettings = {}): Promise<AnyPrediction> {
+  return predict("maxfit", data, spec, options, run);
+}
+
+/** PSR (partial sample regression) at each threshold given (default 0.5). Needs theta. */
+export function psr(data: FrameInput, spec: SinglePredictionSpec, options?: PsrOptionsInput, run?: RunSettings): Promise<Prediction>;
+export function psr(data: FrameInput, spec: PredictionSpec, options?: PsrOptionsInput, run?: RunSettings): Promise<AnyPrediction>;
+export function psr(data: FrameInput, spec: PredictionSpec, options?: PsrOptionsInput, run: RunSettings = {}): Promise<AnyPrediction> {
+  return predict("psr", data, spec, options, run);
+}
+
+/** Runs one analysis (what grid, maxfit and psr call). */
+export async function predict<A extends Analysis>(
+  analysis: A,
+  data: FrameInput,
+  spec: PredictionSpec = {},
+  options?: OptionsInputFor[A],
+  run: RunSettings = {},
+): Promise<AnyPrediction> {
+  const label = analysisLabel(analysis);
+  const progress = new Progress(analysis, run.progress ?? "auto");
+  let connection: Connection | undefined;
+  try {
+    const { title, ...frameSpec } = spec ?? {};
+    const frame = toRequest(data, frameSpec);
+    connection = run.connection ?? (await connect());
+    progress.update({ service: connection.mode, status: "submitting" });
+    const request = {
+      y: frame.y,
+      X: frame.X,
+      ...(frame.theta !== undefined ? { theta: frame.theta } : {}),
+      ...(options !== undefined && options !== null ? { options } : {}),
+    } as RequestFor<A>;
+    const receipt = await connection.client.submit(analysis, request, { signal: run.signal });
+    const common = { analysis, frame, options: { ...(options ?? {}) } as Record<string, unknown>, title, connection, progress, run };
+    return isExperimentReceipt(receipt) ? await experiment({ ...common, receipt }) : await single({ ...common, receipt });
+  } catch (error) {
+    if (progress.started) progress.finish("failed");
+    // A failure before connecting (the data) is scrubbed with the current connection's secrets, or the environment's.
+    const by = connection ?? (await currentConnection());
+    const envSecrets = new Redactor([process.env.CSA_API_KEY, process.env.CSA_ACCESS_ID]);
+    const scrub = (text: string) => envSecrets.text(by !== undefined ? by.scrub(text) : text);
+    const failure = toPredictionError(error, { subject: label, service: connection?.mode, scrub });
+    if (run.showErrors !== false && jupyterKernel() !== "none") {
+      try {
+        display(failure.bundle());
+      } catch {
+        // the error is thrown anyway
+      }
+    }
+    throw failure;
+  }
+}
+
+interface Step<A extends Analysis, R> {
+  analysis: A;
+  frame: FrameRequest;
+  options: Record<string, unknown>;
+  title: string | undefined;
+  connection: Connection;
+  progress: Progress;
+  run: RunSettings;
+  receipt: R;
+}
+
+function thresholdsOf(options: Record<string, unknown>): number[] | undefined {
+  const t = options.threshold;
+  if (typeof t === "number") return [t];
+  return Array.isArray(t) && t.every((v) => typeof v === "number") ? (t as number[]) : undefined;
+}
+
+function contextOf(analysis: Analysis, frame: FrameRequest, options: Record<string, unknown>, thetaLabels?: string[]): DisplayContext {
+  const thresholds = thresholdsOf(options);
+  const context = contextFromRequest({ ...frame, thetaLabels }, { analysis, ...(thresholds !== undefined ? { thresholds } : {}) });
+  if (thetaLabels === undefined) delete context.thetaLabels;
+  return context;
+}
+
+function defaultTitle(analysis: Analysis, outcome: string, thetaLabel?: string): string {
+  const base = `${analysisLabel(analysis)} prediction of ${outcome}`;
+  return thetaLabel !== undefined && thetaLabel !== "theta" ? `${base} for ${thetaLabel}` : base;
+}
+
+function notesOf(frame: FrameRequest, warnings: ReadonlyArray<string> | undefined, result?: Result): string[] {
+  const shown = new Set(result?.warnings ?? []);
+  return [...frame.notes, ...(warnings ?? []).filter((w) => !shown.has(w))];
+}
+
+async function single<A extends Analysis>(s: Step<A, JobReceipt>): Promise<Prediction> {
+  const { connection, progress, receipt, frame } = s;
+  progress.update({ jobId: receipt.job_id, status: "queued" });
+  const result = await connection.client.wait(receipt, {
+    signal: s.run.signal,
+    timeoutMs: s.run.timeoutMs,
+    onProgress: (p) => progress.update({ status: p.status === "completed" ? "running" : p.status }),
+  });
+  const theta = Array.isArray(frame.theta) && !Array.isArray(frame.theta[0]) ? (frame.theta as number[]) : undefined;
+  const lastRow = receipt.theta_source === "last_row_of_X" || (theta === undefined && s.analysis === "grid");
+  const thetaLabel = theta !== undefined ? frame.thetaLabels?.[0] : lastRow ? `the last row (${frame.rowLabels[frame.rowLabels.length - 1]})` : undefined;
+  const elapsedMs = Math.round(progress.elapsed());
+  progress.finish("completed");
+  return new Prediction({
+    analysis: s.analysis,
+    title: s.title ?? defaultTitle(s.analysis, frame.outcome, theta !== undefined ? thetaLabel : undefined),
+    result,
+    context: contextOf(s.analysis, frame, s.options),
+    receipt: { job_id: receipt.job_id, job_code: receipt.job_code, ...(receipt.theta_source !== undefined ? { theta_source: receipt.theta_source } : {}) },
+    options: s.options,
+    notes: notesOf(frame, receipt.warnings, result),
+    ...(theta !== undefined ? { theta } : {}),
+    ...(thetaLabel !== undefined ? { thetaLabel } : {}),
+    elapsedMs,
+    service: connection.mode,
+  });
+}
+
+async function experiment<A extends Analysis>(s: Step<A, ExperimentReceipt>): Promise<ExperimentPrediction> {
+  const { connection, progress, receipt, frame } = s;
+  const client = connection.client;
+  const total = receipt.n_rows;
+  progress.update({ experimentId: receipt.experiment_id, rows: { done: 0, failed: 0, total }, status: "running" });
+  const state = await client.waitExperiment(receipt, {
+    signal: s.run.signal,
+    timeoutMs: s.run.timeoutMs,
+    onProgress: (p) => progress.update({ rows: { done: p.done, failed: p.failed, total: p.total }, status: "running" }),
+  });
+  const thetas = frame.theta as number[][];
+  const labels = frame.thetaLabels ?? thetas.map((_, j) => `theta ${j + 1}`);
+  const failures: FailedRow[] = [];
+  const results = await mapLimit(state.rows, GROUP_CONCURRENCY, async (row) => {
+    if (row.status !== "completed") {
+      failures.push({ row: row.row, label: labels[row.row] ?? `theta ${row.row + 1}`, reason: connection.scrub(row.message ?? `the job ended ${row.status}`) });
+      return null;
+    }
+    try {
+      return await client.result({ job_id: row.job_id, job_code: row.job_code }, { signal: s.run.signal });
+    } catch (error) {
+      if (!(error instanceof JobFailedError)) throw error;
+      failures.push({ row: row.row, label: labels[row.row] ?? `theta ${row.row + 1}`, reason: connection.scrub(error.reason || error.message) });
+      return null;
+    }
+  });
+  failures.sort((a, b) => a.row - b.row);
+  const elapsedMs = Math.round(progress.elapsed());
+  const rows: Prediction[] = [];
+  const kept: string[] = [];
+  state.rows.forEach((row, j) => {
+    const result = results[j];
+    if (result === null) return;
+    const label = labels[row.row] ?? `theta ${row.row + 1}`;
+    kept.push(label);
+    rows.push(
+      new Prediction({
+        analysis: s.analysis,
+        title: `${s.title ?? defaultTitle(s.analysis, frame.outcome)} for ${label}`,
+        result,
+        context: contextOf(s.analysis, frame, s.options),
+        receipt: { job_id: row.job_id, job_code: row.job_code },
+        options: s.options,
+        notes: [],
+        theta: thetas[row.row],
+        thetaLabel: label,
+        elapsedMs,
+        service: connection.mode,
+      }),
+    );
+  });
+  const done = { rows: { done: state.n_completed + state.n_failed, failed: failures.length, total } };
+  if (rows.length === 0) {
+    progress.finish("failed", done);
+    const first = failures[0];
+    throw new PredictionError({
+      kind: "job-failed",
+      subject: analysisLabel(s.analysis),
+      detail: `every row of the experiment failed; row ${first?.label ?? 1}: ${first?.reason ?? "no reason given"}`,
+    });
+  }
+  progress.finish(failures.length > 0 ? "partial_failed" : "completed", done);
+  return new ExperimentPrediction({
+    analysis: s.analysis,
+    title: s.title ?? `${analysisLabel(s.analysis)} of ${frame.outcome} for ${total} circumstances`,
+    receipt,
+    state,
+    rows,
+    failures,
+    context: contextOf(s.analysis, frame, s.options, kept),
+    options: s.options,
+    notes: notesOf(frame, receipt.warnings),
+    elapsedMs,
+    service: connection.mode,
+  });
+}

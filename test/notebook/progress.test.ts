@@ -1,0 +1,141 @@
+/**
+ * The progress line: one display output updated in place in a kernel (display id, then
+ * update_display_data), one stderr line rewritten with \r in a terminal, only the final line when
+ * stderr is not a terminal, nothing with "none"; throttled updates.
+ */
+import { Writable } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect, disconnect, grid, psr, progressText } from "../../src/notebook/index.js";
+import { Progress } from "../../src/notebook/progress.js";
+import { quickstartFrame, quickstartRows, quickstartTheta, simulateTslab } from "./helpers.js";
+
+beforeAll(async () => {
+  await connect({ hosted: false, env: {}, envFile: false, local: { workers: 2 } });
+});
+afterAll(async () => {
+  await disconnect();
+});
+
+/** A stream that records what is written; a TTY or not. */
+function sink(isTTY: boolean): { stream: NodeJS.WriteStream; written: string[] } {
+  const written: string[] = [];
+  const w = new Writable({
+    write(chunk, _enc, cb) {
+      written.push(String(chunk));
+      cb();
+    },
+  }) as unknown as NodeJS.WriteStream;
+  (w as { isTTY?: boolean }).isTTY = isTTY;
+  return { stream: w, written };
+}
+
+describe("in a notebook kernel (tslab, simulated)", () => {
+  it("a single call shows one output, updated in place, that ends completed", async () => {
+    const kernel = simulateTslab();
+    try {
+      const p = await grid(quickstartRows(), { y: "Points", theta: quickstartTheta() });
+      const ids = new Set(kernel.messages.map((m) => m.transient.display_id));
+      expect(ids.size).toBe(1);
+      const [id] = ids;
+      expect(String(id)).toMatch(/^rbp-progress-/);
+      expect(kernel.messages[0].update).toBe(false);
+      expect(kernel.messages.slice(1).every((m) => m.update)).toBe(true);
+      const last = kernel.messages[kernel.messages.length - 1];
+      expect(last.data["text/plain"]).toBe(`Grid · job ${p.receipt.job_id} · completed in ${(p.elapsedMs / 1000).toFixed(2)} s · local service`);
+      expect(last.data["text/html"]).toContain('data-rbp-status="completed"');
+    } finally {
+      kernel.restore();
+    }
+  });
+
+  it("an experiment's line counts rows and draws a bar", async () => {
+    const kernel = simulateTslab();
+    try {
+      const e = await psr(quickstartFrame(), { y: "Points", theta: [0, 1, 2, 3] });
+      const last = kernel.messages[kernel.messages.length - 1];
+      expect(last.update).toBe(true);
+      expect(last.data["text/plain"]).toMatch(/^PSR · experiment \d+ · 4 of 4 rows done · completed in/);
+      expect(last.data["text/html"]).toContain("width:100%");
+      expect(new Set(kernel.messages.map((m) => m.transient.display_id)).size).toBe(1);
+      expect(e).toBeDefined();
+    } finally {
+      kernel.restore();
+    }
+  });
+
+  it("show() sends the summary table and each chart as its own output", async () => {
+    const p = await grid(quickstartFrame(), { y: "Points", theta: quickstartTheta() }, {}, { progress: "none" });
+    const kernel = simulateTslab();
+    try {
+      p.show();
+      const kinds = kernel.messages.map((m) => Object.keys(m.data).sort().join(","));
+      expect(kinds[0]).toBe("text/html,text/plain");
+      expect(kernel.messages[0].data["text/html"]).toContain("rbp-table");
+      expect(kinds.slice(1)).toEqual(Array(3).fill("application/vnd.plotly.v1+json,text/html,text/plain"));
+    } finally {
+      kernel.restore();
+    }
+  });
+});
+
+describe("in a terminal and in logs", () => {
+  it("a TTY gets one line rewritten with \\r and ended with a newline", () => {
+    const { stream, written } = sink(true);
+    const progress = new Progress("grid", "auto", stream);
+    progress.update({ status: "submitting", service: "local" });
+    progress.update({ jobId: 7, status: "queued" });
+    progress.update({ status: "running" });
+    progress.finish("completed");
+    expect(written.length).toBeGreaterThanOrEqual(3);
+    expect(written.every((w) => w.startsWith("\r"))).toBe(true);
+    expect(written.slice(0, -1).every((w) => !w.includes("\n"))).toBe(true);
+    const last = written[written.length - 1];
+    expect(last).toMatch(/^\rGrid · job 7 · completed in \d+\.\d\d s · local service *\n$/);
+    // A shorter line pads over the longer one before it.
+    const lengths = written.map((w) => w.replace(/\n$/, "").length);
+    expect(lengths[1]).toBeGreaterThanOrEqual(lengths[0] - 1);
+  });
+
+  it("not a TTY: only the final line", () => {
+    const { stream, written } = sink(false);
+    const progress = new Progress("psr", "auto", stream);
+    progress.update({ experimentId: 3, rows: { done: 0, failed: 0, total: 4 }, status: "running", service: "hosted" });
+    progress.update({ rows: { done: 2, failed: 1, total: 4 } });
+    progress.finish("partial_failed", { rows: { done: 4, failed: 1, total: 4 } });
+    expect(written).toHaveLength(1);
+    expect(written[0]).toMatch(/^PSR · experiment 3 · 4 of 4 rows done \(1 failed\) · finished with failed rows in \d+\.\d\d s · hosted service\n$/);
+  });
+
+  it('"none" writes nothing; "line" writes the final line even on a TTY', () => {
+    const a = sink(true);
+    const none = new Progress("grid", "none", a.stream);
+    none.update({ status: "running" });
+    none.finish("failed");
+    expect(a.written).toEqual([]);
+    const b = sink(true);
+    const line = new Progress("maxfit", "line", b.stream);
+    line.update({ jobId: 1, status: "running" });
+    line.finish("failed");
+    expect(b.written).toHaveLength(1);
+    expect(b.written[0]).toMatch(/^MaxFit · job 1 · failed in/);
+  });
+
+  it("repeated polls with nothing new are throttled; a new status is shown at once", () => {
+    const { stream, written } = sink(true);
+    const progress = new Progress("grid", "terminal", stream);
+    progress.update({ jobId: 1, status: "running" });
+    for (let i = 0; i < 50; i++) progress.update({ status: "running" });
+    expect(written).toHaveLength(1);
+    progress.update({ status: "queued" });
+    expect(written).toHaveLength(2);
+    progress.finish("completed");
+    progress.finish("completed");
+    progress.update({ status: "running" });
+    expect(written).toHaveLength(3);
+  });
+
+  it("long waits read in seconds and minutes", () => {
+    expect(progressText({ analysis: "grid", status: "running", jobId: 2, elapsedMs: 65_400, final: false })).toBe("Grid · job 2 · running · 65.4 s");
+    expect(progressText({ analysis: "grid", status: "completed", jobId: 2, elapsedMs: 185_000, final: true })).toBe("Grid · job 2 · completed in 3 min 5 s");
+  });
+});
