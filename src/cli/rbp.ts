@@ -4,12 +4,14 @@ import { InvalidInputError, ComputationError } from "../engine/errors.js";
 import { ANALYSES, type Analysis } from "../api/index.js";
 import { predict, PREDICT_USAGE, UsageError } from "./predict.js";
 import { parseServeArgs, serve, SERVE_USAGE } from "./serve.js";
+import { kernelCommand, KERNEL_USAGE, parseKernelArgs } from "./kernel.js";
 
 const USAGE = `Usage: rbp <command> [options]
 
 Commands:
   predict <grid|maxfit|psr> --input <file|->   run one analysis locally and print its results as JSON
   serve [--port N] [--data-dir DIR] ...        run the local prediction service (API version 3)
+  kernel install [--user | --prefix DIR]       register the TypeScript (tslab) kernel with Jupyter
 
 Run "rbp <command> --help" for a command's options.`;
 
@@ -35,6 +37,14 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     await serve(parseServeArgs(rest), io);
+    return 0;
+  }
+  if (command === "kernel") {
+    if (rest.includes("--help") || rest.includes("-h")) {
+      io.stdout(KERNEL_USAGE + "\n");
+      return 0;
+    }
+    kernelCommand(parseKernelArgs(rest), io);
     return 0;
   }
   throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);

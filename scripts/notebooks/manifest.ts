@@ -1,0 +1,81 @@
+/**
+ * What each walkthrough notebook must show once executed: at least `charts` plotly charts
+ * (outputs with application/vnd.plotly.v1+json, which the browser check then finds drawn), at
+ * least `tables` HTML tables (text/html outputs holding a <table>), and `strings` somewhere in its
+ * outputs (a string, or a pattern). `stderr` lists the stderr lines a notebook means to show (any
+ * other stderr output fails it).
+ */
+export interface Expectation {
+  /** What the notebook teaches, in a line (printed by the runner). */
+  about: string;
+  charts: number;
+  tables: number;
+  strings?: Array<string | RegExp>;
+  stderr?: Array<string | RegExp>;
+}
+
+export const EXPECTATIONS: Record<string, Expectation> = {
+  "01-quickstart-grid": {
+    about: "a Grid from rows to forecast: spec, progress, headline, show(), observations, defaults, quota, report",
+    charts: 3,
+    tables: 2,
+    strings: ["Grid prediction of Miles_per_Gallon", "Impact on Fit and Impact on Prediction", "linear regression", "report written to notebooks/reports/01-quickstart.html"],
+  },
+  "02-psr-thresholds": {
+    about: "PSR across thresholds: relevance, weights, threshold 0 = regression, censored weights, censor type, operator, unit",
+    charts: 5,
+    tables: 3,
+    strings: ["yhat and fit across thresholds", /PSR at threshold 0: (\S+)\nlinear regression: +\1\n/, "weight of every day not kept", "similarity censor"],
+  },
+  "03-maxfit": {
+    about: "how MaxFit picks: every candidate, the objectives, ties, the pick depending on theta",
+    charts: 3,
+    tables: 2,
+    strings: ["<- MaxFit's pick", "adjusted_fit picks", "3 of 3 rows done"],
+  },
+  "04-grid-constraints": {
+    about: "min_k, max_k, allowed_k, required_attributes, attribute_groups, attribute_combi, max_iter: combinations and forecasts",
+    charts: 4,
+    tables: 1,
+    strings: [
+      /every combination \(default\) +63 /,
+      /sizes 2 to 3 \(min_k, max_k\) +35 /,
+      /sizes 1 and 6 only \(allowed_k\) +7 /,
+      /Weight always in \(required_attributes\) +32 /,
+      /as blocks \(attribute_groups\) +15 /,
+      /three chosen combinations \(attribute_combi\) +3 /,
+      /a sample of 20 \(max_iter, seed\) +20 /,
+      "quota used by the refused requests: 0",
+    ],
+  },
+  "05-experiment": {
+    about: "31 rows of theta in one call: an experiment, its table and chart, a backtest",
+    charts: 2,
+    tables: 2,
+    strings: ["31 of 31 rows completed, 0 failed", "quota used by this call: 31 units", "mean absolute error", "Next-day maximum temperature, January 2015"],
+  },
+  "06-fields-large-results": {
+    about: "single fields of a 200,000-row PSR, a field above 4 MiB, free reads, a large result as table and WebGL chart",
+    charts: 1,
+    tables: 1,
+    strings: ["insights/relevance: shape [200000]", "FieldTooLargeError", "quota used by these reads: 0", "(scattergl)", "20,000 observations"],
+  },
+  "07-api-v2": {
+    about: "the same Grid through API v3 and v2, option names side by side, both wire formats",
+    charts: 1,
+    tables: 0,
+    strings: ["(API v2)", "version 2 names on version 3", "censor_type/options.eval_type", "POST v2 → 200", "marginal_contribution_to_conviction", "POST v3 → 200", "stand-in service stopped"],
+  },
+  "08-missing-data": {
+    about: "missing outcomes, attributes and theta; pairwise and complete moments; Grid per combination; predicting missing outcomes",
+    charts: 5,
+    tables: 2,
+    strings: ["dropped 8 rows with no Miles_per_Gallon", "relevance —, weight 0", "composite weight", "every circumstance needs a number", "8 of 8 rows done"],
+  },
+  "09-hosted-service": {
+    about: "RBP_BASE_URL, CSA_API_KEY, CSA_ACCESS_ID against a stand-in hosted-like service on loopback: quota, errors, back to local",
+    charts: 3,
+    tables: 1,
+    strings: ["mode: hosted", "hosted service", "the message contains the key: false", "the plan's quota is spent", "RBP_BASE_URL", "stand-in stopped"],
+  },
+};

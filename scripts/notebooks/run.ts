@@ -1,0 +1,139 @@
+/**
+ * Runs the walkthrough notebooks as CI does, outside vitest:
+ *
+ *   npx tsx scripts/notebooks/run.ts [NAME ...] [--no-browser] [--concurrency N] [--verbose]
+ *   npx tsx scripts/notebooks/run.ts --link     (only make "rbp-notebook" importable in notebooks/)
+ *
+ * (`npm run test:notebooks` runs the same steps as the vitest suite test/notebooks.) Builds
+ * nothing: run `npm run build` first. Writes executed notebooks to test-output/notebooks/, their
+ * HTML to test-output/notebooks/html/, screenshots to test-output/screenshots/notebooks/ and a
+ * summary to test-output/notebooks/summary.json. Exit code 0 when every notebook passed, 1 when
+ * one failed, 2 when jupyter or Chromium is missing.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  browserCheck,
+  checkExecuted,
+  defaultConcurrency,
+  executedPath,
+  executeNotebook,
+  expectationOf,
+  exportHtml,
+  findTools,
+  installKernelspec,
+  linkPackage,
+  notebookNames,
+  openBrowser,
+  OUT_DIR,
+  pool,
+  readNotebook,
+  type Browser,
+} from "./lib.js";
+
+interface Outcome {
+  name: string;
+  ok: boolean;
+  problems: string[];
+  executeMs: number;
+  htmlMs?: number;
+  browserMs?: number;
+  charts?: number;
+  tables?: number;
+  screenshots?: string[];
+}
+
+async function main(argv: string[]): Promise<number> {
+  const names: string[] = [];
+  let browserWanted = true;
+  let concurrency = defaultConcurrency();
+  let verbose = false;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--link") {
+      console.log(`package: ${linkPackage()}`);
+      return 0;
+    } else if (a === "--no-browser") browserWanted = false;
+    else if (a === "--verbose") verbose = true;
+    else if (a === "--concurrency") concurrency = Math.max(1, Number(argv[++i]) || 1);
+    else if (a.startsWith("-")) {
+      console.error(`unknown option ${a}`);
+      return 2;
+    } else names.push(a.replace(/\.ipynb$/, "").replace(/^notebooks\//, ""));
+  }
+  const all = notebookNames();
+  const chosen = names.length > 0 ? names : all;
+  for (const n of chosen) if (!all.includes(n)) {
+    console.error(`no notebook notebooks/${n}.ipynb; the notebooks are ${all.join(", ")}`);
+    return 2;
+  }
+  const tools = findTools();
+  if (!tools.jupyter || (browserWanted && !tools.chromium)) {
+    for (const m of tools.missing) console.error(`notebooks: ${m}`);
+    return 2;
+  }
+  console.log(`package: ${linkPackage()}`);
+  const kernel = installKernelspec();
+  console.log(`kernelspec: ${kernel}`);
+  const started = Date.now();
+  let browser: Browser | undefined;
+  const browserReady = browserWanted ? openBrowser().then((b) => (browser = b)) : undefined;
+  // The browser checks run one at a time; the executions `concurrency` at a time.
+  let browserQueue: Promise<unknown> = Promise.resolve();
+
+  const outcomes = await Promise.all(
+    pool(
+      concurrency,
+      chosen.map((name) => async (): Promise<Outcome> => {
+        const e = expectationOf(name);
+        const run = await executeNotebook(name);
+        const outcome: Outcome = { name, ok: false, problems: [], executeMs: run.ms };
+        if (run.code !== 0) {
+          outcome.problems.push(`nbconvert --execute exited ${run.code}: ${run.stderr.trim().split("\n").slice(-12).join("\n")}`);
+          console.log(`FAIL ${name}  execute ${(run.ms / 1000).toFixed(1)} s`);
+          for (const p of outcome.problems) console.log(`     ${p}`);
+          return outcome;
+        }
+        const check = checkExecuted(readNotebook(executedPath(name)), e);
+        outcome.problems.push(...check.problems);
+        outcome.charts = check.charts;
+        outcome.tables = check.tables;
+        if (verbose) console.log(`${name}: ${JSON.stringify(check.mimeCounts)}`);
+        const html = await exportHtml(name);
+        outcome.htmlMs = html.run.ms;
+        if (html.run.code !== 0) outcome.problems.push(`nbconvert --to html exited ${html.run.code}: ${html.run.stderr.trim().split("\n").slice(-5).join("\n")}`);
+        else if (browserReady !== undefined) {
+          const job = browserQueue.then(async () => {
+            await browserReady;
+            return browserCheck(browser!, html.path, name, check.charts);
+          });
+          browserQueue = job.catch(() => undefined);
+          const b = await job;
+          outcome.problems.push(...b.problems);
+          outcome.browserMs = b.ms;
+          outcome.screenshots = b.screenshots;
+          if (verbose && b.blocked.length > 0) console.log(`${name}: blocked ${b.blocked.join(", ")}`);
+        }
+        outcome.ok = outcome.problems.length === 0;
+        const line = `${outcome.ok ? "ok  " : "FAIL"} ${name}  execute ${(run.ms / 1000).toFixed(1)} s, ${check.charts} charts, ${check.tables} tables${outcome.browserMs !== undefined ? `, browser ${(outcome.browserMs / 1000).toFixed(1)} s` : ""}`;
+        console.log(line);
+        for (const p of outcome.problems) console.log(`     ${p}`);
+        return outcome;
+      }),
+    ),
+  );
+  await browser?.close();
+  const ms = Date.now() - started;
+  writeFileSync(join(OUT_DIR, "summary.json"), JSON.stringify({ ms, concurrency, outcomes }, null, 2) + "\n");
+  const failed = outcomes.filter((o) => !o.ok);
+  console.log(`notebooks: ${outcomes.length - failed.length} passed, ${failed.length} failed in ${(ms / 1000).toFixed(1)} s (${concurrency} at a time)`);
+  return failed.length === 0 ? 0 : 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => (process.exitCode = code),
+  (error: unknown) => {
+    console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+    process.exitCode = 1;
+  },
+);
