@@ -53,3 +53,16 @@ export function soloVote(weight: number, y: number, ybar: number, count: number)
 
 /** Section 7.2: when every cell has zero adjusted fit the composite falls back to equal weights (yhat = ybar). */
 export const EMPTY_COMPOSITE_FALLBACK = "equal-weights" as const;
+
+/**
+ * Section 6: MaxFit keeps the first maximum (relevance before similarity, thresholds in order).
+ * Two candidates that are equal in exact arithmetic (threshold 0 keeps every row under both
+ * censors) differ in their last bits, so a later candidate wins only by more than this relative
+ * margin; otherwise rounding, not the data, would pick the censor.
+ */
+export const MAXFIT_TIE_TOLERANCE = 1e-12;
+
+/** Whether a MaxFit candidate's objective beats the best so far (see MAXFIT_TIE_TOLERANCE). */
+export function beatsObjective(candidate: number, best: number): boolean {
+  return candidate - best > MAXFIT_TIE_TOLERANCE * Math.max(1, Math.abs(best));
+}

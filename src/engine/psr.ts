@@ -14,6 +14,7 @@ import {
   type FitSettings,
   type OutcomeStats,
 } from "./calibrate.js";
+import { beatsObjective } from "./choices.js";
 import { checkData, type Dataset } from "./data.js";
 import { ComputationError, invalid } from "./errors.js";
 import { buildModel, type Model } from "./model.js";
@@ -48,7 +49,7 @@ export function maxfit(data: Dataset, theta: Float64Array, given: Given<MaxFitOp
   // First maximum wins: relevance before similarity, thresholds in the order given.
   let best = -1;
   candidates.forEach((c, i) => {
-    if (c.valid && (best < 0 || score(c) > score(candidates[best]))) best = i;
+    if (c.valid && (best < 0 || beatsObjective(score(c), score(candidates[best])))) best = i;
   });
   if (best < 0) {
     throw new ComputationError(

@@ -4,9 +4,11 @@
  * deterministic; the data themselves come from a small seeded PRNG driven by the generated seed.
  */
 import fc from "fast-check";
+import { MAXFIT_TIE_TOLERANCE } from "../../src/engine/choices.js";
 import { createRandom } from "../../src/engine/random.js";
 import { describe, expect, it } from "vitest";
 import { grid, maxfit, psr, type Dataset } from "../../src/engine/index.js";
+import { datasetFromRows } from "../../src/engine/data.js";
 import type { CensorOperator, CensorType, Objective } from "../../src/engine/options.js";
 import type { EngineResult } from "../../src/engine/result.js";
 
@@ -628,6 +630,24 @@ describe("MaxFit", () => {
   const objectiveArb = fc.constantFrom<Objective>("fit", "adjusted_fit", "kfit");
   const censorArb = fc.constantFrom<"relevance" | "similarity" | "both">("relevance", "similarity", "both");
 
+  it("threshold 0 keeps every row under both censors: a tie that relevance, listed first, wins", () => {
+    run(fc.tuple(caseArb(), objectiveArb), 702, ([c, objective]) => {
+      const result = maxfit(c.data, c.theta, { threshold: [0], objective, censor_type: "both" });
+      expect(result.maxfit_index!.selected).toBe(0);
+      expect(result.censor_type).toEqual(["relevance"]);
+    });
+  });
+
+  it("a tie that differs only in the last bits still goes to the first candidate (found by search: similarity was 2 ulp ahead at 0)", () => {
+    const y = [27.9185320854187, 14.481236432492732, 77.00520162582397, 45.795598888397215, 101.55143986940384];
+    const X = [[27.7], [6.7], [68.8], [43.4], [97.3]];
+    const result = maxfit(datasetFromRows(y, X), Float64Array.from([29]), { threshold: [0, 0.2, 0.5, 0.8], censor_type: "both" });
+    const path = result.maxfit_index!;
+    expect(path.fit[4]).not.toBe(path.fit[0]); // the two censors' fits at threshold 0 are not bit-identical
+    expect(path.selected).toBe(0);
+    expect(result.censor_type).toEqual(["relevance"]);
+  });
+
   it("its result equals the PSR of its winner, and its objective is the maximum of the maxfit_index path", () => {
     run(fc.tuple(caseArb(), objectiveArb, censorArb), 701, ([c, objective, censor_type]) => {
       const result = maxfit(c.data, c.theta, { threshold: THRESHOLDS, objective, censor_type });
@@ -635,9 +655,11 @@ describe("MaxFit", () => {
       expect(path.objective).toBe(objective);
       const values = objective === "fit" ? path.fit : objective === "adjusted_fit" ? path.adjusted_fit : path.k_fit;
       const finite = values.filter((v) => Number.isFinite(v));
-      expect(values[path.selected]).toBe(Math.max(...finite));
-      // First maximum wins.
-      expect(values.findIndex((v) => v === Math.max(...finite))).toBe(path.selected);
+      const max = Math.max(...finite);
+      // First maximum wins, equality read up to rounding (MAXFIT_TIE_TOLERANCE).
+      const tied = (v: number) => max - v <= MAXFIT_TIE_TOLERANCE * Math.max(1, Math.abs(max));
+      expect(tied(values[path.selected])).toBe(true);
+      expect(values.findIndex(tied)).toBe(path.selected);
       const winnerCensor = path.censor_type[path.selected];
       const winnerThreshold = path.threshold[path.selected];
       expect(result.censor_type).toEqual([winnerCensor]);
