@@ -13,8 +13,8 @@
  * runs against the hosted service unchanged.
  *
  * `connect()` without options returns the current connection (making one the first time);
- * `connect(options)` returns it when the options are the same, and otherwise replaces it (the old
- * one is closed). `grid`, `maxfit`, `psr` and `quota` call `connect()` themselves.
+ * `connect(options)` returns it when the options are the same, and otherwise replaces it once the
+ * new one has opened (the old one is then closed; a connect that fails leaves it in place). `grid`, `maxfit`, `psr` and `quota` call `connect()` themselves.
  */
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
@@ -243,16 +243,20 @@ export async function connect(options?: ConnectOptions): Promise<Connection> {
   }
   const opts = options ?? state.lastOptions ?? {};
   const previous = state.current;
+  // Concurrent callers wait on this one; the previous connection stays until it has opened.
   const entry = { signature: signatureOf(opts), promise: open(opts) };
   state.current = entry;
-  state.lastOptions = opts;
-  if (previous !== undefined) void previous.promise.then((c) => c.close(), () => undefined);
+  let connection: Connection;
   try {
-    return await entry.promise;
+    connection = await entry.promise;
   } catch (error) {
-    if (state.current === entry) state.current = undefined;
+    // A failed connect leaves the working connection (and its options) as they were.
+    if (state.current === entry) state.current = previous;
     throw error;
   }
+  if (state.current === entry) state.lastOptions = opts;
+  if (previous !== undefined) void previous.promise.then((c) => c.close(), () => undefined);
+  return connection;
 }
 
 /** The current connection, if one was made (no connection is started). */

@@ -75,6 +75,18 @@ describe("the embedded local service", () => {
     expect(near(p.yhat, 3.285239)).toBe(true);
   });
 
+  it("a connect that fails leaves the working connection and its options in place", async () => {
+    const a = await connect(LOCAL);
+    const failed = await connect({ env: { CSA_API_KEY: HOSTED_KEY }, envFile: false }).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(PredictionError);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(a.closed).toBe(false);
+    expect(await currentConnection()).toBe(a);
+    expect(await connect()).toBe(a);
+    const p = await grid(quickstartRows(), { y: "Points", theta: quickstartTheta() }, {}, { progress: "none" });
+    expect(p.service).toBe("local");
+  });
+
   it("without a key in the environment, connect() is local even when .env is absent", async () => {
     const c = await connect({ env: {}, envFile: "/nonexistent/.env", local: { workers: 1 } });
     expect(c.mode).toBe("local");
