@@ -54,6 +54,8 @@ export function analysisName(result: Result, context: DisplayContext): string {
 export interface TableOptions {
   /** Include the <style> element (default true; a report includes the CSS once and passes false). */
   style?: boolean;
+  /** The caption's title (default: the analysis and the outcome, e.g. "Grid prediction of Points"). */
+  title?: string;
 }
 
 /**
@@ -84,7 +86,8 @@ export function summaryTable(result: Result, context: DisplayContext, options: T
       cells: [threshold, censor === "" ? MISSING : censor, formatNumber(result.yhat[t]), formatNumber(result.fit[t]), formatNumber(result.adjusted_fit[t]), String(k), n],
     });
   }
-  const caption = `${analysisName(result, context)} prediction of ${context.outcome}: N = ${formatCount(N)} observations, K = ${context.attributes.length} attributes (${context.attributes.join(", ")})`;
+  const title = options.title ?? `${analysisName(result, context)} prediction of ${context.outcome}`;
+  const caption = `${title}: N = ${formatCount(N)} observations, K = ${context.attributes.length} attributes (${context.attributes.join(", ")})`;
   const extra: string[] = [];
   if (result.yhat_linear !== undefined && result.yhat_linear !== null) extra.push(`linear regression prediction: ${formatNumber(result.yhat_linear)}`);
   if (result.info_theta !== undefined && result.info_theta !== null) extra.push(`informativeness of theta: ${formatNumber(result.info_theta)}`);
@@ -178,7 +181,7 @@ export function experimentTable(results: ReadonlyArray<Result>, context: Display
     };
   });
   const first = results[0];
-  const caption = `${first ? analysisName(first, context) : "Prediction"} of ${context.outcome} for ${formatCount(results.length)} circumstances`;
+  const caption = options.title ?? `${first ? analysisName(first, context) : "Prediction"} of ${context.outcome} for ${formatCount(results.length)} circumstances`;
   return { html: tableHtml(caption, header, rows, undefined, options.style !== false), text: [caption, textTable(header, rows.map((r) => r.cells))].join("\n") };
 }
 

@@ -236,7 +236,7 @@ export class Prediction {
 
   /** The summary: yhat, fit, adjusted fit, K and n per calibration. */
   table(): DisplayTable {
-    return displayTable(summaryTable(this.result, this.context));
+    return displayTable(summaryTable(this.result, this.context, { title: this.title }));
   }
 
   /** The per-observation table: outcome, relevance, similarity, informativeness, weight, include. */
@@ -290,7 +290,7 @@ export class Prediction {
     const html = [
       `<div class="rbp-prediction">`,
       notesHtml(this.notes),
-      summaryTable(this.result, this.context).html,
+      summaryTable(this.result, this.context, { title: this.title }).html,
       ...resultFigures(this.result, this.context, options).map((f) => figureHtml(f)),
       `</div>`,
     ].join("");
@@ -312,7 +312,7 @@ export class Prediction {
   /** The summary as plain text. */
   text(): string {
     const lines = [`${this.title}: ${this.headline()} (N = ${formatCount(this.observationCount)}, job ${this.receipt.job_id}, ${this.service} service)`];
-    lines.push(summaryTable(this.result, this.context).text);
+    lines.push(summaryTable(this.result, this.context, { title: this.title }).text);
     for (const n of this.notes) lines.push(`Note: ${n}`);
     return lines.join("\n");
   }
@@ -441,7 +441,7 @@ export class ExperimentPrediction {
 
   /** One row per circumstance: threshold, yhat, fit, adjusted fit, n. */
   table(): DisplayTable {
-    return displayTable(experimentTable(this.results, this.context));
+    return displayTable(experimentTable(this.results, this.context, { title: this.title }));
   }
 
   /** yhat and fit per theta row. */
@@ -459,7 +459,7 @@ export class ExperimentPrediction {
   }
 
   bundle(options: FigureOptions = {}): MimeBundle {
-    const html = [`<div class="rbp-prediction">`, notesHtml(this.#allNotes()), experimentTable(this.results, this.context).html, figureHtml(experimentFigure(this.results, this.context, options)), `</div>`].join("");
+    const html = [`<div class="rbp-prediction">`, notesHtml(this.#allNotes()), experimentTable(this.results, this.context, { title: this.title }).html, figureHtml(experimentFigure(this.results, this.context, options)), `</div>`].join("");
     return { "text/html": html, "text/plain": this.text() };
   }
 
@@ -469,7 +469,7 @@ export class ExperimentPrediction {
 
   text(): string {
     const lines = [`${this.title}: ${formatCount(this.rows.length)} of ${formatCount(this.state.n_rows)} rows completed (${this.service} service)`];
-    lines.push(experimentTable(this.results, this.context).text);
+    lines.push(experimentTable(this.results, this.context, { title: this.title }).text);
     for (const n of this.#allNotes()) lines.push(`Note: ${n}`);
     return lines.join("\n");
   }

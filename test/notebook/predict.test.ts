@@ -91,6 +91,8 @@ describe("grid", () => {
     rows.push({ Name: "Hal", Points: null, Age: 30, Experience: 2, Height: 70, Weight: 50, Score: 10 });
     const p = await grid(rows, { y: "Points", X: NAMES, theta: quickstartTheta(), title: "Two-attribute Grid" }, { max_k: 2, threshold: [0, 0.5] }, quiet);
     expect(p.title).toBe("Two-attribute Grid");
+    expect(p.table().text).toMatch(/^Two-attribute Grid: N = 7 observations/);
+    expect(p.table().html).toContain("<caption>Two-attribute Grid: N = 7");
     expect(p.options).toEqual({ max_k: 2, threshold: [0, 0.5] });
     expect(p.combinations).toBe(5 + 10);
     expect(p.notes).toContain("dropped 1 row with no Points");
