@@ -23,12 +23,17 @@
  * never a developer's account.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
-import { cpus, tmpdir } from "node:os";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
+import { cpus } from "node:os";
 import { delimiter, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import type { BrowserContext } from "playwright-core";
+import { CHROMIUM, openBrowser as launch, type Browser } from "../chromium.js";
 import { EXPECTATIONS, type Expectation } from "./manifest.js";
+
+export { CHROMIUM, type Browser };
+
+/** Chromium for the notebooks' HTML exports. */
+export const openBrowser = (): Promise<Browser> => launch("rbp-nb-chromium-");
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const NOTEBOOK_DIR = join(ROOT, "notebooks");
@@ -37,7 +42,6 @@ export const HTML_DIR = join(OUT_DIR, "html");
 export const SHOT_DIR = join(ROOT, "test-output", "screenshots", "notebooks");
 export const JUPYTER_DIR = join(ROOT, ".jupyter");
 export const KERNEL_NAME = "rbp-tslab";
-export const CHROMIUM = process.env.RBP_CHROMIUM ?? "/usr/bin/chromium";
 /** Seconds one cell may run (nbconvert's ExecutePreprocessor.timeout). */
 export const CELL_TIMEOUT_S = 300;
 export const PLOTLY_MIME = "application/vnd.plotly.v1+json";
@@ -362,42 +366,8 @@ export function checkSource(nb: Notebook): string[] {
 // ---------------------------------------------------------------------------------------------
 // Chromium
 
-export const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-
 /** Debian's require.js, served for the CDN URL nbconvert's template loads, so the page has the loader it has online. */
 const LOCAL_REQUIREJS = "/usr/share/javascript/requirejs/require.min.js";
-
-export interface Browser {
-  context: BrowserContext;
-  close(): Promise<void>;
-}
-
-export async function openBrowser(): Promise<Browser> {
-  const profile = mkdtempSync(join(tmpdir(), "rbp-nb-chromium-"));
-  const { chromium } = await import("playwright-core");
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: { width: 1280, height: 900 },
-  });
-  return {
-    context,
-    async close() {
-      await context.close().catch(() => {});
-      rmSync(profile, { recursive: true, force: true });
-    },
-  };
-}
 
 export interface FigureState {
   title: string;

@@ -8,8 +8,7 @@
  * Skipped, with the reason printed, when /usr/bin/chromium is absent (install it with
  * scripts/install-browser.sh). Run alone with `npm run test:browser`.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { BrowserContext, Page } from "playwright-core";
@@ -27,8 +26,8 @@ import {
   type MimeBundle,
 } from "../../src/display/index.js";
 import { quickstartContext, quickstartGrid, quickstartPsr, syntheticPsr } from "../display/fixtures.js";
+import { CHROMIUM, openBrowser, type Browser } from "../../scripts/chromium.js";
 
-const CHROMIUM = process.env.RBP_CHROMIUM ?? "/usr/bin/chromium";
 const available = existsSync(CHROMIUM);
 if (!available) {
   console.warn(`[test/browser] SKIPPED: no Chromium at ${CHROMIUM}. Install it with scripts/install-browser.sh (apt-get install chromium), then run npm run test:browser.`);
@@ -36,17 +35,6 @@ if (!available) {
 
 const OUT = resolve("test-output");
 const SHOTS = join(OUT, "screenshots");
-
-const ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 interface FigureState {
   title: string;
@@ -64,8 +52,8 @@ interface Visit {
   figures: FigureState[];
 }
 
+let browser: Browser;
 let context: BrowserContext;
-let profile: string;
 /** Requests that would leave the page (anything but file: and data:). */
 const outside: string[] = [];
 
@@ -156,14 +144,8 @@ function cell(n: number, code: string, outputs: MimeBundle[]): string {
 describe.skipIf(!available)("in Chromium", () => {
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
-    profile = mkdtempSync(join(tmpdir(), "rbp-chromium-"));
-    const { chromium } = await import("playwright-core");
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ARGS,
-      viewport: { width: 1280, height: 900 },
-    });
+    browser = await openBrowser();
+    context = browser.context;
     await context.route("**/*", (route) => {
       const url = route.request().url();
       if (url.startsWith("file:") || url.startsWith("data:") || url.startsWith("blob:")) return route.continue();
@@ -173,8 +155,7 @@ describe.skipIf(!available)("in Chromium", () => {
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await browser?.close();
   });
 
   it("a saved report (Grid on the 7x5 quickstart data, PSR on 5,000 rows) draws every chart", async () => {
