@@ -10,7 +10,7 @@ const USAGE = `Usage: rbp <command> [options]
 
 Commands:
   predict <grid|maxfit|psr> --input <file|->   run one analysis locally and print its results as JSON
-  serve [--port N] [--data-dir DIR] ...        run the local prediction service (API version 3)
+  serve [--port N] [--data-dir DIR] ...        run the local prediction service (API versions 3 and 2)
   kernel install [--user | --prefix DIR]       register the TypeScript (tslab) kernel with Jupyter
 
 Run "rbp <command> --help" for a command's options.`;

@@ -10,7 +10,8 @@ export const DEFAULT_PORT = 8765;
 export const SERVE_USAGE = `Usage: rbp serve [--port N] [--host H] [--credentials FILE] [--data-dir DIR] [--workers N]
                  [--timeout SECONDS] [--decimals N|full] [--quota N] [--quiet]
 
-Serves the prediction API version 3 at http://H:N/v3 (and /v3/prediction-engine).
+Serves the prediction API version 3 at http://H:N/v3 (and /v3/prediction-engine) and the legacy
+version 2 at http://H:N/v2/prediction-engine.
   --port N            TCP port (default ${DEFAULT_PORT}; 0 picks a free one)
   --host H            interface to bind (default 127.0.0.1)
   --credentials FILE  organisations, API keys, users and quotas (JSON); without it one local
@@ -106,7 +107,11 @@ export async function serve(args: ServeArgs, io: ServeIo): Promise<void> {
     throw error;
   }
   const { url, credentials } = service;
-  const lines = [`rbp serve: listening on ${url}`, `  version 3 API: ${url}/v3 (also ${url}/v3/prediction-engine)`];
+  const lines = [
+    `rbp serve: listening on ${url}`,
+    `  version 3 API: ${url}/v3 (also ${url}/v3/prediction-engine)`,
+    `  version 2 API: ${url}/v2/prediction-engine`,
+  ];
   if (credentials.source === "file") {
     lines.push(`  credentials: from ${args.options.credentialsFile} (x-api-key per organisation, access_id per user)`);
   } else {

@@ -94,6 +94,7 @@ const COMMON_DEFAULTS: Omit<CommonOptions, "threshold"> = {
   prediction_scale: "response",
   adj_fit_multiplier: "K",
   inv_method: "gaussian",
+  // On by default: the published vectors print yhat_linear for requests that do not ask for it (api-compat 4.3 says false).
   include_linear_regression: true,
 };
 

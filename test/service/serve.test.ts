@@ -38,6 +38,7 @@ describe("rbp serve", () => {
     const apiKey = /^export CSA_API_KEY=(\S+)$/m.exec(stdout)![1];
     const accessId = /^export CSA_ACCESS_ID=(\S+)$/m.exec(stdout)![1];
     expect(stdout).toContain("generated");
+    expect(stdout).toContain(`version 2 API: ${url}/v2/prediction-engine`);
     const client = new Client(url, apiKey, accessId);
     const r = await client.run("psr", quickstart());
     expect(r.status).toBe(200);
