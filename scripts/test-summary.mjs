@@ -10,5 +10,10 @@ try {
   process.exit(1);
 }
 const skipped = report.numPendingTests + report.numTodoTests;
-console.log(`tests: ${report.numPassedTests} passed, ${report.numFailedTests} failed${skipped ? `, ${skipped} skipped` : ""}`);
-process.exit(report.numFailedTests === 0 && report.numPassedTests > 0 ? 0 : 1);
+// A file that fails outside its tests (a beforeAll, an import) fails no test but fails the run.
+const failedFiles = (report.testResults ?? []).filter((file) => file.status === "failed").length;
+console.log(
+  `tests: ${report.numPassedTests} passed, ${report.numFailedTests} failed${skipped ? `, ${skipped} skipped` : ""}` +
+    (failedFiles ? ` (${failedFiles} test file${failedFiles === 1 ? "" : "s"} failed)` : ""),
+);
+process.exit(report.numFailedTests === 0 && failedFiles === 0 && report.numPassedTests > 0 ? 0 : 1);

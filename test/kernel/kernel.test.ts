@@ -16,6 +16,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KernelClient, streamText, type Message } from "./wire-client.js";
+import { IN_CI } from "../ci.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const MAIN = join(ROOT, "dist", "kernel", "main.js");
@@ -164,7 +165,6 @@ describe("the rbp kernel over the Jupyter protocol", () => {
 
 const jupyter = spawnSync("jupyter", ["nbconvert", "--version"], { encoding: "utf8", env: kernelEnv() });
 const hasJupyter = jupyter.status === 0;
-const inCI = process.env.CI !== undefined && process.env.CI !== "" && process.env.CI !== "false";
 const why = `jupyter nbconvert is not available (${jupyter.error?.message ?? jupyter.stderr?.trim().split("\n").pop() ?? `exit ${jupyter.status}`}); install it with scripts/install-notebook-deps.sh`;
 
 interface Notebook {
@@ -203,7 +203,7 @@ function expectClean(nb: Notebook): Notebook["cells"] {
   return code;
 }
 
-describe.skipIf(!hasJupyter && !inCI)(`notebooks under the rbp kernel, headless${hasJupyter ? "" : ` (skipped: ${why})`}`, () => {
+describe.skipIf(!hasJupyter && !IN_CI)(`notebooks under the rbp kernel, headless${hasJupyter ? "" : ` (skipped: ${why})`}`, () => {
   beforeAll(() => {
     if (!hasJupyter) throw new Error(`CI is set but ${why}`);
     requireBuilt();

@@ -39,9 +39,9 @@ import {
   type Run,
 } from "../../scripts/notebooks/lib.js";
 import { EXPECTATIONS } from "../../scripts/notebooks/manifest.js";
+import { IN_CI } from "../ci.js";
 
 const names = notebookNames();
-const inCi = (process.env.CI ?? "") !== "" && process.env.CI !== "false" && process.env.CI !== "0";
 
 describe("walkthrough notebooks, as committed", () => {
   it("are listed in the manifest, and every manifest entry is a notebook", () => {
@@ -114,12 +114,12 @@ describe("the checks of an executed notebook", () => {
 
 const tools = findTools();
 const ready = tools.jupyter && tools.chromium;
-if (!ready && !inCi) {
+if (!ready && !IN_CI) {
   console.warn(`[test/notebooks] SKIPPED executing the notebooks: ${tools.missing.join("; ")}. Then run npm run test:notebooks.`);
 }
 
 // In CI a missing tool is a failure, not a skip (registered only then, so a normal run has no skipped test).
-if (!ready && inCi) {
+if (!ready && IN_CI) {
   describe("walkthrough notebooks in CI", () => {
     it("have jupyter nbconvert and Chromium to run with", () => {
       expect.fail(`CI is set, so the notebooks must run: ${tools.missing.join("; ")}`);
