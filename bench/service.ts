@@ -17,19 +17,17 @@
  * Bounded: a fixed number of jobs and reads, data from the engine's seeded generator, and a
  * 180 s overall limit; the service is stopped at the end (its unfinished Grids with it).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import os from "node:os";
 import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
 import { createRandom } from "../src/engine/random.js";
+import { spawnServe } from "../scripts/rbp-serve.js";
 
 const SMALL = { N: 50, K: 3, jobs: 600, clients: 16, pollMs: 2 };
 const GRID = { N: 2000, K: 12, targetSeconds: 8 };
 const READS = { count: 1500, readers: 4 };
 const OVERALL_LIMIT_MS = 180_000;
 
-const root = fileURLToPath(new URL("..", import.meta.url));
-const rbp = fileURLToPath(new URL("../src/cli/rbp.ts", import.meta.url));
 
 // ---------------------------------------------------------------------------------------------
 // The service and a small client
@@ -41,25 +39,9 @@ interface Server {
   accessId: string;
 }
 
-function startServer(): Promise<Server> {
-  const { CSA_API_KEY: _k, CSA_ACCESS_ID: _a, ...env } = process.env;
-  const child = spawn(process.execPath, ["--import", "tsx", rbp, "serve", "--port", "0", "--quiet"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stderr!.on("data", (c) => (stderr += c));
-  return new Promise((resolve, reject) => {
-    child.stdout!.on("data", (c) => {
-      stdout += c;
-      if (!stdout.includes("Ctrl+C")) return;
-      resolve({
-        child,
-        url: /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)![1],
-        apiKey: /^export CSA_API_KEY=(\S+)$/m.exec(stdout)![1],
-        accessId: /^export CSA_ACCESS_ID=(\S+)$/m.exec(stdout)![1],
-      });
-    });
-    child.on("exit", (code) => reject(new Error(`rbp serve exited with ${code}: ${stderr}`)));
-  });
+async function startServer(): Promise<Server> {
+  const { child, url, apiKey, accessId } = await spawnServe(["--port", "0", "--quiet"]);
+  return { child, url, apiKey: apiKey!, accessId: accessId! };
 }
 
 let server: Server;

@@ -18,12 +18,12 @@
  *    fields, experiments and failed jobs served exactly as before; the quota as it was; the
  *    interrupted jobs run to an end. (persistence.test.ts covers a clean close in-process.)
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { fileURLToPath } from "node:url";
+import type { ChildProcess } from "node:child_process";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ErrorBodySchema } from "../../src/api/schemas.js";
 import { startWorker } from "../../src/engine/worker-script.js";
 import type { LocalService } from "../../src/service/index.js";
+import { spawnServe } from "../../scripts/rbp-serve.js";
 import { Client, close, gold, goldCase, quickstart, start, synthetic, tempDir, type Reply } from "./helpers.js";
 
 const EXIT_ON = 4242;
@@ -116,32 +116,16 @@ describe("faults in one service: each ends as a failed job with its reason, the 
 
 // ---------------------------------------------------------------------------------------------
 
-const rbp = fileURLToPath(new URL("../../src/cli/rbp.ts", import.meta.url));
-const root = fileURLToPath(new URL("../..", import.meta.url));
 const children: ChildProcess[] = [];
 afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
 });
 
-/** Starts `rbp serve` and resolves with its URL and printed credentials. */
-function serve(args: string[]): Promise<{ child: ChildProcess; client: Client; stdout: string }> {
-  const { CSA_API_KEY: _k, CSA_ACCESS_ID: _a, ...env } = process.env;
-  const child = spawn(process.execPath, ["--import", "tsx", rbp, "serve", "--port", "0", "--quiet", ...args], { cwd: root, env });
+/** Starts `rbp serve` (killed after each test) with a client for its printed credentials. */
+async function serve(args: string[]): Promise<{ child: ChildProcess; client: Client; stdout: string }> {
+  const { child, url, apiKey, accessId, stdout } = await spawnServe(["--port", "0", "--quiet", ...args]);
   children.push(child);
-  let stdout = "";
-  let stderr = "";
-  child.stderr!.on("data", (c) => (stderr += c));
-  return new Promise((resolve, reject) => {
-    child.stdout!.on("data", (c) => {
-      stdout += c;
-      if (!stdout.includes("Ctrl+C")) return;
-      const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)![1];
-      const apiKey = /^export CSA_API_KEY=(\S+)$/m.exec(stdout)![1];
-      const accessId = /^export CSA_ACCESS_ID=(\S+)$/m.exec(stdout)![1];
-      resolve({ child, client: new Client(url, apiKey, accessId), stdout });
-    });
-    child.on("exit", (code, signal) => reject(new Error(`rbp serve exited (${code ?? signal}): ${stderr}`)));
-  });
+  return { child, client: new Client(url, apiKey!, accessId!), stdout };
 }
 
 describe("rbp serve --data-dir after a crash", () => {

@@ -1,49 +1,37 @@
 /** `rbp serve` as a process: prints its URL and credentials, serves them, stops on SIGTERM. */
-import { spawn, type ChildProcess } from "node:child_process";
-import { fileURLToPath } from "node:url";
+import type { ChildProcess } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseServeArgs } from "../../src/cli/serve.js";
 import { UsageError } from "../../src/cli/predict.js";
+import { spawnServe, type ServeProcess } from "../../scripts/rbp-serve.js";
 import { Client, quickstart } from "./helpers.js";
 
-const rbp = fileURLToPath(new URL("../../src/cli/rbp.ts", import.meta.url));
-const root = fileURLToPath(new URL("../..", import.meta.url));
 const children: ChildProcess[] = [];
 afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
 });
 
-function serve(args: string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; stdout: string; stderr: () => string }> {
-  const { CSA_API_KEY: _k, CSA_ACCESS_ID: _a, ...rest } = process.env;
-  const child = spawn(process.execPath, ["--import", "tsx", rbp, "serve", ...args], { cwd: root, env: { ...rest, ...env } });
-  children.push(child);
-  let stdout = "";
-  let stderr = "";
-  child.stderr!.on("data", (c) => (stderr += c));
-  return new Promise((resolve, reject) => {
-    child.stdout!.on("data", (c) => {
-      stdout += c;
-      if (stdout.includes("Ctrl+C")) resolve({ child, stdout, stderr: () => stderr });
-    });
-    child.on("exit", (code) => reject(new Error(`rbp serve exited with ${code}: ${stderr}`)));
-  });
+async function serve(args: string[], env: NodeJS.ProcessEnv): Promise<ServeProcess> {
+  const started = await spawnServe(args, env);
+  children.push(started.child);
+  return started;
 }
 
 const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
 
 describe("rbp serve", () => {
   it("generates and prints credentials that work, then stops cleanly on SIGTERM", async () => {
-    const { child, stdout, stderr } = await serve(["--port", "0", "--workers", "1"], {});
-    const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)![1];
-    const apiKey = /^export CSA_API_KEY=(\S+)$/m.exec(stdout)![1];
-    const accessId = /^export CSA_ACCESS_ID=(\S+)$/m.exec(stdout)![1];
+    const { child, stdout, stderr, url, apiKey, accessId } = await serve(["--port", "0", "--workers", "1"], {});
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(apiKey).toBeDefined();
+    expect(accessId).toBeDefined();
     expect(stdout).toContain("generated");
     expect(stdout).toContain(`version 2 API: ${url}/v2/prediction-engine`);
-    const client = new Client(url, apiKey, accessId);
+    const client = new Client(url, apiKey!, accessId!);
     const r = await client.run("psr", quickstart());
     expect(r.status).toBe(200);
     expect(stderr()).toContain("POST /v3/psr 200");
-    expect(stderr()).not.toContain(apiKey);
+    expect(stderr()).not.toContain(apiKey!);
     const code = exited(child);
     child.kill("SIGTERM");
     expect(await code).toBe(0);
