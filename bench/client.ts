@@ -18,6 +18,7 @@
 import { createClient, type JobReceipt, type RbpClient } from "../src/client/index.js";
 import { prepareRequest, X_LIMIT_BYTES } from "../src/client/prepare.js";
 import { jsonSizeBounds } from "../src/client/size.js";
+import { createRandom } from "../src/engine/random.js";
 import { parseRequest } from "../src/api/request.js";
 import { JobStore } from "../src/service/jobs.js";
 import { startLocalService } from "../src/service/index.js";
@@ -61,17 +62,9 @@ function median(values: number[]): number {
   return quantile([...values].sort((a, b) => a - b), 0.5);
 }
 
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
-
 /** A small PSR request (N=40, K=4), different per job. */
 function smallJob(seed: number) {
-  const next = random(seed);
+  const next = createRandom(seed);
   const X = Array.from({ length: 40 }, () => Array.from({ length: 4 }, () => Math.round(next() * 1e4) / 100));
   const y = X.map((r) => r[0] - 0.5 * r[1] + 0.25 * r[3] + next());
   return { y, X, theta: X[0].map((v) => v + 1), options: { threshold: [0, 0.5] } };
@@ -173,7 +166,7 @@ async function latencyBench(): Promise<void> {
 
 /** X of `rows` x 10 decimals (6 places), about 10.5 bytes a cell. */
 function bigX(rows: number) {
-  const next = random(42);
+  const next = createRandom(42);
   const X = Array.from({ length: rows }, () => Array.from({ length: 10 }, () => Math.round(next() * 1e8) / 1e6));
   const y = X.map((r) => r[0] + r[9]);
   return { y, X, theta: X[0] };

@@ -1,18 +1,15 @@
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { toJson } from "../../src/api/json.js";
 import { ResultError, fromV2Result, fromV3Results, type Result } from "../../src/api/result.js";
 import { toV2Result } from "../../src/api/v2-result.js";
 import { v2Failed, v2Running, v2UnknownJob } from "../../src/api/v2-status.js";
 import { datasetFromRows, grid, maxfit, psr, type EngineResult } from "../../src/engine/index.js";
+import { gold } from "../gold.js";
 
-const vectorsPath = fileURLToPath(new URL("../../../shared/vectors/quickstart-7x5.json", import.meta.url));
-const gold = JSON.parse(readFileSync(vectorsPath, "utf8"));
 const data = datasetFromRows(gold.inputs.y, gold.inputs.X);
 const theta = Float64Array.from(gold.inputs.theta);
 const withMissing = (() => {
-  const X = gold.inputs.X.map((r: number[]) => [...r]);
+  const X: Array<Array<number | null>> = gold.inputs.X.map((r) => [...r]);
   X[2][1] = null;
   return datasetFromRows(gold.inputs.y, X);
 })();

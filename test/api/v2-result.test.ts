@@ -1,12 +1,9 @@
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { toJson } from "../../src/api/json.js";
 import { toV2Result } from "../../src/api/v2-result.js";
 import { datasetFromRows, grid, maxfit, psr } from "../../src/engine/index.js";
+import { gold, goldCase } from "../gold.js";
 
-const vectorsPath = fileURLToPath(new URL("../../../shared/vectors/quickstart-7x5.json", import.meta.url));
-const gold = JSON.parse(readFileSync(vectorsPath, "utf8"));
 const data = datasetFromRows(gold.inputs.y, gold.inputs.X);
 const theta = Float64Array.from(gold.inputs.theta);
 const N = 7;
@@ -89,7 +86,7 @@ describe("toV2Result: PSR with several thresholds", () => {
   });
 
   it("reproduces the published PSR at relevance 0.8 in v2 shape", () => {
-    const c = gold.cases.find((x: { name: string }) => x.name.startsWith("psr relevance t=0.8"));
+    const c = goldCase("psr relevance t=0.8");
     const one = wire(toV2Result(psr(data, theta, c.options)));
     expect((one.include as number[][]).map((r) => r[0])).toEqual(c.expect.include);
     (one.weights as number[][]).forEach((r, i) => expect(Math.abs(r[0] - c.expect.weights[i])).toBeLessThanOrEqual(1e-6));
@@ -178,7 +175,7 @@ describe("toV2Result: Grid", () => {
 });
 
 describe("toV2Result: undefined numbers", () => {
-  const X = gold.inputs.X.map((r: number[]) => [...r]);
+  const X: Array<Array<number | null>> = gold.inputs.X.map((r) => [...r]);
   X[2][1] = null;
   const missing = datasetFromRows(gold.inputs.y, X);
 

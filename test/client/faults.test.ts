@@ -28,6 +28,7 @@ import {
 } from "../../src/client/index.js";
 import { datasetFromRows, psr } from "../../src/engine/index.js";
 import { drop, dropAfterBody, dropMidBody, hang, html, json, startFaultServer, type Behaviour, type FaultServer } from "./fault-server.js";
+import { quickstart } from "./helpers.js";
 
 const KEY = "Kq8zP3xV7mN2wR5tY9uB4cD6hJ1";
 const ACCESS = "user-Fw3Lr8Tz2Qp6";
@@ -36,19 +37,8 @@ const ACCESS = "user-Fw3Lr8Tz2Qp6";
 const seenErrors: unknown[] = [];
 const logLines: string[] = [];
 
-const small = {
-  y: [18.8, 2.3, 3.0, 6.7, 15.2, 20.9, 4.0],
-  X: [
-    [25, 2, 76, 53.7, 23.1],
-    [29, 1, 78, 39.1, 5.7],
-    [32, 2, 77, 54.1, 5.3],
-    [30, 5, 82, 68.7, 8.7],
-    [24, 1, 69, 51.0, 20.3],
-    [25, 2, 79, 50.2, 20.0],
-    [35, 3, 80, 51.5, 9.4],
-  ],
-  theta: [24, 5, 81, 60, 11],
-};
+/** The quickstart 7x5 request. */
+const small = quickstart();
 /** A real v3 results object (the engine's, as the service encodes it). */
 const results = JSON.parse(toJson(psr(datasetFromRows(small.y, small.X), Float64Array.from(small.theta), { threshold: [0.8] })));
 const envelope = { job_id: 7, job_code: "00000000000000aa", status: "completed", results };

@@ -8,20 +8,10 @@ import { prepareRequest, X_LIMIT_BYTES } from "../../src/client/prepare.js";
 import { Redactor } from "../../src/client/redact.js";
 import { backoffDelay, parseRetryAfter } from "../../src/client/retry.js";
 import { jsonSizeBounds } from "../../src/client/size.js";
+import { quickstart } from "./helpers.js";
 
-const small = {
-  y: [18.8, 2.3, 3.0, 6.7, 15.2, 20.9, 4.0],
-  X: [
-    [25, 2, 76, 53.7, 23.1],
-    [29, 1, 78, 39.1, 5.7],
-    [32, 2, 77, 54.1, 5.3],
-    [30, 5, 82, 68.7, 8.7],
-    [24, 1, 69, 51.0, 20.3],
-    [25, 2, 79, 50.2, 20.0],
-    [35, 3, 80, 51.5, 9.4],
-  ],
-  theta: [24, 5, 81, 60, 11],
-};
+/** The quickstart 7x5 request. */
+const small = quickstart();
 const v3 = { version: "v3" as const, accessId: "user-1" };
 const v2 = { version: "v2" as const, accessId: "user-1" };
 

@@ -1,9 +1,9 @@
 /** Realistic results for the display tests: the engine on the quickstart data and on synthetic data. */
-import { readFileSync } from "node:fs";
 import { fromV2Result, fromV3Results, toJson, toV2Result, type Result } from "../../src/api/index.js";
 import { datasetFromRows, grid, maxfit, psr } from "../../src/engine/index.js";
 import { createRandom } from "../../src/engine/random.js";
 import type { DisplayContext } from "../../src/display/index.js";
+import { gold } from "../gold.js";
 
 export interface Quickstart {
   y: number[];
@@ -11,9 +11,9 @@ export interface Quickstart {
   theta: number[];
 }
 
+/** A fresh copy of the quickstart inputs. */
 export function quickstart(): Quickstart {
-  const url = new URL("../../../shared/vectors/quickstart-7x5.json", import.meta.url);
-  return (JSON.parse(readFileSync(url, "utf8")) as { inputs: Quickstart }).inputs;
+  return structuredClone(gold.inputs);
 }
 
 /** Names given to the quickstart's five attributes in these tests. */

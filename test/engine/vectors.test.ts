@@ -1,15 +1,11 @@
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { datasetFromRows } from "../../src/engine/data.js";
 import { grid, maxfit, psr } from "../../src/engine/index.js";
+import { gold, goldCase } from "../gold.js";
 
 /** Gold vectors printed by the hosted engine, shipped beside the repository in ../shared. */
-const vectorsPath = fileURLToPath(new URL("../../../shared/vectors/quickstart-7x5.json", import.meta.url));
-const gold = JSON.parse(readFileSync(vectorsPath, "utf8"));
 const data = datasetFromRows(gold.inputs.y, gold.inputs.X);
 const theta = Float64Array.from(gold.inputs.theta);
-const caseNamed = (prefix: string) => gold.cases.find((c: { name: string }) => c.name.startsWith(prefix));
 const TOL = 1e-6;
 
 function close(actual: ArrayLike<number> | number, expected: ArrayLike<number> | number, tol = TOL) {
@@ -22,7 +18,7 @@ const column = (m: number[][], t = 0) => m.map((row) => row[t]);
 
 describe("quickstart 7x5 gold vectors", () => {
   it("reproduces the published scores", () => {
-    const { expect: want } = caseNamed("scores");
+    const { expect: want } = goldCase("scores");
     const result = psr(data, theta, { threshold: [0] });
     close(result.insights.relevance, want.relevance);
     close(result.insights.similarity, want.similarity);
@@ -31,7 +27,7 @@ describe("quickstart 7x5 gold vectors", () => {
   });
 
   it("reproduces the PSR at relevance 0.8 (the MaxFit winner)", () => {
-    const c = caseNamed("psr relevance t=0.8");
+    const c = goldCase("psr relevance t=0.8");
     const result = psr(data, theta, c.options);
     close(column(result.prediction_weights.include!), c.expect.include, 0);
     close(column(result.prediction_weights.weights), c.expect.weights);
@@ -45,7 +41,7 @@ describe("quickstart 7x5 gold vectors", () => {
   });
 
   it("picks the published MaxFit winner", () => {
-    const c = caseNamed("maxfit default");
+    const c = goldCase("maxfit default");
     const result = maxfit(data, theta, c.options);
     expect(result.censor_type).toEqual([c.expect.censor_type]);
     close(result.thresholds, c.expect.threshold, 0);
@@ -55,7 +51,7 @@ describe("quickstart 7x5 gold vectors", () => {
   });
 
   it("reproduces the PSR threshold sweep", () => {
-    const c = caseNamed("psr thresholds sweep");
+    const c = goldCase("psr thresholds sweep");
     const result = psr(data, theta, c.options);
     close(result.yhat, c.expect.yhat);
     close(result.fit, c.expect.fit);
@@ -64,7 +60,7 @@ describe("quickstart 7x5 gold vectors", () => {
   });
 
   it("reproduces the published default Grid composite", () => {
-    const c = caseNamed("grid default");
+    const c = goldCase("grid default");
     const result = grid(data, theta, c.options);
     close(result.yhat, c.expect.yhat);
     close(result.fit, c.expect.fit);

@@ -1,15 +1,10 @@
 /** Shared by the notebook suites: the quickstart data as a notebook holds it, and a simulated tslab kernel. */
-import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import * as dfd from "danfojs";
 import { vi } from "vitest";
+import { gold } from "../gold.js";
 
-const url = new URL("../../../shared/vectors/quickstart-7x5.json", import.meta.url);
-export const gold = JSON.parse(readFileSync(url, "utf8")) as {
-  inputs: { y: number[]; X: number[][]; theta: number[] };
-  cases: Array<{ name: string; options?: Record<string, unknown>; expect: Record<string, any> }>;
-};
-export const goldCase = (prefix: string) => gold.cases.find((c) => c.name.startsWith(prefix))!;
+export { gold, goldCase } from "../gold.js";
 
 /** Names a notebook would give the quickstart's columns and rows. */
 export const NAMES = ["Age", "Experience", "Height", "Weight", "Score"];
