@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../src/engine/errors.js";
 import { fieldFromPath, parseRequest, type Analysis, type Dialect } from "../../src/api/index.js";
+import { officialV2Body } from "../official-v2.js";
 
 const X = [
   [0.63, 0.27, 0.04],
@@ -179,27 +180,7 @@ describe("bad structures name the field", () => {
 
 describe("v2 bodies", () => {
   /** The grid body the official client sends (api-compat.md 2.1). */
-  const official = {
-    access_id: "user-1",
-    y: y.map((v) => [v]),
-    X,
-    theta: [theta],
-    threshold: [0.0, 0.2, 0.5, 0.8],
-    is_threshold_percent: true,
-    most_eval: true,
-    eval_type: "both",
-    adj_fit_multiplier: "K",
-    cov_inv: null,
-    verify_missing_data: false,
-    inv_method: "gaussian",
-    _output_scale: "default",
-    _seed: 7,
-    objective: "kfit",
-    attribute_combi: null,
-    max_iter: 1000,
-    k: 1,
-    _retain_grid_objects: false,
-  };
+  const official = { access_id: "user-1", ...officialV2Body("grid", { y, X, theta }) };
 
   it("parses the official client's grid body without warnings", () => {
     const r = parseRequest("grid", official, "v2");
@@ -224,21 +205,8 @@ describe("v2 bodies", () => {
   });
 
   it("a v2 PSR body with the client's default eval_type both is not rejected (G8)", () => {
-    const psr = {
-      access_id: "user-1",
-      y: y.map((v) => [v]),
-      X,
-      theta: [theta],
-      threshold: [0.5],
-      is_threshold_percent: true,
-      most_eval: true,
-      eval_type: "both",
-      adj_fit_multiplier: "K",
-      cov_inv: null,
-      verify_missing_data: false,
-      inv_method: "gaussian",
-      _output_scale: "default",
-    };
+    const psr = { access_id: "user-1", ...officialV2Body("psr", { y, X, theta }) };
+
     const r = parseRequest("psr", psr, "v2");
     expect(r.options.censor_type).toBe("relevance");
     expect(r.resolved.censor_type).toBe("relevance");

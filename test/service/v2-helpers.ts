@@ -6,6 +6,7 @@
 import { request as httpRequest } from "node:http";
 import { expect } from "vitest";
 import { ErrorBodySchema } from "../../src/api/schemas.js";
+import { officialV2Body } from "../official-v2.js";
 import { gold } from "./helpers.js";
 
 export const V2 = "/v2/prediction-engine";
@@ -116,48 +117,10 @@ export class V2Client {
 }
 
 /** The body the official client sends for a grid (api-compat.md 2.1), here on the quickstart 7x5. */
-export function officialGridBody(extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    y: gold.inputs.y.map((v) => [v]),
-    X: gold.inputs.X,
-    theta: [gold.inputs.theta],
-    threshold: [0.0, 0.2, 0.5, 0.8],
-    is_threshold_percent: true,
-    most_eval: true,
-    eval_type: "both",
-    adj_fit_multiplier: "K",
-    cov_inv: null,
-    verify_missing_data: false,
-    inv_method: "gaussian",
-    _output_scale: "default",
-    _seed: 7,
-    objective: "kfit",
-    attribute_combi: null,
-    max_iter: 1000,
-    k: 1,
-    _retain_grid_objects: false,
-    ...extra,
-  };
-}
+export const officialGridBody = (extra: Record<string, unknown> = {}) => officialV2Body("grid", gold.inputs, extra);
 
 /** The body the official client sends for a PSR (PredictionOptions: `eval_type: "both"` by default). */
-export function officialPsrBody(extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    y: gold.inputs.y.map((v) => [v]),
-    X: gold.inputs.X,
-    theta: [gold.inputs.theta],
-    threshold: [0.5],
-    is_threshold_percent: true,
-    most_eval: true,
-    eval_type: "both",
-    adj_fit_multiplier: "K",
-    cov_inv: null,
-    verify_missing_data: false,
-    inv_method: "gaussian",
-    _output_scale: "default",
-    ...extra,
-  };
-}
+export const officialPsrBody = (extra: Record<string, unknown> = {}) => officialV2Body("psr", gold.inputs, extra);
 
 /** The body the official client sends for a MaxFit (MaxFitOptions). */
 export function officialMaxFitBody(extra: Record<string, unknown> = {}): Record<string, unknown> {
