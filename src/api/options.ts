@@ -237,6 +237,7 @@ export const V2_OPTION_KEYS: readonly string[] = [
 
 /** Engine options the vendor documents but this engine does not implement: ignored with this note. */
 const NOT_IMPLEMENTED: Record<string, string> = {
+  // Methodology 7.5: the adjusted form is not public, so the impacts are always the unadjusted ones ("off").
   adjust_impact_for_missing: "accepted but not implemented by this engine",
 };
 
