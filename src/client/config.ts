@@ -56,7 +56,12 @@ const VERSION_ROOTS: Array<{ suffix: string; version: ApiVersion }> = [
   { suffix: "/v2", version: "v2" },
 ];
 
-export function resolveConfig(options: ClientOptions = {}): ResolvedConfig {
+/**
+ * A setting by the first of its names that is set: the options' env (default process.env), then
+ * the .env file (default `.env` in the working directory; false: none). Blank values are unset.
+ * An unreadable file is a ConfigurationError; a missing one is no file.
+ */
+export function settingsReader(options: Pick<ClientOptions, "env" | "envFile"> = {}): (...names: string[]) => string | undefined {
   const env = options.env ?? process.env;
   let file: Record<string, string> | undefined;
   if (options.envFile !== false) {
@@ -67,7 +72,7 @@ export function resolveConfig(options: ClientOptions = {}): ResolvedConfig {
       throw new ConfigurationError("envFile", `the settings file ${path} could not be read: ${(error as Error).message}`);
     }
   }
-  const pick = (...names: string[]): string | undefined => {
+  return (...names) => {
     for (const source of [env, file ?? {}]) {
       for (const name of names) {
         const v = source[name];
@@ -76,6 +81,10 @@ export function resolveConfig(options: ClientOptions = {}): ResolvedConfig {
     }
     return undefined;
   };
+}
+
+export function resolveConfig(options: ClientOptions = {}): ResolvedConfig {
+  const pick = settingsReader(options);
 
   const apiKey = options.apiKey ?? pick("CSA_API_KEY");
   if (apiKey === undefined || apiKey === "") {

@@ -17,9 +17,8 @@
  * new one has opened (the old one is then closed; a connect that fails leaves it in place). `grid`, `maxfit`, `psr` and `quota` call `connect()` themselves.
  */
 import { randomBytes } from "node:crypto";
-import { resolve } from "node:path";
 import { createClient, type ApiVersion, type QuotaStatus, type RbpClient } from "../client/index.js";
-import { readDotEnv } from "../client/dotenv.js";
+import { settingsReader } from "../client/config.js";
 import { Redactor } from "../client/redact.js";
 import { JUPYTER_DISPLAY, escapeHtml, type MimeBundle } from "../display/index.js";
 import { startLocalService, type LocalService } from "../service/index.js";
@@ -136,33 +135,6 @@ interface State {
 
 const state: State = {};
 
-function trimmed(v: string | undefined): string | undefined {
-  const t = v?.trim();
-  return t === undefined || t === "" ? undefined : t;
-}
-
-/** A setting from the options' env (or process.env), then the .env file, as the client reads them. */
-function settingReader(options: ConnectOptions): (...names: string[]) => string | undefined {
-  const env = options.env ?? process.env;
-  let file: Record<string, string> | undefined;
-  if (options.envFile !== false) {
-    try {
-      file = readDotEnv(resolve(options.envFile ?? ".env"));
-    } catch {
-      file = undefined; // the client reports an unreadable file when it matters
-    }
-  }
-  return (...names) => {
-    for (const source of [env, file ?? {}]) {
-      for (const name of names) {
-        const v = trimmed(source[name]);
-        if (v !== undefined) return v;
-      }
-    }
-    return undefined;
-  };
-}
-
 function signatureOf(options: ConnectOptions): string {
   // Compared in memory only; never shown.
   return JSON.stringify([
@@ -180,7 +152,13 @@ function signatureOf(options: ConnectOptions): string {
 }
 
 async function open(options: ConnectOptions): Promise<Connection> {
-  const setting = settingReader(options);
+  let setting: ReturnType<typeof settingsReader>;
+  try {
+    setting = settingsReader(options);
+  } catch (error) {
+    const given = new Redactor([options.apiKey, options.accessId]);
+    throw toPredictionError(error, { subject: "connect", scrub: (s) => given.text(s) });
+  }
   const apiKey = options.apiKey ?? setting("CSA_API_KEY");
   const hosted = options.hosted ?? (apiKey !== undefined || options.baseUrl !== undefined);
   const common = {
