@@ -1,12 +1,10 @@
 /**
  * Credentials, isolation between organisations, and quota, over HTTP with a credentials file.
  */
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorBodySchema } from "../../src/api/schemas.js";
 import type { LocalService } from "../../src/service/index.js";
-import { Client, quickstart, start, tempDir } from "./helpers.js";
+import { Client, quickstart, start, tempDir, writeCredentials } from "./helpers.js";
 
 const KEYS = { a: "key-of-org-a-0123456789", b: "key-of-org-b-9876543210", c: "key-of-org-c-5555555555" };
 const dir = tempDir();
@@ -17,17 +15,11 @@ let b: Client;
 let c: Client;
 
 beforeAll(async () => {
-  const file = join(dir.path, "credentials.json");
-  writeFileSync(
-    file,
-    JSON.stringify({
-      orgs: [
-        { name: "a", api_key: KEYS.a, plan: { quota: 3 }, users: [{ access_id: "alice" }, { access_id: "old-al", expires: "2020-01-01T00:00:00Z" }] },
-        { name: "b", api_key: KEYS.b, plan: { quota: 100 }, users: [{ access_id: "bob" }] },
-        { name: "c", api_key: KEYS.c, plan: { quota: 5 }, users: [{ access_id: "carol" }] },
-      ],
-    }),
-  );
+  const file = writeCredentials(dir.path, [
+    { name: "a", api_key: KEYS.a, plan: { quota: 3 }, users: [{ access_id: "alice" }, { access_id: "old-al", expires: "2020-01-01T00:00:00Z" }] },
+    { name: "b", api_key: KEYS.b, plan: { quota: 100 }, users: [{ access_id: "bob" }] },
+    { name: "c", api_key: KEYS.c, plan: { quota: 5 }, users: [{ access_id: "carol" }] },
+  ]);
   ({ service } = await start({ credentialsFile: file, log: (line) => logs.push(line) }));
   expect(service.credentials).toMatchObject({ apiKey: KEYS.a, accessId: "alice", source: "file" });
   a = new Client(service.url, KEYS.a, "alice");

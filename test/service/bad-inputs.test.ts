@@ -24,13 +24,11 @@
  *
  * Every refusal costs nothing: the quota is the same after the whole table.
  */
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorBodySchema } from "../../src/api/schemas.js";
 import { parseJsonLenient } from "../../src/service/http.js";
 import type { LocalService } from "../../src/service/index.js";
-import { Client, gold, quickstart, start, tempDir, type Reply } from "./helpers.js";
+import { Client, gold, quickstart, start, tempDir, type Reply, writeCredentials } from "./helpers.js";
 
 const KEYS = { a: "bad-inputs-key-of-a-0123", b: "bad-inputs-key-of-b-4567", broke: "bad-inputs-key-broke-89" };
 const dir = tempDir();
@@ -47,17 +45,11 @@ const made = {
 };
 
 beforeAll(async () => {
-  const file = join(dir.path, "credentials.json");
-  writeFileSync(
-    file,
-    JSON.stringify({
-      orgs: [
-        { name: "a", api_key: KEYS.a, plan: { quota: 1000 }, users: [{ access_id: "alice" }, { access_id: "old-al", expires: "2020-01-01T00:00:00Z" }] },
-        { name: "b", api_key: KEYS.b, plan: { quota: 1000 }, users: [{ access_id: "bob" }] },
-        { name: "broke", api_key: KEYS.broke, plan: { quota: 0 }, users: [{ access_id: "bea" }] },
-      ],
-    }),
-  );
+  const file = writeCredentials(dir.path, [
+    { name: "a", api_key: KEYS.a, plan: { quota: 1000 }, users: [{ access_id: "alice" }, { access_id: "old-al", expires: "2020-01-01T00:00:00Z" }] },
+    { name: "b", api_key: KEYS.b, plan: { quota: 1000 }, users: [{ access_id: "bob" }] },
+    { name: "broke", api_key: KEYS.broke, plan: { quota: 0 }, users: [{ access_id: "bea" }] },
+  ]);
   ({ service } = await start({ credentialsFile: file }));
   a = new Client(service.url, KEYS.a, "alice");
   b = new Client(service.url, KEYS.b, "bob");

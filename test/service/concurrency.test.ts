@@ -14,12 +14,10 @@
  *   and a single job's result equals the gold value of its analysis;
  * - meanwhile a second organisation, with its own plan, is not affected.
  */
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorBodySchema } from "../../src/api/schemas.js";
 import type { LocalService } from "../../src/service/index.js";
-import { Client, close, gold, goldCase, quickstart, start, tempDir, type Reply } from "./helpers.js";
+import { Client, close, gold, goldCase, quickstart, start, tempDir, type Reply, writeCredentials } from "./helpers.js";
 
 const QUOTA = 150;
 const KEYS = { busy: "concurrency-key-busy-0000", calm: "concurrency-key-calm-1111" };
@@ -29,16 +27,10 @@ let busy: Client;
 let calm: Client;
 
 beforeAll(async () => {
-  const file = join(dir.path, "credentials.json");
-  writeFileSync(
-    file,
-    JSON.stringify({
-      orgs: [
-        { name: "busy", api_key: KEYS.busy, plan: { quota: QUOTA }, users: [{ access_id: "u1" }, { access_id: "u2" }] },
-        { name: "calm", api_key: KEYS.calm, plan: { quota: 10 }, users: [{ access_id: "c1" }] },
-      ],
-    }),
-  );
+  const file = writeCredentials(dir.path, [
+    { name: "busy", api_key: KEYS.busy, plan: { quota: QUOTA }, users: [{ access_id: "u1" }, { access_id: "u2" }] },
+    { name: "calm", api_key: KEYS.calm, plan: { quota: 10 }, users: [{ access_id: "c1" }] },
+  ]);
   ({ service } = await start({ credentialsFile: file, workers: 2 }));
   busy = new Client(service.url, KEYS.busy, "u1");
   calm = new Client(service.url, KEYS.calm, "c1");

@@ -1,5 +1,5 @@
 /** Shared by the service suites: start a service on an ephemeral port and talk to it with fetch. */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
@@ -80,6 +80,13 @@ export async function start(options: LocalServiceOptions = {}): Promise<{ servic
 export function tempDir(): { path: string; remove: () => void } {
   const path = mkdtempSync(join(tmpdir(), "rbp-service-"));
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** Writes a credentials file (the `--credentials` format) with these organisations into `dir`; returns its path. */
+export function writeCredentials(dir: string, orgs: unknown[]): string {
+  const file = join(dir, "credentials.json");
+  writeFileSync(file, JSON.stringify({ orgs }));
+  return file;
 }
 
 /** The quickstart body (7 x 5). */

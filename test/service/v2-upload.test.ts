@@ -5,12 +5,10 @@
  * foreign or expired token, an upload that is missing, expired or another organisation's (a job
  * failed with status_code 1 and error_code 5), bad upload bodies, and that none of it costs quota.
  */
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { crc64xz } from "../../src/api/v2-status.js";
 import type { LocalService } from "../../src/service/index.js";
-import { close, gold, goldCase, start, tempDir } from "./helpers.js";
+import { close, gold, goldCase, start, tempDir, writeCredentials } from "./helpers.js";
 import { col, expectRefusal, officialGridBody, officialPsrBody, send, V2, V2Client } from "./v2-helpers.js";
 
 const KEYS = { a: "upload-key-of-org-a-0123456789", b: "upload-key-of-org-b-9876543210" };
@@ -20,16 +18,10 @@ let a: V2Client;
 let b: V2Client;
 
 beforeAll(async () => {
-  const file = join(dir.path, "credentials.json");
-  writeFileSync(
-    file,
-    JSON.stringify({
-      orgs: [
-        { name: "a", api_key: KEYS.a, plan: { quota: 1000 }, users: [{ access_id: "alice" }] },
-        { name: "b", api_key: KEYS.b, plan: { quota: 1000 }, users: [{ access_id: "bob" }] },
-      ],
-    }),
-  );
+  const file = writeCredentials(dir.path, [
+    { name: "a", api_key: KEYS.a, plan: { quota: 1000 }, users: [{ access_id: "alice" }] },
+    { name: "b", api_key: KEYS.b, plan: { quota: 1000 }, users: [{ access_id: "bob" }] },
+  ]);
   ({ service } = await start({ credentialsFile: file, workers: 2, v2LongPollMs: 10_000 }));
   a = new V2Client(service.url, KEYS.a, "alice");
   b = new V2Client(service.url, KEYS.b, "bob");

@@ -5,12 +5,10 @@
  * quota endpoints, the legacy URLs, authentication, and a table of malformed bodies that must
  * never get a 5xx. The same jobs are read through v3 too.
  */
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ReceiptSchema } from "../../src/api/schemas.js";
 import type { LocalService } from "../../src/service/index.js";
-import { close, column, gold, goldCase, start, synthetic, tempDir, type Client } from "./helpers.js";
+import { close, column, gold, goldCase, start, synthetic, tempDir, type Client, writeCredentials } from "./helpers.js";
 import { col, expectNested2D, expectRefusal, officialGridBody, officialMaxFitBody, officialPsrBody, send, V2, V2Client } from "./v2-helpers.js";
 
 let service: LocalService;
@@ -341,16 +339,10 @@ describe("quota, authentication and organisations", () => {
   let b: V2Client;
 
   beforeAll(async () => {
-    const file = join(dir.path, "credentials.json");
-    writeFileSync(
-      file,
-      JSON.stringify({
-        orgs: [
-          { name: "a", api_key: KEYS.a, plan: { quota: 3 }, users: [{ access_id: "alice" }, { access_id: "old-al", expires: "2020-01-01T00:00:00Z" }] },
-          { name: "b", api_key: KEYS.b, plan: { quota: 100 }, users: [{ access_id: "bob" }] },
-        ],
-      }),
-    );
+    const file = writeCredentials(dir.path, [
+      { name: "a", api_key: KEYS.a, plan: { quota: 3 }, users: [{ access_id: "alice" }, { access_id: "old-al", expires: "2020-01-01T00:00:00Z" }] },
+      { name: "b", api_key: KEYS.b, plan: { quota: 100 }, users: [{ access_id: "bob" }] },
+    ]);
     ({ service: svc } = await start({ credentialsFile: file, workers: 1, v2LongPollMs: 10_000 }));
     a = new V2Client(svc.url, KEYS.a, "alice");
     b = new V2Client(svc.url, KEYS.b, "bob");
