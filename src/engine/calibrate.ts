@@ -6,6 +6,7 @@
  * wants them.
  */
 import * as choices from "./choices.js";
+import { cutBoundary, cutTest, notAllZero, tieWidth } from "./cut.js";
 import type { AdjFitMultiplier, CensorOperator, CensorType, CensorUnit } from "./options.js";
 import { percentiles } from "./percentile.js";
 
@@ -32,7 +33,7 @@ export interface ScoredRows {
   bounds?: Float64Array;
 }
 
-/** One PSR calibration: a (censor, threshold) pair. Invalid ones (fewer than 2 retained) hold NaN. */
+/** One PSR calibration: a (censor, threshold) pair. Invalid ones (fewer than 2 retained, or a retained relevance all tied with 0: docs/ties.md) hold NaN. */
 export interface Calibration {
   censor: CensorType;
   threshold: number;
@@ -89,7 +90,7 @@ export class CalibrationScratch {
   readonly values: Float64Array;
   readonly selection: Float64Array;
   readonly cuts: Float64Array;
-  /** Signed cuts in ascending order, and each threshold's position among them. */
+  /** Signed cut boundaries (cut.ts) in ascending order, and each threshold's position among them. */
   readonly sortedCuts: Float64Array;
   readonly rank: Int32Array;
   /** Per row: how many of the sorted cuts it passes, so it is retained at position p iff bucket > p. */
@@ -114,11 +115,6 @@ export interface CensorCalibration {
   /** Views into the scratch: valid until the next `calibrate` on the same scratch. */
   buckets: Uint8Array;
   rank: Int32Array;
-}
-
-/** The censor test s OP cut, rewritten as sign*s >= or > sign*cut. */
-function operatorParts(op: CensorOperator): { sign: number; strict: boolean } {
-  return { sign: op === "gt" || op === "gte" ? 1 : -1, strict: op === "gt" || op === "lt" };
 }
 
 /**
@@ -153,16 +149,31 @@ export function calibrate(
     }
     usableScores = values;
   }
-  if (settings.unit === "percent") {
-    const b = rows.bounds ? (censor === "relevance" ? 0 : 2) : -1;
-    percentiles(usableScores, count, settings.thresholds, selection, cuts, b >= 0 ? rows.bounds![b] : NaN, b >= 0 ? rows.bounds![b + 1] : NaN);
+  // Scores within the tie width of each other are equal (cut.ts, docs/ties.md).
+  let min: number;
+  let max: number;
+  if (rows.bounds) {
+    const b = censor === "relevance" ? 0 : 2;
+    min = rows.bounds[b];
+    max = rows.bounds[b + 1];
+  } else {
+    min = Infinity;
+    max = -Infinity;
+    for (let i = 0; i < count; i++) {
+      const v = usableScores[i];
+      min = v < min ? v : min;
+      max = v > max ? v : max;
+    }
   }
+  const width = tieWidth(min, max);
+  if (settings.unit === "percent") percentiles(usableScores, count, settings.thresholds, selection, cuts, min, max, width);
   else for (let t = 0; t < T; t++) cuts[t] = settings.thresholds[t];
 
-  const { sign, strict } = operatorParts(settings.operator);
+  const test = cutTest(settings.operator);
+  const { sign, strict } = test;
   const order = sortedOrder(cuts, sign, T);
   for (let p = 0; p < T; p++) {
-    sortedCuts[p] = sign * cuts[order[p]];
+    sortedCuts[p] = cutBoundary(cuts[order[p]], width, test);
     rank[order[p]] = p;
   }
 
@@ -170,6 +181,8 @@ export function calibrate(
   sums.fill(0);
   let totalR = 0;
   let totalR2 = 0;
+  let rMin = Infinity;
+  let rMax = -Infinity;
   let totalRY = 0;
   const ybar = outcome.mean;
   for (let i = 0; i < relevance.length; i++) {
@@ -179,9 +192,11 @@ export function calibrate(
     const ry = r * dy;
     totalR += r;
     totalR2 += r * r;
+    rMin = r < rMin ? r : rMin;
+    rMax = r > rMax ? r : rMax;
     totalRY += ry;
     const s = sign * scores[i];
-    // The count of cuts passed, without data-dependent branches (the cuts are sorted).
+    // The count of cuts passed (passesCut, inlined), without data-dependent branches (the boundaries are sorted).
     let b = 0;
     if (strict) for (let p = 0; p < T; p++) b += +(s > sortedCuts[p]);
     else for (let p = 0; p < T; p++) b += +(s >= sortedCuts[p]);
@@ -198,6 +213,7 @@ export function calibrate(
   for (let b = T - 1; b >= 0; b--) for (let f = 0; f < 6; f++) sums[6 * b + f] += sums[6 * (b + 1) + f];
 
   const fullVar = totalR2 / (count - 1);
+  const relevanceWidth = tieWidth(rMin, rMax);
   const syy = outcome.sumSquares;
   const out: Calibration[] = [];
   for (let t = 0; t < T; t++) {
@@ -208,8 +224,8 @@ export function calibrate(
     const sy = sums[o + 3];
     const partVar = s2 / (n - 1);
     const threshold = settings.thresholds[t];
-    const rStarPercent = settings.unit === "percent" ? threshold : choices.shareBelow(usableScores, count, cuts[t]);
-    if (n < choices.MIN_RETAINED || !(partVar > 0)) {
+    const rStarPercent = settings.unit === "percent" ? threshold : choices.shareBelow(usableScores, count, cuts[t], width);
+    if (n < choices.MIN_RETAINED || !notAllZero(s2, n, relevanceWidth)) {
       out.push(invalidCalibration(censor, threshold, n, count, cuts[t], rStarPercent, fullVar));
       continue;
     }
@@ -222,7 +238,7 @@ export function calibrate(
     const nc = count - n;
     const s1c = totalR - s1;
     const s2c = totalR2 - s2;
-    const complementValid = nc >= choices.MIN_COMPLEMENT_FOR_ASYMMETRY && s2c > 0;
+    const complementValid = nc >= choices.MIN_COMPLEMENT_FOR_ASYMMETRY && notAllZero(s2c, nc, relevanceWidth);
     const rhoC = complementValid ? correlation(totalRY - sy, s2c - (s1c * s1c) / count, syy) : 0;
     const asymmetry = complementValid ? 0.5 * (rho - rhoC) ** 2 : 0;
     const fit = rho * rho;

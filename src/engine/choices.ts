@@ -37,12 +37,23 @@ export function outlierInfluence(diagonalSum: number, denominator: number): numb
 }
 
 /**
- * Section 3: for `censor_unit: "score"` the engine reports r_star_percent; we read it as the share
- * of scores strictly below the cut.
+ * Section 3: scores that are equal in exact arithmetic come out a few ulps apart in floating
+ * point, so the censor reads two scores of one model as equal when they differ by at most this
+ * share of the scores' size, max(1, max |score|) (scores are unit-free). Rounding in the scores is
+ * below 1e-13 of that size on ordinary data, and distinct scores of decimal data lie further apart
+ * than 1e-4 of it; the tolerance sits between the two. The rule that uses it is src/engine/cut.ts
+ * (docs/ties.md).
  */
-export function shareBelow(scores: ArrayLike<number>, count: number, cut: number): number {
+export const CUT_TIE_TOLERANCE = 1e-9;
+
+/**
+ * Section 3: for `censor_unit: "score"` the engine reports r_star_percent; we read it as the share
+ * of scores strictly below the cut, a score within `width` of the cut being at it (cut.ts).
+ */
+export function shareBelow(scores: ArrayLike<number>, count: number, cut: number, width = 0): number {
   let below = 0;
-  for (let i = 0; i < count; i++) if (scores[i] < cut) below++;
+  const boundary = cut - width;
+  for (let i = 0; i < count; i++) if (scores[i] < boundary) below++;
   return count > 0 ? below / count : NaN;
 }
 

@@ -8,6 +8,7 @@
  * of percentiles of 10^3 to 10^4 scores; this costs two linear passes each, with none of
  * quickselect's unpredictable branches.
  */
+import { snapCut } from "./cut.js";
 
 const BINS = 256;
 // One spare bin takes the maximum itself ((max - min) * scale = BINS exactly).
@@ -20,7 +21,9 @@ const below = new Int32Array(BINS + 1);
 /**
  * Percentiles of `values[0..count)` at the given fractions in [0, 1], written to `out`.
  * `scratch` (at least `count` long, not `values` itself) is overwritten. A caller that already
- * knows the values' minimum and maximum passes them to save a pass.
+ * knows the values' minimum and maximum passes them to save a pass. With a tie `width` (cut.ts),
+ * values within it of each other are equal: an interpolated percentile within the width of one of
+ * its two neighbours is that neighbour, and values spread by no more than the width are constant.
  */
 export function percentiles(
   values: ArrayLike<number>,
@@ -30,6 +33,7 @@ export function percentiles(
   out: Float64Array,
   knownMin = NaN,
   knownMax = NaN,
+  width = 0,
 ): void {
   let min = knownMin;
   let max = knownMax;
@@ -42,7 +46,7 @@ export function percentiles(
       max = v > max ? v : max;
     }
   }
-  if (!(max > min)) {
+  if (!(max - min > width)) {
     for (let t = 0; t < fractions.length; t++) out[t] = min;
     return;
   }
@@ -81,7 +85,10 @@ export function percentiles(
     const h = (count - 1) * fractions[t];
     const lo = Math.floor(h);
     const low = valueAt(scratch, lo);
-    out[t] = h > lo && lo + 1 < count ? low + (h - lo) * (valueAt(scratch, lo + 1) - low) : low;
+    if (h > lo && lo + 1 < count) {
+      const high = valueAt(scratch, lo + 1);
+      out[t] = snapCut(low, high, low + (h - lo) * (high - low), width);
+    } else out[t] = low;
   }
 }
 

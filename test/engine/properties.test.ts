@@ -4,7 +4,7 @@
  * deterministic; the data themselves come from a small seeded PRNG driven by the generated seed.
  */
 import fc from "fast-check";
-import { MAXFIT_TIE_TOLERANCE } from "../../src/engine/choices.js";
+import { CUT_TIE_TOLERANCE, MAXFIT_TIE_TOLERANCE } from "../../src/engine/choices.js";
 import { createRandom } from "../../src/engine/random.js";
 import { describe, expect, it } from "vitest";
 import { grid, maxfit, psr, type Dataset } from "../../src/engine/index.js";
@@ -170,11 +170,14 @@ function olsPrediction(data: Dataset, theta: Float64Array): number {
 }
 
 /** numpy's default ("linear", type 7) percentile of the values at fraction q. */
-function percentile(values: number[], q: number): number {
+function percentile(values: number[], q: number, width = 0): number {
   const s = [...values].sort((a, b) => a - b);
   const h = (s.length - 1) * q;
   const lo = Math.floor(h);
-  return h > lo && lo + 1 < s.length ? s[lo] + (h - lo) * (s[lo + 1] - s[lo]) : s[lo];
+  if (!(h > lo && lo + 1 < s.length)) return s[lo];
+  const cut = s[lo] + (h - lo) * (s[lo + 1] - s[lo]);
+  // Within the tie width of a neighbour, the cut is that neighbour (docs/ties.md).
+  return cut - s[lo] <= width ? s[lo] : s[lo + 1] - cut <= width ? s[lo + 1] : cut;
 }
 
 /** The fields compared when two results must be "the same prediction". */
@@ -700,11 +703,19 @@ describe("censor operators", () => {
       for (const censor_operator of ["lte", "gte", "lt", "gt"] as CensorOperator[]) {
         const result = psr(c.data, c.theta, { threshold: thresholds, censor_type, censor_operator });
         const scores = censor_type === "relevance" ? result.insights.relevance : result.insights.similarity;
+        // The tie rule of docs/ties.md: a score within the width of the cut is at it, and the cut snaps to a neighbour within the width.
+        const width = CUT_TIE_TOLERANCE * Math.max(1, ...scores.map(Math.abs));
         thresholds.forEach((q, k) => {
-          const cut = percentile(scores, q);
+          const cut = percentile(scores, q, width);
           close(result.auxiliary!.r_star[k], cut, 1e-12, `r_star ${censor_operator} ${q}`);
           const want = scores.map((s) =>
-            censor_operator === "lte" ? s <= cut : censor_operator === "lt" ? s < cut : censor_operator === "gte" ? s >= cut : s > cut,
+            censor_operator === "lte"
+              ? s <= cut + width
+              : censor_operator === "lt"
+                ? s < cut - width
+                : censor_operator === "gte"
+                  ? s >= cut - width
+                  : s > cut + width,
           );
           const include = column(result.prediction_weights.include!, k);
           expect(include, `${censor_operator} at ${q}`).toEqual(want.map((b) => (b ? 1 : 0)));
