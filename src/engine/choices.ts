@@ -66,14 +66,32 @@ export function soloVote(weight: number, y: number, ybar: number, count: number)
 export const EMPTY_COMPOSITE_FALLBACK = "equal-weights" as const;
 
 /**
- * Section 6: MaxFit keeps the first maximum (relevance before similarity, thresholds in order).
- * Two candidates that are equal in exact arithmetic (threshold 0 keeps every row under both
- * censors) differ in their last bits, so a later candidate wins only by more than this relative
- * margin; otherwise rounding, not the data, would pick the censor.
+ * Section 6: MaxFit keeps the first maximum (relevance before similarity, thresholds in order), and
+ * so does the singularity Grid's best cell (docs/ties.md). Two candidates that are equal in exact
+ * arithmetic (threshold 0 keeps every row under both censors) differ in their last bits, so a later
+ * candidate wins only by more than this relative margin; otherwise rounding, not the data, would
+ * pick the censor.
  */
 export const MAXFIT_TIE_TOLERANCE = 1e-12;
 
-/** Whether a MaxFit candidate's objective beats the best so far (see MAXFIT_TIE_TOLERANCE). */
+/** Whether a candidate's objective beats the best so far (see MAXFIT_TIE_TOLERANCE). */
 export function beatsObjective(candidate: number, best: number): boolean {
   return candidate - best > MAXFIT_TIE_TOLERANCE * Math.max(1, Math.abs(best));
+}
+
+/**
+ * The index of the first maximum of `objectives`, in their order, ties read by `beatsObjective`;
+ * a non-finite objective is no candidate. -1 when there is none. MaxFit and the singularity Grid
+ * both choose with it.
+ *
+ * @example
+ * firstMaximum([0.5, NaN, 0.5 + 1e-16, 0.4]); // 0: the third equals the first up to rounding
+ */
+export function firstMaximum(objectives: ArrayLike<number>): number {
+  let best = -1;
+  for (let i = 0; i < objectives.length; i++) {
+    const v = objectives[i];
+    if (Number.isFinite(v) && (best < 0 || beatsObjective(v, objectives[best]))) best = i;
+  }
+  return best;
 }

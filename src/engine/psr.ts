@@ -14,7 +14,7 @@ import {
   type FitSettings,
   type OutcomeStats,
 } from "./calibrate.js";
-import { beatsObjective } from "./choices.js";
+import { firstMaximum } from "./choices.js";
 import { checkData, type Dataset } from "./data.js";
 import { ComputationError, invalid } from "./errors.js";
 import { buildModel, type Model } from "./model.js";
@@ -47,10 +47,7 @@ export function maxfit(data: Dataset, theta: Float64Array, given: Given<MaxFitOp
   const score = (c: Calibration): number =>
     objective === "fit" ? c.fit : objective === "adjusted_fit" ? c.adjustedFit : c.kFit;
   // First maximum wins: relevance before similarity, thresholds in the order given.
-  let best = -1;
-  candidates.forEach((c, i) => {
-    if (c.valid && (best < 0 || beatsObjective(score(c), score(candidates[best])))) best = i;
-  });
+  const best = firstMaximum(candidates.map((c) => (c.valid ? score(c) : NaN)));
   if (best < 0) {
     throw new ComputationError(
       "No threshold retains at least 2 observations, so MaxFit has no calibration to choose; lower the thresholds.",

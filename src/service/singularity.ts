@@ -9,8 +9,8 @@
  * 1. the Grid runs with the caller's options (every combination x threshold x censor), keeping
  *    each cell's adjusted fit, yhat and attribute combination;
  * 2. the winning cell is the one with the highest finite adjusted fit (ties: the first in the
- *    Grid's order, relevance before similarity, then combination, then threshold, as MaxFit
- *    breaks ties);
+ *    Grid's order, relevance before similarity, then combination, then threshold, read up to
+ *    rounding by the engine's `firstMaximum`, the rule MaxFit uses; docs/ties.md);
  * 3. the result is a full PSR of that cell (its attributes, censor and threshold; complete rows,
  *    as a Grid cell uses), so every field of a single calibration is there (weights, include,
  *    fit, r_star, ...), and its yhat is the cell's yhat;
@@ -23,6 +23,7 @@
  * the result is one cell, not the Grid's cells.
  */
 import type { Dataset } from "../engine/data.js";
+import { firstMaximum } from "../engine/choices.js";
 import { ComputationError } from "../engine/errors.js";
 import { resolveGridOptions, type CensorType, type Given, type GridOptions, type PsrOptions } from "../engine/options.js";
 import type { EngineResult, GridCensorCells } from "../engine/result.js";
@@ -50,21 +51,21 @@ export function gridSingularity(data: Dataset, theta: Float64Array, given: Given
   const thresholds = resolved.threshold;
   const censors: CensorType[] = resolved.censor_type === "both" ? ["relevance", "similarity"] : [resolved.censor_type];
 
-  let best: { censor: CensorType; q: number; t: number; af: number } | undefined;
-  let count = 0;
+  // The cells in the Grid's order, each with its adjusted fit (NaN when it has no finite yhat).
+  const order: { censor: CensorType; q: number; t: number; af: number }[] = [];
   for (const censor of censors) {
     const kept: GridCensorCells | undefined = cells[censor];
     const fits = kept?.adjusted_fit_cells ?? [];
     const yhats = kept?.yhat_cells ?? [];
     for (let q = 0; q < fits.length; q++) {
       for (let t = 0; t < fits[q].length; t++) {
-        count++;
-        const af = fits[q][t];
-        if (!Number.isFinite(af) || !Number.isFinite(yhats[q]?.[t])) continue;
-        if (best === undefined || af > best.af) best = { censor, q, t, af };
+        order.push({ censor, q, t, af: Number.isFinite(yhats[q]?.[t]) ? fits[q][t] : NaN });
       }
     }
   }
+  const count = order.length;
+  // The engine's tie rule, the one MaxFit uses (docs/ties.md).
+  const best = order[firstMaximum(order.map((cell) => cell.af))];
   if (best === undefined || combis[best.q] === undefined) {
     throw new ComputationError(
       "grid-singularity: no cell of the Grid has a finite adjusted fit (every combination and threshold keeps too few rows or has a singular covariance)",
