@@ -26,13 +26,22 @@
  *   number of attributes. `n`, `phi`, `lambda_sq`, `rho`, `r_star`, `r_star_percent` and `include`
  *   are absent for a Grid (its composite has none: service-api.md 2.9, "a field not filled is absent").
  * - `ysolo_*` are written for Grid only (section 5.1 lists them as Grid fields).
+ * - A Grid's retained cells (the client's `_retain_grid_objects`, `_is_retain_all_grid_objects`)
+ *   come at the top level under the client's VALID_RETAIN_KEYS names, each nested as G12 asks
+ *   (Q combinations, T thresholds, K attributes, N observations; C censors evaluated):
+ *   `combi_cells` Q x K (0/1), `k_cells` Q x T (the combination's size at each threshold,
+ *   methodology 7.4), `ysolo_cells` N x Q, and the per-censor cells with the censors side by side
+ *   along the threshold axis, in the Grid's order (relevance's T columns, then similarity's):
+ *   `yhat_cells`, `adjusted_fit_cells`, `n_cells` Q x (C T) and `weights_cells` N x (C T) x Q. So
+ *   cell (combination q, censor c, threshold t) is column c T + t of row q. `ysolo_distribution`
+ *   asks for no array of its own: the composite's y-solo statistics are the `ysolo_*` fields.
  * - Engine fields v2 has no name for (`thresholds`, `warnings`, `full_var`, `part_var`,
  *   `weights_excluded`, `weights_concentration`, `y_solo`, the histogram, `maxfit_index`, the
- *   Grid's `variable_weights`, `grid_cells`, `grid_search`) are left out; the client computes
+ *   Grid's `variable_weights`, `grid_search`) are left out; the client computes
  *   weights_concentration itself (section 5.3).
  */
 import type { CensorOperator } from "../engine/options.js";
-import type { EngineResult } from "../engine/result.js";
+import type { EngineResult, GridCells, GridCensorCells } from "../engine/result.js";
 
 export interface V2ResultExtras {
   /** The experiment this job belongs to (G20); written as a plain integer. */
@@ -121,6 +130,34 @@ export function toV2Result(result: EngineResult, extras: V2ResultExtras = {}): R
     out.ysolo_pearson_modality_index = scalar(s.pearson_modality_index[0] ?? NaN);
     out.ysolo_bimodality_coefficient = scalar(s.bimodal_index[0] ?? NaN);
   }
+  if (isGrid && result.grid_cells !== undefined) Object.assign(out, retainedCells(result.grid_cells, result.n_thresholds, result.censor_type));
   if (extras.experiment_id !== undefined) out.experiment_id = extras.experiment_id;
+  return out;
+}
+
+const PER_CENSOR = ["yhat_cells", "adjusted_fit_cells", "n_cells"] as const;
+
+/** A Grid's retained cells in the v2 layout (see the header): censors side by side along the threshold axis. */
+function retainedCells(cells: GridCells, T: number, censors: ReadonlyArray<"relevance" | "similarity">): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (cells.combi_cells !== undefined) out.combi_cells = matrix(cells.combi_cells);
+  if (cells.k_cells !== undefined) out.k_cells = cells.k_cells.map((k) => new Array<number>(T).fill(k));
+  if (cells.ysolo_cells !== undefined) out.ysolo_cells = matrix(cells.ysolo_cells);
+  const blocks: GridCensorCells[] = [];
+  for (const censor of censors) {
+    const block = cells[censor];
+    if (block !== undefined) blocks.push(block);
+  }
+  for (const key of PER_CENSOR) {
+    const parts = blocks.map((block) => block[key]);
+    if (parts.length === 0 || parts.some((p) => p === undefined)) continue;
+    // Row q: each censor's T values in turn.
+    out[key] = parts[0]!.map((_, q) => parts.flatMap((p) => Array.from(p![q])));
+  }
+  const weights = blocks.map((block) => block.weights_cells);
+  if (weights.length > 0 && weights.every((w) => w !== undefined)) {
+    // Observation i: each censor's T x Q block in turn.
+    out.weights_cells = weights[0]!.map((_, i) => weights.flatMap((w) => w![i].map((row) => Array.from(row))));
+  }
   return out;
 }
