@@ -8,7 +8,8 @@ import { UsageError } from "./predict.js";
 export const DEFAULT_PORT = 8765;
 
 export const SERVE_USAGE = `Usage: rbp serve [--port N] [--host H] [--credentials FILE] [--data-dir DIR] [--workers N]
-                 [--timeout SECONDS] [--decimals N|full] [--quota N] [--quiet]
+                 [--timeout SECONDS] [--decimals N|full] [--quota N] [--v2-long-poll SECONDS]
+                 [--quiet]
 
 Serves the prediction API version 3 at http://H:N/v3 (and /v3/prediction-engine) and the legacy
 version 2 at http://H:N/v2/prediction-engine.
@@ -21,6 +22,12 @@ version 2 at http://H:N/v2/prediction-engine.
   --timeout SECONDS   time limit of one job (default 600)
   --decimals N|full   decimal places of result numbers (default 6, as the hosted service)
   --quota N           units of the local organisation (default 1000000)
+  --v2-long-poll SECONDS
+                      how long a v2 GET /results waits for a running job before answering
+                      "still running" (default 240, at most 290). The official Python client
+                      reads a job with three GETs and then gives up, so it sees jobs of up to
+                      3 x SECONDS + 6 s finish; it drops a GET after 300 s. Lower it behind a
+                      proxy that cuts requests idle for less
   --quiet             no request log on stderr`;
 
 export interface ServeArgs {
@@ -78,6 +85,12 @@ export function parseServeArgs(args: string[]): ServeArgs {
       case "--quota":
         options.quota = integer(0);
         break;
+      case "--v2-long-poll": {
+        const seconds = integer(0);
+        if (seconds > 290) throw new UsageError(`--v2-long-poll expects 0 to 290 seconds (the official client drops a GET after 300 s), got ${seconds}`);
+        options.v2LongPollMs = seconds * 1000;
+        break;
+      }
       case "--quiet":
         quiet = true;
         break;

@@ -44,7 +44,10 @@ export interface LocalServiceOptions {
   log?: (line: string) => void;
   /** Route tables to serve; default ROUTE_TABLES (v3 and v2). */
   routes?: RouteTableFactory[];
-  /** v2 GET /results holds a running job's request at most this long (ms); default 25000, at most 290000. */
+  /**
+   * v2 GET /results holds a running job's request at most this long (ms); default 240000, at most
+   * 290000. The official Python client sees a job finish that takes up to 3 x this + 6 s.
+   */
   v2LongPollMs?: number;
   /** How long an uploaded X is kept after its PUT (ms); default 24 h. */
   uploadTtlMs?: number;

@@ -31,7 +31,7 @@
  *   status_code 1 and error_code 5, as the vendor's deferred loading did (section 2.3); that POST
  *   costs its unit like any accepted POST. An upload that is there is checked like an inline X.
  * - GET /results long-polls: a queued or running job's request is held until the job ends or
- *   `v2LongPollMs` (default 25 s) passes. Reads are never throttled (no 429) and cost nothing.
+ *   `v2LongPollMs` (default 240 s) passes; at most V2_MAX_HELD_READS per organisation are held. Reads are never throttled (no 429) and cost nothing.
  *   A malformed receipt (not JSON, job_id not an integer, job_code not a string) is a 400.
  * - A job is readable through v2 and v3 alike (one job store, G20): the flat result is derived
  *   from the same stored `results` (so the same rounded numbers), with `experiment_id` for the rows
@@ -73,6 +73,13 @@ export const V2_PSR_DEFAULT_THRESHOLDS = [0, 0.2, 0.4, 0.6, 0.8];
 
 /** Largest body of a GET /results or upload-URL request. */
 const SMALL_BODY_BYTES = 64 * 1024;
+/**
+ * Long-polled reads one organisation may have held open at once; a read beyond them answers at
+ * once (the running body, as after the window), so a long window cannot pile up sockets. The
+ * official client holds at most one per worker process (10).
+ */
+export const V2_MAX_HELD_READS = 64;
+const heldReads = new WeakMap<PredictionService, Map<string, number>>();
 /** The local plan does not renew: its period has no end. */
 const NO_PERIOD_END = new Date(Date.UTC(9999, 11, 31, 23, 59, 59));
 
@@ -362,15 +369,22 @@ async function getResults(service: PredictionService, { req, res, query }: Route
     sendJson(res, 200, v2UnknownJob());
     return;
   }
-  if (job.status === "queued" || job.status === "running") {
-    // Long-poll: the official client gives up ~31 s after a POST unless a GET is held (section 2.2).
+  const held = heldReads.get(service) ?? new Map<string, number>();
+  heldReads.set(service, held);
+  const holding = held.get(org.name) ?? 0;
+  if ((job.status === "queued" || job.status === "running") && holding < V2_MAX_HELD_READS) {
+    // Long-poll: the official client gives up after three GETs unless they are held (section 2.2).
     const gone = new AbortController();
     const onClose = () => gone.abort();
     res.on("close", onClose);
+    held.set(org.name, holding + 1);
     try {
       await service.waitForJob(job, service.config.v2LongPollMs, gone.signal);
     } finally {
       res.off("close", onClose);
+      const left = (held.get(org.name) ?? 1) - 1;
+      if (left > 0) held.set(org.name, left);
+      else held.delete(org.name);
     }
     if (gone.signal.aborted) return;
   }
