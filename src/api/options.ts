@@ -467,6 +467,28 @@ export function normalizeOptions<A extends Analysis>(
   return { options: out as GivenOptionsFor<A>, warnings };
 }
 
+/**
+ * G11: a v2 PSR given no threshold at all (threshold null or absent, no threshold_range) sweeps
+ * these, the newer OpenAPI text's thresholds (the official client always sends one). v3, and the
+ * other analyses in either version, use the engine's defaults.
+ */
+export const V2_PSR_DEFAULT_THRESHOLDS: readonly number[] = [0, 0.2, 0.4, 0.6, 0.8];
+
+/**
+ * The options a job runs with: canonical options (from `normalizeOptions`) resolved as the service
+ * resolves a request of that API version, the v2 PSR default thresholds included. What a caller
+ * labels a job's calibrations with (the notebook's Prediction).
+ *
+ * @example
+ * resolveForVersion("psr", {}, 5, "v2").threshold; // [0, 0.2, 0.4, 0.6, 0.8]
+ * resolveForVersion("psr", {}, 5, "v3").threshold; // [0.5]
+ */
+export function resolveForVersion<A extends Analysis>(analysis: A, given: GivenOptionsFor<A>, k: number, version: Dialect): ResolvedOptionsFor<A> {
+  const threshold = (given as { threshold?: unknown }).threshold;
+  const defaulted = version === "v2" && analysis === "psr" && (threshold === undefined || threshold === null);
+  return resolveOptions(analysis, defaulted ? ({ ...given, threshold: [...V2_PSR_DEFAULT_THRESHOLDS] } as GivenOptionsFor<A>) : given, k);
+}
+
 /** Resolves canonical options with the engine resolver of `analysis` (validates values and combinations). */
 export function resolveOptions<A extends Analysis>(analysis: A, given: GivenOptionsFor<A>, k: number): ResolvedOptionsFor<A> {
   switch (analysis) {

@@ -22,6 +22,7 @@ import {
   type RequestFor,
   type Result,
 } from "../client/index.js";
+import { normalizeOptions, resolveForVersion, type ResolvedOptionsFor } from "../api/options.js";
 import { GROUP_CONCURRENCY, mapLimit } from "../client/group.js";
 import { contextFromRequest, display, jupyterKernel, type DisplayContext } from "../display/index.js";
 import { toRequest, type FrameInput, type FrameRequest, type FrameSpec } from "../frame/index.js";
@@ -118,7 +119,9 @@ export async function predict<A extends Analysis>(
       ...(options !== undefined && options !== null ? { options } : {}),
     } as RequestFor<A>;
     const receipt = await connection.client.submit(analysis, request, { signal: run.signal });
-    const common = { analysis, frame, options: { ...(options ?? {}) } as Record<string, unknown>, title, connection, progress, run };
+    const given = { ...(options ?? {}) } as Record<string, unknown>;
+    const resolved = resolvedOf(analysis, given, frame.attributes.length, connection.client.apiVersion);
+    const common = { analysis, frame, options: given, resolved, title, connection, progress, run };
     return isExperimentReceipt(receipt) ? await experiment({ ...common, receipt }) : await single({ ...common, receipt });
   } catch (error) {
     if (progress.started) progress.finish("failed");
@@ -142,6 +145,8 @@ interface Step<A extends Analysis, R> {
   analysis: A;
   frame: FrameRequest;
   options: Record<string, unknown>;
+  /** The options as the service resolved them (undefined if they cannot be read; the service then refused them). */
+  resolved: ResolvedOptionsFor<Analysis> | undefined;
   title: string | undefined;
   connection: Connection;
   progress: Progress;
@@ -149,14 +154,38 @@ interface Step<A extends Analysis, R> {
   receipt: R;
 }
 
-function thresholdsOf(options: Record<string, unknown>): number[] | undefined {
-  const t = options.threshold;
-  if (typeof t === "number") return [t];
-  return Array.isArray(t) && t.every((v) => typeof v === "number") ? (t as number[]) : undefined;
+/**
+ * The options a job runs with: the caller's options read as the client sends them and resolved as
+ * the service resolves them for the connection's API version (threshold_range and stepsize, the
+ * defaults, v2's PSR default thresholds): `resolveForVersion` in src/api.
+ */
+function resolvedOf(analysis: Analysis, options: Record<string, unknown>, k: number, version: "v2" | "v3"): ResolvedOptionsFor<Analysis> | undefined {
+  try {
+    return resolveForVersion(analysis, normalizeOptions(analysis, options, "v3").options, k, version);
+  } catch {
+    return undefined;
+  }
 }
 
-function contextOf(analysis: Analysis, frame: FrameRequest, options: Record<string, unknown>, thetaLabels?: string[]): DisplayContext {
-  const thresholds = thresholdsOf(options);
+/**
+ * The thresholds a result's calibrations are labelled with: a PSR's and a Grid's as resolved;
+ * MaxFit's winner, which v3 states and v2 reports as r_star_percent (r_star in score units), the
+ * candidate it equals up to the service's six decimals. Without a result (an experiment), the
+ * thresholds as resolved.
+ */
+function thresholdsOf(analysis: Analysis, resolved: ResolvedOptionsFor<Analysis> | undefined, result?: Result): number[] | undefined {
+  if (resolved === undefined) return result?.thresholds;
+  if (analysis !== "maxfit" || result === undefined) return [...resolved.threshold];
+  if (result.thresholds !== undefined) return result.thresholds;
+  const reported = resolved.censor_unit === "percent" ? result.r_star_percent?.[0] : result.r_star?.[0];
+  if (reported === undefined || reported === null) return undefined;
+  const winner = resolved.threshold.find((t) => Math.abs(t - reported) <= 5e-7 + 1e-12 * Math.max(1, Math.abs(t)));
+  return winner !== undefined ? [winner] : undefined;
+}
+
+function contextOf<A extends Analysis>(s: Step<A, unknown>, result?: Result, thetaLabels?: string[]): DisplayContext {
+  const { analysis, frame } = s;
+  const thresholds = thresholdsOf(analysis, s.resolved, result);
   const context = contextFromRequest({ ...frame, thetaLabels }, { analysis, ...(thresholds !== undefined ? { thresholds } : {}) });
   if (thetaLabels === undefined) delete context.thetaLabels;
   return context;
@@ -189,7 +218,7 @@ async function single<A extends Analysis>(s: Step<A, JobReceipt>): Promise<Predi
     analysis: s.analysis,
     title: s.title ?? defaultTitle(s.analysis, frame.outcome, theta !== undefined ? thetaLabel : undefined),
     result,
-    context: contextOf(s.analysis, frame, s.options),
+    context: contextOf(s, result),
     receipt: { job_id: receipt.job_id, job_code: receipt.job_code, ...(receipt.theta_source !== undefined ? { theta_source: receipt.theta_source } : {}) },
     options: s.options,
     notes: notesOf(frame, receipt.warnings, result),
@@ -240,7 +269,7 @@ async function experiment<A extends Analysis>(s: Step<A, ExperimentReceipt>): Pr
         analysis: s.analysis,
         title: `${s.title ?? defaultTitle(s.analysis, frame.outcome)} for ${label}`,
         result,
-        context: contextOf(s.analysis, frame, s.options),
+        context: contextOf(s, result),
         receipt: { job_id: row.job_id, job_code: row.job_code },
         options: s.options,
         notes: [],
@@ -269,7 +298,7 @@ async function experiment<A extends Analysis>(s: Step<A, ExperimentReceipt>): Pr
     state,
     rows,
     failures,
-    context: contextOf(s.analysis, frame, s.options, kept),
+    context: contextOf(s, undefined, kept),
     options: s.options,
     notes: notesOf(frame, receipt.warnings),
     elapsedMs,

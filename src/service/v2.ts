@@ -39,7 +39,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import type { Analysis } from "../api/options.js";
-import { describe } from "../api/options.js";
+import { describe, V2_PSR_DEFAULT_THRESHOLDS } from "../api/options.js";
 import { parseRequest, type ParsedRequest } from "../api/request.js";
 import { toV2Result } from "../api/v2-result.js";
 import {
@@ -68,8 +68,8 @@ export const V2_PREFIXES = ["/v2/prediction-engine"];
 /** The v2 root of client versions before October 2024 (`GET /v2/results`) and the removed `/v2/engine/*`. */
 export const V2_LEGACY_PREFIXES = ["/v2"];
 
-/** Thresholds of a v2 PSR that names none (api-compat.md G11). */
-export const V2_PSR_DEFAULT_THRESHOLDS = [0, 0.2, 0.4, 0.6, 0.8];
+/** Thresholds of a v2 PSR that names none (api-compat.md G11); defined in src/api, where clients resolve requests too. */
+export { V2_PSR_DEFAULT_THRESHOLDS };
 
 /** Largest body of a GET /results or upload-URL request. */
 const SMALL_BODY_BYTES = 64 * 1024;
@@ -214,7 +214,7 @@ async function postAnalysis(service: PredictionService, uploads: UploadStore, en
   let body = endpoint.binary ? forceLogistic(raw, notes) : raw;
   // G11: a v2 PSR given no threshold at all (threshold null or absent, no threshold_range) sweeps
   // the newer OpenAPI text's thresholds; the official client always sends one.
-  if (endpoint.analysis === "psr" && body.threshold == null && body.threshold_range == null) body = { ...body, threshold: V2_PSR_DEFAULT_THRESHOLDS };
+  if (endpoint.analysis === "psr" && body.threshold == null && body.threshold_range == null) body = { ...body, threshold: [...V2_PSR_DEFAULT_THRESHOLDS] };
 
   let resolveXReference: ((ref: string) => unknown) | undefined;
   if (typeof body.X === "string") {
