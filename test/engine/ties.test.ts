@@ -4,6 +4,7 @@
  * percent and score units and every operator, and the published vectors still hold.
  */
 import { describe, expect, it } from "vitest";
+import { CUT_TIE_TOLERANCE } from "../../src/engine/choices.js";
 import { datasetFromRows } from "../../src/engine/data.js";
 import { grid, maxfit, psr } from "../../src/engine/index.js";
 import type { CensorOperator, CensorType, CensorUnit, Objective } from "../../src/engine/options.js";
@@ -220,5 +221,45 @@ describe("ties at the cut agree with exact arithmetic", () => {
     const p = goldCase("psr thresholds sweep");
     const result = psr(data, theta, p.options);
     (p.expect.yhat as number[]).forEach((v, t) => expect(Math.abs(result.yhat[t] - v)).toBeLessThanOrEqual(1e-6));
+  });
+});
+
+describe("the tie tolerance sits between rounding and real gaps", () => {
+  it("on seeded small-integer and decimal data, score rounding is far below CUT_TIE_TOLERANCE and distinct scores far above it", () => {
+    let s = 12345;
+    const next = (n: number) => {
+      s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+      return Math.floor((s / 2 ** 32) * n);
+    };
+    let worstError = 0;
+    let smallestGap = Infinity;
+    for (let trial = 0; trial < 60; trial++) {
+      const N = 5 + next(10);
+      const K = 1 + next(4);
+      const scale = [1, 0.1, 0.37][trial % 3];
+      const dec = (v: number) => Number((0.3 + scale * v).toFixed(6));
+      const X = Array.from({ length: N }, () => Array.from({ length: K }, () => dec(next(4))));
+      const y = Array.from({ length: N }, () => next(10));
+      const theta = Array.from({ length: K }, () => dec(next(5)));
+      const exact = exactScores(X, theta, X[0].map((_, j) => j));
+      if (!exact) continue;
+      let result;
+      try {
+        result = psr(datasetFromRows(y, X), Float64Array.from(theta), { threshold: [0] });
+      } catch {
+        continue; // singular in floating point too
+      }
+      for (const censor of CENSORS) {
+        const e = exact[censor].map((v) => v.toNumber());
+        const size = Math.max(1, ...e.map(Math.abs));
+        const got = result.insights[censor];
+        e.forEach((v, i) => (worstError = Math.max(worstError, Math.abs((got[i] as number) - v) / size)));
+        for (let i = 0; i < N; i++) {
+          for (let j = 0; j < i; j++) if (exact[censor][i].cmp(exact[censor][j]) !== 0) smallestGap = Math.min(smallestGap, Math.abs(e[i] - e[j]) / size);
+        }
+      }
+    }
+    expect(worstError).toBeLessThan(CUT_TIE_TOLERANCE / 1000);
+    expect(smallestGap).toBeGreaterThan(CUT_TIE_TOLERANCE * 1000);
   });
 });
