@@ -16,7 +16,7 @@
  * environment, and Jupyter's data directory points into a scratch directory.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -109,6 +109,7 @@ afterAll(() => {
       // already gone
     }
   }
+  rmSync(scratch, { recursive: true, force: true });
 });
 
 /** `npx rbp serve --port 0`, as a user starts it, and the export lines it printed. */
