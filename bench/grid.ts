@@ -227,7 +227,7 @@ async function runCase(c: Case): Promise<Row> {
 /** The 7x5 quickstart Grid (default options): a small-case figure, engine only. */
 function quickstart(): { ms: number; runs: number; yhat: number } | null {
   const here = dirname(fileURLToPath(import.meta.url));
-  const path = resolve(here, "..", "..", "shared", "vectors", "quickstart-7x5.json");
+  const path = resolve(here, "..", "test", "fixtures", "quickstart-7x5.json");
   let inputs: { y: number[]; X: number[][]; theta: number[] };
   try {
     inputs = JSON.parse(readFileSync(path, "utf8")).inputs;

@@ -1,6 +1,6 @@
 /**
  * Shared by the suites: the gold vectors the hosted engine printed for the quickstart 7 x 5 data
- * (../shared/vectors), seeded synthetic data, and the tolerance check the service's six-decimal
+ * (the project's copy in test/fixtures, source named there), seeded synthetic data, and the tolerance check the service's six-decimal
  * numbers are compared with.
  */
 import { readFileSync } from "node:fs";
@@ -12,7 +12,7 @@ export interface GoldCase {
   expect: Record<string, any>;
 }
 
-export const gold = JSON.parse(readFileSync(new URL("../../shared/vectors/quickstart-7x5.json", import.meta.url), "utf8")) as {
+export const gold = JSON.parse(readFileSync(new URL("./fixtures/quickstart-7x5.json", import.meta.url), "utf8")) as {
   inputs: { y: number[]; X: number[][]; theta: number[] };
   cases: GoldCase[];
 };

@@ -1,6 +1,7 @@
 /**
- * `rbp serve`: runs the local prediction service until SIGINT or SIGTERM. Prints the URL and the
- * credentials to use (as `export CSA_API_KEY=...` lines a shell or a notebook can take as is).
+ * `rbp serve`: runs the local prediction service until SIGINT or SIGTERM. Prints the URL and what
+ * a notebook needs to use it (`export RBP_BASE_URL=...`, and `export CSA_API_KEY=...` and
+ * `CSA_ACCESS_ID` lines, which a shell or a .env file can take as is).
  */
 import { startLocalService, type LocalServiceOptions } from "../service/index.js";
 import { UsageError } from "./predict.js";
@@ -125,6 +126,8 @@ export async function serve(args: ServeArgs, io: ServeIo): Promise<void> {
     `  version 3 API: ${url}/v3 (also ${url}/v3/prediction-engine)`,
     `  version 2 API: ${url}/v2/prediction-engine`,
   ];
+  // What a notebook or script needs to reach this service through connect() (the hosted path).
+  lines.push(`  for a notebook or script (connect() then uses this service):`, `export RBP_BASE_URL=${url}`);
   if (credentials.source === "file") {
     lines.push(`  credentials: from ${args.options.credentialsFile} (x-api-key per organisation, access_id per user)`);
   } else {

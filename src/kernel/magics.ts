@@ -563,6 +563,8 @@ interface ConnectSpec {
   apiVersion?: "v3" | "v2";
   timeoutMs?: number;
   local?: { workers?: number; quota?: number };
+  /** `fresh`: a new connection (a new embedded service) rather than the running one. */
+  fresh?: boolean;
 }
 
 function readVersion(v: string, line: number, column: number): "v3" | "v2" {
@@ -597,14 +599,19 @@ function connectOptions(tokens: Token[], line: number): ConnectSpec {
         spec.baseUrl = tok.text;
         continue;
       }
+      if (tok.text === "fresh") {
+        if (spec.fresh === true) throw new Fail({ message: `%rbp connect: fresh is given twice`, word: tok.text, line, column });
+        spec.fresh = true;
+        continue;
+      }
       if (index === 0 && (tok.text === "local" || tok.text === "hosted")) {
         target = tok.text;
         spec.hosted = tok.text === "hosted";
         continue;
       }
-      const hint = index === 0 ? didYouMean(tok.text, ["local", "hosted"]) : didYouMean(tok.text, ["v3", "v2", ...CONNECT_KEYS.map((k) => `${k}=`)]);
+      const hint = index === 0 ? didYouMean(tok.text, ["local", "hosted"]) : didYouMean(tok.text, ["v3", "v2", "fresh", ...CONNECT_KEYS.map((k) => `${k}=`)]);
       throw new Fail({
-        message: `%rbp connect: unexpected ${JSON.stringify(tok.text)}${hint} (%rbp connect [local | hosted | <url>] [v3 | v2] [key=value ...])`,
+        message: `%rbp connect: unexpected ${JSON.stringify(tok.text)}${hint} (%rbp connect [local | hosted | <url>] [v3 | v2] [fresh] [key=value ...])`,
         word: tok.text,
         line,
         column,

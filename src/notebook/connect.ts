@@ -15,6 +15,13 @@
  * `connect()` without options returns the current connection (making one the first time);
  * `connect(options)` returns it when the options are the same, and otherwise replaces it once the
  * new one has opened (the old one is then closed; a connect that fails leaves it in place). `grid`, `maxfit`, `psr` and `quota` call `connect()` themselves.
+ *
+ * The embedded service is kept across such replacements: when the current connection is local and
+ * the new options also ask for the local service (`connect({ hosted: false })`, `%rbp connect local`,
+ * another API version or time budget), the new connection is a new client of the running service,
+ * so the jobs made so far stay known (`%rbp status fit` still answers). A new service is started
+ * only when asked for (`fresh: true`, `%rbp connect local fresh`) or when `local.workers` or
+ * `local.quota` differ from the running service's.
  */
 import { randomBytes } from "node:crypto";
 import { createClient, type ApiVersion, type QuotaStatus, type RbpClient } from "../client/index.js";
@@ -46,6 +53,21 @@ export interface ConnectOptions {
   envFile?: string | false;
   /** The embedded service: worker threads (default: one per core) and quota (default 1,000,000 units). */
   local?: { workers?: number; quota?: number };
+  /**
+   * true: a new connection even when the current one would do; for the local service, a new embedded
+   * service (the jobs of the old one are then unknown). Default false: a running embedded service is reused.
+   */
+  fresh?: boolean;
+}
+
+/** The embedded service behind a local connection, with what it was started with. */
+interface Embedded {
+  service: Closable;
+  url: string;
+  apiKey: string;
+  accessId: string;
+  workers: number | undefined;
+  quota: number | undefined;
 }
 
 export type ServiceKind = "hosted" | "local";
@@ -65,17 +87,40 @@ export class Connection {
   readonly baseUrl: string;
   readonly apiVersion: ApiVersion;
   readonly #redactor: Redactor;
-  readonly #service: Closable | undefined;
+  /** The embedded service this connection stops when closed (moved to its successor by #handOver). */
+  #service: Embedded | undefined;
   #closed = false;
 
   /** @internal */
-  constructor(mode: ServiceKind, client: RbpClient, secrets: ReadonlyArray<string | undefined>, service?: Closable) {
+  constructor(mode: ServiceKind, client: RbpClient, secrets: ReadonlyArray<string | undefined>, service?: Embedded) {
     this.mode = mode;
     this.client = client;
     this.baseUrl = client.baseUrl;
     this.apiVersion = client.apiVersion;
     this.#redactor = new Redactor(secrets);
     this.#service = service;
+  }
+
+  /**
+   * @internal A new connection to this one's embedded service, which it takes over (this one then
+   * closes only its client), when `options` can be served by it; undefined otherwise.
+   */
+  static handOver(from: Connection, options: ConnectOptions): Connection | undefined {
+    const embedded = from.#service;
+    if (from.#closed || embedded === undefined) return undefined;
+    const { workers, quota } = options.local ?? {};
+    if ((workers !== undefined && workers !== embedded.workers) || (quota !== undefined && quota !== embedded.quota)) return undefined;
+    const client = createClient({
+      apiVersion: options.apiVersion,
+      timeoutMs: options.timeoutMs,
+      env: options.env,
+      envFile: options.envFile,
+      baseUrl: embedded.url,
+      apiKey: embedded.apiKey,
+      accessId: embedded.accessId,
+    });
+    from.#service = undefined;
+    return new Connection("local", client, [embedded.apiKey, embedded.accessId], embedded);
   }
 
   /** Whether close() was called. */
@@ -102,7 +147,7 @@ export class Connection {
     if (this.#closed) return;
     this.#closed = true;
     await this.client.close().catch(() => undefined);
-    if (this.#service !== undefined) await this.#service.close();
+    if (this.#service !== undefined) await this.#service.service.close();
   }
 
   /** One line: where predictions run. */
@@ -199,7 +244,8 @@ async function open(options: ConnectOptions): Promise<Connection> {
   }
   try {
     const client = createClient({ ...common, baseUrl: service.url, apiKey: local.apiKey, accessId: local.accessId });
-    return new Connection("local", client, [local.apiKey, local.accessId], service);
+    const embedded: Embedded = { service, url: service.url, ...local, workers: options.local?.workers, quota: options.local?.quota };
+    return new Connection("local", client, [local.apiKey, local.accessId], embedded);
   } catch (error) {
     await service.close();
     throw toPredictionError(error, { subject: "connect", service: "local", scrub: (s) => scrub.text(s) });
@@ -213,13 +259,27 @@ async function open(options: ConnectOptions): Promise<Connection> {
 export async function connect(options?: ConnectOptions): Promise<Connection> {
   for (;;) {
     const current = state.current;
-    if (current === undefined || (options !== undefined && current.signature !== signatureOf(options))) break;
+    if (current === undefined || options?.fresh === true) break;
+    const same = options === undefined || current.signature === signatureOf(options);
     const connection = await current.promise.catch(() => undefined);
     if (state.current !== current) continue; // replaced meanwhile: look again
-    if (connection !== undefined && !connection.closed) return connection;
-    break; // it failed or was closed: make it again
+    if (connection === undefined || connection.closed) break; // it failed or was closed: make it again
+    if (same) return connection;
+    // Other options that still ask for the local service: a new client of the running one.
+    if (connection.mode !== "local" || !asksForLocal(options!)) break;
+    let next: Connection | undefined;
+    try {
+      next = Connection.handOver(connection, options!);
+    } catch (error) {
+      throw toPredictionError(error, { subject: "connect", service: "local", scrub: (s) => connection.scrub(s) });
+    }
+    if (next === undefined) break; // other workers or quota: a new service
+    state.current = { signature: signatureOf(options!), promise: Promise.resolve(next) };
+    state.lastOptions = withoutFresh(options!);
+    void connection.close(); // its client only: the service went to `next`
+    return next;
   }
-  const opts = options ?? state.lastOptions ?? {};
+  const opts = withoutFresh(options ?? state.lastOptions ?? {});
   const previous = state.current;
   // Concurrent callers wait on this one; the previous connection stays until it has opened.
   const entry = { signature: signatureOf(opts), promise: open(opts) };
@@ -235,6 +295,22 @@ export async function connect(options?: ConnectOptions): Promise<Connection> {
   if (state.current === entry) state.lastOptions = opts;
   if (previous !== undefined) void previous.promise.then((c) => c.close(), () => undefined);
   return connection;
+}
+
+/** Whether `options` ask for the embedded local service (as open() decides; a setting that cannot be read counts as no). */
+function asksForLocal(options: ConnectOptions): boolean {
+  if (options.hosted !== undefined) return !options.hosted;
+  if (options.apiKey !== undefined || options.baseUrl !== undefined) return false;
+  try {
+    return settingsReader(options)("CSA_API_KEY") === undefined;
+  } catch {
+    return false;
+  }
+}
+
+function withoutFresh(options: ConnectOptions): ConnectOptions {
+  const { fresh: _fresh, ...rest } = options;
+  return rest;
 }
 
 /** The current connection, if one was made (no connection is started). */

@@ -27,6 +27,7 @@ import { GROUP_CONCURRENCY, mapLimit } from "../client/group.js";
 import { contextFromRequest, display, jupyterKernel, type DisplayContext } from "../display/index.js";
 import { toRequest, type FrameInput, type FrameRequest, type FrameSpec } from "../frame/index.js";
 import { Redactor } from "../client/redact.js";
+import { argumentError, checkArguments, reportArgumentProblems } from "./arguments.js";
 import { connect, currentConnection, type Connection } from "./connect.js";
 import { PredictionError, analysisLabel, toPredictionError } from "./errors.js";
 import { ExperimentPrediction, Prediction, type FailedRow } from "./prediction.js";
@@ -61,6 +62,12 @@ export interface RunSettings {
   connection?: Connection;
   /** In a notebook kernel, display a failure in the cell before throwing it (default true). */
   showErrors?: boolean;
+  /**
+   * A key of the spec, options or run settings that the call does not read (a typo, an option put
+   * in the spec) is an error instead of a warning (default false: shown in the cell, or on stderr
+   * in a script, and ignored). See arguments.ts.
+   */
+  strict?: boolean;
 }
 
 /** A Prediction or an ExperimentPrediction. */
@@ -108,8 +115,13 @@ export async function predict<A extends Analysis>(
   const progress = new Progress(analysis, run.progress ?? "auto");
   let connection: Connection | undefined;
   try {
+    // Plain JavaScript: keys the call does not read are reported (or, strict, refused) before anything is sent.
+    const unread = checkArguments(analysis, spec, options, run);
+    if (unread.length > 0 && run.strict === true) throw argumentError(analysis, unread);
+    reportArgumentProblems(analysis, unread);
     const { title, ...frameSpec } = spec ?? {};
     const frame = toRequest(data, frameSpec);
+    frame.notes.push(...unread.filter((u) => u.field.startsWith("spec.")).map((u) => `ignored spec key: ${u.message}`));
     connection = run.connection ?? (await connect());
     progress.update({ service: connection.mode, status: "submitting" });
     const request = {

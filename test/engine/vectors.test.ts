@@ -3,7 +3,7 @@ import { datasetFromRows } from "../../src/engine/data.js";
 import { grid, maxfit, psr } from "../../src/engine/index.js";
 import { gold, goldCase } from "../gold.js";
 
-/** Gold vectors printed by the hosted engine, shipped beside the repository in ../shared. */
+/** Gold vectors printed by the hosted engine (the project's copy, test/fixtures/quickstart-7x5.json). */
 const data = datasetFromRows(gold.inputs.y, gold.inputs.X);
 const theta = Float64Array.from(gold.inputs.theta);
 const TOL = 1e-6;

@@ -139,6 +139,19 @@ describe("the rbp kernel over the Jupyter protocol", () => {
     expect(streamText((await kernel.execute("e.rows.map((p) => p.thetaLabel)")).outputs, "stdout")).toBe("[ '0', '7' ]\n");
   }, 120_000);
 
+  it("%rbp connect local on the local service keeps it: earlier jobs stay known; fresh starts a new one", async () => {
+    const before = await kernel.execute("%rbp status g");
+    expect(outputsOf(before, "display_data")[0].content.data["text/plain"]).toMatch(/^job \d+: completed/);
+    const connected = await kernel.execute("%rbp connect local");
+    expect(connected.reply.status).toBe("ok");
+    const after = await kernel.execute("%rbp status g");
+    expect(after.reply.status).toBe("ok");
+    expect(outputsOf(after, "display_data")[0].content.data["text/plain"]).toMatch(/^job \d+: completed, yhat /);
+    await kernel.execute("%rbp connect local fresh");
+    const gone = await kernel.execute("%rbp status g");
+    expect(gone.reply.status).toBe("error");
+  }, 60_000);
+
   it("reports a failed prediction of a magic cell as the cell's error", async () => {
     const r = await kernel.execute("%%psr rows y=nope theta=0");
     expect(r.reply).toMatchObject({ status: "error", ename: "PredictionError" });

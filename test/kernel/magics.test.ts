@@ -110,6 +110,7 @@ describe("%rbp", () => {
   it.each([
     ["%rbp connect", "await $rbp.connect({});"],
     ["%rbp connect local", 'await $rbp.connect({"hosted":false});'],
+    ["%rbp connect local fresh", 'await $rbp.connect({"hosted":false,"fresh":true});'],
     ["%rbp connect local v2 workers=2 quota=50", 'await $rbp.connect({"hosted":false,"apiVersion":"v2","local":{"workers":2,"quota":50}});'],
     ["%rbp connect hosted", 'await $rbp.connect({"hosted":true});'],
     ["%rbp connect hosted url=https://rbp.example.com/v3 access_id=me timeout=30s", 'await $rbp.connect({"hosted":true,"baseUrl":"https://rbp.example.com/v3","accessId":"me","timeoutMs":30000});'],
@@ -278,6 +279,8 @@ describe("malformed magics answer with a message naming the word", () => {
     ["%rbp connect local workers=0", /^%rbp connect: workers must be a whole number of at least 1, got "0"/, "0", 1, 28],
     ["%rbp connect hosted timeout=soon", /^%rbp connect: timeout must be a positive duration/, "soon", 1, 29],
     ["%rbp connect local quota=1 quota=2", /^%rbp connect: quota is given twice/, "quota", 1, 28],
+    ["%rbp connect local fresh fresh", /^%rbp connect: fresh is given twice/, "fresh", 1, 26],
+    ["%rbp connect local frsh", /^%rbp connect: unexpected "frsh"; did you mean "fresh"\?/, "frsh", 1, 20],
     ["%rbp connect hosted access_id=", /^%rbp connect: access_id needs a value/, "access_id", 1, 21],
     ["%%grid", /^%%grid needs the data: the name of a dataframe/, "%%grid", 1, 1],
     ["%%grid y=Miles_per_Gallon", /^%%grid needs the data first, before "y=Miles_per_Gallon"/, "y=Miles_per_Gallon", 1, 8],

@@ -75,6 +75,38 @@ describe("the embedded local service", () => {
     expect(near(p.yhat, 3.285239)).toBe(true);
   });
 
+  it("connect({ hosted: false }) on the local service reuses the running one: earlier jobs stay known", async () => {
+    const a = await connect(); // as a notebook's first grid(...) does
+    expect(a.mode).toBe("local");
+    const p = await grid(quickstartRows(), { y: "Points", theta: quickstartTheta() }, {}, { progress: "none" });
+    const b = await connect({ hosted: false }); // %rbp connect local
+    expect(b.baseUrl).toBe(a.baseUrl);
+    expect((await b.client.status(p.receipt)).status).toBe("completed"); // %rbp status p
+    expect(await connect({ hosted: false })).toBe(b);
+    // Another API version is another client of the same service: the job reads through v2 too.
+    const v2 = await connect({ hosted: false, apiVersion: "v2" });
+    expect(v2.apiVersion).toBe("v2");
+    expect(v2.baseUrl.replace(/\/v2\/prediction-engine$/, "")).toBe(a.baseUrl.replace(/\/v3$/, ""));
+    expect((await v2.client.result(p.receipt)).yhat).toBeDefined();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(b.closed).toBe(true); // its client only: the service went on with v2
+    expect((await v2.quota()).used).toBe(1);
+  });
+
+  it("fresh: true (%rbp connect local fresh), or other workers or quota, start a new service", async () => {
+    const a = await connect(LOCAL);
+    const p = await grid(quickstartRows(), { y: "Points", theta: quickstartTheta() }, {}, { progress: "none" });
+    const b = await connect({ ...LOCAL, fresh: true });
+    expect(b.baseUrl).not.toBe(a.baseUrl);
+    const unknown = await b.client.status(p.receipt).catch((e: unknown) => e);
+    expect(unknown).toBeInstanceOf(Error);
+    const c = await connect({ ...LOCAL, local: { workers: 1, quota: 7 } });
+    expect(c.baseUrl).not.toBe(b.baseUrl);
+    expect((await c.quota()).quota).toBe(7);
+    expect(await connect({ ...LOCAL, local: { quota: 7 } })).not.toBe(c); // a new client of the same service
+    expect((await connect()).baseUrl).toBe(c.baseUrl);
+  });
+
   it("a connect that fails leaves the working connection and its options in place", async () => {
     const a = await connect(LOCAL);
     const failed = await connect({ env: { CSA_API_KEY: HOSTED_KEY }, envFile: false }).catch((e: unknown) => e);

@@ -66,7 +66,7 @@ describe("npm run demo", () => {
 describe("a user's script", () => {
   it("imports the package by name, runs a Grid and ends by itself without disconnect()", async () => {
     const project = userProject("rbp-script-");
-    const data = relative(project, resolve(REPO, "../shared/vectors/quickstart-7x5.json"));
+    const data = relative(project, resolve(REPO, "test/fixtures/quickstart-7x5.json"));
     writeFileSync(
       join(project, "analysis.mjs"),
       `import { readFileSync } from "node:fs";

@@ -104,7 +104,7 @@ describe.skipIf(!available && !IN_CI)("tslab (jupyter nbconvert --execute)", () 
     await service?.close();
   });
 
-  const data = () => relative(project, resolve(REPO, "../shared/vectors/quickstart-7x5.json"));
+  const data = () => relative(project, resolve(REPO, "test/fixtures/quickstart-7x5.json"));
   const setup = () => [
     `import * as rbp from "rbp-notebook";
 import { readFileSync } from "fs";`,

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { parseServeArgs } from "../../src/cli/serve.js";
 import { UsageError } from "../../src/cli/predict.js";
 import { spawnServe, type ServeProcess } from "../../scripts/rbp-serve.js";
+import { connect, disconnect } from "../../src/notebook/index.js";
 import { Client, quickstart } from "./helpers.js";
 
 const children: ChildProcess[] = [];
@@ -46,6 +47,25 @@ describe("rbp serve", () => {
     expect((await new Client(url, "my-local-key-123", "me").get("/v3/quota")).status).toBe(200);
     const code = exited(child);
     child.kill("SIGINT");
+    expect(await code).toBe(0);
+  });
+
+  it("prints the export lines a notebook needs: with them, connect() reaches this service", async () => {
+    const { child, stdout, url } = await serve(["--port=0", "--quiet", "--workers=1"], {});
+    expect(stdout).toContain(`export RBP_BASE_URL=${url}\n`);
+    // The three export lines, as a user pastes them into a .env file or the environment.
+    const env = Object.fromEntries([...stdout.matchAll(/^export (\w+)=(\S+)$/gm)].map((m) => [m[1], m[2]]));
+    expect(Object.keys(env).sort()).toEqual(["CSA_ACCESS_ID", "CSA_API_KEY", "RBP_BASE_URL"]);
+    try {
+      const connection = await connect({ env, envFile: false });
+      expect(connection.mode).toBe("hosted");
+      expect(connection.baseUrl).toBe(`${url}/v3`);
+      expect((await connection.quota()).used).toBe(0);
+    } finally {
+      await disconnect();
+    }
+    const code = exited(child);
+    child.kill("SIGTERM");
     expect(await code).toBe(0);
   });
 
