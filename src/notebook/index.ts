@@ -25,7 +25,12 @@ export {
   type FailedRow,
   type PredictionInit,
   type ReportItem,
+  type SentRequest,
+  type FrameOut,
+  type PredictionFrameOptions,
+  type PredictionCsvOptions,
 } from "./prediction.js";
+export { useDataFrames, type DanfoModule, type FrameColumns, type FrameForm, type ToFrameOptions } from "../frame/out.js";
 export { PredictionError, type ProblemKind } from "./errors.js";
 export { progressText, type ProgressEvent, type ProgressMode, type ProgressSetting, type ProgressStatus } from "./progress.js";
 export { defaults } from "./defaults.js";

@@ -105,6 +105,7 @@ export async function predict<A extends Analysis>(
 ): Promise<AnyPrediction> {
   const label = analysisLabel(analysis);
   const progress = new Progress(analysis, run.progress ?? "auto");
+  const startedAt = new Date().toISOString();
   let connection: Connection | undefined;
   try {
     const { title, ...frameSpec } = spec ?? {};
@@ -118,7 +119,7 @@ export async function predict<A extends Analysis>(
       ...(options !== undefined && options !== null ? { options } : {}),
     } as RequestFor<A>;
     const receipt = await connection.client.submit(analysis, request, { signal: run.signal });
-    const common = { analysis, frame, options: { ...(options ?? {}) } as Record<string, unknown>, title, connection, progress, run };
+    const common = { analysis, frame, options: { ...(options ?? {}) } as Record<string, unknown>, title, connection, progress, run, startedAt };
     return isExperimentReceipt(receipt) ? await experiment({ ...common, receipt }) : await single({ ...common, receipt });
   } catch (error) {
     if (progress.started) progress.finish("failed");
@@ -147,6 +148,23 @@ interface Step<A extends Analysis, R> {
   progress: Progress;
   run: RunSettings;
   receipt: R;
+  startedAt: string;
+}
+
+/** Where a prediction was computed, for its report: the hosted service's address, or "embedded". */
+function serviceUrlOf(connection: Connection): string {
+  return connection.mode === "local" ? "embedded" : connection.baseUrl;
+}
+
+/** What every Prediction of a call records besides its result (the request, the clock, the service). */
+function provenanceOf(s: Step<Analysis, unknown>, theta: number[] | number[][] | undefined) {
+  const { frame } = s;
+  return {
+    request: { y: frame.y, X: frame.X, ...(theta !== undefined ? { theta } : {}), options: s.options },
+    startedAt: s.startedAt,
+    serviceUrl: serviceUrlOf(s.connection),
+    ...(frame.indexName !== undefined ? { indexName: frame.indexName } : {}),
+  };
 }
 
 function thresholdsOf(options: Record<string, unknown>): number[] | undefined {
@@ -197,6 +215,7 @@ async function single<A extends Analysis>(s: Step<A, JobReceipt>): Promise<Predi
     ...(thetaLabel !== undefined ? { thetaLabel } : {}),
     elapsedMs,
     service: connection.mode,
+    ...provenanceOf(s, theta),
   });
 }
 
@@ -248,6 +267,7 @@ async function experiment<A extends Analysis>(s: Step<A, ExperimentReceipt>): Pr
         thetaLabel: label,
         elapsedMs,
         service: connection.mode,
+        ...provenanceOf(s, thetas[row.row]),
       }),
     );
   });
@@ -274,5 +294,6 @@ async function experiment<A extends Analysis>(s: Step<A, ExperimentReceipt>): Pr
     notes: notesOf(frame, receipt.warnings),
     elapsedMs,
     service: connection.mode,
+    ...provenanceOf(s, thetas),
   });
 }
