@@ -42,7 +42,7 @@ export interface DanfoModule {
 }
 
 /** danfo's DataFrame class (danfojs or danfojs-node): `new DataFrame({ col: [...] }, { index, columns })`. */
-export type DataFrameClass = new (data: Record<string, unknown[]>, options?: { index?: unknown[]; columns?: string[] }) => DataFrameLike;
+export type DataFrameClass = new (data: Record<string, unknown[]>, options?: { index?: Array<string | number>; columns?: string[] }) => object;
 
 /** Which form `toFrame()` returns: "auto" (danfo when loaded, else plain), "danfo" (an error without it) or "columns". */
 export type FrameForm = "auto" | "danfo" | "columns";
@@ -123,7 +123,7 @@ export function outputFrame(frame: FrameColumns, options: ToFrameOptions = {}): 
   if (DataFrame !== undefined) {
     const data: Record<string, unknown[]> = {};
     for (const name of frame.columns) data[name] = frame.data[name].map((v) => (v === null ? null : v));
-    return new DataFrame(data, { index: [...frame.index], columns: [...frame.columns] });
+    return new DataFrame(data, { index: [...frame.index], columns: [...frame.columns] }) as DataFrameLike;
   }
   const out: Record<string, OutCell[]> = { [frame.indexName]: [...frame.index] };
   for (const name of frame.columns) out[name === frame.indexName ? `${name}_` : name] = [...frame.data[name]];

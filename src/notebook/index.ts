@@ -34,6 +34,7 @@ export { useDataFrames, type DanfoModule, type FrameColumns, type FrameForm, typ
 export { PredictionError, type ProblemKind } from "./errors.js";
 export { progressText, type ProgressEvent, type ProgressMode, type ProgressSetting, type ProgressStatus } from "./progress.js";
 export { defaults } from "./defaults.js";
+export { backtest, Backtest, type BacktestMetrics, type BacktestOptions, type BacktestPlan, type BacktestRow, type BacktestSpec } from "./backtest.js";
 export { saveReport } from "./report.js";
 export { displayFigure, displayTable, type DisplayFigure, type DisplayTable } from "./displayable.js";
 

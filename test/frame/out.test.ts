@@ -55,7 +55,7 @@ describe("with danfojs 1.1.2", () => {
   it("e.toFrame() is indexed by the theta rows' labels", async () => {
     useDataFrames(dfd);
     const theta = new dfd.DataFrame({ Age: [30, 40], Experience: [5, 10], Height: [180, 170], Weight: [80, 70], Score: [5, 6] }, { index: ["plan A", "plan B"] });
-    const e = (await psr(quickstartFrame(), { y: "Points", theta }, { threshold: [0, 0.5] }, quiet)) as ExperimentPrediction;
+    const e = (await psr(quickstartFrame(), { y: "Points", theta }, { threshold: [0, 0.5] }, quiet)) as unknown as ExperimentPrediction;
     const df = e.toFrame() as dfd.DataFrame;
     expect(df.index).toEqual(["plan A", "plan B"]);
     expect(df.column("yhat").values).toEqual(e.rows.map((p) => p.best.yhat));
