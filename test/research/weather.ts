@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-export interface Day {
+export type Day = {
   date: string;
   temp_max: number;
   temp_min: number;
@@ -11,7 +11,7 @@ export interface Day {
   season_cos: number;
   season_sin: number;
   tomorrow_max: number;
-}
+};
 
 export const ATTRIBUTES = ["temp_max", "temp_min", "precipitation", "wind", "season_cos", "season_sin"];
 
