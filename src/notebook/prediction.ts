@@ -43,7 +43,7 @@ import {
   type Reportable,
   type ReportOptions,
 } from "../display/index.js";
-import { saveReport as writeReport } from "../display/report.js";
+import { saveVerifiableReport as writeReport, type VerifiableReportable, type VerifiableReportOptions } from "../display/provenance.js";
 import { outputFrame, writeFrameCsv, type FrameColumns, type OutCell, type ToFrameOptions } from "../frame/out.js";
 import type { ColumnObject, DataFrameLike } from "../frame/table.js";
 import { displayFigure, displayTable, type DisplayFigure, type DisplayTable } from "./displayable.js";
@@ -438,13 +438,33 @@ export class Prediction {
     return lines.join("\n");
   }
 
-  /** What saveReport writes for this prediction. */
-  toReportable(): Reportable {
-    return { title: this.title, result: this.result, context: this.context, options: { ...this.options }, notes: [...this.notes] };
+  /** What saveReport writes for this prediction, with where it came from (the report's provenance). */
+  toReportable(): VerifiableReportable {
+    return {
+      title: this.title,
+      result: this.result,
+      context: this.context,
+      options: { ...this.options },
+      notes: [...this.notes],
+      source: {
+        analysis: this.analysis,
+        ...(this.request !== undefined ? { request: this.request } : {}),
+        service: this.service,
+        ...(this.serviceUrl !== undefined ? { serviceUrl: this.serviceUrl } : {}),
+        receipt: { job_id: this.receipt.job_id },
+        ...(this.startedAt !== undefined ? { startedAt: this.startedAt } : {}),
+        elapsedMs: this.elapsedMs,
+      },
+    };
   }
 
-  /** Writes the HTML report of this prediction; returns the absolute path. */
-  report(path: string, options: ReportOptions = {}): Promise<string> {
+  /**
+   * Writes the HTML report of this prediction, which `rbp verify` can check; returns the absolute path.
+   *
+   * @example
+   * await p.report("reports/quickstart.html"); // then: rbp verify reports/quickstart.html
+   */
+  report(path: string, options: VerifiableReportOptions = {}): Promise<string> {
     return writeReport(this.toReportable(), path, options);
   }
 
@@ -642,11 +662,29 @@ export class ExperimentPrediction {
     return lines.join("\n");
   }
 
-  toReportable(): Reportable {
-    return { title: this.title, result: this.results, context: this.context, options: { ...this.options }, notes: this.#allNotes() };
+  /** What saveReport writes for this experiment, with where it came from (the completed rows' circumstances). */
+  toReportable(): VerifiableReportable {
+    const request = this.request !== undefined ? { ...this.request, theta: this.rows.map((p) => [...(p.theta ?? [])]) } : undefined;
+    return {
+      title: this.title,
+      result: this.results,
+      context: this.context,
+      options: { ...this.options },
+      notes: this.#allNotes(),
+      source: {
+        analysis: this.analysis,
+        ...(request !== undefined ? { request } : {}),
+        service: this.service,
+        ...(this.serviceUrl !== undefined ? { serviceUrl: this.serviceUrl } : {}),
+        receipt: { experiment_id: this.receipt.experiment_id },
+        ...(this.startedAt !== undefined ? { startedAt: this.startedAt } : {}),
+        elapsedMs: this.elapsedMs,
+      },
+    };
   }
 
-  report(path: string, options: ReportOptions = {}): Promise<string> {
+  /** Writes the HTML report of this experiment (checkable with `rbp verify`); returns the absolute path. */
+  report(path: string, options: VerifiableReportOptions = {}): Promise<string> {
     return writeReport(this.toReportable(), path, options);
   }
 
@@ -683,6 +721,6 @@ export class ExperimentPrediction {
 /** Anything saveReport takes: predictions, or Reportables built by hand. */
 export type ReportItem = Prediction | ExperimentPrediction | Reportable;
 
-export function toReportable(item: ReportItem): Reportable {
+export function toReportable(item: ReportItem): VerifiableReportable {
   return item instanceof Prediction || item instanceof ExperimentPrediction ? item.toReportable() : item;
 }
