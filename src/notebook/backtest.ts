@@ -33,6 +33,7 @@ import { connect, type Connection, type ServiceKind } from "./connect.js";
 import { displayFigure, displayTable, type DisplayFigure, type DisplayTable } from "./displayable.js";
 import { PredictionError, analysisLabel } from "./errors.js";
 import { ExperimentPrediction, Prediction, type FrameOut } from "./prediction.js";
+import { Progress } from "./progress.js";
 import { predict, type RunSettings } from "./run.js";
 
 /** The columns of a backtest: the outcome, the attributes, the row labels and the lagged outcome. */
@@ -121,7 +122,11 @@ export interface BacktestMetrics {
   rmse: number | null;
   /** Pearson correlation of forecasts and actuals. */
   correlation: number | null;
-  /** Share of rows whose forecast moved from the reference in the direction the outcome did (rows where the outcome did not move are left out). */
+  /**
+   * Share of rows whose forecast moved from the reference in the direction the outcome did (rows
+   * where the outcome did not move are left out; a forecast of no change is a miss). Null for
+   * persistence, which never forecasts a change.
+   */
   hitRate: number | null;
 }
 
@@ -165,7 +170,8 @@ export class Backtest {
     this.#indexName = init.indexName;
     this.#hasLagged = init.hasLagged;
     const m = [metricsOf(analysisLabel(init.analysis), init.rows, (r) => r.predicted), metricsOf("linear regression (same window)", init.rows, (r) => r.regression)];
-    if (init.hasLagged) m.push(metricsOf("persistence", init.rows, (r) => r.persistence));
+    // Persistence forecasts no change: it has no direction to hit.
+    if (init.hasLagged) m.push({ ...metricsOf("persistence", init.rows, (r) => r.persistence), hitRate: null });
     this.metrics = m;
   }
 
@@ -468,14 +474,10 @@ export async function backtest<A extends Analysis = "psr">(data: FrameInput, spe
 
   const local = connection.mode === "local";
   const concurrency = positiveInteger(options.concurrency, "concurrency") ?? (local ? Math.min(16, 2 * availableParallelism()) : 8);
+  // One progress line for the whole backtest (the rows: evaluation rows forecast so far).
+  const progress = new Progress(analysis, options.progress ?? "auto");
   let done = 0;
-  const progress = options.progress ?? "auto";
-  const report = typeof progress === "function" ? progress : undefined;
-  const line = progress !== "none" && report === undefined;
-  const show = (final: boolean) => {
-    const text = `backtest (${analysisLabel(analysis)}): ${formatCount(done)} of ${formatCount(jobs)} forecasts, ${formatCount(chunks.length)} requests, ${connection.mode} service, ${((Date.now() - started) / 1000).toFixed(1)} s`;
-    if (line && (final || process.stderr.isTTY)) process.stderr.write(process.stderr.isTTY ? `\r${text}${final ? "\n" : ""}` : `${text}\n`);
-  };
+  progress.update({ service: connection.mode, status: "running", rows: { done: 0, failed: 0, total: jobs } });
   const title = spec.title ?? `Backtest of ${analysisLabel(analysis)} on ${frame.outcome}`;
 
   const predicted = await mapLimit(chunks, concurrency, async (chunk) => {
@@ -488,10 +490,12 @@ export async function backtest<A extends Analysis = "psr">(data: FrameInput, spe
       { progress: "none", connection, showErrors: false, ...(options.signal !== undefined ? { signal: options.signal } : {}) },
     );
     done += chunk.rows.length;
-    show(false);
+    progress.update({ rows: { done, failed: 0, total: jobs } });
     return p instanceof ExperimentPrediction ? [...p.rows] : [p];
+  }).catch((error: unknown) => {
+    progress.finish("failed");
+    throw error;
   });
-  show(true);
 
   const rows: BacktestRow[] = [];
   const predictions: Prediction[] = [];
@@ -521,6 +525,7 @@ export async function backtest<A extends Analysis = "psr">(data: FrameInput, spe
     });
   });
   const failed = jobs - rows.length;
+  progress.finish(failed > 0 ? "partial_failed" : "completed", { rows: { done: jobs, failed, total: jobs } });
   if (failed > 0) notes.push(`${formatCount(failed)} ${failed === 1 ? "row" : "rows"} failed on the service and ${failed === 1 ? "is" : "are"} left out`);
   return new Backtest({ analysis, title, outcome: frame.outcome, rows, predictions, plan, notes, elapsedMs: Date.now() - started, indexName, hasLagged: lagged !== undefined });
 }

@@ -48,6 +48,8 @@ describe("backtest", () => {
     }
     expect(bt.predictions).toHaveLength(10);
     expect(bt.metrics.map((m) => m.forecaster)).toEqual(["PSR", "linear regression (same window)", "persistence"]);
+    expect(bt.metrics[2].hitRate).toBeNull();
+    expect(bt.metrics[2].mae).toBeCloseTo(bt.rows.reduce((s, r) => s + Math.abs(r.persistence! - r.actual), 0) / 10, 12);
   });
 
   it("an expanding window with step 1 and MaxFit: one job per row, each on every row before it", async () => {
