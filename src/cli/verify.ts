@@ -19,7 +19,7 @@
 import { readFile } from "node:fs/promises";
 import { parseRequest } from "../api/request.js";
 import { fromV3Results, type Result } from "../api/result.js";
-import { canonicalRequest, packageInfo, readProvenance, reportablesOf, reportOptionsOf, sha256, type Provenance, type ProvenanceItem } from "../display/provenance.js";
+import { canonicalRequest, packageInfo, readProvenance, reportablesOf, reportOptionsOf, sha256, withFooter, type Provenance, type ProvenanceItem } from "../display/provenance.js";
 import { reportHtml } from "../display/report.js";
 import { gridParallel, runAnalysis } from "../engine/index.js";
 import { encodeJson } from "../service/encode.js";
@@ -210,6 +210,7 @@ export function placeOf(page: string, pos: number): string {
     const id = page.slice(section).match(/id="prediction-(\d+)"/);
     parts.push(`prediction ${id?.[1] ?? "?"}${h2 !== null ? ` "${textOf(h2[1])}"` : ""}`);
   } else if (before.lastIndexOf("<header>") > before.lastIndexOf("</header>")) parts.push("the page header");
+  else if (before.lastIndexOf('<footer class="rbp-provenance">') > before.lastIndexOf("</footer>")) parts.push("the provenance footer");
   const table = before.lastIndexOf("<table");
   if (table >= 0 && before.lastIndexOf("</table>") < table) {
     const caption = page.slice(table).match(/<caption>([\s\S]*?)<\/caption>/);
@@ -240,7 +241,7 @@ export function checkPage(provenance: Provenance, page: string): PageCheck {
   let expected: string;
   try {
     const items = reportablesOf(provenance);
-    expected = reportHtml(items.length === 1 ? items[0] : items, reportOptionsOf(provenance));
+    expected = withFooter(reportHtml(items.length === 1 ? items[0] : items, reportOptionsOf(provenance)), provenance);
   } catch (error) {
     return { status: "cannot check", detail: `the page cannot be rendered again from its data: ${(error as Error).message}` };
   }

@@ -2,7 +2,8 @@
  * Reports that verify themselves: what a saved report carries so that a reader (or `rbp verify`)
  * can check it (docs/research.md).
  *
- * The report's HTML (report.ts, unchanged) gets one more element before `</body>`:
+ * The report's HTML (report.ts, unchanged) gets a visible "Provenance" footer (which service
+ * computed each prediction, when, and how to check it) and one element before `</body>`:
  * `<script type="application/json" id="rbp-provenance">`, holding
  * - the package's name and version, when the report was written, and the report options that
  *   shaped the page (title, date, maxRows, figures), so that the page can be rendered again;
@@ -26,7 +27,7 @@ import { parseRequest } from "../api/request.js";
 import type { Result } from "../api/result.js";
 import type { Analysis } from "../engine/result.js";
 import type { DisplayContext } from "./context.js";
-import { scriptJson } from "./format.js";
+import { escapeHtml, formatCount, scriptJson } from "./format.js";
 import { reportHtml, type Reportable, type ReportOptions } from "./report.js";
 
 /** The id of the provenance element in a report. */
@@ -258,11 +259,49 @@ export function verifiableReportHtml(items: VerifiableReportable | ReadonlyArray
   return insertProvenance(html, provenance);
 }
 
-/** Inserts the provenance element before the page's last `</body>`. */
-export function insertProvenance(html: string, provenance: Provenance): string {
-  const at = html.lastIndexOf("</body>");
+/** Where each prediction came from, in words: the visible part of the provenance. */
+export function provenanceFooter(provenance: Provenance): string {
+  const items = provenance.items.map((item, i) => {
+    const where =
+      item.service === null
+        ? "results given by hand"
+        : item.service.kind === "hosted"
+          ? `the hosted service at ${item.service.url ?? "?"}`
+          : item.service.kind === "local"
+            ? "the embedded local service"
+            : `the ${item.service.kind} service`;
+    const job = item.receipt?.job_id !== undefined ? `, job ${String(item.receipt.job_id)}` : item.receipt?.experiment_id !== undefined ? `, experiment ${String(item.receipt.experiment_id)}` : "";
+    const when = item.startedAt !== undefined ? `, started ${item.startedAt}` : "";
+    const data =
+      item.request !== null
+        ? "request embedded"
+        : item.requestSha256 !== null
+          ? `request by SHA-256 ${item.requestSha256.slice(0, 16)}... (${formatCount(item.shape?.rows ?? 0)} x ${formatCount(item.shape?.attributes ?? 0)})`
+          : "no request recorded";
+    return `<li>${escapeHtml(`${i + 1}. ${item.title}: computed by ${where}${job}${when}; ${data}`)}</li>`;
+  });
+  return (
+    `<footer class="rbp-provenance"><h2>Provenance</h2><p class="rbp-meta">${escapeHtml(
+      `Written ${provenance.writtenAt} by ${provenance.package.name} ${provenance.package.version}. The requests, results, resolved options, seeds and the engine's documented choices are embedded in this file; check them with: rbp verify <this file>`,
+    )}</p><ol style="list-style:none;padding:0">${items.join("")}</ol></footer>
+`
+  );
+}
+
+/** The page with its visible provenance (before the last `</main>`, else `</body>`). */
+export function withFooter(html: string, provenance: Provenance): string {
+  const main = html.lastIndexOf("</main>");
+  const at = main >= 0 ? main : html.lastIndexOf("</body>");
   if (at < 0) throw new Error("saveReport: the page has no </body>");
-  return html.slice(0, at) + provenanceElement(provenance) + html.slice(at);
+  return html.slice(0, at) + provenanceFooter(provenance) + html.slice(at);
+}
+
+/** Inserts the visible provenance, and the provenance element before the page's last `</body>`. */
+export function insertProvenance(html: string, provenance: Provenance): string {
+  const page = withFooter(html, provenance);
+  const at = page.lastIndexOf("</body>");
+  if (at < 0) throw new Error("saveReport: the page has no </body>");
+  return page.slice(0, at) + provenanceElement(provenance) + page.slice(at);
 }
 
 /** The provenance of a report page, and the page without it (what report.ts wrote); undefined when there is none. */

@@ -26,7 +26,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe("with danfojs 1.1.2", () => {
+describe("with danfojs 1.1.2", { timeout: 60_000 }, () => {
   it("p.toFrame() is a DataFrame indexed by the input's index, with the prediction's numbers", async () => {
     useDataFrames(dfd);
     const p = await grid(quickstartFrame(), { y: "Points", theta: quickstartTheta() }, {}, quiet);
@@ -63,7 +63,7 @@ describe("with danfojs 1.1.2", () => {
   });
 });
 
-describe("with plain objects", () => {
+describe("with plain objects", { timeout: 60_000 }, () => {
   it("row objects with an index column come back as columns whose first is that index", async () => {
     useDataFrames(null);
     const rows = quickstartRows(); // { Name, Points, Age, ... }
@@ -110,7 +110,7 @@ describe("with plain objects", () => {
   });
 });
 
-describe("toCSV", () => {
+describe("toCSV", { timeout: 60_000 }, () => {
   it("writes the labels first, full precision, empty cells for missing values, quoted where needed", async () => {
     useDataFrames(null);
     const p = await psr(quickstartRows(), { y: "Points", index: "Name", theta: quickstartTheta() }, { threshold: 0.5 }, quiet);

@@ -27,7 +27,7 @@ function arrays(from: number, to: number) {
   return { y: rows.map((d) => d.tomorrow_max), X: rows.map((d) => ATTRIBUTES.map((a) => d[a as keyof Day] as number)), names: ATTRIBUTES, outcome: "tomorrow_max", rowLabels: rows.map((d) => d.date) };
 }
 
-describe("backtest", () => {
+describe("backtest", { timeout: 60_000 }, () => {
   it("a rolling window with step 3: every forecast equals the same row run one by one on the rows strictly before its step", async () => {
     const bt = await backtest(days, { y: "tomorrow_max", X: ATTRIBUTES, index: "date", lagged: "temp_max" }, { analysis: "psr", options: { threshold: [0.8, 0] }, window: 60, step: 3, start: -10, progress: "none" });
     expect(bt.rows).toHaveLength(10);
@@ -78,7 +78,7 @@ describe("backtest", () => {
   });
 });
 
-describe("metrics and the regression baseline", () => {
+describe("metrics and the regression baseline", { timeout: 60_000 }, () => {
   const row = (actual: number, reference: number | null): BacktestRow => ({ label: "", position: 0, actual, predicted: null, regression: null, persistence: null, reference, trainRows: 0, trainFrom: "", trainTo: "" });
 
   it("MAE, RMSE, correlation and hit rate by hand", () => {
@@ -106,7 +106,7 @@ describe("metrics and the regression baseline", () => {
   });
 });
 
-describe("against the hosted service", () => {
+describe("against the hosted service", { timeout: 60_000 }, () => {
   let hosted: LocalService;
   let connection: Connection;
   const KEY = "backtest-hosted-key-7d2e";

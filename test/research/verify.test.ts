@@ -37,15 +37,15 @@ beforeAll(async () => {
   e = (await psr(quickstartRows(), { y: "Points", index: "Name", theta: [0, 3] }, { threshold: [0, 0.5] }, quiet)) as ExperimentPrediction;
   file = await saveReport([p, e], join(dir, "report.html"));
   html = await readFile(file, "utf8");
-});
+}, 60_000);
 afterAll(async () => {
   await disconnect();
   await rm(dir, { recursive: true, force: true });
 });
 
 /** Writes a copy of the report with `edit` applied; returns its path. */
-async function edited(name: string, edit: (html: string) => string): Promise<string> {
-  const changed = edit(html);
+async function edited(name: string, edit: (html: string) => string, from = html): Promise<string> {
+  const changed = edit(from);
   expect(changed).not.toBe(html);
   const path = join(dir, name);
   await writeFile(path, changed, "utf8");
@@ -58,7 +58,7 @@ function bumpLastDigit(text: string): string {
   return text.slice(0, -1) + String((d + 1) % 10);
 }
 
-describe("the provenance a report carries", () => {
+describe("the provenance a report carries", { timeout: 60_000 }, () => {
   it("the request, its digest, the results shown, the version, the choices, resolved options and seed, the service, timestamps", () => {
     const { provenance } = readProvenance(html)!;
     expect(provenance.format).toBe(PROVENANCE_FORMAT);
@@ -78,10 +78,11 @@ describe("the provenance a report carries", () => {
     expect(x.results).toHaveLength(2);
     expect(x.request!.theta).toHaveLength(2);
     expect(x.shape).toEqual({ rows: 7, attributes: 5, thetaRows: 2 });
+    expect(html).toContain(`1. Grid prediction of Points: computed by the embedded local service, job ${p.receipt.job_id}, started ${p.startedAt}; request embedded`);
   });
 });
 
-describe("rbp verify", () => {
+describe("rbp verify", { timeout: 60_000 }, () => {
   it("an untouched report: every prediction and the page agree, exit 0", () => {
     const r = cli(file);
     expect(r.stderr).toBe("");
@@ -146,7 +147,7 @@ describe("rbp verify", () => {
   });
 });
 
-describe("a report from the hosted service", () => {
+describe("a report from the hosted service", { timeout: 60_000 }, () => {
   let hosted: LocalService;
   let connection: Connection;
   beforeAll(async () => {
@@ -163,6 +164,13 @@ describe("a report from the hosted service", () => {
     const r = cli(path);
     expect(r.stdout).toContain(`(from the hosted service at ${hosted.url}/v3): agree`);
     expect(r.status).toBe(0);
-    expect(await readFile(path, "utf8")).toContain('"service":{"kind":"hosted"');
+    const page = await readFile(path, "utf8");
+    expect(page).toContain('"service":{"kind":"hosted"');
+    // The page says so where a reader sees it; rewriting that is an edit verify finds.
+    expect(page).toContain(`computed by the hosted service at ${hosted.url}/v3, job ${h.receipt.job_id}`);
+    const forged = await edited("forged.html", (h) => h.replace(`computed by the hosted service at ${hosted.url}/v3`, "computed by the embedded local service"), page);
+    const f = cli(forged);
+    expect(f.status).toBe(1);
+    expect(f.stdout).toMatch(/page: differ at the provenance footer/);
   });
 });
