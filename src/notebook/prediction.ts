@@ -41,7 +41,6 @@ import {
   type MimeBundle,
   type ObservationTableOptions,
   type Reportable,
-  type ReportOptions,
 } from "../display/index.js";
 import { saveVerifiableReport as writeReport, type VerifiableReportable, type VerifiableReportOptions } from "../display/provenance.js";
 import { outputFrame, writeFrameCsv, type FrameColumns, type OutCell, type ToFrameOptions } from "../frame/out.js";
