@@ -4,7 +4,9 @@
  * come back as the output's labels, as a danfo DataFrame's index (danfojs 1.1.2) or the first
  * column of plain column objects.
  */
+import { spawnSync } from "node:child_process";
 import { readFile, mkdtemp, rm } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as dfd from "danfojs";
@@ -122,5 +124,24 @@ describe("toCSV", { timeout: 60_000 }, () => {
     expect(first[0]).toBe("Ann");
     expect(Number(first[5])).toBe(p.weights[0]);
     expect(frameCsv({ indexName: "k", index: ['a "b", c'], columns: ["v"], data: { v: [null] } })).toBe('k,v\r\n"a ""b"", c",\r\n');
+  });
+});
+
+describe("finding danfo in a fresh Node process (the built package, as a tslab kernel loads it)", { timeout: 60_000 }, () => {
+  const out = new URL("../../dist/frame/out.js", import.meta.url).href;
+  const repo = fileURLToPath(new URL("../..", import.meta.url));
+  const run = (script: string) => spawnSync(process.execPath, ["-e", script], { cwd: repo, encoding: "utf8" });
+  const frame = `{ indexName: "date", index: ["2015-01-01", "2015-01-02"], columns: ["y"], data: { y: [1, null] } }`;
+
+  it("a danfo a CommonJS cell required is found in the require cache: a DataFrame indexed by the labels", () => {
+    const r = run(`const dfd = require("danfojs"); import(${JSON.stringify(out)}).then((m) => { const f = m.outputFrame(${frame}); console.log(JSON.stringify([f instanceof dfd.DataFrame, f.index])); });`);
+    expect(r.stderr).toBe("");
+    expect(JSON.parse(r.stdout)).toEqual([true, ["2015-01-01", "2015-01-02"]]);
+  });
+
+  it("without danfo loaded, plain column objects (danfo is never loaded by the package)", () => {
+    const r = run(`import(${JSON.stringify(out)}).then((m) => { const f = m.outputFrame(${frame}); const loaded = Object.keys(require.cache).some((k) => k.includes("danfojs")); console.log(JSON.stringify([f, loaded])); });`);
+    expect(r.stderr).toBe("");
+    expect(JSON.parse(r.stdout)).toEqual([{ date: ["2015-01-01", "2015-01-02"], y: [1, null] }, false]);
   });
 });
