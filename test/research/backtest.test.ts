@@ -5,7 +5,7 @@
  * hosted service's plan, confirmation and quota check before anything is submitted.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { backtest, connect, disconnect, psr, maxfit, type Connection, Prediction } from "../../src/notebook/index.js";
+import { backtest, connect, disconnect, grid, psr, maxfit, type Connection, Prediction } from "../../src/notebook/index.js";
 import { metricsOf, olsPredict, type BacktestRow } from "../../src/notebook/backtest.js";
 import { startLocalService, type LocalService } from "../../src/service/index.js";
 import { ATTRIBUTES, weatherDays, type Day } from "./weather.js";
@@ -68,6 +68,18 @@ describe("backtest", { timeout: 60_000 }, () => {
     const frame = bt.toFrame({ as: "columns" }) as Record<string, unknown[]>;
     expect(frame.date).toEqual(["2012-05-20", "2012-05-21", "2012-05-22", "2012-05-23"]);
     expect(frame.predicted).toEqual(bt.predicted);
+  });
+
+  it("a Grid, rolling window of 40, calibration best: each forecast the Grid of the 40 rows before it", async () => {
+    const bt = await backtest(days, { y: "tomorrow_max", X: ATTRIBUTES.slice(0, 4), index: "date" }, { analysis: "grid", window: 40, start: -3, calibration: "best", progress: "none" });
+    expect(bt.rows).toHaveLength(3);
+    for (const [j, row] of bt.rows.entries()) {
+      const i = days.length - 3 + j;
+      const a = arrays(i - 40, i);
+      const one = (await grid({ ...a, X: a.X.map((x) => x.slice(0, 4)), names: ATTRIBUTES.slice(0, 4) }, { theta: Object.fromEntries(ATTRIBUTES.slice(0, 4).map((n) => [n, days[i][n as keyof Day] as number])) }, {}, quiet)) as Prediction;
+      expect(row.predicted).toBe(one.yhat);
+      expect(bt.predictions[j].impact).toEqual(one.impact);
+    }
   });
 
   it("bad settings are refused naming them, before anything is submitted", async () => {
