@@ -49,10 +49,19 @@ export const EXPECTATIONS: Record<string, Expectation> = {
     ],
   },
   "05-experiment": {
-    about: "31 rows of theta in one call: an experiment, its table and chart, a backtest",
-    charts: 2,
-    tables: 2,
-    strings: ["31 of 31 rows completed, 0 failed", "quota used by this call: 31 units", "mean absolute error", "Next-day maximum temperature, January 2015"],
+    about: "31 rows of theta in one call: an experiment, its table and chart; rbp.backtest against regression and persistence, rows labelled by date",
+    charts: 3,
+    tables: 3,
+    strings: [
+      "31 of 31 rows completed, 0 failed",
+      "quota used by this call: 31 units",
+      "31 jobs in 31 requests on the local service",
+      "mean absolute error",
+      /persistence +\d+\.\d\d/,
+      "hit rate",
+      "Next-day maximum temperature, January 2015",
+      "first row: 2015-01-01",
+    ],
   },
   "06-fields-large-results": {
     about: "single fields of a 200,000-row PSR, a field above 4 MiB, free reads, a large result as table and WebGL chart",

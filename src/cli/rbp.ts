@@ -5,6 +5,7 @@ import { ANALYSES, type Analysis } from "../api/index.js";
 import { predict, PREDICT_USAGE, UsageError } from "./predict.js";
 import { parseServeArgs, serve, SERVE_USAGE } from "./serve.js";
 import { kernelCommand, KERNEL_USAGE, parseKernelArgs } from "./kernel.js";
+import { parseVerifyArgs, verify, VERIFY_USAGE } from "./verify.js";
 
 const USAGE = `Usage: rbp <command> [options]
 
@@ -12,6 +13,7 @@ Commands:
   predict <grid|maxfit|psr> --input <file|->   run one analysis locally and print its results as JSON
   serve [--port N] [--data-dir DIR] ...        run the local prediction service (API versions 3 and 2)
   kernel install [--user | --prefix DIR]       register the TypeScript (tslab) kernel with Jupyter
+  verify <report.html> [--json]                recompute a saved report's predictions with the local engine
 
 Run "rbp <command> --help" for a command's options.`;
 
@@ -46,6 +48,14 @@ async function main(argv: string[]): Promise<number> {
     }
     kernelCommand(parseKernelArgs(rest), io);
     return 0;
+  }
+  if (command === "verify") {
+    if (rest.includes("--help") || rest.includes("-h")) {
+      io.stdout(VERIFY_USAGE + "\n");
+      return 0;
+    }
+    // 0 only when every prediction and the page agree; 1 otherwise.
+    return verify(parseVerifyArgs(rest), io);
   }
   throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
 }

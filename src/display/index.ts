@@ -58,3 +58,17 @@ export {
 } from "./bundle.js";
 export { display, jupyterKernel, tslabWriter, type DisplayOptions, type Kernel } from "./jupyter.js";
 export { reportHtml, saveReport, type Reportable, type ReportOptions } from "./report.js";
+export {
+  verifiableReportHtml,
+  saveVerifiableReport,
+  readProvenance,
+  canonicalRequest,
+  documentedChoices,
+  PROVENANCE_FORMAT,
+  type Provenance,
+  type ProvenanceItem,
+  type ProvenanceRequest,
+  type ReportSource,
+  type VerifiableReportable,
+  type VerifiableReportOptions,
+} from "./provenance.js";

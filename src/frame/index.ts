@@ -17,3 +17,16 @@ export {
   type TableKind,
 } from "./table.js";
 export { cellKind, type CellKind } from "./cells.js";
+export {
+  useDataFrames,
+  sessionDataFrame,
+  outputFrame,
+  frameCsv,
+  writeFrameCsv,
+  type DanfoModule,
+  type DataFrameClass,
+  type FrameColumns,
+  type FrameForm,
+  type OutCell,
+  type ToFrameOptions,
+} from "./out.js";

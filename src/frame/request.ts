@@ -39,6 +39,12 @@ export interface FrameSpec {
   X?: string | ReadonlyArray<string>;
   /** The circumstances (none: the request carries no theta, as a Grid may). */
   theta?: ThetaSpec;
+  /**
+   * A column whose values label the rows (a date, a name), as a DataFrame's index does: it labels
+   * every table, chart and `toFrame()` row, and is never an attribute. Circumstances given as data
+   * take their labels from the same column when they have it.
+   */
+  index?: string;
 }
 
 /** Plain arrays for a request, with the names that label every table and chart. */
@@ -57,6 +63,8 @@ export interface FrameRequest {
   rowLabels: string[];
   /** A label per theta row (a row label for positions and "last", the index of a frame of new circumstances). */
   thetaLabels?: string[];
+  /** The name of the label column (spec.index), when one was named. */
+  indexName?: string;
   /** How many rows were dropped because their outcome was missing. */
   dropped: number;
   /** What was done to the data, in words (dropped rows, skipped columns). */
@@ -74,7 +82,7 @@ function isRowObject(v: unknown): v is RowObject {
 /** Turns data and a cell's column choice into y, X, theta and names. Throws FrameError. */
 export function toRequest(data: FrameInput, spec: FrameSpec = {}): FrameRequest {
   const read = readTable(data);
-  const { table } = read;
+  const table = spec.index !== undefined ? labelledBy(read.table, spec.index, "data") : read.table;
   const notes: string[] = [];
 
   // The outcome.
@@ -98,6 +106,7 @@ export function toRequest(data: FrameInput, spec: FrameSpec = {}): FrameRequest 
     for (const name of attributes) {
       if (typeof name !== "string") throw new FrameError(`X: expected column names, got ${describeValue(name)}`);
       if (name === outcome) throw new FrameError(`"${name}" is the outcome and cannot also be an attribute`, { column: name });
+      if (name === spec.index) throw new FrameError(`"${name}" is the index (the row labels) and cannot also be an attribute`, { column: name });
       if (seen.has(name)) throw new FrameError(`X names "${name}" twice`, { column: name });
       seen.add(name);
       const check = checkColumn(column(table, name, "attribute"));
@@ -114,7 +123,7 @@ export function toRequest(data: FrameInput, spec: FrameSpec = {}): FrameRequest 
     const skipped: string[] = [];
     const empty: string[] = [];
     for (const name of table.columns) {
-      if (name === outcome) continue;
+      if (name === outcome || name === spec.index) continue;
       const check = checkColumn(table.data.get(name)!);
       if (!check.numeric) skipped.push(name);
       else if (check.empty) empty.push(name);
@@ -138,8 +147,9 @@ export function toRequest(data: FrameInput, spec: FrameSpec = {}): FrameRequest 
   const rowLabels = kept.map((i) => table.labels[i]);
 
   const out: FrameRequest = { y, X, attributes, outcome, rowLabels, dropped, notes };
+  if (spec.index !== undefined) out.indexName = spec.index;
   if (spec.theta !== undefined) {
-    const theta = readTheta(spec.theta, table, kept, attributes);
+    const theta = readTheta(spec.theta, table, kept, attributes, spec.index);
     out.theta = theta.rows.length === 1 ? theta.rows[0] : theta.rows;
     out.thetaLabels = theta.labels;
   }
@@ -178,7 +188,23 @@ function thetaRow(cells: ReadonlyArray<unknown>, attributes: ReadonlyArray<strin
   });
 }
 
-function readTheta(theta: ThetaSpec, table: Table, kept: ReadonlyArray<number>, attributes: ReadonlyArray<string>): ThetaRows {
+/** The table with its row labels taken from column `name` (a date, a name), as a frame's index. */
+function labelledBy(table: Table, name: string, what: string): Table {
+  if (typeof name !== "string") throw new FrameError(`index: expected a column name, got ${describeValue(name)}`);
+  const cells = table.data.get(name);
+  if (cells === undefined) {
+    throw new FrameError(`index column "${name}" is not in the ${what}; the columns are ${listNames(table.columns)}`, { column: name });
+  }
+  const labels = cells.map((v, i) => {
+    if (v === null || v === undefined || (typeof v === "number" && Number.isNaN(v))) {
+      throw new FrameError(`index column "${name}" has no label at row ${table.labels[i]}; every row needs one`, { column: name, row: table.labels[i] });
+    }
+    return v instanceof Date ? v.toISOString() : String(v);
+  });
+  return { ...table, labels };
+}
+
+function readTheta(theta: ThetaSpec, table: Table, kept: ReadonlyArray<number>, attributes: ReadonlyArray<string>, index?: string): ThetaRows {
   const cellsAt = (i: number): unknown[] => attributes.map((name) => table.data.get(name)![i]);
   if (theta === "last") {
     if (kept.length === 0) throw new FrameError('theta "last": there is no row with an outcome');
@@ -220,6 +246,10 @@ function readTheta(theta: ThetaSpec, table: Table, kept: ReadonlyArray<number>, 
     source = readTable(theta, "theta").table;
   }
   if (source.rows === 0) throw new FrameError("theta: the circumstances have no rows");
+  if (index !== undefined && source.data.has(index)) {
+    source = labelledBy(source, index, "circumstances");
+    single = false;
+  }
   const missing = attributes.filter((name) => !source.data.has(name));
   if (missing.length > 0) {
     throw new FrameError(

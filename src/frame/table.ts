@@ -13,6 +13,7 @@
  * - plain arrays `{ y: number[], X: number[][], names?, outcome?, rowLabels? }`.
  */
 import { FrameError } from "./errors.js";
+import { rememberDataFrame } from "./out.js";
 
 /** What a danfo DataFrame (danfojs or danfojs-node) exposes that this module reads. */
 export interface DataFrameLike {
@@ -209,7 +210,10 @@ export interface ReadTable {
 
 /** Reads any accepted input into a Table; throws FrameError for anything else. */
 export function readTable(input: unknown, what = "data"): ReadTable {
-  if (isDataFrameLike(input)) return { table: fromDataFrame(input) };
+  if (isDataFrameLike(input)) {
+    rememberDataFrame(input);
+    return { table: fromDataFrame(input) };
+  }
   if (Array.isArray(input)) return { table: fromRows(input) };
   if (isPlainArrays(input)) return fromArrays(input);
   if (isColumnObject(input)) return { table: fromColumns(input) };

@@ -25,10 +25,16 @@ export {
   type FailedRow,
   type PredictionInit,
   type ReportItem,
+  type SentRequest,
+  type FrameOut,
+  type PredictionFrameOptions,
+  type PredictionCsvOptions,
 } from "./prediction.js";
+export { useDataFrames, type DanfoModule, type FrameColumns, type FrameForm, type ToFrameOptions } from "../frame/out.js";
 export { PredictionError, type ProblemKind } from "./errors.js";
 export { progressText, type ProgressEvent, type ProgressMode, type ProgressSetting, type ProgressStatus } from "./progress.js";
 export { defaults } from "./defaults.js";
+export { backtest, Backtest, type BacktestMetrics, type BacktestOptions, type BacktestPlan, type BacktestRow, type BacktestSpec } from "./backtest.js";
 export { saveReport } from "./report.js";
 export { displayFigure, displayTable, type DisplayFigure, type DisplayTable } from "./displayable.js";
 

@@ -41,9 +41,10 @@ import {
   type MimeBundle,
   type ObservationTableOptions,
   type Reportable,
-  type ReportOptions,
 } from "../display/index.js";
-import { saveReport as writeReport } from "../display/report.js";
+import { saveVerifiableReport as writeReport, type VerifiableReportable, type VerifiableReportOptions } from "../display/provenance.js";
+import { outputFrame, writeFrameCsv, type FrameColumns, type OutCell, type ToFrameOptions } from "../frame/out.js";
+import type { ColumnObject, DataFrameLike } from "../frame/table.js";
 import { displayFigure, displayTable, type DisplayFigure, type DisplayTable } from "./displayable.js";
 import { PredictionError, analysisLabel } from "./errors.js";
 import type { ServiceKind } from "./connect.js";
@@ -74,6 +75,30 @@ export interface AttributeImpact {
   impactOnPrediction: Num;
 }
 
+/** The request a prediction was computed from, as sent: what a report embeds and `rbp verify` recomputes. */
+export interface SentRequest {
+  y: ReadonlyArray<number>;
+  X: ReadonlyArray<ReadonlyArray<number | null>>;
+  /** One circumstance, or several (an experiment); absent when a Grid used the last row of X. */
+  theta?: ReadonlyArray<number> | ReadonlyArray<ReadonlyArray<number>>;
+  options: Readonly<Record<string, unknown>>;
+}
+
+/** A frame out: a danfo DataFrame when danfo is loaded in the session, plain column objects otherwise. */
+export type FrameOut = DataFrameLike | ColumnObject;
+
+/** What `toFrame()` of a Prediction takes. */
+export interface PredictionFrameOptions extends ToFrameOptions {
+  /** The calibration whose weights and inclusion are given (default 0, the first: as `weights` and `include`). */
+  calibration?: number;
+}
+
+/** What `toCSV()` of a Prediction writes: the observations (default) or a Grid's attribute impacts. */
+export interface PredictionCsvOptions {
+  what?: "observations" | "impact";
+  calibration?: number;
+}
+
 /** What a Prediction is made from (the notebook runner builds it). */
 export interface PredictionInit {
   analysis: Analysis;
@@ -88,6 +113,14 @@ export interface PredictionInit {
   thetaLabel?: string;
   elapsedMs: number;
   service: ServiceKind;
+  /** The request as sent (y, X, theta, options): reports embed it so that `rbp verify` can recompute. */
+  request?: SentRequest;
+  /** When the call started (ISO 8601). */
+  startedAt?: string;
+  /** The service's address (hosted) or "embedded". */
+  serviceUrl?: string;
+  /** The name of the label column (spec.index), for frames out. */
+  indexName?: string;
 }
 
 function usage(subject: string, detail: string, hint?: string): PredictionError {
@@ -128,6 +161,14 @@ export class Prediction {
   readonly elapsedMs: number;
   /** Where it ran. */
   readonly service: ServiceKind;
+  /** The request as sent (undefined for predictions built by hand). */
+  readonly request: SentRequest | undefined;
+  /** When the call started (ISO 8601). */
+  readonly startedAt: string | undefined;
+  /** The service's address, or "embedded" for the local service. */
+  readonly serviceUrl: string | undefined;
+  /** The name of the input's label column (spec.index), when one was named. */
+  readonly indexName: string | undefined;
 
   constructor(init: PredictionInit) {
     this.analysis = init.analysis;
@@ -141,6 +182,10 @@ export class Prediction {
     this.thetaLabel = init.thetaLabel;
     this.elapsedMs = init.elapsedMs;
     this.service = init.service;
+    this.request = init.request;
+    this.startedAt = init.startedAt;
+    this.serviceUrl = init.serviceUrl;
+    this.indexName = init.indexName;
   }
 
   /** The prediction (first calibration; see `calibrations` and `best` for a PSR over several thresholds). */
@@ -232,6 +277,81 @@ export class Prediction {
   }
 
   // -------------------------------------------------------------------------------------------
+  // Frames out
+
+  /**
+   * One row per observation, indexed by the input's row labels: outcome, relevance, similarity,
+   * informativeness, weight and included (of one calibration, the first by default). A danfo
+   * DataFrame when danfo is loaded in the session, plain column objects otherwise.
+   *
+   * @example
+   * const df = p.toFrame();          // dfd.DataFrame indexed by date
+   * df.sortValues("weight", { ascending: false }).head(5).print();
+   */
+  toFrame(options: PredictionFrameOptions = {}): FrameOut {
+    return outputFrame(this.observationColumns(options.calibration), options);
+  }
+
+  /**
+   * A Grid's Impact on Fit and Impact on Prediction, one row per attribute (indexed by name).
+   *
+   * @example
+   * const impact = p.impactFrame(); // { attribute: [...], impact_on_fit: [...], impact_on_prediction: [...] }
+   */
+  impactFrame(options: ToFrameOptions = {}): FrameOut {
+    return outputFrame(this.impactColumns(), options);
+  }
+
+  /**
+   * Writes the observations (or, with `{ what: "impact" }`, a Grid's impacts) as CSV; returns the absolute path.
+   *
+   * @example
+   * await p.toCSV("out/observations.csv");
+   */
+  toCSV(path: string, options: PredictionCsvOptions = {}): Promise<string> {
+    return writeFrameCsv(options.what === "impact" ? this.impactColumns() : this.observationColumns(options.calibration), path);
+  }
+
+  /** The per-observation columns behind toFrame() and toCSV(). */
+  observationColumns(calibration = 0): FrameColumns {
+    const r = this.result;
+    const T = r.yhat.length;
+    if (!Number.isInteger(calibration) || calibration < 0 || calibration >= T) {
+      throw usage(this.#label, `calibration ${String(calibration)} is not one of the result's (0 to ${T - 1})`);
+    }
+    const N = this.observationCount;
+    const pick = (v: ReadonlyArray<Num> | undefined): OutCell[] => Array.from({ length: N }, (_, i) => v?.[i] ?? null);
+    const y = this.request?.y ?? this.context.y;
+    return {
+      indexName: this.indexName ?? "label",
+      index: [...this.rowLabels],
+      columns: ["outcome", "relevance", "similarity", "informativeness", "weight", "included"],
+      data: {
+        outcome: pick(y),
+        relevance: pick(r.relevance),
+        similarity: pick(r.similarity),
+        informativeness: pick(r.info_x),
+        weight: r.weights.map((row) => row[calibration] ?? null),
+        included: r.include !== undefined ? r.include.map((row) => row[calibration] === 1) : Array.from({ length: N }, () => null),
+      },
+    };
+  }
+
+  /** The impact columns behind impactFrame() and toCSV({ what: "impact" }). */
+  impactColumns(): FrameColumns {
+    const impact = this.impact;
+    if (impact === undefined) {
+      throw usage(this.#label, "Impact on Fit and Impact on Prediction come from a Grid; this is a " + this.#label + " prediction", "Run grid(...) for the attribute impacts.");
+    }
+    return {
+      indexName: "attribute",
+      index: impact.map((a) => a.attribute),
+      columns: ["impact_on_fit", "impact_on_prediction"],
+      data: { impact_on_fit: impact.map((a) => a.impactOnFit), impact_on_prediction: impact.map((a) => a.impactOnPrediction) },
+    };
+  }
+
+  // -------------------------------------------------------------------------------------------
   // Tables and charts
 
   /** The summary: yhat, fit, adjusted fit, K and n per calibration. */
@@ -317,13 +437,33 @@ export class Prediction {
     return lines.join("\n");
   }
 
-  /** What saveReport writes for this prediction. */
-  toReportable(): Reportable {
-    return { title: this.title, result: this.result, context: this.context, options: { ...this.options }, notes: [...this.notes] };
+  /** What saveReport writes for this prediction, with where it came from (the report's provenance). */
+  toReportable(): VerifiableReportable {
+    return {
+      title: this.title,
+      result: this.result,
+      context: this.context,
+      options: { ...this.options },
+      notes: [...this.notes],
+      source: {
+        analysis: this.analysis,
+        ...(this.request !== undefined ? { request: this.request } : {}),
+        service: this.service,
+        ...(this.serviceUrl !== undefined ? { serviceUrl: this.serviceUrl } : {}),
+        receipt: { job_id: this.receipt.job_id },
+        ...(this.startedAt !== undefined ? { startedAt: this.startedAt } : {}),
+        elapsedMs: this.elapsedMs,
+      },
+    };
   }
 
-  /** Writes the HTML report of this prediction; returns the absolute path. */
-  report(path: string, options: ReportOptions = {}): Promise<string> {
+  /**
+   * Writes the HTML report of this prediction, which `rbp verify` can check; returns the absolute path.
+   *
+   * @example
+   * await p.report("reports/quickstart.html"); // then: rbp verify reports/quickstart.html
+   */
+  report(path: string, options: VerifiableReportOptions = {}): Promise<string> {
     return writeReport(this.toReportable(), path, options);
   }
 
@@ -380,6 +520,10 @@ export interface ExperimentPredictionInit {
   notes: string[];
   elapsedMs: number;
   service: ServiceKind;
+  /** The request as sent (every theta row). */
+  request?: SentRequest;
+  startedAt?: string;
+  serviceUrl?: string;
 }
 
 /** Predictions for several circumstances (an experiment: one job per theta row). */
@@ -399,6 +543,10 @@ export class ExperimentPrediction {
   readonly notes: ReadonlyArray<string>;
   readonly elapsedMs: number;
   readonly service: ServiceKind;
+  /** The request as sent (every theta row); undefined for experiments built by hand. */
+  readonly request: SentRequest | undefined;
+  readonly startedAt: string | undefined;
+  readonly serviceUrl: string | undefined;
 
   constructor(init: ExperimentPredictionInit) {
     this.analysis = init.analysis;
@@ -412,6 +560,45 @@ export class ExperimentPrediction {
     this.notes = init.notes;
     this.elapsedMs = init.elapsedMs;
     this.service = init.service;
+    this.request = init.request;
+    this.startedAt = init.startedAt;
+    this.serviceUrl = init.serviceUrl;
+  }
+
+  /**
+   * One row per completed theta row, indexed by its label: yhat, fit and adjusted fit of the chosen
+   * calibration (the largest adjusted fit), with its threshold, censor, n and K. A danfo DataFrame
+   * when danfo is loaded in the session, plain column objects otherwise.
+   *
+   * @example
+   * const df = e.toFrame(); // indexed by date when the data named an index column
+   */
+  toFrame(options: ToFrameOptions = {}): FrameOut {
+    return outputFrame(this.rowColumns(), options);
+  }
+
+  /** Writes toFrame()'s rows as CSV; returns the absolute path. */
+  toCSV(path: string): Promise<string> {
+    return writeFrameCsv(this.rowColumns(), path);
+  }
+
+  /** The per-row columns behind toFrame() and toCSV(). */
+  rowColumns(): FrameColumns {
+    const chosen = this.rows.map((p) => p.best);
+    return {
+      indexName: this.rows[0]?.indexName ?? "label",
+      index: this.labels,
+      columns: ["yhat", "fit", "adjusted_fit", "threshold", "censor", "n", "k"],
+      data: {
+        yhat: chosen.map((c) => c.yhat),
+        fit: chosen.map((c) => c.fit),
+        adjusted_fit: chosen.map((c) => c.adjustedFit),
+        threshold: chosen.map((c) => c.threshold ?? null),
+        censor: chosen.map((c) => c.censor ?? null),
+        n: chosen.map((c) => c.n ?? null),
+        k: chosen.map((c) => c.k ?? null),
+      },
+    };
   }
 
   /** Each completed row's result. */
@@ -474,11 +661,29 @@ export class ExperimentPrediction {
     return lines.join("\n");
   }
 
-  toReportable(): Reportable {
-    return { title: this.title, result: this.results, context: this.context, options: { ...this.options }, notes: this.#allNotes() };
+  /** What saveReport writes for this experiment, with where it came from (the completed rows' circumstances). */
+  toReportable(): VerifiableReportable {
+    const request = this.request !== undefined ? { ...this.request, theta: this.rows.map((p) => [...(p.theta ?? [])]) } : undefined;
+    return {
+      title: this.title,
+      result: this.results,
+      context: this.context,
+      options: { ...this.options },
+      notes: this.#allNotes(),
+      source: {
+        analysis: this.analysis,
+        ...(request !== undefined ? { request } : {}),
+        service: this.service,
+        ...(this.serviceUrl !== undefined ? { serviceUrl: this.serviceUrl } : {}),
+        receipt: { experiment_id: this.receipt.experiment_id },
+        ...(this.startedAt !== undefined ? { startedAt: this.startedAt } : {}),
+        elapsedMs: this.elapsedMs,
+      },
+    };
   }
 
-  report(path: string, options: ReportOptions = {}): Promise<string> {
+  /** Writes the HTML report of this experiment (checkable with `rbp verify`); returns the absolute path. */
+  report(path: string, options: VerifiableReportOptions = {}): Promise<string> {
     return writeReport(this.toReportable(), path, options);
   }
 
@@ -515,6 +720,6 @@ export class ExperimentPrediction {
 /** Anything saveReport takes: predictions, or Reportables built by hand. */
 export type ReportItem = Prediction | ExperimentPrediction | Reportable;
 
-export function toReportable(item: ReportItem): Reportable {
+export function toReportable(item: ReportItem): VerifiableReportable {
   return item instanceof Prediction || item instanceof ExperimentPrediction ? item.toReportable() : item;
 }

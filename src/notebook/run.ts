@@ -113,6 +113,7 @@ export async function predict<A extends Analysis>(
 ): Promise<AnyPrediction> {
   const label = analysisLabel(analysis);
   const progress = new Progress(analysis, run.progress ?? "auto");
+  const startedAt = new Date().toISOString();
   let connection: Connection | undefined;
   try {
     // Plain JavaScript: keys the call does not read are reported (or, strict, refused) before anything is sent.
@@ -133,7 +134,7 @@ export async function predict<A extends Analysis>(
     const receipt = await connection.client.submit(analysis, request, { signal: run.signal });
     const given = { ...(options ?? {}) } as Record<string, unknown>;
     const resolved = resolvedOf(analysis, given, frame.attributes.length, connection.client.apiVersion);
-    const common = { analysis, frame, options: given, resolved, title, connection, progress, run };
+    const common = { analysis, frame, options: given, resolved, title, connection, progress, run, startedAt };
     return isExperimentReceipt(receipt) ? await experiment({ ...common, receipt }) : await single({ ...common, receipt });
   } catch (error) {
     if (progress.started) progress.finish("failed");
@@ -164,6 +165,23 @@ interface Step<A extends Analysis, R> {
   progress: Progress;
   run: RunSettings;
   receipt: R;
+  startedAt: string;
+}
+
+/** Where a prediction was computed, for its report: the hosted service's address, or "embedded". */
+function serviceUrlOf(connection: Connection): string {
+  return connection.mode === "local" ? "embedded" : connection.baseUrl;
+}
+
+/** What every Prediction of a call records besides its result (the request, the clock, the service). */
+function provenanceOf(s: Step<Analysis, unknown>, theta: number[] | number[][] | undefined) {
+  const { frame } = s;
+  return {
+    request: { y: frame.y, X: frame.X, ...(theta !== undefined ? { theta } : {}), options: s.options },
+    startedAt: s.startedAt,
+    serviceUrl: serviceUrlOf(s.connection),
+    ...(frame.indexName !== undefined ? { indexName: frame.indexName } : {}),
+  };
 }
 
 /**
@@ -238,6 +256,7 @@ async function single<A extends Analysis>(s: Step<A, JobReceipt>): Promise<Predi
     ...(thetaLabel !== undefined ? { thetaLabel } : {}),
     elapsedMs,
     service: connection.mode,
+    ...provenanceOf(s, theta),
   });
 }
 
@@ -289,6 +308,7 @@ async function experiment<A extends Analysis>(s: Step<A, ExperimentReceipt>): Pr
         thetaLabel: label,
         elapsedMs,
         service: connection.mode,
+        ...provenanceOf(s, thetas[row.row]),
       }),
     );
   });
@@ -315,5 +335,6 @@ async function experiment<A extends Analysis>(s: Step<A, ExperimentReceipt>): Pr
     notes: notesOf(frame, receipt.warnings),
     elapsedMs,
     service: connection.mode,
+    ...provenanceOf(s, thetas),
   });
 }
