@@ -79,6 +79,8 @@ interface InputEntry {
   input: JobInput | Promise<JobInput | undefined> | undefined;
   /** Unfinished jobs reading it. */
   pending: number;
+  /** A job's outcome could not be saved: it runs again after a restart, so its input stays. */
+  keep?: boolean;
 }
 
 /** One accepted request, in memory: for retention (oldest first) and quota. */
@@ -107,6 +109,8 @@ export class EmbeddedStore implements Store {
   private expiredBelowExperiment = 1;
   private readonly expiredUnits = new Map<string, number>();
   private expiring: Promise<number> | undefined;
+  /** Jobs whose terminal state is being saved. */
+  private readonly finishing = new Set<number>();
 
   private constructor(
     private readonly persistence: Persistence,
@@ -367,59 +371,63 @@ export class EmbeddedStore implements Store {
   }
 
   async complete(job: JobRecord, json: string, compact: JobRecord["compact"]): Promise<"completed" | "failed"> {
-    if (job.status === "completed" || job.status === "failed") return job.status;
+    if (this.finished(job)) return job.status as "completed" | "failed";
+    this.finishing.add(job.id);
     try {
       if (this.persistence.durable) await this.persistence.saveResult(job.id, json);
     } catch (error) {
       const e = storageError(error);
-      this.log(`job ${job.id}: its result could not be saved: ${e instanceof Error && "detail" in e ? String(e.detail) : e.message}`);
+      this.log(`job ${job.id}: its result could not be saved: ${"detail" in e ? String(e.detail) : e.message}`);
+      this.finishing.delete(job.id);
       await this.fail(job, {
         message: e.name === "StorageFullError" ? "its result could not be stored: the service's storage is full" : "its result could not be stored",
         ...PROCESS_JOB,
       });
       return "failed";
     }
-    if (job.status !== "running" && job.status !== "queued") return job.status;
     this.results.set(job.id, json);
-    job.status = "completed";
-    job.compact = compact;
-    job.finished_at = new Date().toISOString();
-    await this.finish(job);
+    await this.finish(job, { status: "completed", finished_at: new Date().toISOString(), compact });
     return "completed";
   }
 
   async fail(job: JobRecord, failure: JobFailure): Promise<void> {
-    if (job.status === "completed" || job.status === "failed") return;
-    job.status = "failed";
-    job.failure = failure;
-    job.finished_at = new Date().toISOString();
-    await this.finish(job);
+    if (this.finished(job)) return;
+    this.finishing.add(job.id);
+    await this.finish(job, { status: "failed", finished_at: new Date().toISOString(), failure });
   }
 
-  /** Runs once per job (its state just became terminal): releases its input, saves its outcome. */
-  private async finish(job: JobRecord): Promise<void> {
+  /** Terminal, or becoming so: a second complete/fail does nothing. */
+  private finished(job: JobRecord): boolean {
+    return job.status === "completed" || job.status === "failed" || this.finishing.has(job.id);
+  }
+
+  /**
+   * Runs once per job: saves its outcome, releases its input (the last job of a request removes
+   * the input file), THEN shows the outcome (a reader never sees a terminal state that a restart
+   * would not).
+   */
+  private async finish(job: JobRecord, outcome: Outcome): Promise<void> {
+    if (job.started_at) outcome.started_at = job.started_at;
+    let saved = true;
+    if (this.persistence.durable) {
+      try {
+        await this.persistence.saveOutcome(job.id, outcome);
+      } catch (error) {
+        // Shown as finished now; without its outcome it runs again after a restart (paid once).
+        saved = false;
+        this.log(`job ${job.id}: its outcome could not be saved (${error instanceof Error ? error.message : String(error)}); it runs again after a restart`);
+      }
+    }
     const entry = this.inputs.get(job.input_ref);
-    let release = false;
-    if (entry && --entry.pending <= 0) {
-      this.inputs.delete(job.input_ref);
-      release = true;
+    if (entry) {
+      if (!saved) entry.keep = true;
+      if (--entry.pending <= 0) {
+        this.inputs.delete(job.input_ref);
+        if (!entry.keep && this.persistence.durable) await this.persistence.deleteInput(job.input_ref).catch(() => undefined);
+      }
     }
-    if (!this.persistence.durable) return;
-    const outcome: Outcome = {
-      status: job.status as "completed" | "failed",
-      ...(job.started_at ? { started_at: job.started_at } : {}),
-      finished_at: job.finished_at!,
-      ...(job.failure ? { failure: job.failure } : {}),
-      ...(job.compact ? { compact: job.compact } : {}),
-    };
-    try {
-      await this.persistence.saveOutcome(job.id, outcome);
-    } catch (error) {
-      // Served as finished now; without its outcome it runs again after a restart (paid once).
-      this.log(`job ${job.id}: its outcome could not be saved (${error instanceof Error ? error.message : String(error)}); it runs again after a restart`);
-      return;
-    }
-    if (release) await this.persistence.deleteInput(job.input_ref).catch(() => undefined);
+    applyOutcome(job, outcome);
+    this.finishing.delete(job.id);
   }
 
   // -------------------------------------------------------------------------------------------
