@@ -59,6 +59,8 @@ export interface LocalServiceOptions {
   retentionMs?: number;
   /** Without a data dir: bytes of results kept in memory, least recently used out first; default 256 MiB. */
   maxResultMemoryBytes?: number;
+  /** With a data dir: job records of finished requests kept in memory (the rest are read back on demand); default 100,000. */
+  maxJobRecords?: number;
   /** Starts one pool worker; for tests that need a stand-in worker. Default: worker.ts. */
   spawn?: ServiceSettings["spawn"];
   /**
@@ -104,6 +106,7 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
   const store = await EmbeddedStore.open(persistence, {
     retentionMs: options.retentionMs,
     maxResultMemoryBytes: options.maxResultMemoryBytes,
+    maxJobRecords: options.maxJobRecords,
     log: options.log,
   });
   if (store.requeued > 0) options.log?.(`re-queueing ${store.requeued} job(s) interrupted by the last stop`);
@@ -186,6 +189,7 @@ function checkOptions(o: LocalServiceOptions): void {
   integer("maxUploadBytes", o.maxUploadBytes, 1);
   integer("retentionMs", o.retentionMs, 1);
   integer("maxResultMemoryBytes", o.maxResultMemoryBytes, 0);
+  integer("maxJobRecords", o.maxJobRecords, 0);
   if (o.publicUrl !== undefined && !/^https?:\/\/[^\s/?#]+(?:\/[^\s?#]*)?$/.test(o.publicUrl)) {
     throw new RangeError(`startLocalService: publicUrl must be an absolute http(s) URL, got ${o.publicUrl}`);
   }

@@ -148,8 +148,11 @@ export interface Persistence {
   load(): Promise<Loaded>;
   saveState(state: ServiceState): Promise<void>;
   saveBatch(batch: BatchRecord): Promise<void>;
+  /** One request as saved (undefined when it is not there). */
+  loadBatch(firstJobId: number): Promise<BatchRecord | undefined>;
   deleteBatch(firstJobId: number): Promise<void>;
   saveOutcome(jobId: number, outcome: Outcome): Promise<void>;
+  loadOutcome(jobId: number): Promise<Outcome | undefined>;
   saveInput(ref: string, input: JobInput): Promise<void>;
   loadInput(ref: string): Promise<JobInput | undefined>;
   deleteInput(ref: string): Promise<void>;
@@ -173,6 +176,12 @@ export class MemoryPersistence implements Persistence {
   }
   async saveState(): Promise<void> {}
   async saveBatch(): Promise<void> {}
+  async loadBatch(): Promise<BatchRecord | undefined> {
+    return undefined;
+  }
+  async loadOutcome(): Promise<Outcome | undefined> {
+    return undefined;
+  }
   async deleteBatch(): Promise<void> {}
   async saveOutcome(): Promise<void> {}
   async saveInput(): Promise<void> {}
@@ -217,7 +226,7 @@ export class DirPersistence implements Persistence {
   private readonly chains = new Map<string, Promise<void>>();
   private readonly files = new Limiter(MAX_OPEN_FILES);
 
-  private constructor(readonly dir: string) {}
+  protected constructor(readonly dir: string) {}
 
   /**
    * Creates the directory layout (0700), tightens an existing one, and removes temporary files a
@@ -288,6 +297,20 @@ export class DirPersistence implements Persistence {
 
   deleteBatch(firstJobId: number): Promise<void> {
     return this.remove(this.batchPath(firstJobId));
+  }
+
+  loadBatch(firstJobId: number): Promise<BatchRecord | undefined> {
+    return this.read<BatchRecord>(this.batchPath(firstJobId));
+  }
+
+  loadOutcome(jobId: number): Promise<Outcome | undefined> {
+    return this.read<Outcome>(join(this.dir, "outcomes", `${jobId}.json`));
+  }
+
+  /** Reads a JSON file after the writes queued for it, within the open-files bound. */
+  private async read<T>(path: string): Promise<T | undefined> {
+    await this.chains.get(path);
+    return this.files.run(() => readJsonFile<T>(path));
   }
 
   saveOutcome(jobId: number, outcome: Outcome): Promise<void> {

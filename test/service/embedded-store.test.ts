@@ -34,8 +34,8 @@ class FlakyOutcomes extends DirPersistence {
 }
 
 async function flaky(path: string): Promise<FlakyOutcomes> {
-  const opened = await DirPersistence.open(path);
-  return Object.setPrototypeOf(opened, FlakyOutcomes.prototype) as FlakyOutcomes;
+  // DirPersistence.open makes the layout; the subclass shares it
+  return Object.setPrototypeOf(await DirPersistence.open(path), FlakyOutcomes.prototype) as FlakyOutcomes;
 }
 
 describe("EmbeddedStore", () => {
@@ -74,6 +74,31 @@ describe("EmbeddedStore", () => {
     await expect(store.createJobs({ org: "o", plan: 2, analysis: "psr", input: input(3), warnings: [] })).rejects.toThrow(/costs 3 unit/);
     expect((await store.quotaStatus("o", 2)).used).toBe(0);
     expect(await store.claim()).toBeUndefined();
+    await store.close();
+  });
+
+  it("with a data dir, the records of finished requests are not all kept in memory; every job is still served", async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const store = await EmbeddedStore.open(await DirPersistence.open(dir.path), { maxJobRecords: 10 });
+    const created = [];
+    for (let i = 0; i < 5; i++) created.push(await store.createJobs({ org: "o", plan: 100, analysis: "psr", input: input(8), warnings: ["w"] }));
+    expect(store.stats().jobRecordsInMemory).toBe(40); // unfinished: all kept
+    for (let claimed = await store.claim(); claimed; claimed = await store.claim()) {
+      await store.complete(claimed.job, JSON.stringify({ yhat: [claimed.job.id] }), { yhat: [claimed.job.id], fit: [0] });
+    }
+    expect(store.stats().jobRecordsInMemory).toBeLessThanOrEqual(10);
+    for (const { jobs, experiment } of created) {
+      const found = await store.findExperiment("o", experiment!.id, experiment!.code);
+      expect(found?.job_ids).toEqual(jobs.map((j) => j.id));
+      const rows = await store.experimentJobs(found!);
+      expect(rows.map((j) => [j.status, j.compact?.yhat[0], j.warnings])).toEqual(jobs.map((j) => ["completed", j.id, ["w"]]));
+      const job = (await store.findJob("o", jobs[3].id, jobs[3].code))!;
+      expect(JSON.parse((await store.readResult(job))!)).toEqual({ yhat: [jobs[3].id] });
+      expect(await store.findJob("o", jobs[3].id, jobs[4].code)).toBeUndefined();
+      expect(store.stats().jobRecordsInMemory).toBeLessThanOrEqual(10);
+    }
+    expect(store.stats().requestsKept).toBe(5);
     await store.close();
   });
 

@@ -231,6 +231,23 @@ describe("retention and bounded memory (item 6)", () => {
     expect(next.job_id).toBeGreaterThan(experiment.jobs[2].job_id);
   }, 30_000);
 
+  it("with a data dir, job records read back from disk answer exactly as from memory", async () => {
+    const { service, client } = await start({ dataDir: dir(), maxJobRecords: 4 });
+    services.push(service);
+    const receipts = [];
+    for (let i = 0; i < 3; i++) receipts.push((await client.post("/v3/psr", quickstart({ theta: thetas(5) }))).body);
+    const single = (await client.post("/v3/grid", quickstart())).body;
+    const first = [];
+    for (const r of receipts) first.push(await client.poll(experimentPath(r)));
+    const singleFirst = await client.poll(resultPath(single));
+    for (const [i, r] of receipts.entries()) {
+      expect(await client.get(experimentPath(r))).toMatchObject({ status: 200, body: first[i].body });
+      expect((await client.get(resultPath(r.jobs[4]))).body.results.yhat).toEqual([first[i].body.rows[4].yhat[0]]);
+    }
+    expect(await client.get(resultPath(single))).toMatchObject({ status: 200, body: singleFirst.body });
+    expect((await client.get(`/v3/results/${single.job_id}/${"0".repeat(16)}`)).status).toBe(404);
+  }, 30_000);
+
   it("without a data dir, results in memory are bounded: the least recently used answer 410", async () => {
     const { service, client } = await start({ maxResultMemoryBytes: 8_000, workers: 1 });
     services.push(service);
