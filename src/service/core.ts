@@ -15,6 +15,7 @@ import { DEFAULT_RESULT_MEMORY_BYTES, DEFAULT_RETENTION_MS, EmbeddedStore, LruCa
 import { MemoryPersistence } from "./persistence.js";
 import { ERROR_PROCESS_JOB, JobFailedError, PoolClosedError, STATUS_PROCESSING, WorkerPool, type PoolSettings } from "./pool.js";
 import type { QuotaStatus } from "./quota.js";
+import { resolveField, type ResolvedField } from "./fields.js";
 import { QuotaExceededError, StorageBusyError, StorageFullError, type Claimed, type Created, type Store } from "./store.js";
 
 export interface ServiceConfig {
@@ -234,6 +235,18 @@ export class PredictionService {
     const value: unknown = JSON.parse(await this.resultJson(job));
     this.parsedCache.set(job.id, value);
     return value;
+  }
+
+  /**
+   * One field of a completed job's results (`segments` from the URL): read by the store alone
+   * where it can (a database), else resolved in the parsed result; 410 when it is no longer kept.
+   */
+  async resultField(job: Job, segments: string[]): Promise<ResolvedField> {
+    if (this.store.readResultField) {
+      const field = await this.store.readResultField(job, segments);
+      if (field) return field;
+    }
+    return resolveField(await this.resultObject(job), segments);
   }
 
   /**

@@ -153,6 +153,8 @@ describe("refused requests leave nothing behind; a full disk answers 507 (items 
     const after = await client.get(resultPath(slow.body));
     expect(after.status).toBe(409);
     expect(after.body.reason).toBe(failed.body.reason);
+    // the ids the refused request drew are not handed out again (it drew experiment 1)
+    expect((await client.post("/v3/psr", quickstart({ theta: thetas(2) }))).body.experiment_id).toBe(2);
   }, 120_000);
 });
 
