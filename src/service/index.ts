@@ -13,6 +13,7 @@ import { PredictionService, type ServiceConfig, type ServiceSettings } from "./c
 import { loadCredentialsFile, localCredentials, type CredentialSource, type Credentials } from "./credentials.js";
 import { EmbeddedStore } from "./jobs.js";
 import { DirPersistence, MemoryPersistence } from "./persistence.js";
+import type { Store } from "./store.js";
 import { defaultSpawn } from "./pool.js";
 import { createRouter } from "./router.js";
 import { ROUTE_TABLES, type RouteTableFactory } from "./routes.js";
@@ -26,6 +27,11 @@ export interface LocalServiceOptions {
   credentialsFile?: string;
   /** Directory where jobs, results and quota survive restarts; default: memory only. */
   dataDir?: string;
+  /**
+   * Another store (store.ts) instead of the embedded one, e.g. a database store; the service
+   * closes it when it stops. Not with `dataDir`, `retentionMs`, `maxResultMemoryBytes` or `maxJobRecords`.
+   */
+  store?: Store;
   /** Worker threads; default os.availableParallelism(). */
   workers?: number;
   /** Time limit of one job in milliseconds; default 600000. */
@@ -102,14 +108,20 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
     };
   }
 
-  const persistence = options.dataDir !== undefined ? await DirPersistence.open(options.dataDir) : new MemoryPersistence();
-  const store = await EmbeddedStore.open(persistence, {
-    retentionMs: options.retentionMs,
-    maxResultMemoryBytes: options.maxResultMemoryBytes,
-    maxJobRecords: options.maxJobRecords,
-    log: options.log,
-  });
-  if (store.requeued > 0) options.log?.(`re-queueing ${store.requeued} job(s) interrupted by the last stop`);
+  let store: Store;
+  if (options.store !== undefined) {
+    store = options.store;
+  } else {
+    const persistence = options.dataDir !== undefined ? await DirPersistence.open(options.dataDir) : new MemoryPersistence();
+    const embedded = await EmbeddedStore.open(persistence, {
+      retentionMs: options.retentionMs,
+      maxResultMemoryBytes: options.maxResultMemoryBytes,
+      maxJobRecords: options.maxJobRecords,
+      log: options.log,
+    });
+    if (embedded.requeued > 0) options.log?.(`re-queueing ${embedded.requeued} job(s) interrupted by the last stop`);
+    store = embedded;
+  }
   const config: Partial<ServiceConfig> = {
     decimals: options.decimals,
     maxBodyBytes: options.maxBodyBytes,
@@ -194,6 +206,9 @@ function checkOptions(o: LocalServiceOptions): void {
     throw new RangeError(`startLocalService: publicUrl must be an absolute http(s) URL, got ${o.publicUrl}`);
   }
   if (o.decimals !== undefined && o.decimals !== null) integer("decimals", o.decimals, 0, 15);
+  if (o.store !== undefined && (o.dataDir !== undefined || o.maxJobRecords !== undefined || o.maxResultMemoryBytes !== undefined || o.retentionMs !== undefined)) {
+    throw new RangeError("startLocalService: store replaces the embedded store; dataDir, retentionMs, maxResultMemoryBytes and maxJobRecords configure the embedded one");
+  }
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {
@@ -208,5 +223,7 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 }
 
 export { PredictionService, type ServiceConfig } from "./core.js";
+export type { Store, CreateJobs, CreateFailedJob, Created, Claimed } from "./store.js";
+export { QuotaExceededError, StorageFullError, StorageBusyError, DamagedStoreError } from "./store.js";
 export { ROUTE_TABLES, type RouteTableFactory } from "./routes.js";
 export type { RouteTable, Route, RouteRequest } from "./router.js";

@@ -5,9 +5,10 @@
  * organisations.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { startLocalService } from "../../src/service/index.js";
 import { EmbeddedStore, FairQueue } from "../../src/service/jobs.js";
-import { DirPersistence, type JobInput, type Outcome } from "../../src/service/persistence.js";
-import { gold, tempDir } from "./helpers.js";
+import { DirPersistence, MemoryPersistence, type JobInput, type Outcome } from "../../src/service/persistence.js";
+import { Client, gold, quickstart, tempDir } from "./helpers.js";
 
 const dirs: Array<{ remove: () => void }> = [];
 afterEach(() => {
@@ -100,6 +101,23 @@ describe("EmbeddedStore", () => {
     }
     expect(store.stats().requestsKept).toBe(5);
     await store.close();
+  });
+
+  it("startLocalService runs on a store it is given (how another store plugs in) and closes it", async () => {
+    const store = await EmbeddedStore.open(new MemoryPersistence());
+    let closed = false;
+    const close = store.close.bind(store);
+    store.close = async () => {
+      closed = true;
+      return close();
+    };
+    const service = await startLocalService({ port: 0, workers: 1, store, apiKey: "given-store-key-012345", accessId: "u" });
+    const client = new Client(service.url, "given-store-key-012345", "u");
+    expect((await client.run("psr", quickstart())).status).toBe(200);
+    expect(store.stats().requestsKept).toBe(1);
+    await service.close();
+    expect(closed).toBe(true);
+    await expect(startLocalService({ store, dataDir: "/tmp/x" })).rejects.toThrow(/store replaces the embedded store/);
   });
 
   it("FairQueue takes organisations in turn, oldest first within one", () => {
