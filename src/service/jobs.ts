@@ -253,7 +253,10 @@ export class EmbeddedStore implements Store {
       if (job.status === "completed" || job.status === "failed") meta.lastFinished = Math.max(meta.lastFinished, Date.parse(job.finished_at!));
       else meta.unfinished++;
     }
-    this.batches.push(meta);
+    // In id order (binary search, oldest first): concurrent POSTs may finish saving out of order.
+    let at = this.batches.length;
+    while (at > 0 && this.batches[at - 1].first > meta.first) at--;
+    this.batches.splice(at, 0, meta);
     if (experiment) this.byExperiment.set(experiment.id, meta);
     this.loaded.set(meta.first, { meta, jobs, experiment });
     this.loadedJobs += jobs.length;

@@ -120,6 +120,23 @@ describe("EmbeddedStore", () => {
     await expect(startLocalService({ store, dataDir: "/tmp/x" })).rejects.toThrow(/store replaces the embedded store/);
   });
 
+  it("requests saved out of order (concurrent POSTs) are all found by id", async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const persistence = await DirPersistence.open(dir.path);
+    const save = persistence.saveBatch.bind(persistence);
+    let delay = 60;
+    persistence.saveBatch = async (batch) => {
+      // each later request is saved sooner than the one before it
+      await new Promise((r) => setTimeout(r, (delay -= 20)));
+      return save(batch);
+    };
+    const store = await EmbeddedStore.open(persistence);
+    const created = await Promise.all([1, 2, 3].map((rows) => store.createJobs({ org: "o", plan: 100, analysis: "psr", input: input(rows), warnings: [] })));
+    for (const { jobs } of created) for (const job of jobs) expect((await store.findJob("o", job.id, job.code))?.id).toBe(job.id);
+    await store.close();
+  });
+
   it("FairQueue takes organisations in turn, oldest first within one", () => {
     const q = new FairQueue();
     for (let i = 1; i <= 4; i++) q.push("flood", i);
