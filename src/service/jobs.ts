@@ -401,6 +401,8 @@ export class EmbeddedStore implements Store {
       await this.persistence.saveBatch(batch);
     } catch (error) {
       this.quota.refund(batch.org, units);
+      // Best effort (the disk may be full): the ids this request drew are not handed out again after a restart.
+      void this.persistence.saveState(this.state()).catch(() => undefined);
       await Promise.all([
         input ? this.persistence.deleteInput(batch.input_ref).catch(() => undefined) : undefined,
         this.persistence.deleteBatch(batch.first_job_id).catch(() => undefined),
