@@ -16,7 +16,7 @@ import { MemoryPersistence } from "./persistence.js";
 import { ERROR_PROCESS_JOB, JobFailedError, PoolClosedError, STATUS_PROCESSING, WorkerPool, type PoolSettings } from "./pool.js";
 import type { QuotaStatus } from "./quota.js";
 import { resolveField, type ResolvedField } from "./fields.js";
-import { QuotaExceededError, StorageBusyError, StorageFullError, type Claimed, type Created, type Store } from "./store.js";
+import { QuotaExceededError, StorageBusyError, StorageFullError, storageError, type Claimed, type Created, type Store } from "./store.js";
 
 export interface ServiceConfig {
   /** Decimal places of result numbers; null = full precision. Default 6. */
@@ -218,7 +218,19 @@ export class PredictionService {
 
   /** The `results` JSON of a completed job; 410 when it is no longer kept. */
   async resultJson(job: Job): Promise<string> {
-    const json = await this.store.readResult(job);
+    let json: string | undefined;
+    try {
+      json = await this.store.readResult(job);
+    } catch (error) {
+      const e = storageError(error);
+      if (e instanceof StorageBusyError) {
+        this.log(`storage busy: ${e.detail}`);
+        throw new ServiceError(503, "service_busy", "the service cannot read the result right now (too many open files); try again in a moment", {
+          headers: { "retry-after": "1" },
+        });
+      }
+      throw error;
+    }
     if (json === undefined) {
       const kept = this.store.durable
         ? `results are removed ${this.config.retentionMs / 3600_000} h after they finish (rbp serve --retention)`
