@@ -11,11 +11,12 @@
  * await pg.restart();   // stop (fast) and start again on the same port and data
  * await pg.stop();
  */
-import { execFile } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
 const run = promisify(execFile);
@@ -108,4 +109,45 @@ export async function startPostgres(): Promise<PostgresServer> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Worker processes
+
+const RBP = fileURLToPath(new URL("../src/cli/rbp.ts", import.meta.url));
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  /** The lease owner name it printed (host:pid:random). */
+  owner: string;
+  stderr(): string;
+  /** SIGTERM and wait for the exit. */
+  stop(): Promise<void>;
+}
+
+/** Starts `rbp worker --database url <args>` as its own process; resolves once it is running. */
+export function spawnWorker(url: string, args: string[] = []): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", RBP, "worker", "--database", url, ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stderr!.on("data", (c) => (stderr += c));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  return new Promise((resolve, reject) => {
+    child.stdout!.on("data", (c) => {
+      stdout += c;
+      const owner = /rbp worker (\S+) running/.exec(stdout)?.[1];
+      if (owner === undefined) return;
+      resolve({
+        child,
+        owner,
+        stderr: () => stderr,
+        async stop() {
+          if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+          await exited;
+        },
+      });
+    });
+    child.once("exit", (code, signal) => reject(new Error(`rbp worker exited (${code ?? signal}): ${stderr}`)));
+  });
 }
