@@ -11,6 +11,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { PredictionService, type ServiceConfig, type ServiceSettings } from "./core.js";
 import { loadCredentialsFile, localCredentials, type CredentialSource, type Credentials } from "./credentials.js";
+import { EmbeddedStore } from "./jobs.js";
 import { DirPersistence, MemoryPersistence } from "./persistence.js";
 import { defaultSpawn } from "./pool.js";
 import { createRouter } from "./router.js";
@@ -54,6 +55,10 @@ export interface LocalServiceOptions {
   maxUploadBytes?: number;
   /** Absolute root URL put in upload URLs (behind a proxy); default: the Host the caller used. */
   publicUrl?: string;
+  /** Finished jobs and their results are removed this long after they finish (ms); default 7 days. */
+  retentionMs?: number;
+  /** Without a data dir: bytes of results kept in memory, least recently used out first; default 256 MiB. */
+  maxResultMemoryBytes?: number;
   /** Starts one pool worker; for tests that need a stand-in worker. Default: worker.ts. */
   spawn?: ServiceSettings["spawn"];
   /**
@@ -96,6 +101,12 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
   }
 
   const persistence = options.dataDir !== undefined ? await DirPersistence.open(options.dataDir) : new MemoryPersistence();
+  const store = await EmbeddedStore.open(persistence, {
+    retentionMs: options.retentionMs,
+    maxResultMemoryBytes: options.maxResultMemoryBytes,
+    log: options.log,
+  });
+  if (store.requeued > 0) options.log?.(`re-queueing ${store.requeued} job(s) interrupted by the last stop`);
   const config: Partial<ServiceConfig> = {
     decimals: options.decimals,
     maxBodyBytes: options.maxBodyBytes,
@@ -107,9 +118,11 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
     uploadUrlTtlMs: options.uploadUrlTtlMs,
     maxUploadBytes: options.maxUploadBytes,
     publicUrl: options.publicUrl,
+    retentionMs: options.retentionMs,
+    maxResultMemoryBytes: options.maxResultMemoryBytes,
   };
   const spawn = options.unref === true ? unrefSpawn(options.spawn ?? defaultSpawn) : options.spawn;
-  const service = await PredictionService.open({ credentials, persistence, config, log: options.log, spawn });
+  const service = await PredictionService.open({ credentials, store, config, log: options.log, spawn });
   const tables = (options.routes ?? ROUTE_TABLES).map((make) => make(service));
   const server = createServer(createRouter(tables, { log: options.log }));
   if (options.unref === true) {
@@ -171,6 +184,8 @@ function checkOptions(o: LocalServiceOptions): void {
   integer("uploadTtlMs", o.uploadTtlMs, 1);
   integer("uploadUrlTtlMs", o.uploadUrlTtlMs, 1);
   integer("maxUploadBytes", o.maxUploadBytes, 1);
+  integer("retentionMs", o.retentionMs, 1);
+  integer("maxResultMemoryBytes", o.maxResultMemoryBytes, 0);
   if (o.publicUrl !== undefined && !/^https?:\/\/[^\s/?#]+(?:\/[^\s?#]*)?$/.test(o.publicUrl)) {
     throw new RangeError(`startLocalService: publicUrl must be an absolute http(s) URL, got ${o.publicUrl}`);
   }
