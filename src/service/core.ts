@@ -9,6 +9,7 @@
 import type { ParsedRequest } from "../api/request.js";
 import { Authenticator } from "./auth.js";
 import type { Credentials, Org } from "./credentials.js";
+import { resolveField, type ResolvedField } from "./fields.js";
 import { MiB, ServiceError } from "./http.js";
 import type { Analysis } from "../api/options.js";
 import { DEFAULT_RESULT_MEMORY_BYTES, DEFAULT_RETENTION_MS, EmbeddedStore, LruCache, type Experiment, type Job, type JobFailure, type JobVariant } from "./jobs.js";
@@ -227,6 +228,18 @@ export class PredictionService {
     return json;
   }
 
+  /**
+   * One field of a completed job's results (`segments` as in the URL, resolved as fields.ts does):
+   * cut out by the store when it can (a database never sends the whole result), else from the
+   * parsed result. 404 for an unknown field, 410 when the result is no longer kept.
+   */
+  async resultField(job: Job, segments: string[]): Promise<ResolvedField> {
+    if (!this.store.readResultField) return resolveField(await this.resultObject(job), segments);
+    const field = await this.store.readResultField(job, segments);
+    if (field === undefined) return resolveField(await this.resultObject(job), segments);
+    return field;
+  }
+
   /** The `results` object of a completed job (parsed; the last few are kept). */
   async resultObject(job: Job): Promise<unknown> {
     const cached = this.parsedCache.get(job.id);
@@ -243,6 +256,7 @@ export class PredictionService {
    */
   waitForJob(job: Job, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     if (job.status === "completed" || job.status === "failed" || timeoutMs <= 0 || signal?.aborted) return Promise.resolve();
+    if (this.store.waitForJob) return this.store.waitForJob(job.id, timeoutMs, signal);
     return new Promise((resolve) => {
       const waiting = this.waiters.get(job.id) ?? new Set<() => void>();
       this.waiters.set(job.id, waiting);

@@ -16,6 +16,7 @@ import { DirPersistence, MemoryPersistence } from "./persistence.js";
 import { defaultSpawn } from "./pool.js";
 import { createRouter } from "./router.js";
 import { ROUTE_TABLES, type RouteTableFactory } from "./routes.js";
+import type { Store } from "./store.js";
 
 export interface LocalServiceOptions {
   /** TCP port; 0 (the default) picks a free one. */
@@ -59,6 +60,15 @@ export interface LocalServiceOptions {
   retentionMs?: number;
   /** Without a data dir: bytes of results kept in memory, least recently used out first; default 256 MiB. */
   maxResultMemoryBytes?: number;
+  /**
+   * postgres:// URL: keep jobs, results and quota in PostgreSQL (postgres.ts), shared with other
+   * front ends and `rbp worker` processes (docs/team-service.md). Excludes `dataDir`.
+   */
+  database?: string;
+  /** With `database`: apply the schema migrations it lacks first (`rbp serve --database URL --migrate`). */
+  migrate?: boolean;
+  /** With `database`: lease of a job this process runs (ms); default 30000. */
+  leaseMs?: number;
   /** Starts one pool worker; for tests that need a stand-in worker. Default: worker.ts. */
   spawn?: ServiceSettings["spawn"];
   /**
@@ -100,19 +110,14 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
     };
   }
 
-  const persistence = options.dataDir !== undefined ? await DirPersistence.open(options.dataDir) : new MemoryPersistence();
-  const store = await EmbeddedStore.open(persistence, {
-    retentionMs: options.retentionMs,
-    maxResultMemoryBytes: options.maxResultMemoryBytes,
-    log: options.log,
-  });
-  if (store.requeued > 0) options.log?.(`re-queueing ${store.requeued} job(s) interrupted by the last stop`);
+  const store = options.database !== undefined ? await openDatabase(options.database, options) : await openEmbedded(options);
   const config: Partial<ServiceConfig> = {
     decimals: options.decimals,
     maxBodyBytes: options.maxBodyBytes,
     maxFieldBytes: options.maxFieldBytes,
     jobTimeoutMs: options.jobTimeoutMs,
-    workers: options.workers,
+    // workers 0 (a database front end that runs no jobs): the pool is never handed a job.
+    workers: options.workers === 0 ? 1 : options.workers,
     v2LongPollMs: options.v2LongPollMs,
     uploadTtlMs: options.uploadTtlMs,
     uploadUrlTtlMs: options.uploadUrlTtlMs,
@@ -156,6 +161,30 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
   };
 }
 
+async function openEmbedded(options: LocalServiceOptions): Promise<Store> {
+  const persistence = options.dataDir !== undefined ? await DirPersistence.open(options.dataDir) : new MemoryPersistence();
+  const store = await EmbeddedStore.open(persistence, {
+    retentionMs: options.retentionMs,
+    maxResultMemoryBytes: options.maxResultMemoryBytes,
+    log: options.log,
+  });
+  if (store.requeued > 0) options.log?.(`re-queueing ${store.requeued} job(s) interrupted by the last stop`);
+  return store;
+}
+
+/** The PostgreSQL store, loaded only when asked for (the embedded service never loads `pg`). */
+async function openDatabase(url: string, options: LocalServiceOptions): Promise<Store> {
+  const { PgStore } = await import("./postgres.js");
+  return PgStore.open(url, {
+    migrate: options.migrate,
+    runJobs: options.workers !== 0,
+    leaseMs: options.leaseMs,
+    decimals: options.decimals,
+    retentionMs: options.retentionMs,
+    log: options.log,
+  });
+}
+
 /** Workers that do not keep the process alive (a waiting caller's own timers and sockets do). */
 function unrefSpawn(spawn: NonNullable<ServiceSettings["spawn"]>): NonNullable<ServiceSettings["spawn"]> {
   return () => {
@@ -175,7 +204,10 @@ function checkOptions(o: LocalServiceOptions): void {
     }
   };
   integer("port", o.port, 0, 65535);
-  integer("workers", o.workers, 1, 1024);
+  integer("workers", o.workers, o.database !== undefined ? 0 : 1, 1024);
+  integer("leaseMs", o.leaseMs, 100);
+  if (o.database !== undefined && o.dataDir !== undefined) throw new RangeError("startLocalService: give database or dataDir, not both");
+  if (o.database !== undefined && !/^postgres(ql)?:\/\//.test(o.database)) throw new RangeError("startLocalService: database must be a postgres:// URL");
   integer("jobTimeoutMs", o.jobTimeoutMs, 1);
   integer("maxBodyBytes", o.maxBodyBytes, 1);
   integer("maxFieldBytes", o.maxFieldBytes, 1);

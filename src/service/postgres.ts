@@ -33,10 +33,11 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import type { Analysis } from "../api/options.js";
 import type { CensorOperator } from "../engine/options.js";
-import { childNames, displayPath, resolveField, type PathPart } from "./fields.js";
+import { resolveField, type PathPart, type ResolvedField } from "./fields.js";
 import { newCode, sameCode } from "./jobs.js";
 import type { ExperimentRecord, JobFailure, JobInput, JobRecord, JobStatus, JobVariant } from "./persistence.js";
 import type { QuotaStatus } from "./quota.js";
+import { QuotaExceededError, StorageBusyError, StorageFullError, type Claimed, type CreateFailedJob, type CreateJobs, type Created, type Store } from "./store.js";
 
 // ---------------------------------------------------------------------------------------------
 // Schema
@@ -106,8 +107,13 @@ CREATE TABLE rbp_jobs (
 CREATE INDEX rbp_jobs_runnable ON rbp_jobs (id) WHERE status IN ('queued', 'running');
 CREATE INDEX rbp_jobs_experiment ON rbp_jobs (experiment_id, row_index) WHERE experiment_id IS NOT NULL;
 CREATE INDEX rbp_jobs_org_created ON rbp_jobs (org, created_at);
+CREATE TABLE rbp_gone (
+  kind text NOT NULL,
+  id bigint NOT NULL,
+  PRIMARY KEY (kind, id)
+);
 CREATE TABLE rbp_results (
-  job_id bigint PRIMARY KEY REFERENCES rbp_jobs(id),
+  job_id bigint PRIMARY KEY REFERENCES rbp_jobs(id) ON DELETE CASCADE,
   result json NOT NULL
 );
 ALTER TABLE rbp_results ALTER COLUMN result SET STORAGE EXTENDED;
@@ -283,24 +289,20 @@ function toJob(r: JobRow): JobRecord {
   };
 }
 
-export interface PgCreateSettings {
-  warnings?: string[];
-  thetaSource?: "last_row_of_X";
-  censorOperator?: CensorOperator;
-  variant?: JobVariant;
-  /** Decimal places of the results (the accepting front end's setting); null = full precision. */
-  decimals: number | null;
-}
-
-export type PgSubmitOutcome =
-  | { ok: true; jobs: JobRecord[]; experiment?: ExperimentRecord; status: QuotaStatus }
-  | { ok: false; status: QuotaStatus };
-
 export interface PgStoreSettings {
   /** Apply pending migrations first (`rbp serve --database URL --migrate`). Default false. */
   migrate?: boolean;
   /** Connections in the pool. Default 10. */
   poolSize?: number;
+  /** This front end also runs jobs on its own engine threads (claim). Default true; `rbp serve --workers 0` sets false. */
+  runJobs?: boolean;
+  /** Lease of a job this front end runs, in ms. Default 30000. */
+  leaseMs?: number;
+  /** Decimal places of the results of the jobs it creates (any worker runs them so); null = full precision. Default 6. */
+  decimals?: number | null;
+  /** Finished jobs and results are removed this long after they finish (ms). Default 7 days. */
+  retentionMs?: number;
+  log?: (line: string) => void;
 }
 
 /** A node in a result being resolved field by field inside PostgreSQL. */
@@ -313,7 +315,12 @@ interface Probe {
 // ---------------------------------------------------------------------------------------------
 // The front end's side
 
-export class PgStore {
+export class PgStore implements Store {
+  readonly durable = true;
+  /** Queue operations of this front end's own engine threads (undefined: this front end runs no jobs). */
+  private readonly queue: PgQueue | undefined;
+  private readonly held = new Set<number>();
+  private readonly renewer: NodeJS.Timeout | undefined;
   private listener: pg.Client | undefined;
   private listenerDown = false;
   private readonly doneWaiters = new Map<number, Set<() => void>>();
@@ -322,8 +329,24 @@ export class PgStore {
   private constructor(
     readonly pool: pg.Pool,
     private readonly url: string,
-  ) {}
+    private readonly settings: Required<Omit<PgStoreSettings, "migrate" | "poolSize" | "log">> & { log: (line: string) => void },
+  ) {
+    if (settings.runJobs) {
+      this.queue = new PgQueue(pool, settings.leaseMs);
+      this.renewer = setInterval(() => {
+        void this.queue!.renew([...this.held]).catch(() => undefined);
+      }, Math.max(50, Math.floor(settings.leaseMs / 3)));
+      this.renewer.unref();
+    }
+  }
 
+  /**
+   * Opens the store on a database whose schema is current (`migrate: true` applies what is
+   * missing first); refuses with SchemaError otherwise.
+   *
+   * @example
+   * const store = await PgStore.open("postgres://rbp@127.0.0.1/rbp", { migrate: true, runJobs: false });
+   */
   static async open(url: string, settings: PgStoreSettings = {}): Promise<PgStore> {
     const pool = makePool(url, settings.poolSize ?? 10);
     try {
@@ -333,90 +356,71 @@ export class PgStore {
       await pool.end().catch(() => undefined);
       throw error;
     }
-    return new PgStore(pool, url);
+    return new PgStore(pool, url, {
+      runJobs: settings.runJobs ?? true,
+      leaseMs: settings.leaseMs ?? 30_000,
+      decimals: settings.decimals === undefined ? 6 : settings.decimals,
+      retentionMs: settings.retentionMs ?? 7 * 24 * 3600_000,
+      log: settings.log ?? (() => {}),
+    });
   }
 
-  /** Sets each organisation's plan size (from the credentials); what is used is kept. */
-  async syncPlans(orgs: ReadonlyArray<{ name: string; quota: number }>): Promise<void> {
-    if (orgs.length === 0) return;
-    await this.pool.query(
-      `INSERT INTO rbp_orgs (name, quota) SELECT * FROM unnest($1::text[], $2::bigint[])
-       ON CONFLICT (name) DO UPDATE SET quota = excluded.quota`,
-      [orgs.map((o) => o.name), orgs.map((o) => o.quota)],
-    );
-  }
-
-  async quotaStatus(org: string): Promise<QuotaStatus> {
-    const r = await this.pool.query<{ quota: number; used: number }>("SELECT quota, used FROM rbp_orgs WHERE name = $1", [org]);
-    const quota = r.rows[0]?.quota ?? 0;
+  async quotaStatus(org: string, plan: number): Promise<QuotaStatus> {
+    const r = await this.pool.query<{ used: number }>("SELECT used FROM rbp_orgs WHERE name = $1", [org]);
     const used = r.rows[0]?.used ?? 0;
-    return { quota, used, remaining: Math.max(0, quota - used) };
+    return { quota: plan, used, remaining: Math.max(0, plan - used) };
   }
 
   /**
    * Reserves one unit per theta row and creates the jobs (and the experiment when there are
-   * several rows) in one transaction; workers are notified on commit. `{ok: false}` when the
-   * quota cannot pay: then nothing is taken or created.
+   * several rows) in one transaction; workers are notified on commit. QuotaExceededError when
+   * the plan cannot pay: then nothing is taken or created.
    */
-  async submit(org: string, input: JobInput, settings: PgCreateSettings): Promise<PgSubmitOutcome> {
+  async createJobs(request: CreateJobs): Promise<Created> {
+    const { org, plan, input } = request;
     const m = input.thetas.length;
-    return this.transaction(async (c) => {
-      const reserved = await c.query<{ quota: number; used: number }>(
-        "UPDATE rbp_orgs SET used = used + $2 WHERE name = $1 AND quota - used >= $2 RETURNING quota, used",
-        [org, m],
-      );
-      if (reserved.rowCount === 0) return { ok: false as const, status: await statusIn(c, org) };
+    return this.write(async (c) => {
+      await reserve(c, org, plan, m);
       const thetas = new Float64Array(m * input.data.cols);
       input.thetas.forEach((t, i) => thetas.set(t, i * input.data.cols));
       const inputRow = await c.query<{ id: number }>(
         `INSERT INTO rbp_inputs (analysis, n_rows, n_cols, y, x, thetas, options, decimals, pending)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
-        [input.analysis, input.data.rows, input.data.cols, f64Bytes(input.data.y), f64Bytes(input.data.X), f64Bytes(thetas), JSON.stringify(encodeOptions(input.options)), settings.decimals, m],
+        [input.analysis, input.data.rows, input.data.cols, f64Bytes(input.data.y), f64Bytes(input.data.X), f64Bytes(thetas), JSON.stringify(encodeOptions(input.options)), this.settings.decimals, m],
       );
       const inputId = inputRow.rows[0].id;
       let experiment: ExperimentRecord | undefined;
       if (m > 1) {
-        const e = await c.query<{ id: number; created_at: string }>(
-          "INSERT INTO rbp_experiments (code, org, analysis, n_rows) VALUES ($1, $2, $3, $4) RETURNING id, rbp_iso(created_at) AS created_at",
-          [newCode(), org, input.analysis, m],
+        const e = await c.query<{ id: number; code: string; created_at: string }>(
+          "INSERT INTO rbp_experiments (code, org, analysis, n_rows) VALUES ($1, $2, $3, $4) RETURNING id, code, rbp_iso(created_at) AS created_at",
+          [newCode(), org, request.analysis, m],
         );
-        experiment = { id: e.rows[0].id, code: "", org, analysis: input.analysis, job_ids: [], created_at: e.rows[0].created_at };
+        experiment = { id: e.rows[0].id, code: e.rows[0].code, org, analysis: request.analysis, job_ids: [], created_at: e.rows[0].created_at };
       }
       const codes = Array.from({ length: m }, () => newCode());
       const jobs = await c.query<JobRow>(
         `INSERT INTO rbp_jobs (code, org, analysis, status, warnings, theta_source, experiment_id, row_index, input_id, censor_operator, variant)
          SELECT code, $2, $3, 'queued', $4, $5, $6, ord - 1, $7, $8, $9 FROM unnest($1::text[]) WITH ORDINALITY AS t(code, ord)
          ORDER BY ord RETURNING ${JOB_COLUMNS}`,
-        [codes, org, input.analysis, JSON.stringify(settings.warnings ?? []), settings.thetaSource ?? null, experiment?.id ?? null, inputId, settings.censorOperator ?? null, settings.variant ?? null],
+        [codes, org, request.analysis, JSON.stringify(request.warnings), request.thetaSource ?? null, experiment?.id ?? null, inputId, request.censorOperator ?? null, request.variant ?? null],
       );
       await c.query("SELECT pg_notify('rbp_jobs', $1)", [String(m)]);
       const records = jobs.rows.map(toJob).sort((a, b) => a.row - b.row);
-      if (experiment) {
-        const code = await c.query<{ code: string }>("SELECT code FROM rbp_experiments WHERE id = $1", [experiment.id]);
-        experiment.code = code.rows[0].code;
-        experiment.job_ids = records.map((j) => j.id);
-      }
-      const { quota, used } = reserved.rows[0];
-      return { ok: true as const, jobs: records, experiment, status: { quota, used, remaining: Math.max(0, quota - used) } };
+      if (experiment) experiment.job_ids = records.map((j) => j.id);
+      return { jobs: records, ...(experiment ? { experiment } : {}) };
     });
   }
 
   /** Pays for one job that failed before it could run and records it failed (v2 missing upload). */
-  async submitFailed(
-    org: string,
-    analysis: Analysis,
-    failure: JobFailure,
-    settings: Omit<PgCreateSettings, "decimals">,
-  ): Promise<{ ok: true; job: JobRecord } | { ok: false; status: QuotaStatus }> {
-    return this.transaction(async (c) => {
-      const reserved = await c.query("UPDATE rbp_orgs SET used = used + 1 WHERE name = $1 AND quota - used >= 1 RETURNING used", [org]);
-      if (reserved.rowCount === 0) return { ok: false as const, status: await statusIn(c, org) };
+  async createFailedJob(request: CreateFailedJob): Promise<JobRecord> {
+    return this.write(async (c) => {
+      await reserve(c, request.org, request.plan, 1);
       const r = await c.query<JobRow>(
-        `INSERT INTO rbp_jobs (code, org, analysis, status, finished_at, warnings, row_index, failure, censor_operator, variant)
-         VALUES ($1, $2, $3, 'failed', now(), $4, 0, $5, $6, $7) RETURNING ${JOB_COLUMNS}`,
-        [newCode(), org, analysis, JSON.stringify(settings.warnings ?? []), JSON.stringify(failure), settings.censorOperator ?? null, settings.variant ?? null],
+        `INSERT INTO rbp_jobs (code, org, analysis, status, finished_at, warnings, row_index, failure, variant)
+         VALUES ($1, $2, $3, 'failed', now(), $4, 0, $5, $6) RETURNING ${JOB_COLUMNS}`,
+        [newCode(), request.org, request.analysis, JSON.stringify(request.warnings), JSON.stringify(request.failure), request.variant ?? null],
       );
-      return { ok: true as const, job: toJob(r.rows[0]) };
+      return toJob(r.rows[0]);
     });
   }
 
@@ -429,11 +433,6 @@ export class PgStore {
     return toJob(row);
   }
 
-  async getJob(id: number): Promise<JobRecord | undefined> {
-    const r = await this.pool.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM rbp_jobs WHERE id = $1`, [id]);
-    return r.rows[0] ? toJob(r.rows[0]) : undefined;
-  }
-
   async findExperiment(org: string, id: number, code: string): Promise<ExperimentRecord | undefined> {
     if (!Number.isSafeInteger(id) || id < 1) return undefined;
     const r = await this.pool.query<{ id: number; code: string; org: string; analysis: Analysis; created_at: string }>(
@@ -443,66 +442,101 @@ export class PgStore {
     const row = r.rows[0];
     if (!row || !sameCode(row.code, code) || row.org !== org) return undefined;
     const ids = await this.pool.query<{ id: number }>("SELECT id FROM rbp_jobs WHERE experiment_id = $1 ORDER BY row_index", [id]);
+    if (ids.rows.length === 0) return undefined;
     return { ...row, job_ids: ids.rows.map((x) => x.id) };
   }
 
   /** The jobs of an experiment, in row order. */
-  async experimentJobs(experimentId: number): Promise<JobRecord[]> {
-    const r = await this.pool.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM rbp_jobs WHERE experiment_id = $1 ORDER BY row_index`, [experimentId]);
+  async experimentJobs(experiment: ExperimentRecord): Promise<JobRecord[]> {
+    const r = await this.pool.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM rbp_jobs WHERE experiment_id = $1 ORDER BY row_index`, [experiment.id]);
     return r.rows.map(toJob);
   }
 
-  /** When the organisation's first job was created (v2 quota period start). */
+  async expiredReason(kind: "job" | "experiment", id: number): Promise<string | undefined> {
+    if (!Number.isSafeInteger(id) || id < 1) return undefined;
+    const r = await this.pool.query("SELECT 1 FROM rbp_gone WHERE kind = $1 AND id = $2", [kind, id]);
+    if (r.rowCount === 0) return undefined;
+    return `${kind} ${id} is no longer kept: finished jobs and their results are removed ${describeMs(this.settings.retentionMs)} after they finish (rbp serve --retention)`;
+  }
+
+  /** When the organisation's first job still kept was created (v2 quota period start). */
   async firstJobTime(org: string): Promise<Date | undefined> {
     const r = await this.pool.query<{ t: string | null }>("SELECT rbp_iso(min(created_at)) AS t FROM rbp_jobs WHERE org = $1", [org]);
     return r.rows[0].t === null ? undefined : new Date(r.rows[0].t);
   }
 
+  /** A job for this front end's own engine threads, under a lease renewed until it finishes. */
+  async claim(): Promise<Claimed | undefined> {
+    if (!this.queue || this.closed) return undefined;
+    for (;;) {
+      const claimed = await this.queue.claim();
+      if (!claimed) return undefined;
+      const loaded = await this.queue.loadInput(claimed.inputId);
+      if (!loaded) {
+        await this.queue.fail(claimed.job.id, { message: "its inputs were lost", error_code: 2, status_code: 10 });
+        continue;
+      }
+      this.held.add(claimed.job.id);
+      return { job: claimed.job, input: loaded.input };
+    }
+  }
+
+  async complete(job: JobRecord, json: string, compact: JobRecord["compact"]): Promise<"completed" | "failed"> {
+    if (!this.queue) throw new Error("this store runs no jobs (opened with runJobs: false)");
+    try {
+      if (await this.queue.complete(job.id, json, compact)) {
+        Object.assign(job, { status: "completed", compact });
+        return "completed";
+      }
+    } catch (error) {
+      this.settings.log(`job ${job.id}: its result could not be stored: ${(error as Error).message}`);
+      await this.fail(job, { message: "its result could not be stored", error_code: 2, status_code: 10 }).catch(() => undefined);
+      return "failed";
+    } finally {
+      this.held.delete(job.id);
+    }
+    // The lease went to another worker (this one was cut off): that one records the outcome.
+    const now = await this.getJob(job.id);
+    return now?.status === "failed" ? "failed" : "completed";
+  }
+
+  async fail(job: JobRecord, failure: JobFailure): Promise<void> {
+    if (!this.queue) throw new Error("this store runs no jobs (opened with runJobs: false)");
+    try {
+      if (await this.queue.fail(job.id, failure)) Object.assign(job, { status: "failed", failure });
+    } finally {
+      this.held.delete(job.id);
+    }
+  }
+
   /** The whole `results` JSON of a completed job, exactly as the worker encoded it. */
-  async resultJson(jobId: number): Promise<string | undefined> {
-    const r = await this.pool.query<{ result: string }>("SELECT result::text AS result FROM rbp_results WHERE job_id = $1", [jobId]);
+  async readResult(job: JobRecord): Promise<string | undefined> {
+    const r = await this.pool.query<{ result: string }>("SELECT result::text AS result FROM rbp_results WHERE job_id = $1", [job.id]);
     return r.rows[0]?.result;
   }
 
   /**
    * One field of a completed job's results, resolved like fields.ts (same aliases, same 404s) but
    * inside PostgreSQL: only the keys along the path and the field itself leave the database.
-   * `tooLarge` (instead of `value`) when the field's JSON text is longer than `maxBytes`; it then
-   * carries what `smallerPaths` needs (the field's keys or length).
    */
-  async resultField(
-    jobId: number,
-    segments: string[],
-    maxBytes: number,
-  ): Promise<{ path: PathPart[]; value: unknown; bytes: number } | { path: PathPart[]; tooLarge: true; bytes: number; skeleton: unknown } | undefined> {
-    const root = await this.probe(jobId, []);
+  async readResultField(job: JobRecord, segments: string[]): Promise<ResolvedField | undefined> {
+    const root = await this.probe(job.id, []);
     if (root === undefined) return undefined;
     // A skeleton of the result along the path: the real keys and lengths, placeholder values.
-    const skeletonRoot = { value: skeleton(root) };
-    let holder: { value: unknown } = skeletonRoot;
+    const top = { value: skeleton(root) };
+    let node = top.value;
     let path: PathPart[] = [];
     for (let i = 0; i < segments.length; i++) {
-      const resolved = resolveField(skeletonRoot.value, segments.slice(0, i + 1)); // throws the 404 of fields.ts
-      path = resolved.path;
-      const probe = await this.probe(jobId, path);
+      path = resolveField(top.value, segments.slice(0, i + 1)).path; // throws the 404 of fields.ts
+      const probe = await this.probe(job.id, path);
       if (probe === undefined) return undefined;
       const child = skeleton(probe);
-      setAt(holder.value, path[path.length - 1], child);
-      holder = { value: child };
+      setAt(node, path[path.length - 1], child);
+      node = child;
     }
-    const r = await this.pool.query<{ bytes: number; text: string | null }>(
-      `SELECT octet_length((result #> $2::text[])::text) AS bytes,
-              CASE WHEN octet_length((result #> $2::text[])::text) <= $3 THEN (result #> $2::text[])::text END AS text
-       FROM rbp_results WHERE job_id = $1`,
-      [jobId, path.map(String), maxBytes * 2],
-    );
-    const row = r.rows[0];
-    if (!row) return undefined;
-    if (row.text === null) return { path, tooLarge: true, bytes: row.bytes, skeleton: holder.value };
-    const value: unknown = JSON.parse(row.text);
-    const bytes = Buffer.byteLength(JSON.stringify(value) ?? "null");
-    if (bytes > maxBytes) return { path, tooLarge: true, bytes, skeleton: holder.value };
-    return { path, value, bytes };
+    const r = await this.pool.query<{ text: string }>("SELECT (result #> $2::text[])::text AS text FROM rbp_results WHERE job_id = $1", [job.id, path.map(String)]);
+    if (!r.rows[0]) return undefined;
+    return { path, value: JSON.parse(r.rows[0].text) as unknown };
   }
 
   private async probe(jobId: number, path: PathPart[]): Promise<Probe | undefined> {
@@ -517,8 +551,36 @@ export class PgStore {
   }
 
   /**
-   * Resolves once the job is completed or failed, or after `timeoutMs` (v2 long-poll): woken by
-   * `rbp_done` notifications, and checking the job every second in case one was missed.
+   * Removes finished jobs past the retention, their results and inputs, and experiments left
+   * without jobs; keeps their ids (rbp_gone) so a reader is told 410, not 404.
+   */
+  async expire(now: Date): Promise<number> {
+    const cutoff = new Date(now.getTime() - this.settings.retentionMs);
+    return this.write(async (c) => {
+      const gone = await c.query<{ id: number; experiment_id: number | null }>(
+        `DELETE FROM rbp_jobs WHERE id IN (SELECT id FROM rbp_jobs WHERE status IN ('completed', 'failed') AND finished_at < $1 LIMIT 10000 FOR UPDATE SKIP LOCKED)
+         RETURNING id, experiment_id`,
+        [cutoff],
+      );
+      if (gone.rows.length === 0) return 0;
+      const ids = gone.rows.map((g) => g.id);
+      await c.query("INSERT INTO rbp_gone (kind, id) SELECT 'job', unnest($1::bigint[]) ON CONFLICT DO NOTHING", [ids]);
+      const experiments = [...new Set(gone.rows.map((g) => g.experiment_id).filter((e): e is number => e !== null))];
+      if (experiments.length > 0) {
+        const empty = await c.query<{ id: number }>(
+          "DELETE FROM rbp_experiments e WHERE e.id = ANY($1::bigint[]) AND NOT EXISTS (SELECT 1 FROM rbp_jobs j WHERE j.experiment_id = e.id) RETURNING id",
+          [experiments],
+        );
+        if (empty.rows.length > 0) await c.query("INSERT INTO rbp_gone (kind, id) SELECT 'experiment', unnest($1::bigint[]) ON CONFLICT DO NOTHING", [empty.rows.map((e) => e.id)]);
+      }
+      return ids.length;
+    });
+  }
+
+  /**
+   * Resolves once the job is completed or failed (by any worker, anywhere), or after `timeoutMs`
+   * (v2 long-poll): woken by `rbp_done` notifications, and looking at the job every second in case
+   * one was missed.
    */
   async waitForJob(jobId: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     if (timeoutMs <= 0 || signal?.aborted || this.closed) return;
@@ -544,6 +606,11 @@ export class PgStore {
     }
   }
 
+  async getJob(id: number): Promise<JobRecord | undefined> {
+    const r = await this.pool.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM rbp_jobs WHERE id = $1`, [id]);
+    return r.rows[0] ? toJob(r.rows[0]) : undefined;
+  }
+
   private async ensureListener(): Promise<void> {
     if (this.listener && !this.listenerDown) return;
     const client = new pg.Client({ connectionString: this.url, types: TYPES });
@@ -566,24 +633,51 @@ export class PgStore {
     void old?.end().catch(() => undefined);
   }
 
+  /** Hands the jobs this front end held back to the queue, and closes the connections. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.renewer);
+    await this.queue?.release([...this.held]).catch(() => undefined);
     for (const waiting of this.doneWaiters.values()) for (const wake of [...waiting]) wake();
     await this.listener?.end().catch(() => undefined);
     await this.pool.end().catch(() => undefined);
   }
 
-  private transaction<T>(body: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-    return inTransaction(this.pool, body);
+  /** A write transaction; a database that cannot be reached or is overloaded answers StorageBusyError, a full disk StorageFullError. */
+  private async write<T>(body: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    try {
+      return await inTransaction(this.pool, body);
+    } catch (error) {
+      throw databaseError(error);
+    }
   }
 }
 
-async function statusIn(c: pg.PoolClient, org: string): Promise<QuotaStatus> {
-  const r = await c.query<{ quota: number; used: number }>("SELECT quota, used FROM rbp_orgs WHERE name = $1", [org]);
-  const quota = r.rows[0]?.quota ?? 0;
-  const used = r.rows[0]?.used ?? 0;
-  return { quota, used, remaining: Math.max(0, quota - used) };
+/** Takes `units` of the organisation's plan in the caller's transaction, or throws QuotaExceededError. */
+async function reserve(c: pg.PoolClient, org: string, plan: number, units: number): Promise<void> {
+  await c.query("INSERT INTO rbp_orgs (name, quota) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET quota = excluded.quota", [org, plan]);
+  const r = await c.query<{ used: number }>("UPDATE rbp_orgs SET used = used + $3 WHERE name = $1 AND $2 - used >= $3 RETURNING used", [org, plan, units]);
+  if (r.rowCount === 0) {
+    const used = (await c.query<{ used: number }>("SELECT used FROM rbp_orgs WHERE name = $1", [org])).rows[0]?.used ?? 0;
+    throw new QuotaExceededError({ quota: plan, used, remaining: Math.max(0, plan - used) }, units);
+  }
+}
+
+/** PostgreSQL errors as the store contract's: disk full (53100) -> StorageFullError; no connection, too many connections, shutting down -> StorageBusyError. */
+function databaseError(error: unknown): unknown {
+  if (error instanceof QuotaExceededError) return error;
+  const code = (error as { code?: string } | undefined)?.code;
+  const detail = error instanceof Error ? error.message : String(error);
+  if (code === "53100") return new StorageFullError(detail);
+  if (code === "53300" || code === "57P01" || code === "57P03" || code === "ECONNREFUSED" || code === "ECONNRESET" || /Connection terminated|timeout exceeded when trying to connect/i.test(detail)) {
+    return new StorageBusyError(detail);
+  }
+  return error;
+}
+
+function describeMs(ms: number): string {
+  return ms % 3600_000 === 0 ? `${ms / 3600_000} h` : ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }
 
 function skeleton(p: Probe): unknown {
@@ -597,7 +691,6 @@ function setAt(container: unknown, key: PathPart, value: unknown): void {
   else if (typeof container === "object" && container !== null) (container as Record<string, unknown>)[String(key)] = value;
 }
 
-export { childNames, displayPath };
 
 // ---------------------------------------------------------------------------------------------
 // The worker's side

@@ -139,6 +139,13 @@ export interface Store {
    */
   readResultField?(job: JobRecord, segments: string[]): Promise<ResolvedField | undefined>;
 
+  /**
+   * Optional: resolves once the job is completed or failed by any process sharing the store (a
+   * database's workers), or after `timeoutMs`, or when `signal` aborts. Without it, the service
+   * wakes waiters when its own pool finishes a job (the embedded store: the only runner).
+   */
+  waitForJob?(jobId: number, timeoutMs: number, signal?: AbortSignal): Promise<void>;
+
   /** Removes what is past its retention at `now`; resolves with the number of jobs removed. */
   expire(now: Date): Promise<number>;
   /** Waits for writes in flight and releases files / connections. Unfinished jobs stay queued. */

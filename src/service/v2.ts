@@ -373,6 +373,9 @@ async function getResults(service: PredictionService, { req, res, query }: Route
       res.off("close", onClose);
     }
     if (gone.signal.aborted) return;
+    // Records are snapshots (a database store): read the job again for its state now.
+    sendJson(res, 200, await v2JobBody(service, (await service.findJob(org, job.id, job.code).catch(() => undefined)) ?? job));
+    return;
   }
   sendJson(res, 200, await v2JobBody(service, job));
 }

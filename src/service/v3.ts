@@ -176,9 +176,8 @@ async function getJob(service: PredictionService, request: RouteRequest): Promis
 async function getField(service: PredictionService, request: RouteRequest): Promise<void> {
   const job = await findJob(service, request.req, request.params);
   if (replyUnfinished(request, job)) return;
-  const results = await service.resultObject(job);
   const field = request.rest.join("/");
-  const { path, value } = resolveField(results, request.rest);
+  const { path, value } = await service.resultField(job, request.rest);
   const values = JSON.stringify(value) ?? "null";
   const bytes = Buffer.byteLength(values);
   const limit = service.config.maxFieldBytes;

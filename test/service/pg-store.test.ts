@@ -9,6 +9,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveField } from "../../src/service/fields.js";
 import { inTransaction, MAX_ATTEMPTS, migrate, PgStore, SchemaError, SCHEMA_VERSION } from "../../src/service/postgres.js";
+import { QuotaExceededError, type Created, type JobRecord, type QuotaStatus } from "../../src/service/store.js";
 import { parseV3 } from "../../src/service/v3.js";
 import { runTask } from "../../src/service/worker.js";
 import { spawnWorker, startPostgres, type PostgresServer, type WorkerProcess } from "../pg-server.js";
@@ -35,15 +36,24 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function request(body: Record<string, unknown>, analysis: "grid" | "maxfit" | "psr" = "grid") {
   const parsed = parseV3(analysis, { access_id: "a", ...body });
   return {
+    analysis: parsed.analysis,
     input: { analysis: parsed.analysis, data: parsed.data, thetas: parsed.thetas, options: parsed.options as Record<string, unknown> },
-    settings: { warnings: parsed.warnings, decimals: 6 as number | null, censorOperator: parsed.resolved.censor_operator },
+    warnings: parsed.warnings,
+    censorOperator: parsed.resolved.censor_operator,
   };
 }
 
 const quick = request({ y: gold.inputs.y, X: gold.inputs.X, theta: gold.inputs.theta });
+const PLANS: Record<string, number> = { acme: 1_000_000, tight: 50 };
 
-async function submit(s: PgStore, org: string, r = quick) {
-  return s.submit(org, r.input, r.settings);
+/** createJobs as a POST makes it; {ok: false} for the 429. */
+async function submit(s: PgStore, org: string, r = quick): Promise<({ ok: true } & Created) | { ok: false; status: QuotaStatus }> {
+  try {
+    return { ok: true, ...(await s.createJobs({ org, plan: PLANS[org], ...r })) };
+  } catch (error) {
+    if (error instanceof QuotaExceededError) return { ok: false, status: error.status };
+    throw error;
+  }
 }
 
 async function waitAll(ids: number[], timeoutMs = 120_000): Promise<Array<{ id: number; status: string; attempts: number; ran_by: string | null }>> {
@@ -68,11 +78,7 @@ describe("schema", () => {
     expect(applied.flat().sort()).toEqual([1]);
     const versions = await db.query("SELECT version FROM rbp_schema ORDER BY version");
     expect(versions.rows.map((r) => r.version)).toEqual([SCHEMA_VERSION]);
-    store = await PgStore.open(server.url, { migrate: true });
-    await store.syncPlans([
-      { name: "acme", quota: 1_000_000 },
-      { name: "tight", quota: 50 },
-    ]);
+    store = await PgStore.open(server.url, { migrate: true, runJobs: false });
   });
 });
 
@@ -105,18 +111,18 @@ describe("a connection lost inside a transaction", () => {
 
 describe("quota across two front ends", () => {
   it("concurrent POSTs to two stores spend exactly the plan, and every charge has its jobs", async () => {
-    const second = await PgStore.open(server.url);
+    const second = await PgStore.open(server.url, { runJobs: false });
     try {
       const fronts = [store, second];
       const outcomes = await Promise.all(Array.from({ length: 80 }, (_, i) => submit(fronts[i % 2], "tight")));
       expect(outcomes.filter((o) => o.ok)).toHaveLength(50);
-      expect(outcomes.filter((o) => !o.ok).every((o) => o.status.remaining === 0)).toBe(true);
-      expect(await store.quotaStatus("tight")).toEqual({ quota: 50, used: 50, remaining: 0 });
+      expect(outcomes.every((o) => o.ok || o.status.remaining === 0)).toBe(true);
+      expect(await store.quotaStatus("tight", 50)).toEqual({ quota: 50, used: 50, remaining: 0 });
       const jobs = await db.query("SELECT count(*)::int AS n FROM rbp_jobs WHERE org = 'tight'");
       expect(jobs.rows[0].n).toBe(50);
       // An experiment that cannot be paid for creates nothing.
       const big = request({ y: gold.inputs.y, X: gold.inputs.X, theta: [gold.inputs.theta, gold.inputs.theta] });
-      const refused = await second.submit("tight", big.input, big.settings);
+      const refused = await submit(second, "tight", big);
       expect(refused.ok).toBe(false);
       expect((await db.query("SELECT count(*)::int AS n FROM rbp_experiments WHERE org = 'tight'")).rows[0].n).toBe(0);
     } finally {
@@ -149,7 +155,7 @@ describe("workers", () => {
     expect(done.status).toBe("completed");
     const local = runTask({ id: 1, analysis: "grid", ...quick.input.data, theta: quick.input.thetas[0], options: quick.input.options, decimals: 6 });
     if (local.type !== "done") throw new Error(local.message);
-    expect(await store.resultJson(done.id)).toBe(local.json);
+    expect(await store.readResult({ id: done.id } as JobRecord)).toBe(local.json);
     const job = await store.findJob("acme", made.jobs[0].id, made.jobs[0].code);
     expect(job?.status).toBe("completed");
     expect(job?.compact).toEqual({ yhat: local.yhat, fit: local.fit });
@@ -160,7 +166,7 @@ describe("workers", () => {
     if (!made.ok) throw new Error("not charged");
     const id = made.jobs[0].id;
     await waitAll([id]);
-    const object = JSON.parse((await store.resultJson(id))!);
+    const object = JSON.parse((await store.readResult({ id } as JobRecord))!);
     for (const segments of [["yhat"], ["yhat", "0"], ["insights"], Object.keys(object).slice(0, 1)]) {
       let expected: { path: unknown; value: unknown } | Error;
       try {
@@ -169,10 +175,9 @@ describe("workers", () => {
         expected = error as Error;
       }
       if (expected instanceof Error) {
-        await expect(store.resultField(id, segments, 1 << 22)).rejects.toThrow(expected.message);
+        await expect(store.readResultField({ id } as JobRecord, segments)).rejects.toThrow(expected.message);
       } else {
-        const got = await store.resultField(id, segments, 1 << 22);
-        expect(got && "value" in got ? { path: got.path, value: got.value } : got).toEqual(expected);
+        expect(await store.readResultField({ id } as JobRecord, segments)).toEqual(expected);
       }
     }
     // A missing field answers the same 404 as the embedded store, naming what is there.
@@ -182,16 +187,15 @@ describe("workers", () => {
     } catch (error) {
       message = (error as Error).message;
     }
-    await expect(store.resultField(id, ["nope"], 1 << 22)).rejects.toThrow(message);
-    const tooLarge = await store.resultField(id, [], 10);
-    expect(tooLarge && "tooLarge" in tooLarge).toBe(true);
+    await expect(store.readResultField({ id } as JobRecord, ["nope"])).rejects.toThrow(message);
+    expect(await store.readResultField({ id: 9_999_999 } as JobRecord, ["yhat"])).toBeUndefined();
   }, 120_000);
 
   it("an experiment of 300 rows is spread over all three workers", async () => {
     const { y, X } = synthetic(60, 4, 3);
     const thetas = Array.from({ length: 300 }, (_, i) => X[i % X.length]);
     const r = request({ y, X, theta: thetas }, "psr");
-    const made = await store.submit("acme", r.input, r.settings);
+    const made = await submit(store, "acme", r);
     if (!made.ok) throw new Error("not charged");
     expect(made.experiment).toBeDefined();
     const rows = await waitAll(made.jobs.map((j) => j.id));
@@ -199,17 +203,17 @@ describe("workers", () => {
     const byWorker = new Map<string, number>();
     for (const row of rows) byWorker.set(row.ran_by!, (byWorker.get(row.ran_by!) ?? 0) + 1);
     expect([...byWorker.keys()].sort()).toEqual(workers.map((w) => w.owner).sort());
-    const jobs = await store.experimentJobs(made.experiment!.id);
+    const jobs = await store.experimentJobs(made.experiment!);
     expect(jobs.map((j) => j.row)).toEqual(Array.from({ length: 300 }, (_, i) => i));
     // The shared input is deleted once its last row finished.
     expect((await db.query("SELECT count(*)::int AS n FROM rbp_inputs WHERE pending > 0")).rows[0].n).toBe(0);
   }, 180_000);
 
   it("a worker SIGKILLed mid-job: the job completes on another worker once the lease expires, charged once", async () => {
-    const before = await store.quotaStatus("acme");
+    const before = await store.quotaStatus("acme", PLANS.acme);
     const { y, X } = synthetic(2000, 12, 7);
     const slow = request({ y, X, theta: X[0], options: { max_iter: 4095, threshold: [0, 0.2, 0.4, 0.6, 0.8] } });
-    const made = await store.submit("acme", slow.input, slow.settings);
+    const made = await submit(store, "acme", slow);
     if (!made.ok) throw new Error("not charged");
     const id = made.jobs[0].id;
     let owner: string | null = null;
@@ -225,19 +229,19 @@ describe("workers", () => {
     expect(done.status).toBe("completed");
     expect(done.attempts).toBe(2);
     expect(done.ran_by).not.toBe(owner);
-    const after = await store.quotaStatus("acme");
+    const after = await store.quotaStatus("acme", PLANS.acme);
     expect(after.used - before.used).toBe(1);
-    expect(await store.resultJson(id)).toMatch(/^\{/);
+    expect(await store.readResult({ id } as JobRecord)).toMatch(/^\{/);
     workers = workers.filter((w) => w !== victim);
   }, 240_000);
 
   it("PostgreSQL restarted mid-run (immediate stop, like a crash): the jobs resume, none lost, each charged once", async () => {
-    const before = await store.quotaStatus("acme");
+    const before = await store.quotaStatus("acme", PLANS.acme);
     const { y, X } = synthetic(400, 8, 5);
     const ids: number[] = [];
     for (let i = 0; i < 4; i++) {
       const r = request({ y, X, theta: X.slice(i * 10, i * 10 + 10) });
-      const made = await store.submit("acme", r.input, r.settings);
+      const made = await submit(store, "acme", r);
       if (!made.ok) throw new Error("not charged");
       ids.push(...made.jobs.map((j) => j.id));
     }
@@ -248,7 +252,7 @@ describe("workers", () => {
     });
     expect(rows.filter((x) => x.status === "completed")).toHaveLength(40);
     expect(rows.every((x) => x.attempts <= MAX_ATTEMPTS)).toBe(true);
-    const after = await store.quotaStatus("acme");
+    const after = await store.quotaStatus("acme", PLANS.acme);
     expect(after.used - before.used).toBe(40);
     const results = await db.query("SELECT count(*)::int AS n FROM rbp_results WHERE job_id = ANY($1::bigint[])", [ids]);
     expect(results.rows[0].n).toBe(40);
