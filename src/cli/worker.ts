@@ -4,7 +4,7 @@
  * queue. Any number of these, on any machine that reaches the database (docs/team-service.md).
  * The URL may also come from RBP_DATABASE_URL (keeps a password out of `ps`).
  */
-import { startPgWorker, type PgWorkerOptions } from "../service/pg-worker.js";
+import type { PgWorkerOptions } from "../service/pg-worker.js";
 import { UsageError } from "./predict.js";
 
 export const WORKER_USAGE = `Usage: rbp worker --database postgres://USER@HOST:PORT/DB [--workers N] [--lease SECONDS]
@@ -64,6 +64,8 @@ export function parseWorkerArgs(args: string[], env: NodeJS.ProcessEnv = process
 
 export async function worker(args: { options: PgWorkerOptions; quiet: boolean }, io: { stdout: (s: string) => void; stderr: (s: string) => void }): Promise<void> {
   const log = args.quiet ? undefined : (line: string) => io.stderr(`${new Date().toISOString()} ${line}\n`);
+  // Loaded here, so that other rbp commands never load the PostgreSQL driver.
+  const { startPgWorker } = await import("../service/pg-worker.js");
   const running = await startPgWorker({ ...args.options, log });
   io.stdout(`rbp worker ${running.owner} running jobs (${args.options.workers ?? 1} at a time). Press Ctrl+C to stop.\n`);
   await new Promise<void>((resolve) => {

@@ -11,8 +11,10 @@
  *   WHERE quota - used >= n` locks the organisation's row, so concurrent POSTs on any number of front
  *   ends spend exactly the plan, and a crash either keeps both the charge and the jobs or neither.
  *   Charging happens only there: running a job again never charges again.
- * - Claiming: a worker takes the oldest runnable job with `FOR UPDATE SKIP LOCKED` (queued, or
- *   running with an expired lease) and holds it under a lease it renews while it runs. A worker that
+ * - Claiming: a worker takes a runnable job (queued, or running with an expired lease) with
+ *   `FOR UPDATE SKIP LOCKED`, fairly across organisations: the oldest job of the organisation whose
+ *   last claim is the longest ago (round robin over those with work waiting), so a flood from one
+ *   organisation does not hold back another's job. It holds the job under a lease it renews while it runs. A worker that
  *   dies stops renewing; once the lease expires another worker claims the job again (after
  *   MAX_ATTEMPTS claims the job fails instead, so one poison job cannot kill every worker forever).
  *   A completion or failure is written only by the current lease holder, in one transaction with the
@@ -59,7 +61,8 @@ CREATE FUNCTION rbp_iso(t timestamptz) RETURNS text LANGUAGE sql IMMUTABLE AS
 CREATE TABLE rbp_orgs (
   name text PRIMARY KEY,
   quota bigint NOT NULL CHECK (quota >= 0),
-  used bigint NOT NULL DEFAULT 0 CHECK (used >= 0)
+  used bigint NOT NULL DEFAULT 0 CHECK (used >= 0),
+  last_claim_at timestamptz
 );
 CREATE TABLE rbp_inputs (
   id bigserial PRIMARY KEY,
@@ -104,7 +107,7 @@ CREATE TABLE rbp_jobs (
   attempts integer NOT NULL DEFAULT 0,
   ran_by text
 );
-CREATE INDEX rbp_jobs_runnable ON rbp_jobs (id) WHERE status IN ('queued', 'running');
+CREATE INDEX rbp_jobs_runnable ON rbp_jobs (org, id) WHERE status IN ('queued', 'running');
 CREATE INDEX rbp_jobs_experiment ON rbp_jobs (experiment_id, row_index) WHERE experiment_id IS NOT NULL;
 CREATE INDEX rbp_jobs_org_created ON rbp_jobs (org, created_at);
 CREATE TABLE rbp_gone (
@@ -732,22 +735,26 @@ export class PgQueue {
   }
 
   /**
-   * Claims the oldest runnable job: queued, or running under a lease that expired (its worker
-   * died). A job claimed more than MAX_ATTEMPTS times is failed here instead, and the next one taken.
+   * Claims a runnable job: queued, or running under a lease that expired (its worker died); the
+   * oldest of the organisation served longest ago (fair round robin). A job claimed more than
+   * MAX_ATTEMPTS times is failed here instead, and the next one taken.
    */
   async claim(): Promise<ClaimedJob | undefined> {
     for (;;) {
       const r = await this.pool.query<JobRow & { attempts: number }>(
         `UPDATE rbp_jobs SET status = 'running', started_at = now(), lease_owner = $1,
                 lease_until = now() + make_interval(secs => $2::float8 / 1000), attempts = attempts + 1
-         WHERE id = (SELECT id FROM rbp_jobs
-                     WHERE status = 'queued' OR (status = 'running' AND lease_until < now())
-                     ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1)
+         WHERE id = (SELECT j.id FROM rbp_orgs o
+                     CROSS JOIN LATERAL (SELECT id FROM rbp_jobs
+                                         WHERE org = o.name AND (status = 'queued' OR (status = 'running' AND lease_until < now()))
+                                         ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) j
+                     ORDER BY o.last_claim_at NULLS FIRST, j.id LIMIT 1)
          RETURNING ${JOB_COLUMNS}, attempts`,
         [this.owner, this.leaseMs],
       );
       const row = r.rows[0];
       if (!row) return undefined;
+      await this.pool.query("UPDATE rbp_orgs SET last_claim_at = clock_timestamp() WHERE name = $1", [row.org]);
       const job = toJob(row);
       if (row.attempts > MAX_ATTEMPTS || row.input_id === null) {
         await this.fail(job.id, {

@@ -81,16 +81,15 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 export const TEST_STORE: "embedded" | "postgres" = process.env.RBP_TEST_STORE === "postgres" ? "postgres" : "embedded";
 
-let postgres: Promise<PostgresServer> | undefined;
+// Started while the file is collected (no hook time limit applies there), stopped after the file.
+const postgres: PostgresServer | undefined = TEST_STORE === "postgres" ? await startPostgres() : undefined;
+if (postgres) afterAll(() => postgres.stop(), 60_000);
 let databases = 0;
 
-/** A fresh, empty database on this file's PostgreSQL server; its URL. */
+/** A fresh, empty database on this file's PostgreSQL server (RBP_TEST_STORE=postgres); its URL. */
 export async function freshDatabase(): Promise<string> {
-  if (!postgres) {
-    postgres = startPostgres();
-    afterAll(async () => (await postgres)?.stop(), 60_000);
-  }
-  const server = await postgres;
+  if (!postgres) throw new Error("freshDatabase: set RBP_TEST_STORE=postgres");
+  const server = postgres;
   const name = `rbp_${process.pid}_${++databases}`;
   const admin = new pg.Client({ connectionString: server.url });
   await admin.connect();

@@ -44,7 +44,7 @@ function request(body: Record<string, unknown>, analysis: "grid" | "maxfit" | "p
 }
 
 const quick = request({ y: gold.inputs.y, X: gold.inputs.X, theta: gold.inputs.theta });
-const PLANS: Record<string, number> = { acme: 1_000_000, tight: 50 };
+const PLANS: Record<string, number> = { acme: 1_000_000, tight: 50, flood: 1_000_000, lone: 10 };
 
 /** createJobs as a POST makes it; {ok: false} for the 429. */
 async function submit(s: PgStore, org: string, r = quick): Promise<({ ok: true } & Created) | { ok: false; status: QuotaStatus }> {
@@ -138,6 +138,29 @@ describe("quota across two front ends", () => {
     expect(await store.findJob("acme", job.id, "0".repeat(16))).toBeUndefined();
     expect(await store.findJob("tight", job.id, job.code)).toBeUndefined();
     expect(await store.findJob("acme", 9_999_999, job.code)).toBeUndefined();
+  });
+});
+
+describe("fair claims", () => {
+  it("a flood of one organisation's jobs does not hold back another's: claims go round robin over organisations", async () => {
+    // Queued now (no worker yet): 50 jobs of "tight" from above, then a flood of 30, then one of acme.
+    const flood = request({ y: gold.inputs.y, X: gold.inputs.X, theta: Array.from({ length: 30 }, () => gold.inputs.theta) });
+    expect((await submit(store, "flood", flood)).ok).toBe(true);
+    const single = await submit(store, "lone");
+    if (!single.ok) throw new Error("not charged");
+    const runner = await PgStore.open(server.url, { leaseMs: 60_000 });
+    try {
+      const claimed = [await runner.claim(), await runner.claim(), await runner.claim()];
+      // Organisations with queued work: tight (50), acme (1, from above), flood (30), lone (1).
+      expect(new Set(claimed.map((c) => c?.job.org)).size).toBe(3);
+      const fourth = await runner.claim();
+      expect([...claimed, fourth].map((c) => c?.job.org).sort()).toEqual(["acme", "flood", "lone", "tight"]);
+      expect([...claimed, fourth].find((c) => c?.job.org === "lone")?.job.id).toBe(single.jobs[0].id);
+    } finally {
+      await runner.close(); // hands the three back to the queue
+    }
+    const requeued = await db.query("SELECT count(*)::int AS n FROM rbp_jobs WHERE status = 'running'");
+    expect(requeued.rows[0].n).toBe(0);
   });
 });
 
