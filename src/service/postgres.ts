@@ -742,19 +742,20 @@ export class PgQueue {
   async claim(): Promise<ClaimedJob | undefined> {
     for (;;) {
       const r = await this.pool.query<JobRow & { attempts: number }>(
-        `UPDATE rbp_jobs SET status = 'running', started_at = now(), lease_owner = $1,
+        `WITH claimed AS (UPDATE rbp_jobs SET status = 'running', started_at = now(), lease_owner = $1,
                 lease_until = now() + make_interval(secs => $2::float8 / 1000), attempts = attempts + 1
          WHERE id = (SELECT j.id FROM rbp_orgs o
                      CROSS JOIN LATERAL (SELECT id FROM rbp_jobs
                                          WHERE org = o.name AND (status = 'queued' OR (status = 'running' AND lease_until < now()))
                                          ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) j
                      ORDER BY o.last_claim_at NULLS FIRST, j.id LIMIT 1)
-         RETURNING ${JOB_COLUMNS}, attempts`,
+         RETURNING ${JOB_COLUMNS}, attempts),
+         served AS (UPDATE rbp_orgs SET last_claim_at = clock_timestamp() WHERE name = (SELECT org FROM claimed))
+         SELECT * FROM claimed`,
         [this.owner, this.leaseMs],
       );
       const row = r.rows[0];
       if (!row) return undefined;
-      await this.pool.query("UPDATE rbp_orgs SET last_claim_at = clock_timestamp() WHERE name = $1", [row.org]);
       const job = toJob(row);
       if (row.attempts > MAX_ATTEMPTS || row.input_id === null) {
         await this.fail(job.id, {
@@ -809,15 +810,12 @@ export class PgQueue {
 
   /** Stores the result and marks the job completed, if this worker still holds its lease. */
   async complete(jobId: number, json: string, compact: JobRecord["compact"]): Promise<boolean> {
-    return this.finish(jobId, "completed", async (c) => {
-      await c.query("INSERT INTO rbp_results (job_id, result) VALUES ($1, $2)", [jobId, json]);
-      return { compact: JSON.stringify(compact), failure: null };
-    });
+    return this.finish(jobId, "completed", { compact: JSON.stringify(compact), failure: null, result: json });
   }
 
   /** Marks the job failed, if this worker still holds its lease. */
   async fail(jobId: number, failure: JobFailure): Promise<boolean> {
-    return this.finish(jobId, "failed", async () => ({ compact: null, failure: JSON.stringify(failure) }));
+    return this.finish(jobId, "failed", { compact: null, failure: JSON.stringify(failure), result: null });
   }
 
   /** Gives a held job back to the queue at once (a worker shutting down). */
@@ -834,33 +832,35 @@ export class PgQueue {
     await this.pool.end().catch(() => undefined);
   }
 
-  private async finish(
-    jobId: number,
-    status: "completed" | "failed",
-    write: (c: pg.PoolClient) => Promise<{ compact: string | null; failure: string | null }>,
-  ): Promise<boolean> {
-    return inTransaction(this.pool, async (c) => {
-      const held = await c.query<{ input_id: number | null }>(
-        "SELECT input_id FROM rbp_jobs WHERE id = $1 AND lease_owner = $2 AND status = 'running' FOR UPDATE",
-        [jobId, this.owner],
-      );
-      if (held.rowCount === 0) return false;
-      const { compact, failure } = await write(c);
-      await c.query(
-        `UPDATE rbp_jobs SET status = $2, finished_at = now(), compact = $3, failure = $4, lease_owner = NULL, lease_until = NULL, ran_by = $5
-         WHERE id = $1`,
-        [jobId, status, compact, failure, this.owner],
-      );
-      const inputId = held.rows[0].input_id;
-      if (inputId !== null) {
-        const left = await c.query<{ pending: number }>("UPDATE rbp_inputs SET pending = pending - 1 WHERE id = $1 RETURNING pending", [inputId]);
-        if ((left.rows[0]?.pending ?? 1) <= 0) {
-          await c.query("UPDATE rbp_jobs SET input_id = NULL WHERE input_id = $1", [inputId]);
-          await c.query("DELETE FROM rbp_inputs WHERE id = $1", [inputId]);
-        }
-      }
-      await c.query("SELECT pg_notify('rbp_done', $1)", [String(jobId)]);
-      return true;
-    });
+  /**
+   * The outcome, in ONE statement (one round trip, atomic): only while this worker holds the lease,
+   * the result (when completed), the state, the input's pending count, the `rbp_done` notification.
+   * The input row goes once its last job finished (jobs' input_id is set null by its foreign key).
+   */
+  private async finish(jobId: number, status: "completed" | "failed", outcome: { compact: string | null; failure: string | null; result: string | null }): Promise<boolean> {
+    const r = await this.pool.query<{ done: number; input_id: number | null; pending: number | null }>(
+      `WITH held AS (
+         SELECT id, input_id FROM rbp_jobs WHERE id = $1 AND lease_owner = $2 AND status = 'running' FOR UPDATE
+       ), stored AS (
+         INSERT INTO rbp_results (job_id, result) SELECT id, $6::json FROM held WHERE $6::text IS NOT NULL RETURNING job_id
+       ), done AS (
+         UPDATE rbp_jobs j SET status = $3, finished_at = now(), compact = $4, failure = $5, lease_owner = NULL, lease_until = NULL, ran_by = $2
+         FROM held WHERE j.id = held.id RETURNING j.id
+       ), input AS (
+         UPDATE rbp_inputs i SET pending = pending - 1 FROM held WHERE i.id = held.input_id RETURNING i.id, i.pending
+       ), notified AS (
+         SELECT pg_notify('rbp_done', id::text) FROM done
+       )
+       SELECT (SELECT count(*) FROM done)::int AS done, (SELECT id FROM input) AS input_id, (SELECT pending FROM input) AS pending,
+              (SELECT count(*) FROM notified)::int AS notified, (SELECT count(*) FROM stored)::int AS stored`,
+      [jobId, this.owner, status, outcome.compact, outcome.failure, outcome.result],
+    );
+    const row = r.rows[0];
+    if (row.done === 0) return false;
+    if (row.input_id !== null && row.pending !== null && row.pending <= 0) {
+      await this.pool.query("DELETE FROM rbp_inputs WHERE id = $1 AND pending <= 0", [row.input_id]).catch(() => undefined);
+    }
+    return true;
   }
+
 }
