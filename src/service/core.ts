@@ -105,6 +105,7 @@ export class PredictionService {
     const every = Math.min(60_000, Math.max(50, Math.floor(this.config.retentionMs / 4)));
     this.retention = setInterval(() => void this.expire(), every);
     this.retention.unref();
+    store.onClaimable?.(() => this.pump());
   }
 
   /**

@@ -328,6 +328,8 @@ export class PgStore implements Store {
   private listenerDown = false;
   private readonly doneWaiters = new Map<number, Set<() => void>>();
   private closed = false;
+  private wake: (() => void) | undefined;
+  private poller: NodeJS.Timeout | undefined;
 
   private constructor(
     readonly pool: pg.Pool,
@@ -466,6 +468,21 @@ export class PgStore implements Store {
   async firstJobTime(org: string): Promise<Date | undefined> {
     const r = await this.pool.query<{ t: string | null }>("SELECT rbp_iso(min(created_at)) AS t FROM rbp_jobs WHERE org = $1", [org]);
     return r.rows[0].t === null ? undefined : new Date(r.rows[0].t);
+  }
+
+  /**
+   * Wakes this front end's engine threads when another process queued jobs (`rbp_jobs`), and every
+   * second (a missed notification, a lease that expired). Nothing when it runs no jobs.
+   */
+  onClaimable(wake: () => void): void {
+    if (!this.queue) return;
+    this.wake = wake;
+    void this.ensureListener().catch(() => undefined);
+    this.poller = setInterval(() => {
+      if (this.listenerDown || !this.listener) void this.ensureListener().catch(() => undefined);
+      wake();
+    }, 1000);
+    this.poller.unref();
   }
 
   /** A job for this front end's own engine threads, under a lease renewed until it finishes. */
@@ -624,12 +641,14 @@ export class PgStore implements Store {
       this.listenerDown = true;
     });
     client.on("notification", (n) => {
+      if (n.channel === "rbp_jobs") this.wake?.();
       if (n.channel !== "rbp_done") return;
       const id = Number(n.payload);
       for (const wake of [...(this.doneWaiters.get(id) ?? [])]) wake();
     });
     await client.connect();
     await client.query("LISTEN rbp_done");
+    if (this.queue) await client.query("LISTEN rbp_jobs");
     const old = this.listener;
     this.listener = client;
     this.listenerDown = false;
@@ -641,6 +660,8 @@ export class PgStore implements Store {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.renewer);
+    clearInterval(this.poller);
+    this.wake = undefined;
     await this.queue?.release([...this.held]).catch(() => undefined);
     for (const waiting of this.doneWaiters.values()) for (const wake of [...waiting]) wake();
     await this.listener?.end().catch(() => undefined);

@@ -146,6 +146,13 @@ export interface Store {
    */
   waitForJob?(jobId: number, timeoutMs: number, signal?: AbortSignal): Promise<void>;
 
+  /**
+   * Optional: calls `wake` whenever jobs may have become claimable without this process creating
+   * them (another front end's POST, a lease that expired), so the service asks `claim()` again.
+   * A store shared by several processes needs it; the embedded store does not.
+   */
+  onClaimable?(wake: () => void): void;
+
   /** Removes what is past its retention at `now`; resolves with the number of jobs removed. */
   expire(now: Date): Promise<number>;
   /** Waits for writes in flight and releases files / connections. Unfinished jobs stay queued. */
