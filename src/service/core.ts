@@ -9,14 +9,14 @@
 import type { ParsedRequest } from "../api/request.js";
 import { Authenticator } from "./auth.js";
 import type { Credentials, Org } from "./credentials.js";
-import { resolveField, type ResolvedField } from "./fields.js";
 import { MiB, ServiceError } from "./http.js";
 import type { Analysis } from "../api/options.js";
 import { DEFAULT_RESULT_MEMORY_BYTES, DEFAULT_RETENTION_MS, EmbeddedStore, LruCache, type Experiment, type Job, type JobFailure, type JobVariant } from "./jobs.js";
 import { MemoryPersistence } from "./persistence.js";
 import { ERROR_PROCESS_JOB, JobFailedError, PoolClosedError, STATUS_PROCESSING, WorkerPool, type PoolSettings } from "./pool.js";
 import type { QuotaStatus } from "./quota.js";
-import { QuotaExceededError, StorageBusyError, StorageFullError, type Claimed, type Created, type Store } from "./store.js";
+import { resolveField, type ResolvedField } from "./fields.js";
+import { QuotaExceededError, StorageBusyError, StorageFullError, storageError, type Claimed, type Created, type Store } from "./store.js";
 
 export interface ServiceConfig {
   /** Decimal places of result numbers; null = full precision. Default 6. */
@@ -219,7 +219,19 @@ export class PredictionService {
 
   /** The `results` JSON of a completed job; 410 when it is no longer kept. */
   async resultJson(job: Job): Promise<string> {
-    const json = await this.store.readResult(job);
+    let json: string | undefined;
+    try {
+      json = await this.store.readResult(job);
+    } catch (error) {
+      const e = storageError(error);
+      if (e instanceof StorageBusyError) {
+        this.log(`storage busy: ${e.detail}`);
+        throw new ServiceError(503, "service_busy", "the service cannot read the result right now (too many open files); try again in a moment", {
+          headers: { "retry-after": "1" },
+        });
+      }
+      throw error;
+    }
     if (json === undefined) {
       const kept = this.store.durable
         ? `results are removed ${this.config.retentionMs / 3600_000} h after they finish (rbp serve --retention)`
@@ -229,18 +241,6 @@ export class PredictionService {
     return json;
   }
 
-  /**
-   * One field of a completed job's results (`segments` as in the URL, resolved as fields.ts does):
-   * cut out by the store when it can (a database never sends the whole result), else from the
-   * parsed result. 404 for an unknown field, 410 when the result is no longer kept.
-   */
-  async resultField(job: Job, segments: string[]): Promise<ResolvedField> {
-    if (!this.store.readResultField) return resolveField(await this.resultObject(job), segments);
-    const field = await this.store.readResultField(job, segments);
-    if (field === undefined) return resolveField(await this.resultObject(job), segments);
-    return field;
-  }
-
   /** The `results` object of a completed job (parsed; the last few are kept). */
   async resultObject(job: Job): Promise<unknown> {
     const cached = this.parsedCache.get(job.id);
@@ -248,6 +248,18 @@ export class PredictionService {
     const value: unknown = JSON.parse(await this.resultJson(job));
     this.parsedCache.set(job.id, value);
     return value;
+  }
+
+  /**
+   * One field of a completed job's results (`segments` from the URL): read by the store alone
+   * where it can (a database), else resolved in the parsed result; 410 when it is no longer kept.
+   */
+  async resultField(job: Job, segments: string[]): Promise<ResolvedField> {
+    if (this.store.readResultField) {
+      const field = await this.store.readResultField(job, segments);
+      if (field) return field;
+    }
+    return resolveField(await this.resultObject(job), segments);
   }
 
   /**

@@ -13,10 +13,10 @@ import { PredictionService, type ServiceConfig, type ServiceSettings } from "./c
 import { loadCredentialsFile, localCredentials, type CredentialSource, type Credentials } from "./credentials.js";
 import { EmbeddedStore } from "./jobs.js";
 import { DirPersistence, MemoryPersistence } from "./persistence.js";
+import type { Store } from "./store.js";
 import { defaultSpawn } from "./pool.js";
 import { createRouter } from "./router.js";
 import { ROUTE_TABLES, type RouteTableFactory } from "./routes.js";
-import type { Store } from "./store.js";
 
 export interface LocalServiceOptions {
   /** TCP port; 0 (the default) picks a free one. */
@@ -27,6 +27,11 @@ export interface LocalServiceOptions {
   credentialsFile?: string;
   /** Directory where jobs, results and quota survive restarts; default: memory only. */
   dataDir?: string;
+  /**
+   * Another store (store.ts) instead of the embedded one, e.g. a database store; the service
+   * closes it when it stops. Not with `dataDir`, `retentionMs`, `maxResultMemoryBytes` or `maxJobRecords`.
+   */
+  store?: Store;
   /** Worker threads; default os.availableParallelism(). */
   workers?: number;
   /** Time limit of one job in milliseconds; default 600000. */
@@ -69,6 +74,8 @@ export interface LocalServiceOptions {
   migrate?: boolean;
   /** With `database`: lease of a job this process runs (ms); default 30000. */
   leaseMs?: number;
+  /** With a data dir: job records of finished requests kept in memory (the rest are read back on demand); default 100,000. */
+  maxJobRecords?: number;
   /** Starts one pool worker; for tests that need a stand-in worker. Default: worker.ts. */
   spawn?: ServiceSettings["spawn"];
   /**
@@ -110,7 +117,8 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
     };
   }
 
-  const store = options.database !== undefined ? await openDatabase(options.database, options) : await openEmbedded(options);
+  const store: Store =
+    options.store !== undefined ? options.store : options.database !== undefined ? await openDatabase(options.database, options) : await openEmbedded(options);
   const config: Partial<ServiceConfig> = {
     decimals: options.decimals,
     maxBodyBytes: options.maxBodyBytes,
@@ -166,6 +174,7 @@ async function openEmbedded(options: LocalServiceOptions): Promise<Store> {
   const store = await EmbeddedStore.open(persistence, {
     retentionMs: options.retentionMs,
     maxResultMemoryBytes: options.maxResultMemoryBytes,
+    maxJobRecords: options.maxJobRecords,
     log: options.log,
   });
   if (store.requeued > 0) options.log?.(`re-queueing ${store.requeued} job(s) interrupted by the last stop`);
@@ -218,10 +227,14 @@ function checkOptions(o: LocalServiceOptions): void {
   integer("maxUploadBytes", o.maxUploadBytes, 1);
   integer("retentionMs", o.retentionMs, 1);
   integer("maxResultMemoryBytes", o.maxResultMemoryBytes, 0);
+  integer("maxJobRecords", o.maxJobRecords, 0);
   if (o.publicUrl !== undefined && !/^https?:\/\/[^\s/?#]+(?:\/[^\s?#]*)?$/.test(o.publicUrl)) {
     throw new RangeError(`startLocalService: publicUrl must be an absolute http(s) URL, got ${o.publicUrl}`);
   }
   if (o.decimals !== undefined && o.decimals !== null) integer("decimals", o.decimals, 0, 15);
+  if (o.store !== undefined && (o.dataDir !== undefined || o.maxJobRecords !== undefined || o.maxResultMemoryBytes !== undefined || o.retentionMs !== undefined)) {
+    throw new RangeError("startLocalService: store replaces the embedded store; dataDir, retentionMs, maxResultMemoryBytes and maxJobRecords configure the embedded one");
+  }
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {
@@ -236,5 +249,7 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 }
 
 export { PredictionService, type ServiceConfig } from "./core.js";
+export type { Store, CreateJobs, CreateFailedJob, Created, Claimed } from "./store.js";
+export { QuotaExceededError, StorageFullError, StorageBusyError, DamagedStoreError } from "./store.js";
 export { ROUTE_TABLES, type RouteTableFactory } from "./routes.js";
 export type { RouteTable, Route, RouteRequest } from "./router.js";

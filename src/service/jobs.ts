@@ -67,6 +67,11 @@ export interface EmbeddedSettings {
   maxResultMemoryBytes?: number;
   /** With a data dir: bytes of results cached in memory. Default 64 MiB. */
   resultCacheBytes?: number;
+  /**
+   * With a data dir: job records of finished requests kept in memory (least recently read go
+   * first; they are read again from the data dir when asked for). Default 100,000.
+   */
+  maxJobRecords?: number;
   /** Operational notes (never secrets). */
   log?: (line: string) => void;
 }
@@ -74,6 +79,7 @@ export interface EmbeddedSettings {
 export const DEFAULT_RETENTION_MS = 7 * 24 * 3600_000;
 export const DEFAULT_RESULT_MEMORY_BYTES = 256 * 1024 * 1024;
 const DEFAULT_RESULT_CACHE_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_JOB_RECORDS = 100_000;
 
 interface InputEntry {
   input: JobInput | Promise<JobInput | undefined> | undefined;
@@ -83,21 +89,39 @@ interface InputEntry {
   keep?: boolean;
 }
 
-/** One accepted request, in memory: for retention (oldest first) and quota. */
+/** One accepted request, always in memory: to find its jobs, for retention (oldest first). */
 interface BatchMeta {
   first: number;
+  count: number;
   org: string;
-  jobIds: number[];
+  created_at: string;
   experimentId?: number;
   inputRef: string;
+  /** Jobs not finished yet (the records stay in memory while there are any). */
+  unfinished: number;
+  /** Latest finished_at of its jobs (ms). */
+  lastFinished: number;
+  /** A job's outcome could not be saved: its record is the only copy; kept in memory. */
+  pinned?: boolean;
+}
+
+interface LoadedBatch {
+  meta: BatchMeta;
+  jobs: JobRecord[];
+  experiment?: ExperimentRecord;
 }
 
 export class EmbeddedStore implements Store {
   readonly durable: boolean;
-  private readonly jobs = new Map<number, JobRecord>();
-  private readonly experiments = new Map<number, ExperimentRecord>();
   private readonly inputs = new Map<string, InputEntry>();
+  /** Every request still kept, in id order (a few numbers each, never its rows). */
   private readonly batches: BatchMeta[] = [];
+  private readonly byExperiment = new Map<number, BatchMeta>();
+  /** Records of requests in memory: all with unfinished jobs, and recently read ones (LRU). */
+  private readonly loaded = new Map<number, LoadedBatch>();
+  private loadedJobs = 0;
+  private readonly maxJobRecords: number;
+  private readonly loading = new Map<number, Promise<LoadedBatch | undefined>>();
   private readonly queue = new FairQueue();
   private readonly quota: QuotaLedger;
   private readonly results: LruCache<number, string>;
@@ -120,6 +144,8 @@ export class EmbeddedStore implements Store {
     this.retentionMs = settings.retentionMs ?? DEFAULT_RETENTION_MS;
     this.log = settings.log ?? (() => {});
     this.quota = new QuotaLedger();
+    // Without a data dir the records are the only copy: they stay until their retention.
+    this.maxJobRecords = persistence.durable ? (settings.maxJobRecords ?? DEFAULT_JOB_RECORDS) : Infinity;
     this.results = new LruCache(
       persistence.durable ? (settings.resultCacheBytes ?? DEFAULT_RESULT_CACHE_BYTES) : (settings.maxResultMemoryBytes ?? DEFAULT_RESULT_MEMORY_BYTES),
       (s) => s.length,
@@ -159,7 +185,7 @@ export class EmbeddedStore implements Store {
         continue;
       }
       const { jobs, experiment } = this.records(batch);
-      maxJob = Math.max(maxJob, ...jobs.map((j) => j.id));
+      maxJob = Math.max(maxJob, batch.first_job_id + jobs.length - 1);
       if (experiment) maxExperiment = Math.max(maxExperiment, experiment.id);
       this.quota.add(batch.org, jobs.length);
       let pending = 0;
@@ -175,6 +201,7 @@ export class EmbeddedStore implements Store {
       if (pending > 0) this.inputs.set(batch.input_ref, { input: undefined, pending });
       this.requeued += pending;
     }
+    this.evict();
     this.nextJobId = Math.max(state?.next_job_id ?? 1, maxJob + 1, this.expiredBelowJob);
     this.nextExperimentId = Math.max(state?.next_experiment_id ?? 1, maxExperiment + 1, this.expiredBelowExperiment);
     for (const batch of stale) void this.removeFiles(batch.first_job_id, batch.jobs.map((j) => j.id), batch.input_ref);
@@ -210,10 +237,100 @@ export class EmbeddedStore implements Store {
     return { jobs, experiment };
   }
 
+  /** Takes a new or restored request in: its meta (kept) and its records (loaded). */
   private remember(batch: BatchRecord, jobs: JobRecord[], experiment: ExperimentRecord | undefined): void {
-    for (const job of jobs) this.jobs.set(job.id, job);
-    if (experiment) this.experiments.set(experiment.id, experiment);
-    this.batches.push({ first: batch.first_job_id, org: batch.org, jobIds: jobs.map((j) => j.id), experimentId: experiment?.id, inputRef: batch.input_ref });
+    const meta: BatchMeta = {
+      first: batch.first_job_id,
+      count: jobs.length,
+      org: batch.org,
+      created_at: batch.created_at,
+      experimentId: experiment?.id,
+      inputRef: batch.input_ref,
+      unfinished: 0,
+      lastFinished: 0,
+    };
+    for (const job of jobs) {
+      if (job.status === "completed" || job.status === "failed") meta.lastFinished = Math.max(meta.lastFinished, Date.parse(job.finished_at!));
+      else meta.unfinished++;
+    }
+    // In id order (binary search, oldest first): concurrent POSTs may finish saving out of order.
+    let at = this.batches.length;
+    while (at > 0 && this.batches[at - 1].first > meta.first) at--;
+    this.batches.splice(at, 0, meta);
+    if (experiment) this.byExperiment.set(experiment.id, meta);
+    this.loaded.set(meta.first, { meta, jobs, experiment });
+    this.loadedJobs += jobs.length;
+  }
+
+  /** The request holding job `id` (binary search over the kept requests). */
+  private metaOf(id: number): BatchMeta | undefined {
+    let lo = 0;
+    let hi = this.batches.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const meta = this.batches[mid];
+      if (id < meta.first) hi = mid - 1;
+      else if (id >= meta.first + meta.count) lo = mid + 1;
+      else return meta;
+    }
+    return undefined;
+  }
+
+  /** The records of a request: from memory, else read again from the data dir. */
+  private async batchRecords(meta: BatchMeta): Promise<LoadedBatch | undefined> {
+    const hit = this.loaded.get(meta.first);
+    if (hit) {
+      this.loaded.delete(meta.first);
+      this.loaded.set(meta.first, hit);
+      return hit;
+    }
+    let pending = this.loading.get(meta.first);
+    if (!pending) {
+      pending = this.readBatch(meta).finally(() => this.loading.delete(meta.first));
+      this.loading.set(meta.first, pending);
+    }
+    return pending;
+  }
+
+  private async readBatch(meta: BatchMeta): Promise<LoadedBatch | undefined> {
+    const batch = await this.persistence.loadBatch(meta.first);
+    if (!batch || this.metaOf(meta.first) !== meta) return undefined;
+    const { jobs, experiment } = this.records(batch);
+    const outcomes = await Promise.all(jobs.map((job) => (job.status === "failed" ? undefined : this.persistence.loadOutcome(job.id))));
+    jobs.forEach((job, i) => {
+      const outcome = outcomes[i];
+      if (outcome) applyOutcome(job, outcome);
+    });
+    const again = this.loaded.get(meta.first);
+    if (again) return again;
+    const entry = { meta, jobs, experiment };
+    this.loaded.set(meta.first, entry);
+    this.loadedJobs += jobs.length;
+    this.evict();
+    return entry;
+  }
+
+  /** Drops the records of finished requests read least recently, down to `maxJobRecords`. */
+  private evict(): void {
+    if (this.loadedJobs <= this.maxJobRecords) return;
+    for (const [first, entry] of this.loaded) {
+      if (this.loadedJobs <= this.maxJobRecords) break;
+      if (entry.meta.unfinished > 0 || entry.meta.pinned) continue;
+      this.loaded.delete(first);
+      this.loadedJobs -= entry.jobs.length;
+    }
+  }
+
+  /** The record of job `id` (undefined when no request holds it). */
+  private async jobRecord(id: number): Promise<JobRecord | undefined> {
+    const meta = this.metaOf(id);
+    if (!meta) return undefined;
+    return (await this.batchRecords(meta))?.jobs[id - meta.first];
+  }
+
+  /** Records in memory (job records, requests kept): for tests and the operator. */
+  stats(): { jobRecordsInMemory: number; requestsKept: number } {
+    return { jobRecordsInMemory: this.loadedJobs, requestsKept: this.batches.length };
   }
 
   // -------------------------------------------------------------------------------------------
@@ -284,6 +401,8 @@ export class EmbeddedStore implements Store {
       await this.persistence.saveBatch(batch);
     } catch (error) {
       this.quota.refund(batch.org, units);
+      // Best effort (the disk may be full): the ids this request drew are not handed out again after a restart.
+      void this.persistence.saveState(this.state()).catch(() => undefined);
       await Promise.all([
         input ? this.persistence.deleteInput(batch.input_ref).catch(() => undefined) : undefined,
         this.persistence.deleteBatch(batch.first_job_id).catch(() => undefined),
@@ -296,42 +415,41 @@ export class EmbeddedStore implements Store {
   // Lookups
 
   async findJob(org: string, id: number, code: string): Promise<JobRecord | undefined> {
-    const job = this.jobs.get(id);
+    const job = await this.jobRecord(id);
     if (!job || !sameCode(job.code, code) || job.org !== org || this.pastRetention(job)) return undefined;
     return job;
   }
 
   async findExperiment(org: string, id: number, code: string): Promise<ExperimentRecord | undefined> {
-    const experiment = this.experiments.get(id);
-    if (!experiment || !sameCode(experiment.code, code) || experiment.org !== org) return undefined;
-    if (experiment.job_ids.every((j) => { const job = this.jobs.get(j); return !job || this.pastRetention(job); })) return undefined;
+    const meta = this.byExperiment.get(id);
+    const entry = meta && (await this.batchRecords(meta));
+    const experiment = entry?.experiment;
+    if (!entry || !experiment || !sameCode(experiment.code, code) || experiment.org !== org) return undefined;
+    if (entry.jobs.every((job) => this.pastRetention(job))) return undefined;
     return experiment;
   }
 
   async experimentJobs(experiment: ExperimentRecord): Promise<JobRecord[]> {
-    return experiment.job_ids.map((id) => this.jobs.get(id)).filter((j): j is JobRecord => j !== undefined);
+    const meta = this.byExperiment.get(experiment.id);
+    return (meta && (await this.batchRecords(meta)))?.jobs ?? [];
   }
 
   async expiredReason(kind: "job" | "experiment", id: number): Promise<string | undefined> {
-    const below = kind === "job" ? this.expiredBelowJob : this.expiredBelowExperiment;
-    const record = kind === "job" ? this.jobs.get(id) : this.experiments.get(id);
-    const past =
-      record === undefined
-        ? id < below
-        : kind === "job"
-          ? this.pastRetention(record as JobRecord)
-          : (record as ExperimentRecord).job_ids.every((j) => { const job = this.jobs.get(j); return !job || this.pastRetention(job); });
+    const meta = kind === "job" ? this.metaOf(id) : this.byExperiment.get(id);
+    let past: boolean;
+    if (!meta) past = id < (kind === "job" ? this.expiredBelowJob : this.expiredBelowExperiment);
+    else {
+      const entry = await this.batchRecords(meta);
+      const jobs = kind === "job" ? entry?.jobs.filter((j) => j.id === id) : entry?.jobs;
+      past = jobs !== undefined && jobs.length > 0 && jobs.every((job) => this.pastRetention(job));
+    }
     if (!past) return undefined;
     return `${kind} ${id} is no longer kept: finished jobs and their results are removed ${describeMs(this.retentionMs)} after they finish (rbp serve --retention)`;
   }
 
   async firstJobTime(org: string): Promise<Date | undefined> {
-    for (const batch of this.batches) {
-      if (batch.org !== org) continue;
-      const job = this.jobs.get(batch.first);
-      if (job) return new Date(job.created_at);
-    }
-    return undefined;
+    const meta = this.batches.find((b) => b.org === org);
+    return meta ? new Date(meta.created_at) : undefined;
   }
 
   private pastRetention(job: JobRecord): boolean {
@@ -345,7 +463,7 @@ export class EmbeddedStore implements Store {
     for (;;) {
       const id = this.queue.shift();
       if (id === undefined) return undefined;
-      const job = this.jobs.get(id);
+      const job = await this.jobRecord(id);
       if (!job || job.status !== "queued") continue;
       job.status = "running";
       job.started_at = new Date().toISOString();
@@ -428,6 +546,13 @@ export class EmbeddedStore implements Store {
     }
     applyOutcome(job, outcome);
     this.finishing.delete(job.id);
+    const meta = this.metaOf(job.id);
+    if (meta) {
+      meta.unfinished = Math.max(0, meta.unfinished - 1);
+      meta.lastFinished = Math.max(meta.lastFinished, Date.parse(outcome.finished_at));
+      if (!saved) meta.pinned = true;
+      this.evict();
+    }
   }
 
   // -------------------------------------------------------------------------------------------
@@ -455,32 +580,36 @@ export class EmbeddedStore implements Store {
     let removed = 0;
     while (this.batches.length > 0) {
       const batch = this.batches[0];
-      const jobs = batch.jobIds.map((id) => this.jobs.get(id));
-      const done = jobs.every((j) => !j || (j.finished_at !== undefined && Date.parse(j.finished_at) + this.retentionMs <= now));
-      if (!done) break;
-      const last = batch.jobIds[batch.jobIds.length - 1];
+      if (batch.unfinished > 0 || batch.lastFinished + this.retentionMs > now) break;
+      const jobIds = Array.from({ length: batch.count }, (_, i) => batch.first + i);
+      const last = batch.first + batch.count - 1;
+      const before = { job: this.expiredBelowJob, experiment: this.expiredBelowExperiment };
       this.expiredBelowJob = Math.max(this.expiredBelowJob, last + 1);
       if (batch.experimentId !== undefined) this.expiredBelowExperiment = Math.max(this.expiredBelowExperiment, batch.experimentId + 1);
-      this.expiredUnits.set(batch.org, (this.expiredUnits.get(batch.org) ?? 0) + batch.jobIds.length);
+      this.expiredUnits.set(batch.org, (this.expiredUnits.get(batch.org) ?? 0) + batch.count);
       if (this.persistence.durable) {
         try {
           // The watermark first: a crash before the files go leaves them to be removed at the next open.
           await this.persistence.saveState(this.state());
         } catch (error) {
           this.log(`retention: state.json could not be saved (${error instanceof Error ? error.message : String(error)}); will try again`);
-          this.expiredUnits.set(batch.org, (this.expiredUnits.get(batch.org) ?? 0) - batch.jobIds.length);
+          this.expiredUnits.set(batch.org, (this.expiredUnits.get(batch.org) ?? 0) - batch.count);
+          this.expiredBelowJob = before.job;
+          this.expiredBelowExperiment = before.experiment;
           break;
         }
       }
       this.batches.shift();
-      for (const id of batch.jobIds) {
-        this.jobs.delete(id);
-        this.results.delete(id);
+      const entry = this.loaded.get(batch.first);
+      if (entry) {
+        this.loaded.delete(batch.first);
+        this.loadedJobs -= entry.jobs.length;
       }
-      if (batch.experimentId !== undefined) this.experiments.delete(batch.experimentId);
+      for (const id of jobIds) this.results.delete(id);
+      if (batch.experimentId !== undefined) this.byExperiment.delete(batch.experimentId);
       this.inputs.delete(batch.inputRef);
-      await this.removeFiles(batch.first, batch.jobIds, batch.inputRef);
-      removed += batch.jobIds.length;
+      await this.removeFiles(batch.first, jobIds, batch.inputRef);
+      removed += batch.count;
     }
     return removed;
   }

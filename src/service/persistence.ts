@@ -123,6 +123,9 @@ export interface Outcome {
   compact?: JobRecord["compact"];
 }
 
+/** A job file of the first data-dir layout (jobs/<id>.json), read once to migrate it. */
+type V1Job = JobRecord;
+
 export interface ServiceState {
   version: 2;
   next_job_id: number;
@@ -148,8 +151,11 @@ export interface Persistence {
   load(): Promise<Loaded>;
   saveState(state: ServiceState): Promise<void>;
   saveBatch(batch: BatchRecord): Promise<void>;
+  /** One request as saved (undefined when it is not there). */
+  loadBatch(firstJobId: number): Promise<BatchRecord | undefined>;
   deleteBatch(firstJobId: number): Promise<void>;
   saveOutcome(jobId: number, outcome: Outcome): Promise<void>;
+  loadOutcome(jobId: number): Promise<Outcome | undefined>;
   saveInput(ref: string, input: JobInput): Promise<void>;
   loadInput(ref: string): Promise<JobInput | undefined>;
   deleteInput(ref: string): Promise<void>;
@@ -173,6 +179,12 @@ export class MemoryPersistence implements Persistence {
   }
   async saveState(): Promise<void> {}
   async saveBatch(): Promise<void> {}
+  async loadBatch(): Promise<BatchRecord | undefined> {
+    return undefined;
+  }
+  async loadOutcome(): Promise<Outcome | undefined> {
+    return undefined;
+  }
   async deleteBatch(): Promise<void> {}
   async saveOutcome(): Promise<void> {}
   async saveInput(): Promise<void> {}
@@ -217,22 +229,15 @@ export class DirPersistence implements Persistence {
   private readonly chains = new Map<string, Promise<void>>();
   private readonly files = new Limiter(MAX_OPEN_FILES);
 
-  private constructor(readonly dir: string) {}
+  protected constructor(readonly dir: string) {}
 
   /**
-   * Creates the directory layout (0700), tightens an existing one, and removes temporary files a
-   * crash left behind. A data dir of the first layout (jobs/, experiments/) is refused with what to do.
+   * Creates the directory layout (0700), tightens an existing one, removes temporary files a
+   * crash left behind, and converts a data dir of the first layout (jobs/, experiments/).
    */
   static async open(dir: string): Promise<DirPersistence> {
     await mkdir(dir, { recursive: true, mode: DIR_MODE });
     await chmod(dir, DIR_MODE);
-    const top = await readdir(dir);
-    if (top.includes("jobs") || top.includes("experiments")) {
-      throw new DamagedStoreError(
-        `the data dir ${dir} was written by an older rbp (one file per job, in jobs/ and experiments/); ` +
-          `this version stores one file per request. Keep it with the older rbp, or start this one on a new --data-dir`,
-      );
-    }
     for (const sub of SUBDIRS) {
       await mkdir(join(dir, sub), { recursive: true, mode: DIR_MODE });
       await chmod(join(dir, sub), DIR_MODE);
@@ -242,7 +247,76 @@ export class DirPersistence implements Persistence {
         if (name.endsWith(".tmp")) await rm(join(dir, sub, name), { force: true });
       }
     }
-    return new DirPersistence(dir);
+    const persistence = new DirPersistence(dir);
+    if ((await readdir(dir)).includes("jobs")) await persistence.migrateFirstLayout();
+    return persistence;
+  }
+
+  /**
+   * Converts a data dir of the first layout (one file per job in jobs/, experiments/, state.json
+   * version 1) to this one: one batch per input, an outcome per finished job. Inputs and results
+   * keep their files. Quota used is then derived from the jobs, as always. The old files move to
+   * `v1-backup/`. Safe to run again if interrupted (it rewrites the same files).
+   */
+  private async migrateFirstLayout(): Promise<void> {
+    const advice = "restore it from a backup, or move it away (its job is then forgotten)";
+    const jobs: V1Job[] = [];
+    for (const name of (await readdir(join(this.dir, "jobs"))).filter((n) => n.endsWith(".json"))) {
+      const job = await this.readDamaged<V1Job>(join(this.dir, "jobs", name), advice);
+      if (job) jobs.push(job);
+    }
+    const codes = new Map<number, string>();
+    const hasExperiments = (await readdir(this.dir)).includes("experiments");
+    for (const name of hasExperiments ? (await readdir(join(this.dir, "experiments"))).filter((n) => n.endsWith(".json")) : []) {
+      const experiment = await this.readDamaged<ExperimentRecord>(join(this.dir, "experiments", name), advice);
+      if (experiment) codes.set(experiment.id, experiment.code);
+    }
+    const groups = new Map<string, V1Job[]>();
+    for (const job of jobs.sort((a, b) => a.id - b.id)) groups.set(job.input_ref, [...(groups.get(job.input_ref) ?? []), job]);
+    for (const group of groups.values()) {
+      const head = group[0];
+      const experimentId = head.experiment_id;
+      await this.saveBatch({
+        first_job_id: head.id,
+        org: head.org,
+        analysis: head.analysis,
+        created_at: head.created_at,
+        warnings: head.warnings,
+        input_ref: head.input_ref,
+        ...(head.theta_source ? { theta_source: head.theta_source } : {}),
+        ...(head.censor_operator ? { censor_operator: head.censor_operator } : {}),
+        ...(head.variant ? { variant: head.variant } : {}),
+        ...(experimentId !== undefined && codes.has(experimentId) ? { experiment: { id: experimentId, code: codes.get(experimentId)! } } : {}),
+        jobs: group.map((j) => ({ id: j.id, code: j.code })),
+      });
+      for (const job of group) {
+        if (job.status !== "completed" && job.status !== "failed") continue;
+        await this.saveOutcome(job.id, {
+          status: job.status,
+          ...(job.started_at ? { started_at: job.started_at } : {}),
+          finished_at: job.finished_at ?? job.created_at,
+          ...(job.failure ? { failure: job.failure } : {}),
+          ...(job.compact ? { compact: job.compact } : {}),
+        });
+      }
+    }
+    const old = await this.readDamaged<{ version?: number; next_job_id?: number; next_experiment_id?: number }>(join(this.dir, "state.json"), "restore it from a backup, or move it away");
+    const maxJob = jobs.reduce((m, j) => Math.max(m, j.id), 0);
+    const maxExperiment = [...codes.keys()].reduce((m, id) => Math.max(m, id), 0);
+    const backup = join(this.dir, "v1-backup");
+    await mkdir(backup, { recursive: true, mode: DIR_MODE });
+    if (old?.version === 1) await rename(join(this.dir, "state.json"), join(backup, "state.json"));
+    await this.saveState({
+      version: 2,
+      next_job_id: Math.max(old?.next_job_id ?? 1, maxJob + 1),
+      next_experiment_id: Math.max(old?.next_experiment_id ?? 1, maxExperiment + 1),
+      expired_below_job: 1,
+      expired_below_experiment: 1,
+      expired_units: {},
+    });
+    await rename(join(this.dir, "jobs"), join(backup, `jobs-${Date.now()}`));
+    if (hasExperiments) await rename(join(this.dir, "experiments"), join(backup, `experiments-${Date.now()}`));
+    await syncDir(this.dir);
   }
 
   async load(): Promise<Loaded> {
@@ -288,6 +362,20 @@ export class DirPersistence implements Persistence {
 
   deleteBatch(firstJobId: number): Promise<void> {
     return this.remove(this.batchPath(firstJobId));
+  }
+
+  loadBatch(firstJobId: number): Promise<BatchRecord | undefined> {
+    return this.read<BatchRecord>(this.batchPath(firstJobId));
+  }
+
+  loadOutcome(jobId: number): Promise<Outcome | undefined> {
+    return this.read<Outcome>(join(this.dir, "outcomes", `${jobId}.json`));
+  }
+
+  /** Reads a JSON file after the writes queued for it, within the open-files bound. */
+  private async read<T>(path: string): Promise<T | undefined> {
+    await this.chains.get(path);
+    return this.files.run(() => readJsonFile<T>(path));
   }
 
   saveOutcome(jobId: number, outcome: Outcome): Promise<void> {

@@ -8,7 +8,7 @@
  * - A job whose analysis throws fails with the error's message (the worker lives on).
  * - A worker that crashes or exits fails its job with the reason and is replaced when work waits.
  * - A worker that cannot start (out of file descriptors or memory, for a moment) fails no job:
- *   the pool tries again after a growing pause (0.1 s doubling up to 5 s) while jobs wait. Only
+ *   the pool tries again after a growing pause (0.05 s doubling up to 1 s) while jobs wait. Only
  *   a pool none of whose workers ever started (a broken installation) fails the waiting jobs
  *   after three tries, so nothing hangs there.
  *
@@ -82,6 +82,8 @@ export class WorkerPool {
   /** A worker of this pool has been ready once: start failures are then transient. */
   private everReady = false;
   private retryTimer: NodeJS.Timeout | undefined;
+  /** Pauses taken since a worker last became ready. */
+  private retries = 0;
 
   constructor(settings: PoolSettings) {
     this.size = Math.max(1, Math.floor(settings.size ?? availableParallelism()));
@@ -161,6 +163,7 @@ export class WorkerPool {
     if (reply.type === "ready") {
       slot.ready = true;
       this.startFailures = 0;
+      this.retries = 0;
       this.everReady = true;
       this.pump();
       return;
@@ -232,7 +235,7 @@ export class WorkerPool {
     }
     // A passing shortage (EMFILE, ENOMEM): the jobs wait; try again after a pause.
     if (this.retryTimer) return;
-    const delay = Math.min(5000, 100 * 2 ** (this.startFailures - 2));
+    const delay = Math.min(1000, 50 * 2 ** this.retries++);
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       this.pump();

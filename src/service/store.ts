@@ -14,7 +14,9 @@
  * removed by retention): never a charge without a job, never a job without a charge.
  *
  * **Ids.** Job and experiment ids are positive integers, increasing, never reused, even for a
- * request that was refused after its ids were drawn. Codes are 16 hex characters of
+ * request that was refused after its ids were drawn. (The embedded store records its counters at
+ * a refusal and at close, best effort: after a crash it may hand out again the ids of a refused
+ * request, under which nothing was ever stored.) Codes are 16 hex characters of
  * crypto.randomBytes; a lookup needs the organisation, the id and the code (compared in constant
  * time); anything else is "not found" (another organisation's job looks like a missing one).
  *

@@ -20,7 +20,7 @@ import { shapeOf } from "../api/json.js";
 import { parseRequest, type ParsedRequest } from "../api/request.js";
 import { ComputationError, InvalidInputError } from "../engine/errors.js";
 import type { PredictionService } from "./core.js";
-import { displayPath, jsonPath, resolveField, smallerPaths } from "./fields.js";
+import { displayPath, jsonPath, smallerPaths } from "./fields.js";
 import { readJson, sendJson, ServiceError } from "./http.js";
 import type { Experiment, Job } from "./jobs.js";
 import { checkBeforeQueue } from "./preflight.js";

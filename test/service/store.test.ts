@@ -153,6 +153,8 @@ describe("refused requests leave nothing behind; a full disk answers 507 (items 
     const after = await client.get(resultPath(slow.body));
     expect(after.status).toBe(409);
     expect(after.body.reason).toBe(failed.body.reason);
+    // the ids the refused request drew are not handed out again (it drew experiment 1)
+    expect((await client.post("/v3/psr", quickstart({ theta: thetas(2) }))).body.experiment_id).toBe(2);
   }, 120_000);
 });
 
@@ -231,6 +233,23 @@ describe("retention and bounded memory (item 6)", () => {
     expect(next.job_id).toBeGreaterThan(experiment.jobs[2].job_id);
   }, 30_000);
 
+  it("with a data dir, job records read back from disk answer exactly as from memory", async () => {
+    const { service, client } = await start({ dataDir: dir(), maxJobRecords: 4 });
+    services.push(service);
+    const receipts = [];
+    for (let i = 0; i < 3; i++) receipts.push((await client.post("/v3/psr", quickstart({ theta: thetas(5) }))).body);
+    const single = (await client.post("/v3/grid", quickstart())).body;
+    const first = [];
+    for (const r of receipts) first.push(await client.poll(experimentPath(r)));
+    const singleFirst = await client.poll(resultPath(single));
+    for (const [i, r] of receipts.entries()) {
+      expect(await client.get(experimentPath(r))).toMatchObject({ status: 200, body: first[i].body });
+      expect((await client.get(resultPath(r.jobs[4]))).body.results.yhat).toEqual([first[i].body.rows[4].yhat[0]]);
+    }
+    expect(await client.get(resultPath(single))).toMatchObject({ status: 200, body: singleFirst.body });
+    expect((await client.get(`/v3/results/${single.job_id}/${"0".repeat(16)}`)).status).toBe(404);
+  }, 30_000);
+
   it("without a data dir, results in memory are bounded: the least recently used answer 410", async () => {
     const { service, client } = await start({ maxResultMemoryBytes: 8_000, workers: 1 });
     services.push(service);
@@ -283,6 +302,36 @@ describe("state that survives crashes (item 8) and private files (item 9)", () =
       expect([200, 202]).toContain((await again.client.get(path)).status);
     }
   }, 60_000);
+
+  it("a data dir of the first layout (one file per job) is converted: its receipts, results and quota stay valid", async () => {
+    const data = dir();
+    const now = new Date().toISOString();
+    const key = { apiKey: "migrate-key-0123456789", accessId: "u" };
+    const org = "local";
+    const write = (path: string, value: unknown) => {
+      mkdirSync(join(data, path, ".."), { recursive: true });
+      writeFileSync(join(data, path), typeof value === "string" ? value : JSON.stringify(value));
+    };
+    const base = { org, analysis: "psr", created_at: now, warnings: ["an old warning"] };
+    write("state.json", { version: 1, next_job_id: 4, next_experiment_id: 2, quota_used: { [org]: 3 } });
+    write("jobs/1.json", { ...base, id: 1, code: "aaaaaaaaaaaaaaaa", status: "completed", started_at: now, finished_at: now, row: 0, input_ref: "j1", compact: { yhat: [1.5], fit: [0.5] } });
+    write("results/1.json", '{"yhat":[1.5],"fit":[0.5]}');
+    write("jobs/2.json", { ...base, id: 2, code: "bbbbbbbbbbbbbbbb", status: "failed", finished_at: now, row: 0, input_ref: "e1", experiment_id: 1, failure: { message: "old failure", error_code: 3, status_code: 10 } });
+    write("jobs/3.json", { ...base, id: 3, code: "cccccccccccccccc", status: "running", row: 1, input_ref: "e1", experiment_id: 1 });
+    write("experiments/1.json", { id: 1, code: "dddddddddddddddd", org, analysis: "psr", job_ids: [2, 3], created_at: now });
+    const X = gold.inputs.X.flat();
+    write("inputs/e1.json", { analysis: "psr", rows: 7, cols: 5, y: gold.inputs.y, X, thetas: [gold.inputs.theta, gold.inputs.theta], options: {} });
+    const { service, client } = await start({ dataDir: data, ...key, quota: 10 });
+    services.push(service);
+    expect(await client.get("/v3/results/1/aaaaaaaaaaaaaaaa")).toMatchObject({ status: 200, body: { results: { yhat: [1.5] } } });
+    expect((await client.get("/v3/results/2/bbbbbbbbbbbbbbbb")).body.reason).toBe("old failure");
+    const experiment = await client.poll("/v3/experiments/1/dddddddddddddddd");
+    expect(experiment.body).toMatchObject({ status: "partial_failed", n_completed: 1, n_failed: 1 });
+    expect((await client.get("/v3/quota")).body.used).toBe(3);
+    expect((await client.post("/v3/psr", quickstart())).body.job_id).toBe(4);
+    expect(existsSync(join(data, "jobs"))).toBe(false);
+    expect(readdirSync(join(data, "v1-backup")).length).toBeGreaterThan(0);
+  }, 30_000);
 
   it("the data dir is 0700 and its files 0600", async () => {
     const data = join(dir(), "fresh");
