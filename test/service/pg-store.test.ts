@@ -311,3 +311,40 @@ describe.skipIf(!RUN)("workers", () => {
     expect(results.rows[0].n).toBe(40);
   }, 240_000);
 });
+
+describe.skipIf(!RUN)("retention", () => {
+  it("removes finished jobs, their results and emptied experiments past the retention; their ids answer as gone, never as unknown", async () => {
+    const made = await submit(store, "acme");
+    if (!made.ok) throw new Error("not charged");
+    const { y, X } = synthetic(30, 3, 9);
+    const r = request({ y, X, theta: [X[0], X[1]] }, "psr");
+    const experiment = await submit(store, "acme", r);
+    if (!experiment.ok) throw new Error("not charged");
+    const ids = [made.jobs[0].id, ...experiment.jobs.map((j) => j.id)];
+    const runner = await PgStore.open(server.url, { runJobs: true, retentionMs: 60_000 });
+    try {
+      // Run them here (the worker processes are stopped by now).
+      for (let i = 0; i < 3; i++) {
+        const claimed = await runner.claim();
+        if (!claimed) break;
+        const done = runTask({ id: claimed.job.id, analysis: claimed.input.analysis, ...claimed.input.data, theta: claimed.input.thetas[claimed.job.row], options: claimed.input.options, decimals: 6 });
+        if (done.type !== "done") throw new Error(done.message);
+        expect(await runner.complete(claimed.job, done.json, { yhat: done.yhat, fit: done.fit })).toBe("completed");
+      }
+      await waitAll(ids, 10_000);
+      expect(await runner.expire(new Date())).toBe(0); // within the retention
+      const removed = await runner.expire(new Date(Date.now() + 120_000));
+      expect(removed).toBeGreaterThanOrEqual(3);
+      expect(await runner.findJob("acme", made.jobs[0].id, made.jobs[0].code)).toBeUndefined();
+      expect(await runner.readResult({ id: made.jobs[0].id } as JobRecord)).toBeUndefined();
+      expect(await runner.expiredReason("job", made.jobs[0].id)).toMatch(/no longer kept.*--retention/);
+      expect(await runner.findExperiment("acme", experiment.experiment!.id, experiment.experiment!.code)).toBeUndefined();
+      expect(await runner.expiredReason("experiment", experiment.experiment!.id)).toMatch(/no longer kept/);
+      expect(await runner.expiredReason("job", 9_999_999)).toBeUndefined();
+      const left = await db.query("SELECT count(*)::int AS n FROM rbp_results WHERE job_id = ANY($1::bigint[])", [ids]);
+      expect(left.rows[0].n).toBe(0);
+    } finally {
+      await runner.close();
+    }
+  }, 60_000);
+});
