@@ -66,7 +66,10 @@ export async function worker(args: { options: PgWorkerOptions; quiet: boolean },
   const log = args.quiet ? undefined : (line: string) => io.stderr(`${new Date().toISOString()} ${line}\n`);
   // Loaded here, so that other rbp commands never load the PostgreSQL driver.
   const { startPgWorker } = await import("../service/pg-worker.js");
-  const running = await startPgWorker({ ...args.options, log });
+  const running = await startPgWorker({ ...args.options, log }).catch((error: unknown) => {
+    if (error instanceof Error && error.name === "SchemaError") throw new UsageError(error.message);
+    throw error;
+  });
   io.stdout(`rbp worker ${running.owner} running jobs (${args.options.workers ?? 1} at a time). Press Ctrl+C to stop.\n`);
   await new Promise<void>((resolve) => {
     const stop = () => {
