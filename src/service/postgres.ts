@@ -23,6 +23,8 @@
  * - Results are stored as PostgreSQL `json` (the exact text served, key order kept): the whole
  *   result is read as text for `GET /jobs/{id}/{code}`, while one field is resolved and cut out
  *   by the server (`result #> path`), so a front end never loads a large result to serve a field.
+ * - v2 uploads live in `rbp_uploads`, and their tokens are signed with one key kept in the
+ *   database (`rbp_settings`), so an upload URL from one front end is accepted by any other.
  * - Notifications: `rbp_jobs` when jobs are queued (workers wake at once; they also poll), `rbp_done`
  *   with the job id when one finishes (v2 long-poll).
  *
@@ -31,7 +33,7 @@
  * await store.syncPlans([{ name: "acme", quota: 1000 }]);
  */
 import { hostname } from "node:os";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import pg from "pg";
 import type { Analysis } from "../api/options.js";
 import type { CensorOperator } from "../engine/options.js";
@@ -39,6 +41,8 @@ import { resolveField, type PathPart, type ResolvedField } from "./fields.js";
 import { newCode, sameCode } from "./jobs.js";
 import type { ExperimentRecord, JobFailure, JobInput, JobRecord, JobStatus, JobVariant } from "./persistence.js";
 import type { QuotaStatus } from "./quota.js";
+import { ServiceError } from "./http.js";
+import { UploadStore, type PutOutcome, type StoredUpload, type UploadSettings, type Uploads } from "./uploads.js";
 import { QuotaExceededError, StorageBusyError, StorageFullError, type Claimed, type CreateFailedJob, type CreateJobs, type Created, type Store } from "./store.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -110,6 +114,21 @@ CREATE TABLE rbp_jobs (
 CREATE INDEX rbp_jobs_runnable ON rbp_jobs (org, id) WHERE status IN ('queued', 'running');
 CREATE INDEX rbp_jobs_experiment ON rbp_jobs (experiment_id, row_index) WHERE experiment_id IS NOT NULL;
 CREATE INDEX rbp_jobs_org_created ON rbp_jobs (org, created_at);
+CREATE TABLE rbp_settings (
+  key text PRIMARY KEY,
+  value bytea NOT NULL
+);
+CREATE TABLE rbp_uploads (
+  org text NOT NULL,
+  name text NOT NULL,
+  n_rows integer NOT NULL,
+  n_cols integer NOT NULL,
+  x bytea NOT NULL,
+  digest text NOT NULL,
+  bytes bigint NOT NULL,
+  expires bigint NOT NULL,
+  PRIMARY KEY (org, name)
+);
 CREATE TABLE rbp_gone (
   kind text NOT NULL,
   id bigint NOT NULL,
@@ -334,6 +353,7 @@ export class PgStore implements Store {
   private constructor(
     readonly pool: pg.Pool,
     private readonly url: string,
+    private readonly uploadSecret: Buffer,
     private readonly settings: Required<Omit<PgStoreSettings, "migrate" | "poolSize" | "log">> & { log: (line: string) => void },
   ) {
     if (settings.runJobs) {
@@ -361,7 +381,10 @@ export class PgStore implements Store {
       await pool.end().catch(() => undefined);
       throw error;
     }
-    return new PgStore(pool, url, {
+    // One key signs upload tokens for every front end: made by the first to open, read by the rest.
+    await pool.query("INSERT INTO rbp_settings (key, value) VALUES ('upload_secret', $1) ON CONFLICT (key) DO NOTHING", [randomBytes(32)]);
+    const secret = (await pool.query<{ value: Buffer }>("SELECT value FROM rbp_settings WHERE key = 'upload_secret'")).rows[0].value;
+    return new PgStore(pool, url, secret, {
       runJobs: settings.runJobs ?? true,
       leaseMs: settings.leaseMs ?? 30_000,
       decimals: settings.decimals === undefined ? 6 : settings.decimals,
@@ -468,6 +491,11 @@ export class PgStore implements Store {
   async firstJobTime(org: string): Promise<Date | undefined> {
     const r = await this.pool.query<{ t: string | null }>("SELECT rbp_iso(min(created_at)) AS t FROM rbp_jobs WHERE org = $1", [org]);
     return r.rows[0].t === null ? undefined : new Date(r.rows[0].t);
+  }
+
+  /** v2 uploads in the database, signed with the shared key (any front end accepts any other's URL). */
+  uploads(settings: UploadSettings): Uploads {
+    return new PgUploads(this.pool, { ...settings, secret: this.uploadSecret });
   }
 
   /**
@@ -675,6 +703,61 @@ export class PgStore implements Store {
     } catch (error) {
       throw databaseError(error);
     }
+  }
+}
+
+/**
+ * Uploaded X matrices in `rbp_uploads`: the same answers as UploadStore (created / replaced /
+ * unchanged, 413 above the size limit, kept `ttlMs` after the last PUT), for every front end.
+ */
+class PgUploads implements Uploads {
+  private readonly signer: UploadStore;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly settings: UploadSettings,
+  ) {
+    this.signer = new UploadStore(settings);
+  }
+
+  sign(org: string, name: string, now?: number): { token: string; expires: number } {
+    return this.signer.sign(org, name, now);
+  }
+
+  verify(token: string | null, name: string, now?: number): string {
+    return this.signer.verify(token, name, now);
+  }
+
+  async put(org: string, name: string, matrix: { rows: number; cols: number; X: Float64Array }, raw: Buffer, now = Date.now()): Promise<PutOutcome> {
+    if (matrix.X.byteLength > this.settings.maxStoreBytes) {
+      throw new ServiceError(413, "payload_too_large", `Payload Too Large: this X needs ${matrix.X.byteLength} bytes, above the ${this.settings.maxStoreBytes} bytes the service keeps for uploads`, {
+        extra: { limit: this.settings.maxStoreBytes },
+      });
+    }
+    const digest = createHash("sha256").update(raw).digest("hex");
+    const expires = now + this.settings.ttlMs;
+    const r = await this.pool.query<{ old: string | null }>(
+      `WITH old AS (SELECT digest FROM rbp_uploads WHERE org = $1 AND name = $2 AND expires > $8),
+            swept AS (DELETE FROM rbp_uploads WHERE expires <= $8 AND NOT (org = $1 AND name = $2))
+       INSERT INTO rbp_uploads (org, name, n_rows, n_cols, x, digest, bytes, expires) VALUES ($1, $2, $3, $4, $5, $6, $7, $9)
+       ON CONFLICT (org, name) DO UPDATE SET n_rows = excluded.n_rows, n_cols = excluded.n_cols, x = excluded.x, digest = excluded.digest,
+         bytes = excluded.bytes, expires = excluded.expires
+       RETURNING (SELECT digest FROM old) AS old`,
+      [org, name, matrix.rows, matrix.cols, f64Bytes(matrix.X), digest, raw.length, now, expires],
+    );
+    const old = r.rows[0].old;
+    const outcome = old === null ? "created" : old === digest ? "unchanged" : "replaced";
+    return { upload: { org, name, ...matrix, digest, bytes: raw.length, expires }, outcome };
+  }
+
+  async get(org: string, name: string, now = Date.now()): Promise<StoredUpload | undefined> {
+    const r = await this.pool.query<{ n_rows: number; n_cols: number; x: Buffer; digest: string; bytes: number; expires: number }>(
+      "SELECT n_rows, n_cols, x, digest, bytes, expires FROM rbp_uploads WHERE org = $1 AND name = $2 AND expires > $3",
+      [org, name, now],
+    );
+    const row = r.rows[0];
+    if (!row) return undefined;
+    return { org, name, rows: row.n_rows, cols: row.n_cols, X: bytesF64(row.x), digest: row.digest, bytes: row.bytes, expires: row.expires };
   }
 }
 

@@ -57,6 +57,7 @@ import type { CensorOperator } from "../engine/options.js";
 import type { ExperimentRecord, JobFailure, JobInput, JobRecord, JobVariant } from "./persistence.js";
 import type { QuotaStatus } from "./quota.js";
 import type { ResolvedField } from "./fields.js";
+import type { UploadSettings, Uploads } from "./uploads.js";
 
 export type { ExperimentRecord, JobFailure, JobInput, JobRecord, JobStatus, JobVariant } from "./persistence.js";
 export type { QuotaStatus } from "./quota.js";
@@ -154,6 +155,12 @@ export interface Store {
    * A store shared by several processes needs it; the embedded store does not.
    */
   onClaimable?(wake: () => void): void;
+
+  /**
+   * Optional: uploaded X matrices (v2) kept in the store, so that every front end sharing it
+   * signs, accepts and finds the same uploads. Without it, each process keeps its own in memory.
+   */
+  uploads?(settings: UploadSettings): Uploads;
 
   /** Removes what is past its retention at `now`; resolves with the number of jobs removed. */
   expire(now: Date): Promise<number>;

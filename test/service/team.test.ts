@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IN_CI } from "../ci.js";
 import { spawnServe, type ServeProcess } from "../../scripts/rbp-serve.js";
 import { postgresBin, spawnWorker, startPostgres, type PostgresServer, type WorkerProcess } from "../pg-server.js";
-import { Client, quickstart, sleep, synthetic, tempDir, writeCredentials } from "./helpers.js";
+import { Client, gold, quickstart, sleep, synthetic, tempDir, writeCredentials } from "./helpers.js";
+import { officialPsrBody, send, V2, V2Client } from "./v2-helpers.js";
 
 /** Debian's PostgreSQL server (scripts/install-postgres.sh): skipped without it on a developer's machine, failing in CI. */
 const RUN = postgresBin() !== undefined || IN_CI;
@@ -74,6 +75,23 @@ describe.skipIf(!RUN)("two front ends and three workers on one PostgreSQL", () =
     const field = await client(fronts[1]).get(`/v3/jobs/${receipt.body.job_id}/${receipt.body.job_code}/yhat`);
     expect(field.status).toBe(200);
     expect(field.body.values).toEqual(a.body.results.yhat);
+  }, 120_000);
+
+  it("a v2 upload URL from one front end is PUT to the other, and a POST to the first finds the upload", async () => {
+    const name = "feedbeef.json";
+    const issued = await send("GET", `${fronts[0].url}${V2}/payload/upload/url/X`, { "x-api-key": KEY }, { file_name: name });
+    expect(issued.status, JSON.stringify(issued.body)).toBe(200);
+    const onOther = new URL(issued.body.url);
+    const url = `${fronts[1].url}${onOther.pathname}${onOther.search}`;
+    const put = await send("PUT", url, {}, JSON.stringify(gold.inputs.X));
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    expect(put.body.outcome).toBe("created");
+    expect((await send("PUT", url, {}, JSON.stringify(gold.inputs.X))).body.outcome).toBe("unchanged");
+    const v2 = new V2Client(fronts[0].url, KEY, "ann");
+    const byRef = await v2.run("psr", officialPsrBody({ X: name, threshold: [0.8] }));
+    const inline = await new V2Client(fronts[1].url, KEY, "ann").run("psr", officialPsrBody({ threshold: [0.8] }));
+    expect(byRef.result.body.yhat).toEqual(inline.result.body.yhat);
+    expect(byRef.result.body.error_code).toBe(0);
   }, 120_000);
 
   it("concurrent POSTs to both front ends against one quota spend exactly the quota", async () => {
