@@ -22,6 +22,7 @@ import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { createRandom } from "../src/engine/random.js";
 import { spawnServe } from "../scripts/rbp-serve.js";
+import { compareStores } from "./stores.js";
 
 const SMALL = { N: 50, K: 3, jobs: 600, clients: 16, pollMs: 2 };
 const GRID = { N: 2000, K: 12, targetSeconds: 8 };
@@ -264,3 +265,6 @@ try {
   server.child.kill("SIGTERM");
   await exited;
 }
+// 3. The embedded store against PostgreSQL with 1 and 2 worker processes (bench/stores.ts), with its own time limit.
+clearTimeout(limit);
+await compareStores();

@@ -6,12 +6,14 @@ import { predict, PREDICT_USAGE, UsageError } from "./predict.js";
 import { parseServeArgs, serve, SERVE_USAGE } from "./serve.js";
 import { kernelCommand, KERNEL_USAGE, parseKernelArgs } from "./kernel.js";
 import { parseVerifyArgs, verify, VERIFY_USAGE } from "./verify.js";
+import { parseWorkerArgs, worker, WORKER_USAGE } from "./worker.js";
 
 const USAGE = `Usage: rbp <command> [options]
 
 Commands:
   predict <grid|maxfit|psr> --input <file|->   run one analysis locally and print its results as JSON
   serve [--port N] [--data-dir DIR] ...        run the local prediction service (API versions 3 and 2)
+  worker --database postgres://...             run jobs of a team service kept in PostgreSQL
   kernel install [--user | --prefix DIR]       register the TypeScript (tslab) kernel with Jupyter
   verify <report.html> [--json]                recompute a saved report's predictions with the local engine
 
@@ -39,6 +41,14 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     await serve(parseServeArgs(rest), io);
+    return 0;
+  }
+  if (command === "worker") {
+    if (rest.includes("--help") || rest.includes("-h")) {
+      io.stdout(WORKER_USAGE + "\n");
+      return 0;
+    }
+    await worker(parseWorkerArgs(rest), io);
     return 0;
   }
   if (command === "kernel") {

@@ -11,7 +11,7 @@ export const DEFAULT_PORT = 8765;
 
 export const SERVE_USAGE = `Usage: rbp serve [--port N] [--host H] [--credentials FILE] [--data-dir DIR] [--workers N]
                  [--timeout SECONDS] [--decimals N|full] [--quota N] [--v2-long-poll SECONDS]
-                 [--retention HOURS] [--result-memory MIB] [--quiet]
+                 [--retention HOURS] [--result-memory MIB] [--database URL [--migrate]] [--quiet]
 
 Serves the prediction API version 3 at http://H:N/v3 (and /v3/prediction-engine) and the legacy
 version 2 at http://H:N/v2/prediction-engine.
@@ -34,6 +34,11 @@ version 2 at http://H:N/v2/prediction-engine.
                       finish; their ids then answer 410 (default 168 = 7 days)
   --result-memory MIB without --data-dir: results kept in memory, least recently used out
                       first (410 once out; default 256). With --data-dir results are on disk
+  --database URL      keep jobs, results and quota in PostgreSQL (postgres://USER@HOST/DB, or
+                      RBP_DATABASE_URL), shared by every rbp serve and rbp worker on it
+                      (docs/team-service.md); --workers 0 then serves without running jobs
+  --migrate           with --database: create or upgrade the schema first (else refused
+                      when it is not current)
   --quiet             no request log on stderr`;
 
 export interface ServeArgs {
@@ -72,7 +77,13 @@ export function parseServeArgs(args: string[]): ServeArgs {
         options.dataDir = value();
         break;
       case "--workers":
-        options.workers = integer(1);
+        options.workers = integer(0);
+        break;
+      case "--database":
+        options.database = value();
+        break;
+      case "--migrate":
+        options.migrate = true;
         break;
       case "--timeout": {
         const v = value();
@@ -114,6 +125,12 @@ export function parseServeArgs(args: string[]): ServeArgs {
         throw new UsageError(`unexpected argument "${arg}"\n\n${SERVE_USAGE}`);
     }
   }
+  if (options.database === undefined && process.env.RBP_DATABASE_URL && options.dataDir === undefined) options.database = process.env.RBP_DATABASE_URL;
+  if (options.database !== undefined) {
+    if (!/^postgres(ql)?:\/\//.test(options.database)) throw new UsageError(`--database expects a postgres:// URL\n\n${SERVE_USAGE}`);
+    if (options.dataDir !== undefined) throw new UsageError("--database and --data-dir: choose one store");
+  } else if (options.workers === 0) throw new UsageError("--workers 0 needs --database (someone else must run the jobs)");
+  if (options.migrate === true && options.database === undefined) throw new UsageError("--migrate needs --database");
   return { options, quiet };
 }
 
@@ -134,6 +151,7 @@ export async function serve(args: ServeArgs, io: ServeIo): Promise<void> {
     if (code === "EACCES") throw new UsageError(`not allowed to listen on ${args.options.host ?? "127.0.0.1"}:${args.options.port}`);
     if (error instanceof Error && error.message.startsWith("credentials file")) throw new UsageError(error.message);
     if (error instanceof DamagedStoreError) throw new UsageError(error.message);
+    if (error instanceof Error && error.name === "SchemaError") throw new UsageError(error.message);
     throw error;
   }
   const { url, credentials } = service;

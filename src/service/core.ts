@@ -110,6 +110,7 @@ export class PredictionService {
     const every = Math.min(60_000, Math.max(50, Math.floor(this.config.retentionMs / 4)));
     this.retention = setInterval(() => void this.expire(), every);
     this.retention.unref();
+    store.onClaimable?.(() => this.pump());
   }
 
   /**
@@ -273,6 +274,7 @@ export class PredictionService {
    */
   waitForJob(job: Job, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     if (job.status === "completed" || job.status === "failed" || timeoutMs <= 0 || signal?.aborted) return Promise.resolve();
+    if (this.store.waitForJob) return this.store.waitForJob(job.id, timeoutMs, signal);
     return new Promise((resolve) => {
       const waiting = this.waiters.get(job.id) ?? new Set<() => void>();
       this.waiters.set(job.id, waiting);

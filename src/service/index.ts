@@ -68,6 +68,15 @@ export interface LocalServiceOptions {
   retentionMs?: number;
   /** Without a data dir: bytes of results kept in memory, least recently used out first; default 256 MiB. */
   maxResultMemoryBytes?: number;
+  /**
+   * postgres:// URL: keep jobs, results and quota in PostgreSQL (postgres.ts), shared with other
+   * front ends and `rbp worker` processes (docs/team-service.md). Excludes `dataDir`.
+   */
+  database?: string;
+  /** With `database`: apply the schema migrations it lacks first (`rbp serve --database URL --migrate`). */
+  migrate?: boolean;
+  /** With `database`: lease of a job this process runs (ms); default 30000. */
+  leaseMs?: number;
   /** With a data dir: job records of finished requests kept in memory (the rest are read back on demand); default 100,000. */
   maxJobRecords?: number;
   /** Starts one pool worker; for tests that need a stand-in worker. Default: worker.ts. */
@@ -111,26 +120,15 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
     };
   }
 
-  let store: Store;
-  if (options.store !== undefined) {
-    store = options.store;
-  } else {
-    const persistence = options.dataDir !== undefined ? await DirPersistence.open(options.dataDir) : new MemoryPersistence();
-    const embedded = await EmbeddedStore.open(persistence, {
-      retentionMs: options.retentionMs,
-      maxResultMemoryBytes: options.maxResultMemoryBytes,
-      maxJobRecords: options.maxJobRecords,
-      log: options.log,
-    });
-    if (embedded.requeued > 0) options.log?.(`re-queueing ${embedded.requeued} job(s) interrupted by the last stop`);
-    store = embedded;
-  }
+  const store: Store =
+    options.store !== undefined ? options.store : options.database !== undefined ? await openDatabase(options.database, options) : await openEmbedded(options);
   const config: Partial<ServiceConfig> = {
     decimals: options.decimals,
     maxBodyBytes: options.maxBodyBytes,
     maxFieldBytes: options.maxFieldBytes,
     jobTimeoutMs: options.jobTimeoutMs,
-    workers: options.workers,
+    // workers 0 (a database front end that runs no jobs): the pool is never handed a job.
+    workers: options.workers === 0 ? 1 : options.workers,
     v2LongPollMs: options.v2LongPollMs,
     uploadTtlMs: options.uploadTtlMs,
     uploadUrlTtlMs: options.uploadUrlTtlMs,
@@ -174,6 +172,31 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
   };
 }
 
+async function openEmbedded(options: LocalServiceOptions): Promise<Store> {
+  const persistence = options.dataDir !== undefined ? await DirPersistence.open(options.dataDir) : new MemoryPersistence();
+  const store = await EmbeddedStore.open(persistence, {
+    retentionMs: options.retentionMs,
+    maxResultMemoryBytes: options.maxResultMemoryBytes,
+    maxJobRecords: options.maxJobRecords,
+    log: options.log,
+  });
+  if (store.requeued > 0) options.log?.(`re-queueing ${store.requeued} job(s) interrupted by the last stop`);
+  return store;
+}
+
+/** The PostgreSQL store, loaded only when asked for (the embedded service never loads `pg`). */
+async function openDatabase(url: string, options: LocalServiceOptions): Promise<Store> {
+  const { PgStore } = await import("./postgres.js");
+  return PgStore.open(url, {
+    migrate: options.migrate,
+    runJobs: options.workers !== 0,
+    leaseMs: options.leaseMs,
+    decimals: options.decimals,
+    retentionMs: options.retentionMs,
+    log: options.log,
+  });
+}
+
 /** Workers that do not keep the process alive (a waiting caller's own timers and sockets do). */
 function unrefSpawn(spawn: NonNullable<ServiceSettings["spawn"]>): NonNullable<ServiceSettings["spawn"]> {
   return () => {
@@ -193,7 +216,10 @@ function checkOptions(o: LocalServiceOptions): void {
     }
   };
   integer("port", o.port, 0, 65535);
-  integer("workers", o.workers, 1, 1024);
+  integer("workers", o.workers, o.database !== undefined ? 0 : 1, 1024);
+  integer("leaseMs", o.leaseMs, 100);
+  if (o.database !== undefined && o.dataDir !== undefined) throw new RangeError("startLocalService: give database or dataDir, not both");
+  if (o.database !== undefined && !/^postgres(ql)?:\/\//.test(o.database)) throw new RangeError("startLocalService: database must be a postgres:// URL");
   integer("jobTimeoutMs", o.jobTimeoutMs, 1);
   integer("maxBodyBytes", o.maxBodyBytes, 1);
   integer("maxFieldBytes", o.maxFieldBytes, 1);

@@ -57,6 +57,7 @@ import type { CensorOperator } from "../engine/options.js";
 import type { ExperimentRecord, JobFailure, JobInput, JobRecord, JobVariant } from "./persistence.js";
 import type { QuotaStatus } from "./quota.js";
 import type { ResolvedField } from "./fields.js";
+import type { UploadSettings, Uploads } from "./uploads.js";
 
 export type { ExperimentRecord, JobFailure, JobInput, JobRecord, JobStatus, JobVariant } from "./persistence.js";
 export type { QuotaStatus } from "./quota.js";
@@ -140,6 +141,26 @@ export interface Store {
    * method the caller reads the whole result with `readResult` and resolves the field itself.
    */
   readResultField?(job: JobRecord, segments: string[]): Promise<ResolvedField | undefined>;
+
+  /**
+   * Optional: resolves once the job is completed or failed by any process sharing the store (a
+   * database's workers), or after `timeoutMs`, or when `signal` aborts. Without it, the service
+   * wakes waiters when its own pool finishes a job (the embedded store: the only runner).
+   */
+  waitForJob?(jobId: number, timeoutMs: number, signal?: AbortSignal): Promise<void>;
+
+  /**
+   * Optional: calls `wake` whenever jobs may have become claimable without this process creating
+   * them (another front end's POST, a lease that expired), so the service asks `claim()` again.
+   * A store shared by several processes needs it; the embedded store does not.
+   */
+  onClaimable?(wake: () => void): void;
+
+  /**
+   * Optional: uploaded X matrices (v2) kept in the store, so that every front end sharing it
+   * signs, accepts and finds the same uploads. Without it, each process keeps its own in memory.
+   */
+  uploads?(settings: UploadSettings): Uploads;
 
   /** Removes what is past its retention at `now`; resolves with the number of jobs removed. */
   expire(now: Date): Promise<number>;

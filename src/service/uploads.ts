@@ -25,6 +25,19 @@ export interface UploadSettings {
   ttlMs: number;
   urlTtlMs: number;
   maxStoreBytes: number;
+  /** Key of the upload tokens; default a random one of this process. Front ends sharing uploads share it. */
+  secret?: Buffer;
+}
+
+/**
+ * Where uploads live: `UploadStore` (this process's memory) or a store shared by several front
+ * ends (the PostgreSQL store's). `put` and `get` may answer at once or through a promise.
+ */
+export interface Uploads {
+  sign(org: string, name: string, now?: number): { token: string; expires: number };
+  verify(token: string | null, name: string, now?: number): string;
+  put(org: string, name: string, matrix: { rows: number; cols: number; X: Float64Array }, raw: Buffer, now?: number): PutOutcome | Promise<PutOutcome>;
+  get(org: string, name: string, now?: number): StoredUpload | undefined | Promise<StoredUpload | undefined>;
 }
 
 export interface StoredUpload {
@@ -47,13 +60,15 @@ export interface PutOutcome {
   outcome: "created" | "replaced" | "unchanged";
 }
 
-export class UploadStore {
-  private readonly secret = randomBytes(32);
+export class UploadStore implements Uploads {
+  private readonly secret: Buffer;
   /** Key `${org}\0${name}`; Map order = least recently used first. */
   private readonly uploads = new Map<string, StoredUpload>();
   private total = 0;
 
-  constructor(private readonly settings: UploadSettings) {}
+  constructor(private readonly settings: UploadSettings) {
+    this.secret = settings.secret ?? randomBytes(32);
+  }
 
   /** A token for PUTting `name` for `org`, valid until `now + urlTtlMs`. */
   sign(org: string, name: string, now = Date.now()): { token: string; expires: number } {

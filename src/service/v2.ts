@@ -61,7 +61,7 @@ import type { Job, JobVariant } from "./jobs.js";
 import { checkBeforeQueue } from "./preflight.js";
 import type { Method, Route, RouteRequest, RouteTable } from "./router.js";
 import type { SingularityCell } from "./singularity.js";
-import { parseUpload, UPLOAD_NAME, UploadStore, uploadRows } from "./uploads.js";
+import { parseUpload, UPLOAD_NAME, UploadStore, uploadRows, type Uploads } from "./uploads.js";
 import { inputError } from "./v3.js";
 
 export const V2_PREFIXES = ["/v2/prediction-engine"];
@@ -113,7 +113,9 @@ const QUOTA_PATHS: Array<{ path: string; type: V2QuotaType }> = [
 
 export function v2Routes(service: PredictionService): RouteTable {
   const c = service.config;
-  const uploads = new UploadStore({ ttlMs: c.uploadTtlMs, urlTtlMs: c.uploadUrlTtlMs, maxStoreBytes: c.maxUploadStoreBytes });
+  const settings = { ttlMs: c.uploadTtlMs, urlTtlMs: c.uploadUrlTtlMs, maxStoreBytes: c.maxUploadStoreBytes };
+  // A shared store (PostgreSQL) keeps uploads for every front end; else this process's memory.
+  const uploads: Uploads = service.store.uploads?.(settings) ?? new UploadStore(settings);
   const started = new Date();
   const routes: Route[] = [
     ...V2_ENDPOINTS.map((e): Route => ({ method: "POST", path: e.path, handler: (r) => postAnalysis(service, uploads, e, r) })),
@@ -199,7 +201,7 @@ function v2InputError(error: unknown): ServiceError {
 // ---------------------------------------------------------------------------------------------
 // POST
 
-async function postAnalysis(service: PredictionService, uploads: UploadStore, endpoint: Endpoint, { req, res }: RouteRequest): Promise<void> {
+async function postAnalysis(service: PredictionService, uploads: Uploads, endpoint: Endpoint, { req, res }: RouteRequest): Promise<void> {
   const org = v2Org(service, req);
   const raw = await readJsonV2(req, service.config.maxBodyBytes);
   if (!isRecord(raw)) {
@@ -225,7 +227,7 @@ async function postAnalysis(service: PredictionService, uploads: UploadStore, en
         expected: 'N rows of K numbers or nulls, or "<name>.json" of an upload',
       });
     }
-    const upload = uploads.get(org.name, name);
+    const upload = await uploads.get(org.name, name);
     if (!upload) {
       const hours = service.config.uploadTtlMs / 3600_000;
       const job = await service.submitFailed(
@@ -387,6 +389,9 @@ async function getResults(service: PredictionService, { req, res, query }: Route
       else held.delete(org.name);
     }
     if (gone.signal.aborted) return;
+    // Records are snapshots (a database store): read the job again for its state now.
+    sendJson(res, 200, await v2JobBody(service, (await service.findJob(org, job.id, job.code).catch(() => undefined)) ?? job));
+    return;
   }
   sendJson(res, 200, await v2JobBody(service, job));
 }
@@ -443,7 +448,7 @@ function readFileName(body: unknown, query: URLSearchParams): string {
   return value;
 }
 
-async function getUploadUrl(service: PredictionService, uploads: UploadStore, { req, res, query }: RouteRequest): Promise<void> {
+async function getUploadUrl(service: PredictionService, uploads: Uploads, { req, res, query }: RouteRequest): Promise<void> {
   const org = v2Org(service, req);
   const name = readFileName(await readJsonV2(req, SMALL_BODY_BYTES, true), query);
   const { token, expires } = uploads.sign(org.name, name);
@@ -451,7 +456,7 @@ async function getUploadUrl(service: PredictionService, uploads: UploadStore, { 
   sendJson(res, 200, { url, file_name: name, method: "PUT", expires_at: v2DateTime(new Date(expires)) });
 }
 
-async function putUpload(service: PredictionService, uploads: UploadStore, { req, res, params, query }: RouteRequest): Promise<void> {
+async function putUpload(service: PredictionService, uploads: Uploads, { req, res, params, query }: RouteRequest): Promise<void> {
   const name = params.file_name;
   if (!UPLOAD_NAME.test(name)) {
     throw new ServiceError(400, "invalid_input", `file_name: expected "<crc64 hex>.json", got ${describe(name)}`, { field: "file_name" });
@@ -465,7 +470,7 @@ async function putUpload(service: PredictionService, uploads: UploadStore, { req
   const text = raw.toString("utf8");
   if (text.trim() === "") throw new ServiceError(400, "malformed_json", "the upload body is empty; expected X as JSON: a list of N rows of K numbers", { field: "body" });
   const matrix = parseUpload(parseJsonText(text));
-  const { upload, outcome } = uploads.put(org, name, matrix, raw);
+  const { upload, outcome } = await uploads.put(org, name, matrix, raw);
   sendJson(res, 200, {
     file_name: name,
     rows: upload.rows,

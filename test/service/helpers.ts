@@ -2,9 +2,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { expect } from "vitest";
+import pg from "pg";
+import { afterAll, expect } from "vitest";
 import { startLocalService, type LocalService, type LocalServiceOptions } from "../../src/service/index.js";
 import { gold } from "../gold.js";
+import { startPostgres, type PostgresServer } from "../pg-server.js";
 
 export { close, column, gold, goldCase, synthetic } from "../gold.js";
 
@@ -72,8 +74,37 @@ async function reply(res: Response): Promise<Reply> {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * The store the suites run against: RBP_TEST_STORE=postgres runs every service started through
+ * `start()` (without a `dataDir`) on the PostgreSQL store, each on a fresh database of one real
+ * server per test file (test/pg-server.ts), stopped after the file. Default: the embedded store.
+ */
+export const TEST_STORE: "embedded" | "postgres" = process.env.RBP_TEST_STORE === "postgres" ? "postgres" : "embedded";
+
+// Started while the file is collected (no hook time limit applies there), stopped after the file.
+const postgres: PostgresServer | undefined = TEST_STORE === "postgres" ? await startPostgres() : undefined;
+if (postgres) afterAll(() => postgres.stop(), 60_000);
+let databases = 0;
+
+/** A fresh, empty database on this file's PostgreSQL server (RBP_TEST_STORE=postgres); its URL. */
+export async function freshDatabase(): Promise<string> {
+  if (!postgres) throw new Error("freshDatabase: set RBP_TEST_STORE=postgres");
+  const server = postgres;
+  const name = `rbp_${process.pid}_${++databases}`;
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  return server.url.replace(/\/rbp$/, `/${name}`);
+}
+
 export async function start(options: LocalServiceOptions = {}): Promise<{ service: LocalService; client: Client }> {
-  const service = await startLocalService({ port: 0, workers: 2, ...options });
+  const store: Partial<LocalServiceOptions> =
+    TEST_STORE === "postgres" && options.dataDir === undefined && options.database === undefined ? { database: await freshDatabase(), migrate: true } : {};
+  const service = await startLocalService({ port: 0, workers: 2, ...store, ...options });
   return { service, client: new Client(service.url, service.credentials.apiKey, service.credentials.accessId) };
 }
 
