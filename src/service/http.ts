@@ -11,6 +11,7 @@
  * 4 for input that cannot be used, 1 for a request refused for any other reason.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import { toJson } from "../api/json.js";
 import type { ErrorBody } from "../api/schemas.js";
 
@@ -245,4 +246,37 @@ function replaceNonFiniteTokens(text: string): string | undefined {
   if (out.length === 0) return undefined;
   out.push(text.slice(from));
   return out.join("");
+}
+
+/** Status of a request node's HTTP parser refused, by its error code (node's own defaults). */
+const PARSER_STATUS: Record<string, [number, string]> = {
+  HPE_HEADER_OVERFLOW: [431, "Request Header Fields Too Large"],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, "Request Timeout"],
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: [413, "Payload Too Large"],
+};
+
+/**
+ * The server's `clientError` listener: a request node's parser refuses (a bad request line, a
+ * control character in a header, an unknown method, headers too large) still gets an answer in
+ * the JSON error shape, 400 unless the parser's code says 431, 408 or 413, and the connection is
+ * closed. Nothing of the request is echoed.
+ *
+ * @example
+ * server.on("clientError", answerClientError);
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, reason] = PARSER_STATUS[error.code ?? ""] ?? [400, "Bad Request"];
+  const body = toJson(
+    errorBody(
+      new ServiceError(status, status === 400 ? "bad_request" : status === 431 ? "headers_too_large" : status === 408 ? "request_timeout" : "payload_too_large", `${reason}: the request could not be read as HTTP/1.1`),
+    ),
+  );
+  const head =
+    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+    `content-length: ${Buffer.byteLength(body)}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n`;
+  socket.end(head + body);
 }

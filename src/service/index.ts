@@ -13,6 +13,7 @@ import { PredictionService, type ServiceConfig, type ServiceSettings } from "./c
 import { loadCredentialsFile, localCredentials, type CredentialSource, type Credentials } from "./credentials.js";
 import { DirPersistence, MemoryPersistence } from "./persistence.js";
 import { defaultSpawn } from "./pool.js";
+import { answerClientError } from "./http.js";
 import { createRouter } from "./router.js";
 import { ROUTE_TABLES, type RouteTableFactory } from "./routes.js";
 
@@ -111,7 +112,9 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
   const spawn = options.unref === true ? unrefSpawn(options.spawn ?? defaultSpawn) : options.spawn;
   const service = await PredictionService.open({ credentials, persistence, config, log: options.log, spawn });
   const tables = (options.routes ?? ROUTE_TABLES).map((make) => make(service));
-  const server = createServer(createRouter(tables, { log: options.log }));
+  // No Host header is needed (nothing is built from it); node would otherwise answer 400 without the JSON body.
+  const server = createServer({ requireHostHeader: false }, createRouter(tables, { log: options.log }));
+  server.on("clientError", answerClientError);
   if (options.unref === true) {
     server.unref();
     server.on("connection", (socket) => socket.unref());
