@@ -131,8 +131,9 @@ type EnumName = keyof typeof VALUE_ALIASES;
 function readEnum(name: EnumName, key: string, value: unknown): string {
   const table = VALUE_ALIASES[name] as Record<string, string>;
   if (typeof value === "string") {
-    const hit = table[value.trim().toLowerCase()];
-    if (hit !== undefined) return hit;
+    // Own properties only: "constructor" or "__proto__" is a value the caller wrote, not a table entry.
+    const word = value.trim().toLowerCase();
+    if (Object.hasOwn(table, word)) return table[word];
   }
   throw new InvalidInputError(
     `options.${key}`,
@@ -423,10 +424,10 @@ export function normalizeOptions<A extends Analysis>(
     present.delete(key);
     if (analysis === "grid" && (MISSING_DATA_KEYS as readonly string[]).includes(key)) {
       if (dialect === "v3") warnings.push(`ignored option "${key}" (the grid chooses complete rows per combination)`);
-    } else if (NOT_IMPLEMENTED[key] !== undefined) {
-      warnings.push(`ignored option "${key}" (${NOT_IMPLEMENTED[key]})`);
+    } else if (Object.hasOwn(NOT_IMPLEMENTED, key)) {
+      warnings.push(`ignored option "${quoteName(key)}" (${NOT_IMPLEMENTED[key]})`);
     } else {
-      warnings.push(`ignored option "${key}" (not a ${analysis} option)`);
+      warnings.push(`ignored option "${quoteName(key)}" (not a ${analysis} option)`);
     }
   }
 
@@ -645,10 +646,10 @@ export function toV2Options<A extends Analysis>(analysis: A, options: GivenOptio
         else out.censor_operator = value;
         break;
       case "prediction_scale":
-        out._output_scale = V2_SCALE[value as string] ?? value;
+        out._output_scale = Object.hasOwn(V2_SCALE, value as string) ? V2_SCALE[value as string] : value;
         break;
       case "adj_fit_multiplier":
-        out.adj_fit_multiplier = V2_MULTIPLIER[value as string] ?? value;
+        out.adj_fit_multiplier = Object.hasOwn(V2_MULTIPLIER, value as string) ? V2_MULTIPLIER[value as string] : value;
         break;
       case "missing_moments":
         out.verify_missing_data = value === "complete";
@@ -729,6 +730,23 @@ export function describe(value: unknown): string {
   if (ArrayBuffer.isView(value)) return `a ${value.constructor.name}`;
   const text = JSON.stringify(value);
   return text === undefined ? String(value) : text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/** Longest name a warning quotes whole (issue 11: a 5 MB option name was copied into every job). */
+export const QUOTED_NAME_CHARS = 64;
+
+/**
+ * A name the caller sent, as a warning quotes it: at most QUOTED_NAME_CHARS characters, the rest
+ * replaced by "...(N characters)"; double quotes and control characters escaped, so the name
+ * cannot end the quotation it stands in.
+ *
+ * @example
+ * quoteName("x".repeat(1000)); // "xxxx...x...(1000 characters)" (64 x's)
+ */
+export function quoteName(name: string): string {
+  const short = name.length > QUOTED_NAME_CHARS ? name.slice(0, QUOTED_NAME_CHARS) : name;
+  const escaped = JSON.stringify(short).slice(1, -1);
+  return name.length > QUOTED_NAME_CHARS ? `${escaped}...(${name.length} characters)` : escaped;
 }
 
 /** True when `key` is a wire option name of some analysis. */

@@ -13,6 +13,7 @@ import { InvalidInputError } from "../engine/errors.js";
 import {
   V2_OPTION_KEYS,
   normalizeOptions,
+  quoteName,
   resolveOptions,
   type Analysis,
   type Dialect,
@@ -55,6 +56,8 @@ export interface ParseRequestSettings {
 }
 
 const BODY_KEYS = new Set(["access_id", "y", "X", "theta", "options"]);
+/** Warnings a receipt lists at most; the rest are counted in one last line. */
+export const MAX_WARNINGS = 20;
 const V2_TOP_LEVEL = new Set(V2_OPTION_KEYS);
 
 /**
@@ -141,7 +144,7 @@ export function parseRequest<A extends Analysis>(
     for (const [key, value] of Object.entries(parsed)) {
       if (BODY_KEYS.has(key)) continue;
       if (!V2_TOP_LEVEL.has(key)) {
-        warnings.push(`ignored field "${key}" (settings go under "options")`);
+        warnings.push(`ignored field "${quoteName(key)}" (settings go under "options")`);
         continue;
       }
       if (key in raw && raw[key] !== null && value !== null && JSON.stringify(raw[key]) !== JSON.stringify(value)) {
@@ -160,6 +163,10 @@ export function parseRequest<A extends Analysis>(
   }
   const normalized = normalizeOptions(analysis, raw, dialect);
   warnings.push(...normalized.warnings);
+  if (warnings.length > MAX_WARNINGS) {
+    const more = warnings.length - MAX_WARNINGS;
+    warnings.splice(MAX_WARNINGS, more, `... and ${more} more warning${more === 1 ? "" : "s"} like these (not listed)`);
+  }
   const resolved = resolveOptions(analysis, normalized.options, K);
 
   return {

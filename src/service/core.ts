@@ -13,6 +13,7 @@ import { JobStore, type Experiment, type Job, type JobFailure, type JobVariant, 
 import { MemoryPersistence, type Persistence } from "./persistence.js";
 import { ERROR_PROCESS_JOB, JobFailedError, PoolClosedError, STATUS_PROCESSING, WorkerPool, type PoolSettings } from "./pool.js";
 import { QuotaLedger } from "./quota.js";
+import { publicFailure } from "./reasons.js";
 
 export interface ServiceConfig {
   /** Decimal places of result numbers; null = full precision. Default 6. */
@@ -35,7 +36,7 @@ export interface ServiceConfig {
   maxUploadBytes: number;
   /** Total bytes of uploaded matrices kept in memory (least recently used go first). Default 1 GiB. */
   maxUploadStoreBytes: number;
-  /** Absolute root URL the upload URLs point at (e.g. behind a proxy); default: the request's Host. */
+  /** Absolute root URL the upload URLs point at (e.g. behind a proxy); default: the listening address. */
   publicUrl: string | undefined;
 }
 
@@ -280,7 +281,9 @@ export class PredictionService {
         error instanceof JobFailedError
           ? error.failure
           : { message: error instanceof Error ? error.message : String(error), error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING };
-      await this.jobs.fail(job, failure);
+      const shown = publicFailure(failure);
+      if (shown.detail !== undefined) this.log(`job ${job.id} failed: ${shown.detail}`);
+      await this.jobs.fail(job, shown.failure);
     }
   }
 }

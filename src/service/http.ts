@@ -164,8 +164,51 @@ function refuseRest(req: IncomingMessage, limit: number): void {
   req.resume();
 }
 
+/** Deepest nesting of arrays and objects a request body may have (a POST body needs 4). */
+export const MAX_JSON_DEPTH = 32;
+
 /**
- * Reads a JSON body: 413 above `limit`, 400 `malformed_json` when it does not parse. The bare
+ * Refuses a parsed body nested deeper than `limit` levels with a 422 naming the field where it
+ * happens (`options.a[0]`, at most three steps of the path) and the limit, before anything
+ * recursive (validation, error messages) can overflow the stack on it. Iterative.
+ *
+ * @example
+ * checkJsonDepth(JSON.parse('{"options": {"x": [[[1]]]}}'), 3); // throws 422, field "options.x[0]"
+ */
+export function checkJsonDepth(value: unknown, limit = MAX_JSON_DEPTH, status = 422): void {
+  const stack: Array<{ value: unknown; depth: number; path: Array<string | number> }> = [{ value, depth: 0, path: [] }];
+  while (stack.length > 0) {
+    const item = stack.pop()!;
+    if (typeof item.value !== "object" || item.value === null) continue;
+    const depth = item.depth + 1;
+    if (depth > limit) {
+      const shown = item.path.slice(0, 3);
+      let field = "";
+      for (const part of shown) field += typeof part === "number" ? `[${part}]` : field === "" ? part : `.${part}`;
+      if (field === "") field = "body";
+      throw new ServiceError(status, "invalid_input", `${field}: expected JSON nested at most ${limit} levels deep; this value goes deeper`, {
+        field,
+        expected: `at most ${limit} levels of nesting`,
+        extra: { limit },
+      });
+    }
+    if (Array.isArray(item.value)) {
+      const list = item.value as unknown[];
+      for (let i = 0; i < list.length; i++) {
+        const v = list[i];
+        if (typeof v === "object" && v !== null) stack.push({ value: v, depth, path: item.path.length < 3 ? [...item.path, i] : item.path });
+      }
+    } else {
+      for (const [k, v] of Object.entries(item.value)) {
+        if (typeof v === "object" && v !== null) stack.push({ value: v, depth, path: item.path.length < 3 ? [...item.path, k] : item.path });
+      }
+    }
+  }
+}
+
+/**
+ * Reads a JSON body: 413 above `limit`, 400 `malformed_json` when it does not parse, 422 when it
+ * is nested deeper than MAX_JSON_DEPTH. The bare
  * tokens NaN, Infinity and -Infinity (what Python's json writes for non-finite floats) are read
  * as api-compat.md 4.4 recommends; see `parseJsonLenient`.
  */
@@ -175,14 +218,17 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<unk
   if (text.trim() === "") {
     throw new ServiceError(400, "malformed_json", "the request body is empty; expected a JSON object", { field: "body", expected: "a JSON object" });
   }
+  let value: unknown;
   try {
-    return parseJsonLenient(text);
+    value = parseJsonLenient(text);
   } catch (error) {
     throw new ServiceError(400, "malformed_json", `the request body is not valid JSON: ${(error as Error).message}`, {
       field: "body",
       expected: "a JSON object",
     });
   }
+  checkJsonDepth(value);
+  return value;
 }
 
 /**

@@ -53,7 +53,7 @@ export interface LocalServiceOptions {
   uploadUrlTtlMs?: number;
   /** Largest uploaded X in bytes; default 256 MiB. */
   maxUploadBytes?: number;
-  /** Absolute root URL put in upload URLs (behind a proxy); default: the Host the caller used. */
+  /** Absolute root URL put in upload URLs (behind a proxy); default: the address the service listens on (never the request's Host header). */
   publicUrl?: string;
   /** Starts one pool worker; for tests that need a stand-in worker. Default: worker.ts. */
   spawn?: ServiceSettings["spawn"];

@@ -56,9 +56,10 @@ import {
 import type { EngineResult } from "../engine/result.js";
 import type { PredictionService } from "./core.js";
 import type { Org } from "./credentials.js";
-import { parseJsonLenient, readBody, sendJson, ServiceError } from "./http.js";
+import { checkJsonDepth, MAX_JSON_DEPTH, parseJsonLenient, readBody, sendJson, ServiceError } from "./http.js";
 import type { Job, JobVariant } from "./jobs.js";
 import { checkBeforeQueue } from "./preflight.js";
+import { publicFailure } from "./reasons.js";
 import type { Method, Route, RouteRequest, RouteTable } from "./router.js";
 import type { SingularityCell } from "./singularity.js";
 import { parseUpload, UPLOAD_NAME, UploadStore, uploadRows } from "./uploads.js";
@@ -172,11 +173,14 @@ async function readJsonV2(req: IncomingMessage, limit: number, allowEmpty = fals
 }
 
 function parseJsonText(text: string): unknown {
+  let value: unknown;
   try {
-    return parseJsonLenient(text);
+    value = parseJsonLenient(text);
   } catch (error) {
     throw new ServiceError(400, "malformed_json", `the request body is not valid JSON: ${(error as Error).message}`, { field: "body", expected: "a JSON object" });
   }
+  checkJsonDepth(value, MAX_JSON_DEPTH, 400);
+  return value;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -386,7 +390,7 @@ export async function v2JobBody(service: PredictionService, job: Job): Promise<u
     case "running":
       return v2Running(ref, LambdaStatus.PROCESSING);
     case "failed": {
-      const failure = job.failure ?? { message: "the job failed", error_code: LambdaError.PROCESS_JOB, status_code: LambdaStatus.PROCESSING };
+      const failure = publicFailure(job.failure ?? { message: "the job failed", error_code: LambdaError.PROCESS_JOB, status_code: LambdaStatus.PROCESSING }).failure;
       const stage = failure.status_code === LambdaStatus.INITIALIZED || failure.status_code === LambdaStatus.PENDING ? failure.status_code : LambdaStatus.PROCESSING;
       const code = (Number.isInteger(failure.error_code) && failure.error_code >= 1 && failure.error_code <= 6 ? failure.error_code : LambdaError.PROCESS_JOB) as V2FailureCode;
       return v2Failed(ref, stage, code, failure.message);
@@ -408,13 +412,16 @@ export async function v2JobBody(service: PredictionService, job: Job): Promise<u
 // ---------------------------------------------------------------------------------------------
 // X upload
 
-/** The absolute root of this service as the caller reached it (or `publicUrl`). */
-function publicBase(service: PredictionService, req: IncomingMessage): string {
+/**
+ * The absolute root of this service: `publicUrl` when configured (behind a proxy), else the
+ * address and port the connection arrived at. Never the request's Host header, which the caller
+ * chooses (`Host: evil.example` would send the upload, and its token, elsewhere).
+ */
+export function publicBase(service: PredictionService, req: IncomingMessage): string {
   const configured = service.config.publicUrl;
   if (configured !== undefined) return configured.replace(/\/+$/, "");
-  const host = req.headers.host;
-  if (host !== undefined && /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/.test(host)) return `http://${host}`;
-  const address = req.socket.localAddress ?? "127.0.0.1";
+  let address = req.socket.localAddress ?? "127.0.0.1";
+  if (address.startsWith("::ffff:") && address.includes(".")) address = address.slice("::ffff:".length);
   return `http://${address.includes(":") ? `[${address}]` : address}:${req.socket.localPort}`;
 }
 

@@ -24,6 +24,7 @@ import { displayPath, jsonPath, resolveField, smallerPaths } from "./fields.js";
 import { readJson, sendJson, ServiceError } from "./http.js";
 import type { Experiment, Job } from "./jobs.js";
 import { checkBeforeQueue } from "./preflight.js";
+import { publicFailure } from "./reasons.js";
 import type { Route, RouteRequest, RouteTable } from "./router.js";
 
 export const V3_PREFIXES = ["/v3/prediction-engine", "/v3"];
@@ -100,8 +101,9 @@ export function inputError(error: unknown): ServiceError {
     return new ServiceError(422, "invalid_input", error.message, error.field !== undefined ? { field: error.field } : {});
   }
   if (error instanceof ServiceError) return error;
-  // The parser only looks at the request, so whatever it throws is about the request.
-  return new ServiceError(422, "invalid_input", `the request could not be read: ${error instanceof Error ? error.message : String(error)}`);
+  // The parser only looks at the request, so whatever it throws is about the request; its text
+  // (a RangeError's, say) is the implementation's, not a reason a caller can act on.
+  return new ServiceError(422, "invalid_input", "the request could not be read; check it against the API reference (docs/api.md)");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -142,7 +144,7 @@ function replyUnfinished({ res }: RouteRequest, job: Job): boolean {
     return true;
   }
   if (job.status === "failed") {
-    const failure = job.failure ?? { message: "the job failed", error_code: 2, status_code: STATUS_PROCESSING };
+    const failure = publicFailure(job.failure ?? { message: "the job failed", error_code: 2, status_code: STATUS_PROCESSING }).failure;
     sendJson(res, 409, {
       job_id: job.id,
       job_code: job.code,
@@ -215,7 +217,7 @@ function experimentView(service: PredictionService, experiment: Experiment) {
     status: job.status,
     yhat: job.status === "completed" ? (job.compact?.yhat ?? null) : null,
     fit: job.status === "completed" ? (job.compact?.fit ?? null) : null,
-    ...(job.status === "failed" && job.failure ? { message: job.failure.message, error_code: job.failure.error_code } : {}),
+    ...(job.status === "failed" && job.failure ? { message: publicFailure(job.failure).failure.message, error_code: job.failure.error_code } : {}),
   }));
   const done = rows.filter((r) => r.status === "completed").length;
   const failed = rows.filter((r) => r.status === "failed").length;
