@@ -483,7 +483,12 @@ export function resolveOptions<A extends Analysis>(analysis: A, given: GivenOpti
 // ---------------------------------------------------------------------------------------------
 // Thresholds
 
-const MAX_EXPANDED_THRESHOLDS = 10_000;
+/**
+ * Most thresholds one request may list or expand to: the engine calibrates at most 255 at once
+ * (engine/calibrate.ts keeps each row's threshold bucket in a byte), so more would be accepted
+ * and then fail the job; they are refused here, naming the option (issue 11, item 5).
+ */
+export const MAX_THRESHOLDS = 255;
 
 /**
  * `threshold`: a number becomes [number]; a list stays. When `threshold` is absent or null, the
@@ -515,8 +520,13 @@ function readThresholds(present: Map<string, unknown>, warnings: string[]): unkn
   if (max < min) throw new InvalidInputError("options.threshold_range", "[min, max] with min <= max", `got [${min}, ${max}]`);
   const out: number[] = [];
   for (let i = 0; min + i * step <= max + 1e-9; i++) {
-    if (out.length >= MAX_EXPANDED_THRESHOLDS) {
-      throw new InvalidInputError("options.stepsize", `a step giving at most ${MAX_EXPANDED_THRESHOLDS} thresholds`, `got ${step}`);
+    if (out.length >= MAX_THRESHOLDS) {
+      const count = Math.floor((max - min) / step + 1e-9) + 1;
+      throw new InvalidInputError(
+        "options.stepsize",
+        `a step giving at most ${MAX_THRESHOLDS} thresholds from threshold_range [${min}, ${max}]`,
+        `got ${step}, which gives ${count.toLocaleString("en-US")}`,
+      );
     }
     out.push(Number((min + i * step).toFixed(10)));
   }
@@ -530,6 +540,9 @@ function readNumberList(key: string, value: unknown): number[] {
   }
   if (!Array.isArray(value) || value.length === 0) {
     throw new InvalidInputError(`options.${key}`, "a number or a non-empty list of numbers", `got ${describe(value)}`);
+  }
+  if (value.length > MAX_THRESHOLDS) {
+    throw new InvalidInputError(`options.${key}`, `at most ${MAX_THRESHOLDS} thresholds (the engine calibrates at most ${MAX_THRESHOLDS})`, `got ${value.length}`);
   }
   value.forEach((t, i) => {
     if (typeof t !== "number" || !Number.isFinite(t)) {

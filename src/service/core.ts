@@ -14,6 +14,7 @@ import { MemoryPersistence, type Persistence } from "./persistence.js";
 import { ERROR_PROCESS_JOB, JobFailedError, PoolClosedError, STATUS_PROCESSING, WorkerPool, type PoolSettings } from "./pool.js";
 import { QuotaLedger } from "./quota.js";
 import { publicFailure } from "./reasons.js";
+import { DEFAULT_LIMITS, type ServiceLimits } from "./limits.js";
 
 export interface ServiceConfig {
   /** Decimal places of result numbers; null = full precision. Default 6. */
@@ -38,6 +39,8 @@ export interface ServiceConfig {
   maxUploadStoreBytes: number;
   /** Absolute root URL the upload URLs point at (e.g. behind a proxy); default: the listening address. */
   publicUrl: string | undefined;
+  /** Limits on the work of one request, checked at POST (limits.ts, docs/limits.md). */
+  limits: ServiceLimits;
 }
 
 export const DEFAULT_CONFIG: ServiceConfig = {
@@ -52,6 +55,7 @@ export const DEFAULT_CONFIG: ServiceConfig = {
   maxUploadBytes: 256 * MiB,
   maxUploadStoreBytes: 1024 * MiB,
   publicUrl: undefined,
+  limits: DEFAULT_LIMITS,
 };
 
 export interface ServiceSettings {

@@ -14,6 +14,7 @@ import { loadCredentialsFile, localCredentials, type CredentialSource, type Cred
 import { DirPersistence, MemoryPersistence } from "./persistence.js";
 import { defaultSpawn } from "./pool.js";
 import { answerClientError } from "./http.js";
+import { DEFAULT_LIMITS, type ServiceLimits } from "./limits.js";
 import { createRouter } from "./router.js";
 import { ROUTE_TABLES, type RouteTableFactory } from "./routes.js";
 
@@ -55,6 +56,8 @@ export interface LocalServiceOptions {
   maxUploadBytes?: number;
   /** Absolute root URL put in upload URLs (behind a proxy); default: the address the service listens on (never the request's Host header). */
   publicUrl?: string;
+  /** Limits on the work of one request, checked at POST; each defaults to DEFAULT_LIMITS (docs/limits.md). */
+  limits?: Partial<ServiceLimits>;
   /** Starts one pool worker; for tests that need a stand-in worker. Default: worker.ts. */
   spawn?: ServiceSettings["spawn"];
   /**
@@ -108,6 +111,7 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
     uploadUrlTtlMs: options.uploadUrlTtlMs,
     maxUploadBytes: options.maxUploadBytes,
     publicUrl: options.publicUrl,
+    limits: { ...DEFAULT_LIMITS, ...definedLimits(options.limits) },
   };
   const spawn = options.unref === true ? unrefSpawn(options.spawn ?? defaultSpawn) : options.spawn;
   const service = await PredictionService.open({ credentials, persistence, config, log: options.log, spawn });
@@ -178,6 +182,14 @@ function checkOptions(o: LocalServiceOptions): void {
     throw new RangeError(`startLocalService: publicUrl must be an absolute http(s) URL, got ${o.publicUrl}`);
   }
   if (o.decimals !== undefined && o.decimals !== null) integer("decimals", o.decimals, 0, 15);
+  for (const [name, value] of Object.entries(o.limits ?? {})) {
+    if (!Object.hasOwn(DEFAULT_LIMITS, name)) throw new RangeError(`startLocalService: limits.${name} is not a limit; the limits are ${Object.keys(DEFAULT_LIMITS).join(", ")}`);
+    integer(`limits.${name}`, value, 1);
+  }
+}
+
+function definedLimits(limits: Partial<ServiceLimits> | undefined): Partial<ServiceLimits> {
+  return Object.fromEntries(Object.entries(limits ?? {}).filter(([, v]) => v !== undefined));
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {
@@ -193,4 +205,5 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 
 export { PredictionService, type ServiceConfig } from "./core.js";
 export { ROUTE_TABLES, type RouteTableFactory } from "./routes.js";
+export { DEFAULT_LIMITS, type ServiceLimits } from "./limits.js";
 export type { RouteTable, Route, RouteRequest } from "./router.js";

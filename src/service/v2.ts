@@ -247,11 +247,15 @@ async function postAnalysis(service: PredictionService, uploads: UploadStore, en
   let request: ParsedRequest;
   try {
     request = parseRequest(endpoint.analysis, body, "v2", { requireAccessId: true, resolveXReference }) as ParsedRequest;
-    checkBeforeQueue(request);
   } catch (error) {
     throw v2InputError(error);
   }
   if (request.resolved.prediction_scale === "logistic") checkBinaryOutcome(request.data.y, endpoint.binary);
+  try {
+    checkBeforeQueue(request, service.config.limits);
+  } catch (error) {
+    throw v2InputError(error);
+  }
   request.warnings.push(...notes);
 
   const submission = await service.submit(org, request, endpoint.variant ? { variant: endpoint.variant } : {});

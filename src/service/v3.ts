@@ -23,6 +23,7 @@ import type { PredictionService } from "./core.js";
 import { displayPath, jsonPath, resolveField, smallerPaths } from "./fields.js";
 import { readJson, sendJson, ServiceError } from "./http.js";
 import type { Experiment, Job } from "./jobs.js";
+import { DEFAULT_LIMITS, LimitExceededError, type ServiceLimits } from "./limits.js";
 import { checkBeforeQueue } from "./preflight.js";
 import { publicFailure } from "./reasons.js";
 import type { Route, RouteRequest, RouteTable } from "./router.js";
@@ -58,7 +59,7 @@ async function postAnalysis(service: PredictionService, analysis: Analysis, { re
     });
   }
   service.auth.checkAccessId(org, body);
-  const request = parseV3(analysis, body);
+  const request = parseV3(analysis, body, service.config.limits);
   const submission = await service.submit(org, request);
   const warnings = submission.warnings.length > 0 ? { warnings: submission.warnings } : {};
   if (submission.experiment) {
@@ -82,10 +83,10 @@ async function postAnalysis(service: PredictionService, analysis: Analysis, { re
 }
 
 /** parseRequest, with every refusal as a 422 naming the field. */
-export function parseV3(analysis: Analysis, body: unknown): ParsedRequest {
+export function parseV3(analysis: Analysis, body: unknown, limits: ServiceLimits = DEFAULT_LIMITS): ParsedRequest {
   try {
     const request = parseRequest(analysis, body, "v3", { requireAccessId: true }) as ParsedRequest;
-    checkBeforeQueue(request);
+    checkBeforeQueue(request, limits);
     return request;
   } catch (error) {
     throw inputError(error);
@@ -94,6 +95,13 @@ export function parseV3(analysis: Analysis, body: unknown): ParsedRequest {
 
 /** An error of the request parser as the 422 reply. */
 export function inputError(error: unknown): ServiceError {
+  if (error instanceof LimitExceededError) {
+    return new ServiceError(422, "limit_exceeded", error.message, {
+      field: error.field,
+      expected: error.expected,
+      extra: { limit_name: error.limitName, limit: error.limit, requested: error.requested },
+    });
+  }
   if (error instanceof InvalidInputError) {
     return new ServiceError(422, "invalid_input", error.message, { field: error.field, expected: error.expected });
   }
