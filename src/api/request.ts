@@ -127,7 +127,10 @@ export function parseRequest<A extends Analysis>(
   const thetas = thetaRows.map((row) => Float64Array.from(row));
   thetas.forEach((theta, r) => {
     try {
-      checkData(data, theta);
+      // The data once (with the first row); each further row only for itself, so that an
+      // experiment of M rows costs O(N K + M K), not O(M N K).
+      if (r === 0) checkData(data, theta);
+      else checkTheta(theta, K);
     } catch (e) {
       if (e instanceof InvalidInputError && thetas.length > 1 && e.field.startsWith("theta")) {
         throw new InvalidInputError(`theta[${r}]${e.field.slice("theta".length)}`, e.expected, detailOf(e));
@@ -179,6 +182,14 @@ export function parseRequest<A extends Analysis>(
     resolved,
     warnings,
   };
+}
+
+/** The theta part of the engine's `checkData` (same fields and messages). */
+function checkTheta(theta: Float64Array, K: number): void {
+  if (theta.length !== K) throw new InvalidInputError("theta", `K=${K} values, one per column of X`, `got ${theta.length}`);
+  for (let j = 0; j < K; j++) {
+    if (!Number.isFinite(theta[j])) throw new InvalidInputError(`theta[${j}]`, "a finite number", `got ${theta[j]}`);
+  }
 }
 
 /** `["X", 3, 1]` -> `X[3][1]`; `["options", "threshold"]` -> `options.threshold`; `[]` -> `body`. */

@@ -93,8 +93,12 @@ export function sendError(res: ServerResponse, error: ServiceError): void {
 /**
  * Reads the whole request body, refusing it with a 413 ServiceError as soon as it is known to be
  * larger than `limit` bytes. The rest of a refused body is discarded (see `refuseRest`).
+ *
+ * `shared`: a body of at least `shared` bytes is read into a SharedArrayBuffer, so that a worker
+ * thread can parse it without a copy (offload.ts); with a Content-Length the buffer is allocated
+ * at once and each chunk copied as it arrives, so no single step copies the whole body.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number, shared?: number): Promise<Buffer> {
   const tooLarge = (bytes: string) =>
     new ServiceError(413, "payload_too_large", `Payload Too Large: the request body is ${bytes} bytes, above the limit of ${limit} bytes`, {
       extra: { limit },
@@ -105,6 +109,8 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     refuseRest(req, limit);
     return Promise.reject(tooLarge(declared));
   }
+  const expected = declared !== undefined && /^\d+$/.test(declared) ? Number(declared) : undefined;
+  const into = shared !== undefined && expected !== undefined && expected >= shared ? Buffer.from(new SharedArrayBuffer(expected)) : undefined;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -123,11 +129,18 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
         reject(tooLarge(`more than ${limit}`));
         return;
       }
-      chunks.push(chunk);
+      if (into !== undefined && size <= into.length) chunk.copy(into, size - chunk.length);
+      else chunks.push(chunk);
     };
     const onEnd = () => {
       cleanup();
-      resolve(Buffer.concat(chunks, size));
+      // node's parser reads exactly Content-Length bytes, so `into` is full here.
+      if (into !== undefined) return resolve(size === into.length ? into : into.subarray(0, Math.min(size, into.length)));
+      const whole = Buffer.concat(chunks, size);
+      if (shared === undefined || size < shared) return resolve(whole);
+      const copy = Buffer.from(new SharedArrayBuffer(size));
+      whole.copy(copy);
+      resolve(copy);
     };
     const onError = (error: Error) => {
       cleanup();

@@ -62,7 +62,8 @@ import { checkBeforeQueue } from "./preflight.js";
 import { publicFailure } from "./reasons.js";
 import type { Method, Route, RouteRequest, RouteTable } from "./router.js";
 import type { SingularityCell } from "./singularity.js";
-import { parseUpload, UPLOAD_NAME, UploadStore, uploadRows } from "./uploads.js";
+import { OFFLOAD_BYTES, parseUploadBody } from "./offload.js";
+import { UPLOAD_NAME, UploadStore, uploadRows } from "./uploads.js";
 import { inputError } from "./v3.js";
 
 export const V2_PREFIXES = ["/v2/prediction-engine"];
@@ -458,11 +459,14 @@ async function putUpload(service: PredictionService, uploads: UploadStore, { req
   if (req.headers["x-api-key"] !== undefined && v2Org(service, req).name !== org) {
     throw new ServiceError(403, "forbidden", "Forbidden: this upload URL was issued to another API key", { field: "x-api-key" });
   }
-  const raw = await readBody(req, service.config.maxUploadBytes);
-  const text = raw.toString("utf8");
-  if (text.trim() === "") throw new ServiceError(400, "malformed_json", "the upload body is empty; expected X as JSON: a list of N rows of K numbers", { field: "body" });
-  const matrix = parseUpload(parseJsonText(text));
-  const { upload, outcome } = uploads.put(org, name, matrix, raw);
+  // Read into shared memory and parsed in a worker thread when large (offload.ts): a 250 MB
+  // upload must not stall other requests.
+  const raw = await readBody(req, service.config.maxUploadBytes, OFFLOAD_BYTES);
+  if (raw.length === 0 || raw.every((b) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09)) {
+    throw new ServiceError(400, "malformed_json", "the upload body is empty; expected X as JSON: a list of N rows of K numbers", { field: "body" });
+  }
+  const { digest, bytes, ...matrix } = await parseUploadBody(raw);
+  const { upload, outcome } = uploads.put(org, name, matrix, { digest, bytes });
   sendJson(res, 200, {
     file_name: name,
     rows: upload.rows,

@@ -11,19 +11,21 @@
  * | GET /quota | `{quota, used, remaining, unit: "prediction_task"}` (free) |
  *
  * POST order: API key (401/403) -> body within the size limit (413) -> JSON (400) -> access_id
- * (403) -> the whole request, values and combinations (422) -> quota (429) -> jobs. Only the last
- * step spends quota.
+ * (403) -> the whole request, values, combinations and limits (422) -> quota (429) -> jobs. Only
+ * the last step spends quota. Bodies from 256 KiB on are parsed and checked in a worker thread
+ * (offload.ts), so that a large POST does not stall other requests.
  */
 import type { IncomingMessage } from "node:http";
 import { ANALYSES, type Analysis } from "../api/options.js";
 import { shapeOf } from "../api/json.js";
 import { parseRequest, type ParsedRequest } from "../api/request.js";
-import { ComputationError, InvalidInputError } from "../engine/errors.js";
 import type { PredictionService } from "./core.js";
 import { displayPath, jsonPath, resolveField, smallerPaths } from "./fields.js";
-import { readJson, sendJson, ServiceError } from "./http.js";
+import { readBody, sendJson, ServiceError } from "./http.js";
+import { OFFLOAD_BYTES, parseV3Body } from "./offload.js";
 import type { Experiment, Job } from "./jobs.js";
-import { DEFAULT_LIMITS, LimitExceededError, type ServiceLimits } from "./limits.js";
+import { inputError } from "./input-error.js";
+import { DEFAULT_LIMITS, type ServiceLimits } from "./limits.js";
 import { checkBeforeQueue } from "./preflight.js";
 import { publicFailure } from "./reasons.js";
 import type { Route, RouteRequest, RouteTable } from "./router.js";
@@ -51,15 +53,13 @@ export function v3Routes(service: PredictionService): RouteTable {
 
 async function postAnalysis(service: PredictionService, analysis: Analysis, { req, res }: RouteRequest): Promise<void> {
   const org = service.auth.organisation(req.headers);
-  const body = await readJson(req, service.config.maxBodyBytes);
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new ServiceError(422, "invalid_input", "body: expected a JSON object with access_id, y, X, theta and options", {
-      field: "body",
-      expected: "a JSON object",
-    });
-  }
-  service.auth.checkAccessId(org, body);
-  const request = parseV3(analysis, body, service.config.limits);
+  // A large body is parsed and checked in a worker thread (offload.ts), a small one inline.
+  const raw = await readBody(req, service.config.maxBodyBytes, OFFLOAD_BYTES);
+  const parsed = await parseV3Body(analysis, raw, service.config.limits);
+  if (!parsed.ok && !parsed.hasAccessStage) throw parsed.error;
+  service.auth.checkAccessId(org, { access_id: parsed.accessId });
+  if (!parsed.ok) throw parsed.error;
+  const request = parsed.request;
   const submission = await service.submit(org, request);
   const warnings = submission.warnings.length > 0 ? { warnings: submission.warnings } : {};
   if (submission.experiment) {
@@ -93,26 +93,7 @@ export function parseV3(analysis: Analysis, body: unknown, limits: ServiceLimits
   }
 }
 
-/** An error of the request parser as the 422 reply. */
-export function inputError(error: unknown): ServiceError {
-  if (error instanceof LimitExceededError) {
-    return new ServiceError(422, "limit_exceeded", error.message, {
-      field: error.field,
-      expected: error.expected,
-      extra: { limit_name: error.limitName, limit: error.limit, requested: error.requested },
-    });
-  }
-  if (error instanceof InvalidInputError) {
-    return new ServiceError(422, "invalid_input", error.message, { field: error.field, expected: error.expected });
-  }
-  if (error instanceof ComputationError) {
-    return new ServiceError(422, "invalid_input", error.message, error.field !== undefined ? { field: error.field } : {});
-  }
-  if (error instanceof ServiceError) return error;
-  // The parser only looks at the request, so whatever it throws is about the request; its text
-  // (a RangeError's, say) is the implementation's, not a reason a caller can act on.
-  return new ServiceError(422, "invalid_input", "the request could not be read; check it against the API reference (docs/api.md)");
-}
+export { inputError } from "./input-error.js";
 
 // ---------------------------------------------------------------------------------------------
 // GET a job, a field, an experiment
