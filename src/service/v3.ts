@@ -17,10 +17,10 @@
  */
 import type { IncomingMessage } from "node:http";
 import { ANALYSES, type Analysis } from "../api/options.js";
-import { shapeOf } from "../api/json.js";
 import { parseRequest, type ParsedRequest } from "../api/request.js";
 import type { PredictionService } from "./core.js";
-import { displayPath, jsonPath, resolveField, smallerPaths } from "./fields.js";
+import { byteLength, JsonScanner, locateField } from "./field-scan.js";
+import { displayPath, jsonPath, smallerArrayPaths } from "./fields.js";
 import { readBody, sendJson, ServiceError } from "./http.js";
 import { OFFLOAD_BYTES, parseV3Body } from "./offload.js";
 import type { Experiment, Job } from "./jobs.js";
@@ -167,15 +167,20 @@ async function getJob(service: PredictionService, request: RouteRequest): Promis
 async function getField(service: PredictionService, request: RouteRequest): Promise<void> {
   const job = findJob(service, request.req, request.params);
   if (replyUnfinished(request, job)) return;
-  const results = await service.resultObject(job);
+  // Read from the result's JSON text by a scanner that yields to the event loop (field-scan.ts):
+  // the whole result is never parsed, so a field of a huge result does not stall other requests.
+  const scanner = new JsonScanner(await service.resultJson(job));
   const field = request.rest.join("/");
-  const { path, value } = resolveField(results, request.rest);
-  const values = JSON.stringify(value) ?? "null";
-  const bytes = Buffer.byteLength(values);
+  const { path, start, end } = await locateField(scanner, request.rest);
   const limit = service.config.maxFieldBytes;
-  const shape = shapeOf(value);
+  // UTF-8 takes at least one byte per UTF-16 unit: beyond the limit in characters is beyond it in bytes.
+  const bytes = end - start > limit ? await byteLength(scanner, start, end) : Buffer.byteLength(scanner.text.slice(start, end));
+  const described = await scanner.describe(start);
+  const shape = described.kind === "array" ? described.shape : described.kind === "object" ? null : [];
   if (bytes > limit) {
-    const smaller = smallerPaths(displayPath(path), value);
+    const shown = displayPath(path);
+    const smaller =
+      described.kind === "array" ? smallerArrayPaths(shown, described.length) : described.kind === "object" ? described.keys.slice(0, 12).map((k) => `${shown}/${k}`) : [];
     throw new ServiceError(
       413,
       "field_too_large",
@@ -185,7 +190,7 @@ async function getField(service: PredictionService, request: RouteRequest): Prom
     );
   }
   const head = JSON.stringify({ field, json_path: jsonPath(path), shape });
-  sendJson(request.res, 200, `${head.slice(0, -1)},"values":${values}}`);
+  sendJson(request.res, 200, `${head.slice(0, -1)},"values":${scanner.text.slice(start, end)}}`);
 }
 
 async function getExperiment(service: PredictionService, { req, res, params }: RouteRequest): Promise<void> {
