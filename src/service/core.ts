@@ -139,7 +139,7 @@ export class PredictionService {
       void this.saveState().catch(() => undefined);
       throw error;
     }
-    for (const job of created.jobs) this.schedule(job);
+    void this.scheduleAll(created.jobs);
     return { ...created, warnings: request.warnings };
   }
 
@@ -238,6 +238,14 @@ export class PredictionService {
 
   private saveState(): Promise<void> {
     return this.persistence.saveState(() => ({ version: 1, ...this.jobs.counters(), quota_used: this.quota.snapshot() }));
+  }
+
+  /** Schedules jobs a few hundred at a time, giving the event loop back in between (a 10,000-row experiment must not stall reads). */
+  private async scheduleAll(jobs: Job[]): Promise<void> {
+    for (let i = 0; i < jobs.length; i++) {
+      if (i > 0 && i % 256 === 0) await new Promise((resolve) => setImmediate(resolve));
+      this.schedule(jobs[i]);
+    }
   }
 
   private schedule(job: Job): void {
