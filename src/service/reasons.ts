@@ -30,7 +30,12 @@ const REPLACED: ReadonlyArray<[RegExp, string]> = [
 ];
 
 /** Reasons that are public as they are (the service's own sentences). */
-const PUBLIC: readonly RegExp[] = [/^the job exceeded its time limit of [\d.]+ s$/, /^interrupted by a restart\b/, /^Failed to load X_matrix input: /];
+const PUBLIC: readonly RegExp[] = [
+  /^the job exceeded its time limit of [\d.]+ s$/,
+  /^the worker running it exited unexpectedly \(exit code -?\d+\)$/,
+  /^interrupted by a restart\b/,
+  /^Failed to load X_matrix input: /,
+];
 
 /** Longest reason a client is sent. */
 const MAX_REASON_CHARS = 1000;
