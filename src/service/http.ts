@@ -86,6 +86,40 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text);
 }
 
+/** Above this size a JSON reply is measured and written a slice at a time (`sendLargeJson`). */
+export const LARGE_REPLY_CHARS = 1024 * 1024;
+
+/**
+ * Writes already-encoded JSON given as parts (e.g. a head and a stored result) without holding the
+ * event loop: the byte length is counted, and the text written, LARGE_REPLY_CHARS at a time,
+ * waiting for the socket to drain; small replies go out at once like `sendJson`.
+ *
+ * @example
+ * await sendLargeJson(res, 200, ['{"job_id":1,"results":', resultJson, "}"]);
+ */
+export async function sendLargeJson(res: ServerResponse, status: number, parts: string[], headers: Record<string, string> = {}): Promise<void> {
+  const chars = parts.reduce((n, p) => n + p.length, 0);
+  if (chars <= LARGE_REPLY_CHARS) return sendJson(res, status, parts.join(""), headers);
+  let bytes = 0;
+  for (const part of parts) {
+    for (let from = 0; from < part.length; from += LARGE_REPLY_CHARS) {
+      bytes += Buffer.byteLength(part.slice(from, from + LARGE_REPLY_CHARS));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": String(bytes), "cache-control": "no-store", ...headers });
+  for (const part of parts) {
+    for (let from = 0; from < part.length; from += LARGE_REPLY_CHARS) {
+      if (res.destroyed) return;
+      const more = res.write(part.slice(from, from + LARGE_REPLY_CHARS));
+      if (!more) await new Promise((resolve) => { res.once("drain", resolve); res.once("close", resolve); });
+      else await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+  res.end();
+}
+
 export function sendError(res: ServerResponse, error: ServiceError): void {
   sendJson(res, error.status, errorBody(error), error.init.headers);
 }

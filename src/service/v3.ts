@@ -21,7 +21,7 @@ import { parseRequest, type ParsedRequest } from "../api/request.js";
 import type { PredictionService } from "./core.js";
 import { byteLength, JsonScanner, locateField } from "./field-scan.js";
 import { displayPath, jsonPath, smallerArrayPaths } from "./fields.js";
-import { readBody, sendJson, ServiceError } from "./http.js";
+import { readBody, sendJson, sendLargeJson, ServiceError } from "./http.js";
 import { OFFLOAD_BYTES, parseV3Body } from "./offload.js";
 import type { Experiment, Job } from "./jobs.js";
 import { inputError } from "./input-error.js";
@@ -161,7 +161,8 @@ async function getJob(service: PredictionService, request: RouteRequest): Promis
   const json = await service.resultJson(job);
   const experiment = job.experiment_id !== undefined ? `"experiment_id":${job.experiment_id},"row":${job.row},` : "";
   const times = JSON.stringify(timesOf(job)).slice(1, -1);
-  sendJson(request.res, 200, `{"job_id":${job.id},"job_code":${JSON.stringify(job.code)},"status":"completed",${experiment}${times},"results":${json}}`);
+  // A large result is measured and written a slice at a time, not as one 100 MB write.
+  await sendLargeJson(request.res, 200, [`{"job_id":${job.id},"job_code":${JSON.stringify(job.code)},"status":"completed",${experiment}${times},"results":`, json, "}"]);
 }
 
 async function getField(service: PredictionService, request: RouteRequest): Promise<void> {
