@@ -21,9 +21,20 @@ import type { ServiceLimits } from "./limits.js";
 import { checkBeforeQueue } from "./preflight.js";
 import { parseUpload } from "./uploads.js";
 
+/** An uploaded X as the upload store keeps it (row-major, NaN = missing, shared memory). */
+export interface SharedMatrix {
+  rows: number;
+  cols: number;
+  X: Float64Array;
+}
+
 export type OffloadTask =
   | { kind: "v3-post"; id: number; analysis: Analysis; body: Uint8Array; limits: ServiceLimits }
-  | { kind: "upload"; id: number; body: Uint8Array };
+  | { kind: "upload"; id: number; body: Uint8Array }
+  /** v2, first step: the body's top level without y, theta and an inline X (for the route's own steps). */
+  | { kind: "v2-light"; id: number; body: Uint8Array }
+  /** v2, second step: the request from the body, its top level as the route changed it, and an upload. */
+  | { kind: "v2-post"; id: number; analysis: Analysis; body: Uint8Array; top: Record<string, unknown>; upload?: SharedMatrix };
 
 export interface SerializedError {
   status: number;
@@ -39,7 +50,8 @@ export interface PackedRequest extends Omit<ParsedRequest, "thetas"> {
 }
 
 export type OffloadReply =
-  | { id: number; ok: true; kind: "v3-post"; accessId: unknown; request: PackedRequest }
+  | { id: number; ok: true; kind: "v3-post" | "v2-post"; accessId: unknown; request: PackedRequest }
+  | { id: number; ok: true; kind: "v2-light"; top: Record<string, unknown> }
   | { id: number; ok: true; kind: "upload"; rows: number; cols: number; X: Float64Array; digest: string; bytes: number }
   | { id: number; ok: false; stage: "body" | "request"; accessId?: unknown; error: SerializedError };
 
@@ -93,13 +105,66 @@ function v3Post(task: Extract<OffloadTask, { kind: "v3-post" }>): { reply: Offlo
   } catch (error) {
     throw new Refusal("request", inputError(error), accessId);
   }
+  return packReply(task.id, "v3-post", accessId, request);
+}
+
+function packReply(id: number, kind: "v3-post" | "v2-post", accessId: unknown, request: ParsedRequest): { reply: OffloadReply; transfer: ArrayBuffer[] } {
   const K = request.data.cols;
   const thetas = new Float64Array(request.thetas.length * K);
   request.thetas.forEach((t, r) => thetas.set(t, r * K));
   const y = own(request.data.y);
   const X = own(request.data.X);
   const packed: PackedRequest = { ...request, data: { ...request.data, y, X }, thetas, m: request.thetas.length };
-  return { reply: { id: task.id, ok: true, kind: "v3-post", accessId, request: packed }, transfer: [thetas.buffer, y.buffer, X.buffer] as ArrayBuffer[] };
+  return { reply: { id, ok: true, kind, accessId, request: packed }, transfer: [thetas.buffer, y.buffer, X.buffer] as ArrayBuffer[] };
+}
+
+const V2_NOT_OBJECT = "body: expected a JSON object with access_id, y, X, theta and the options at the top level";
+
+/** The top level of a v2 body without y, theta and an inline X (a string X, an upload's name, stays). */
+export function topLevel(body: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(body)) if (k !== "y" && k !== "theta" && !(k === "X" && typeof v !== "string")) out[k] = v;
+  return out;
+}
+
+function v2Record(body: Uint8Array): Record<string, unknown> {
+  const value = parseBody(body, 400);
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new Refusal("body", new ServiceError(400, "invalid_input", V2_NOT_OBJECT, { field: "body", expected: "a JSON object" }));
+  }
+  return value as Record<string, unknown>;
+}
+
+function v2Light(task: Extract<OffloadTask, { kind: "v2-light" }>): { reply: OffloadReply; transfer: ArrayBuffer[] } {
+  return { reply: { id: task.id, ok: true, kind: "v2-light", top: topLevel(v2Record(task.body)) }, transfer: [] };
+}
+
+function v2Post(task: Extract<OffloadTask, { kind: "v2-post" }>): { reply: OffloadReply; transfer: ArrayBuffer[] } {
+  const parsed = v2Record(task.body);
+  const body: Record<string, unknown> = { ...task.top };
+  for (const key of ["y", "theta", "X"]) if (!(key in task.top) && key in parsed) body[key] = parsed[key];
+  const upload = task.upload;
+  let request: ParsedRequest;
+  try {
+    request = parseRequest(task.analysis, body, "v2", { requireAccessId: true, resolveXReference: upload ? () => matrixRows(upload) : undefined }) as ParsedRequest;
+  } catch (error) {
+    throw new Refusal("request", inputError(error), body.access_id);
+  }
+  return packReply(task.id, "v2-post", body.access_id, request);
+}
+
+/** A shared matrix as the nested rows a POST body would carry (null = missing). */
+export function matrixRows(m: SharedMatrix): Array<Array<number | null>> {
+  const out: Array<Array<number | null>> = new Array(m.rows);
+  for (let i = 0; i < m.rows; i++) {
+    const row: Array<number | null> = new Array(m.cols);
+    for (let j = 0; j < m.cols; j++) {
+      const v = m.X[i * m.cols + j];
+      row[j] = Number.isNaN(v) ? null : v;
+    }
+    out[i] = row;
+  }
+  return out;
 }
 
 /** A typed array that owns its whole buffer (so the buffer can be transferred). */
@@ -123,7 +188,16 @@ function upload(task: Extract<OffloadTask, { kind: "upload" }>): { reply: Offloa
 
 export function runOffloadTask(task: OffloadTask): { reply: OffloadReply; transfer: ArrayBuffer[] } {
   try {
-    return task.kind === "v3-post" ? v3Post(task) : upload(task);
+    switch (task.kind) {
+      case "v3-post":
+        return v3Post(task);
+      case "upload":
+        return upload(task);
+      case "v2-light":
+        return v2Light(task);
+      case "v2-post":
+        return v2Post(task);
+    }
   } catch (error) {
     const refusal =
       error instanceof Refusal

@@ -15,7 +15,7 @@ import type { Analysis } from "../api/options.js";
 import type { ParsedRequest } from "../api/request.js";
 import { ServiceError } from "./http.js";
 import type { ServiceLimits } from "./limits.js";
-import { OFFLOAD_MARK, runOffloadTask, type OffloadReply, type OffloadTask, type PackedRequest, type SerializedError } from "./offload-worker.js";
+import { OFFLOAD_MARK, runOffloadTask, type OffloadReply, type OffloadTask, type PackedRequest, type SerializedError, type SharedMatrix } from "./offload-worker.js";
 
 /** Bodies from this size on are parsed in the worker. */
 export const OFFLOAD_BYTES = 256 * 1024;
@@ -32,10 +32,11 @@ class OffloadWorker {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
 
-  run(task: TaskInput): Promise<OffloadReply> {
+  /** Runs a task here when its body is small (unless `large` says otherwise), else in the worker. */
+  run(task: TaskInput, large = task.body.byteLength >= OFFLOAD_BYTES): Promise<OffloadReply> {
     const id = this.nextId++;
     const full = { ...task, id } as OffloadTask;
-    if (task.body.byteLength < OFFLOAD_BYTES) return Promise.resolve(runOffloadTask(full).reply);
+    if (!large) return Promise.resolve(runOffloadTask(full).reply);
     const worker = this.start();
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
@@ -94,6 +95,27 @@ export async function parseV3Body(analysis: Analysis, body: Uint8Array, limits: 
   if (!reply.ok) return { ok: false, accessId: reply.accessId, hasAccessStage: reply.stage === "request", error: serviceError(reply.error) };
   if (reply.kind !== "v3-post") throw new Error("offload: unexpected reply");
   return { ok: true, accessId: reply.accessId, request: unpack(reply.request) };
+}
+
+/** v2, first step: the top level of the body (without y, theta and an inline X); throws the ServiceError of a refusal. */
+export async function v2TopLevel(body: Uint8Array): Promise<Record<string, unknown>> {
+  const reply = await shared.run({ kind: "v2-light", body });
+  if (!reply.ok) throw serviceError(reply.error);
+  if (reply.kind !== "v2-light") throw new Error("offload: unexpected reply");
+  return reply.top;
+}
+
+/**
+ * v2, second step: the request from `body` with its top level replaced by `top` (as the route
+ * changed it) and X from `upload` when the body names one. Runs in the worker when the body or
+ * the upload is large. Throws the (v3) ServiceError of a refusal; the route makes it a v2 400.
+ */
+export async function parseV2Body(analysis: Analysis, body: Uint8Array, top: Record<string, unknown>, upload?: SharedMatrix): Promise<ParsedRequest> {
+  const large = body.byteLength >= OFFLOAD_BYTES || (upload !== undefined && upload.X.byteLength >= OFFLOAD_BYTES);
+  const reply = await shared.run({ kind: "v2-post", analysis, body, top, ...(upload ? { upload: { rows: upload.rows, cols: upload.cols, X: upload.X } } : {}) }, large);
+  if (!reply.ok) throw serviceError(reply.error);
+  if (reply.kind !== "v2-post") throw new Error("offload: unexpected reply");
+  return unpack(reply.request);
 }
 
 function unpack(p: PackedRequest): ParsedRequest {

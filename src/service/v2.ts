@@ -26,6 +26,8 @@
  * - `/grid-singularity` is the Grid reported through its single highest-adjusted-fit cell
  *   (api-compat.md G1; singularity.ts); its flat result adds `attribute_combi` (1 x K, the cell's
  *   attributes).
+ * - A body of 256 KiB or more, or one naming a large upload, is read and checked in a worker
+ *   thread (offload.ts), so that it does not stall other requests.
  * - `X` may name an upload (`"<crc64 hex>.json"`). An upload that is not there (never PUT,
  *   expired, another API key's, forgotten by a restart) gives a receipt and a job failed with
  *   status_code 1 and error_code 5, as the vendor's deferred loading did (section 2.3); that POST
@@ -40,7 +42,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Analysis } from "../api/options.js";
 import { describe } from "../api/options.js";
-import { parseRequest, type ParsedRequest } from "../api/request.js";
+import type { ParsedRequest } from "../api/request.js";
 import { toV2Result } from "../api/v2-result.js";
 import {
   LambdaError,
@@ -62,8 +64,9 @@ import { checkBeforeQueue } from "./preflight.js";
 import { publicFailure } from "./reasons.js";
 import type { Method, Route, RouteRequest, RouteTable } from "./router.js";
 import type { SingularityCell } from "./singularity.js";
-import { OFFLOAD_BYTES, parseUploadBody } from "./offload.js";
-import { UPLOAD_NAME, UploadStore, uploadRows } from "./uploads.js";
+import { OFFLOAD_BYTES, parseUploadBody, parseV2Body, v2TopLevel } from "./offload.js";
+import type { SharedMatrix } from "./offload-worker.js";
+import { UPLOAD_NAME, UploadStore } from "./uploads.js";
 import { inputError } from "./v3.js";
 
 export const V2_PREFIXES = ["/v2/prediction-engine"];
@@ -199,13 +202,10 @@ function v2InputError(error: unknown): ServiceError {
 
 async function postAnalysis(service: PredictionService, uploads: UploadStore, endpoint: Endpoint, { req, res }: RouteRequest): Promise<void> {
   const org = v2Org(service, req);
-  const raw = await readJsonV2(req, service.config.maxBodyBytes);
-  if (!isRecord(raw)) {
-    throw new ServiceError(400, "invalid_input", "body: expected a JSON object with access_id, y, X, theta and the options at the top level", {
-      field: "body",
-      expected: "a JSON object",
-    });
-  }
+  // The body is parsed twice, in a worker thread when it is large (offload.ts): first its top
+  // level (no y, theta or inline X) for the steps below, then the whole request.
+  const bytes = await readBody(req, service.config.maxBodyBytes, OFFLOAD_BYTES);
+  const raw = await v2TopLevel(bytes);
   service.auth.checkAccessId(org, raw);
 
   const notes: string[] = [];
@@ -214,7 +214,7 @@ async function postAnalysis(service: PredictionService, uploads: UploadStore, en
   // the newer OpenAPI text's thresholds; the official client always sends one.
   if (endpoint.analysis === "psr" && body.threshold == null && body.threshold_range == null) body = { ...body, threshold: V2_PSR_DEFAULT_THRESHOLDS };
 
-  let resolveXReference: ((ref: string) => unknown) | undefined;
+  let upload: SharedMatrix | undefined;
   if (typeof body.X === "string") {
     const name = body.X;
     if (!UPLOAD_NAME.test(name)) {
@@ -223,7 +223,7 @@ async function postAnalysis(service: PredictionService, uploads: UploadStore, en
         expected: 'N rows of K numbers or nulls, or "<name>.json" of an upload',
       });
     }
-    const upload = uploads.get(org.name, name);
+    upload = uploads.get(org.name, name);
     if (!upload) {
       const hours = service.config.uploadTtlMs / 3600_000;
       const job = await service.submitFailed(
@@ -242,12 +242,11 @@ async function postAnalysis(service: PredictionService, uploads: UploadStore, en
       sendJson(res, 200, { job_id: job.id, job_code: job.code, ...(notes.length > 0 ? { warnings: notes } : {}) });
       return;
     }
-    resolveXReference = () => uploadRows(upload);
   }
 
   let request: ParsedRequest;
   try {
-    request = parseRequest(endpoint.analysis, body, "v2", { requireAccessId: true, resolveXReference }) as ParsedRequest;
+    request = await parseV2Body(endpoint.analysis, bytes, body, upload);
   } catch (error) {
     throw v2InputError(error);
   }
