@@ -172,6 +172,22 @@ export class JsonScanner {
   }
 }
 
+/** A member of an object in the text: its key and its value's span. */
+export interface Member {
+  key: string;
+  start: number;
+  end: number;
+}
+
+/**
+ * The members of the text's root object (empty when the root is no object): kept by the caller
+ * for a result read again, so that a later field of it is found without scanning the whole text.
+ */
+export async function rootMembers(scanner: JsonScanner): Promise<Member[]> {
+  const start = scanner.ws(0);
+  return scanner.text.charCodeAt(start) === LBRACE ? scanner.members(start) : [];
+}
+
 export interface LocatedField {
   /** The keys followed (canonical spelling), numbers for array indexes. */
   path: PathPart[];
@@ -186,13 +202,21 @@ export interface LocatedField {
  * const { path, start, end } = await locateField(json, ["insights", "impact_on_fit"]);
  * json.slice(start, end); // the field's JSON
  */
-export async function locateField(scanner: JsonScanner, segments: string[]): Promise<LocatedField> {
+export async function locateField(scanner: JsonScanner, segments: string[], root?: Member[]): Promise<LocatedField> {
   const t = scanner.text;
   const path: PathPart[] = [];
   let start = scanner.ws(0);
-  for (const segment of segments) {
+  for (const [depth, segment] of segments.entries()) {
     const c = t.charCodeAt(start);
-    if (c === LBRACK) {
+    if (c === LBRACE && depth === 0 && root !== undefined) {
+      const key = chooseKey(
+        root.map((m) => m.key),
+        segment,
+      );
+      if (key === undefined) throw fieldNotFound(segments, path, segment, root.map((m) => m.key));
+      path.push(key);
+      start = root.find((m) => m.key === key)!.start;
+    } else if (c === LBRACK) {
       const numeric = /^\d+$/.test(segment);
       const found = numeric ? await scanner.element(start, Number(segment)) : { length: await scanner.arrayLength(start) };
       if ("length" in found || arrayIndex(segment, Number.MAX_SAFE_INTEGER) === undefined) {

@@ -19,7 +19,7 @@ import type { IncomingMessage } from "node:http";
 import { ANALYSES, type Analysis } from "../api/options.js";
 import { parseRequest, type ParsedRequest } from "../api/request.js";
 import type { PredictionService } from "./core.js";
-import { byteLength, JsonScanner, locateField } from "./field-scan.js";
+import { byteLength, JsonScanner, locateField, rootMembers, type Member } from "./field-scan.js";
 import { displayPath, jsonPath, smallerArrayPaths } from "./fields.js";
 import { readBody, sendJson, sendLargeJson, ServiceError } from "./http.js";
 import { OFFLOAD_BYTES, parseV3Body } from "./offload.js";
@@ -172,7 +172,7 @@ async function getField(service: PredictionService, request: RouteRequest): Prom
   // the whole result is never parsed, so a field of a huge result does not stall other requests.
   const scanner = new JsonScanner(await service.resultJson(job));
   const field = request.rest.join("/");
-  const { path, start, end } = await locateField(scanner, request.rest);
+  const { path, start, end } = await locateField(scanner, request.rest, await largeResultIndex(service, job.id, scanner));
   const limit = service.config.maxFieldBytes;
   // UTF-8 takes at least one byte per UTF-16 unit: beyond the limit in characters is beyond it in bytes.
   const bytes = end - start > limit ? await byteLength(scanner, start, end) : Buffer.byteLength(scanner.text.slice(start, end));
@@ -192,6 +192,30 @@ async function getField(service: PredictionService, request: RouteRequest): Prom
   }
   const head = JSON.stringify({ field, json_path: jsonPath(path), shape });
   sendJson(request.res, 200, `${head.slice(0, -1)},"values":${scanner.text.slice(start, end)}}`);
+}
+
+/** Top-level members of the last few large results read (a job's result never changes): a field read again is found at once. */
+const ROOT_INDEXES = new WeakMap<PredictionService, Map<number, Member[]>>();
+const ROOT_INDEX_ENTRIES = 16;
+const ROOT_INDEX_MIN_CHARS = 1024 * 1024;
+
+async function largeResultIndex(service: PredictionService, jobId: number, scanner: JsonScanner): Promise<Member[] | undefined> {
+  if (scanner.text.length < ROOT_INDEX_MIN_CHARS) return undefined;
+  let index = ROOT_INDEXES.get(service);
+  if (index === undefined) ROOT_INDEXES.set(service, (index = new Map()));
+  let members = index.get(jobId);
+  if (members === undefined || members.length === 0 || members[members.length - 1].end > scanner.text.length) {
+    members = await rootMembers(scanner);
+    index.set(jobId, members);
+    for (const key of index.keys()) {
+      if (index.size <= ROOT_INDEX_ENTRIES) break;
+      index.delete(key);
+    }
+  } else {
+    index.delete(jobId);
+    index.set(jobId, members);
+  }
+  return members;
 }
 
 async function getExperiment(service: PredictionService, { req, res, params }: RouteRequest): Promise<void> {
