@@ -14,10 +14,20 @@
  *    per kind, next to the same reads with an idle pool, and whether every worker was still busy
  *    when the last read ended.
  *
+ * 3. Reads while large requests are served (issue 11, item 7): one reader GETs a small completed
+ *    result every 5 ms, first with nothing else going on, then while these are in flight at once:
+ *    a 10,000-row PSR experiment POST (N = 200, K = 5; its 10,000 jobs then run), a 100 MB v2 X
+ *    upload (PUT), and field reads of a Grid result of about 150 MB (retained weights_cells,
+ *    with --max-retained-values raised for it), each a first read of that result (it is too large
+ *    for the service's result cache). Prints the reader's p50 / p99 / max next to the idle ones,
+ *    and how long each large request took. Bodies are built before the clock starts.
+ *
+ * `npm run bench:service -- 3` runs scenario 3 alone (any of 1, 2, 3).
+ *
  * Bounded: a fixed number of jobs and reads, data from the engine's seeded generator, and a
- * 180 s overall limit; the service is stopped at the end (its unfinished Grids with it).
+ * 300 s overall limit; the service is stopped at the end (its unfinished Grids with it).
  */
-import type { ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { createRandom } from "../src/engine/random.js";
@@ -27,7 +37,8 @@ import { compareStores } from "./stores.js";
 const SMALL = { N: 50, K: 3, jobs: 600, clients: 16, pollMs: 2 };
 const GRID = { N: 2000, K: 12, targetSeconds: 8 };
 const READS = { count: 1500, readers: 4 };
-const OVERALL_LIMIT_MS = 180_000;
+const OVERALL_LIMIT_MS = 300_000;
+const LARGE = { experimentRows: 10_000, uploadBytes: 100 * 1024 * 1024, fieldReads: 3, big: { N: 2000, K: 10, thresholds: [0, 0.2, 0.5, 0.8] } };
 
 
 // ---------------------------------------------------------------------------------------------
@@ -41,7 +52,8 @@ interface Server {
 }
 
 async function startServer(): Promise<Server> {
-  const { child, url, apiKey, accessId } = await spawnServe(["--port", "0", "--quiet"]);
+  // Scenario 3 reads a result of about 150 MB: raise the retained-values limit for it.
+  const { child, url, apiKey, accessId } = await spawnServe(["--port", "0", "--quiet", "--max-retained-values", "40000000"]);
   return { child, url, apiKey: apiKey!, accessId: accessId! };
 }
 
@@ -247,6 +259,120 @@ async function saturatedReads(): Promise<void> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// 3. Reads while large requests are served
+
+/** argv: url, key, minimum reads. Reads every 5 ms until "stop" on stdin (and the minimum). */
+const READER_SCRIPT = `
+const [url, key, min] = process.argv.slice(1);
+let stop = false;
+process.stdin.on("data", (d) => { if (String(d).includes("stop")) stop = true; });
+const times = [];
+while (!stop || times.length < Number(min)) {
+  const t = performance.now();
+  const r = await fetch(url, { headers: { "x-api-key": key } });
+  await r.arrayBuffer();
+  if (r.status !== 200) { console.error("reader: status " + r.status); process.exit(1); }
+  times.push(performance.now() - t);
+  await new Promise((r) => setTimeout(r, 5));
+}
+process.stdout.write(JSON.stringify(times));
+process.exit(0);
+`;
+
+async function largeRequests(): Promise<void> {
+  // Bodies, built before the clock starts.
+  const data = synthetic(200, 5, 23);
+  const experimentBody = JSON.stringify({ access_id: server.accessId, y: data.y, X: data.X, theta: Array.from({ length: LARGE.experimentRows }, (_, i) => data.X[i % 200]) });
+  // Written straight into one buffer: no millions of retained strings for this process's GC to
+  // walk while it measures.
+  const u = createRandom(24);
+  const uploadBody = Buffer.allocUnsafe(LARGE.uploadBytes + 1024);
+  let at = uploadBody.write("[");
+  for (let i = 0; at < LARGE.uploadBytes; i++) {
+    const row = `${i > 0 ? "," : ""}[${Array.from({ length: 8 }, () => (u() - 0.5).toFixed(8)).join(",")}]`;
+    at += uploadBody.write(row, at);
+  }
+  at += uploadBody.write("]", at);
+  const uploadPayload = uploadBody.subarray(0, at);
+  const small = await post("/v3/psr", { ...synthetic(SMALL.N, SMALL.K, 21), options: { threshold: [0, 0.5] } });
+  await pollToEnd(resultPath(small.body), 5);
+  const smallPath = resultPath(small.body);
+
+  // The large result: a Grid keeping weights_cells (N x T x Q x 2 censors values).
+  const { N, K, thresholds } = LARGE.big;
+  const big = await post("/v3/grid", { ...synthetic(N, K, 22), options: { threshold: thresholds, max_iter: 2 ** K - 1, retain_grid_objects: ["weights_cells"] } });
+  if (big.status !== 200) throw new Error(`the large Grid was refused: ${JSON.stringify(big.body).slice(0, 300)}`);
+  const bigField = `/v3/jobs/${big.body.job_id}/${big.body.job_code}/yhat`;
+  const bigDone = await pollToEnd(bigField, 50); // a field, not the whole result, while it runs
+  if (bigDone.status !== 200) throw new Error(`the large Grid failed: ${JSON.stringify(bigDone.body).slice(0, 300)}`);
+  const bigBytes = (await (await fetch(server.url + resultPath(big.body), { headers: { "x-api-key": server.apiKey } })).arrayBuffer()).byteLength;
+
+  const urlReply = await fetch(`${server.url}/v2/prediction-engine/payload/upload/url/X?file_name=bench.json`, { headers: { "x-api-key": server.apiKey } });
+  const uploadUrl = ((await urlReply.json()) as { url: string }).url;
+
+  // The reader runs in a process of its own, so that this one's work (sending 100 MB, its GC)
+  // does not show in the figures: it reads until told to stop, then prints its latencies.
+  const reader = (minReads: number): { stop: () => void; times: Promise<number[]> } => {
+    const child = spawn(process.execPath, ["--input-type=module", "-e", READER_SCRIPT, server.url + smallPath, server.apiKey, String(minReads)], {
+      stdio: ["pipe", "pipe", "inherit"],
+    });
+    let out = "";
+    child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+    const times = new Promise<number[]>((resolve, reject) =>
+      child.on("exit", (code) => (code === 0 ? resolve((JSON.parse(out) as number[]).sort((a, b) => a - b)) : reject(new Error(`reader exited with ${code}`)))),
+    );
+    return { stop: () => child.stdin!.end("stop\n"), times };
+  };
+
+  const idleReader = reader(300);
+  idleReader.stop();
+  const idle = await idleReader.times;
+
+  const took: Record<string, number> = {};
+  const timed = async (name: string, run: () => Promise<Response>): Promise<void> => {
+    const t = performance.now();
+    const res = await run();
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`${name}: status ${res.status}`);
+    took[name] = performance.now() - t;
+  };
+  const busyReader = reader(20);
+  await sleep(300); // the reader process is up and reading
+  const t0 = performance.now();
+  // RBP_BENCH_LARGE=post,upload,field runs a subset (to see which request costs what).
+  const parts = new Set((process.env.RBP_BENCH_LARGE ?? "post,upload,field").split(","));
+  await Promise.all([
+    !parts.has("post") ? undefined : timed(`POST experiment (${LARGE.experimentRows.toLocaleString("en-US")} rows, ${(experimentBody.length / 1e6).toFixed(1)} MB)`, () =>
+      fetch(server.url + "/v3/psr", { method: "POST", headers: { "x-api-key": server.apiKey, "content-type": "application/json" }, body: experimentBody }),
+    ),
+    !parts.has("upload") ? undefined : timed(`PUT upload (${(uploadPayload.length / 1e6).toFixed(0)} MB)`, () => fetch(uploadUrl, { method: "PUT", headers: { "content-type": "application/json" }, body: uploadPayload })),
+    (async () => {
+      for (let i = 0; i < (parts.has("field") ? LARGE.fieldReads : 0); i++) {
+        await timed(`GET field yhat of a ${(bigBytes / 1e6).toFixed(0)} MB result (read ${i + 1})`, () => fetch(server.url + bigField, { headers: { "x-api-key": server.apiKey } }));
+      }
+    })(),
+  ]);
+  const wall = performance.now() - t0;
+  busyReader.stop();
+  const busy = await busyReader.times;
+
+  console.log(
+    `\n3. Reads of a small result (every 5 ms, one reader in its own process) while large requests are in flight, all at once ` +
+      `(${(wall / 1000).toFixed(1)} s; ${Object.keys(took).length} large requests, listed below). The service's 2 workers run the experiment's jobs meanwhile.`,
+  );
+  console.log(
+    table(
+      ["reads", "n", "p50 ms", "p99 ms", "max ms"],
+      [
+        ["idle", String(idle.length), ms(quantile(idle, 0.5)), ms(quantile(idle, 0.99)), ms(idle[idle.length - 1])],
+        ["during the large requests", String(busy.length), ms(quantile(busy, 0.5)), ms(quantile(busy, 0.99)), ms(busy[busy.length - 1])],
+      ],
+    ),
+  );
+  console.log(table(["large request", "ms"], Object.entries(took).map(([k, v]) => [k, ms(v)])));
+}
+
+// ---------------------------------------------------------------------------------------------
 
 const limit = setTimeout(() => {
   console.error(`bench:service: over ${OVERALL_LIMIT_MS / 1000} s, stopping`);
@@ -258,8 +384,11 @@ limit.unref();
 server = await startServer();
 console.log(`bench:service: rbp serve at ${server.url}, ${os.availableParallelism()} workers, Node ${process.version}, ${os.cpus()[0]?.model ?? "cpu"}`);
 try {
-  await throughput();
-  await saturatedReads();
+  const only = process.argv.slice(2).map(Number).filter((n) => n >= 1 && n <= 3);
+  const run = (n: number) => only.length === 0 || only.includes(n);
+  if (run(1)) await throughput();
+  if (run(2)) await saturatedReads();
+  if (run(3)) await largeRequests();
 } finally {
   const exited = new Promise((r) => server.child.on("exit", r));
   server.child.kill("SIGTERM");

@@ -131,8 +131,9 @@ type EnumName = keyof typeof VALUE_ALIASES;
 function readEnum(name: EnumName, key: string, value: unknown): string {
   const table = VALUE_ALIASES[name] as Record<string, string>;
   if (typeof value === "string") {
-    const hit = table[value.trim().toLowerCase()];
-    if (hit !== undefined) return hit;
+    // Own properties only: "constructor" or "__proto__" is a value the caller wrote, not a table entry.
+    const word = value.trim().toLowerCase();
+    if (Object.hasOwn(table, word)) return table[word];
   }
   throw new InvalidInputError(
     `options.${key}`,
@@ -423,10 +424,10 @@ export function normalizeOptions<A extends Analysis>(
     present.delete(key);
     if (analysis === "grid" && (MISSING_DATA_KEYS as readonly string[]).includes(key)) {
       if (dialect === "v3") warnings.push(`ignored option "${key}" (the grid chooses complete rows per combination)`);
-    } else if (NOT_IMPLEMENTED[key] !== undefined) {
-      warnings.push(`ignored option "${key}" (${NOT_IMPLEMENTED[key]})`);
+    } else if (Object.hasOwn(NOT_IMPLEMENTED, key)) {
+      warnings.push(`ignored option "${quoteName(key)}" (${NOT_IMPLEMENTED[key]})`);
     } else {
-      warnings.push(`ignored option "${key}" (not a ${analysis} option)`);
+      warnings.push(`ignored option "${quoteName(key)}" (not a ${analysis} option)`);
     }
   }
 
@@ -504,7 +505,12 @@ export function resolveOptions<A extends Analysis>(analysis: A, given: GivenOpti
 // ---------------------------------------------------------------------------------------------
 // Thresholds
 
-const MAX_EXPANDED_THRESHOLDS = 10_000;
+/**
+ * Most thresholds one request may list or expand to: the engine calibrates at most 255 at once
+ * (engine/calibrate.ts keeps each row's threshold bucket in a byte), so more would be accepted
+ * and then fail the job; they are refused here, naming the option (issue 11, item 5).
+ */
+export const MAX_THRESHOLDS = 255;
 
 /**
  * `threshold`: a number becomes [number]; a list stays. When `threshold` is absent or null, the
@@ -536,8 +542,13 @@ function readThresholds(present: Map<string, unknown>, warnings: string[]): unkn
   if (max < min) throw new InvalidInputError("options.threshold_range", "[min, max] with min <= max", `got [${min}, ${max}]`);
   const out: number[] = [];
   for (let i = 0; min + i * step <= max + 1e-9; i++) {
-    if (out.length >= MAX_EXPANDED_THRESHOLDS) {
-      throw new InvalidInputError("options.stepsize", `a step giving at most ${MAX_EXPANDED_THRESHOLDS} thresholds`, `got ${step}`);
+    if (out.length >= MAX_THRESHOLDS) {
+      const count = Math.floor((max - min) / step + 1e-9) + 1;
+      throw new InvalidInputError(
+        "options.stepsize",
+        `a step giving at most ${MAX_THRESHOLDS} thresholds from threshold_range [${min}, ${max}]`,
+        `got ${step}, which gives ${count.toLocaleString("en-US")}`,
+      );
     }
     out.push(Number((min + i * step).toFixed(10)));
   }
@@ -551,6 +562,9 @@ function readNumberList(key: string, value: unknown): number[] {
   }
   if (!Array.isArray(value) || value.length === 0) {
     throw new InvalidInputError(`options.${key}`, "a number or a non-empty list of numbers", `got ${describe(value)}`);
+  }
+  if (value.length > MAX_THRESHOLDS) {
+    throw new InvalidInputError(`options.${key}`, `at most ${MAX_THRESHOLDS} thresholds (the engine calibrates at most ${MAX_THRESHOLDS})`, `got ${value.length}`);
   }
   value.forEach((t, i) => {
     if (typeof t !== "number" || !Number.isFinite(t)) {
@@ -667,10 +681,10 @@ export function toV2Options<A extends Analysis>(analysis: A, options: GivenOptio
         else out.censor_operator = value;
         break;
       case "prediction_scale":
-        out._output_scale = V2_SCALE[value as string] ?? value;
+        out._output_scale = Object.hasOwn(V2_SCALE, value as string) ? V2_SCALE[value as string] : value;
         break;
       case "adj_fit_multiplier":
-        out.adj_fit_multiplier = V2_MULTIPLIER[value as string] ?? value;
+        out.adj_fit_multiplier = Object.hasOwn(V2_MULTIPLIER, value as string) ? V2_MULTIPLIER[value as string] : value;
         break;
       case "missing_moments":
         out.verify_missing_data = value === "complete";
@@ -751,6 +765,23 @@ export function describe(value: unknown): string {
   if (ArrayBuffer.isView(value)) return `a ${value.constructor.name}`;
   const text = JSON.stringify(value);
   return text === undefined ? String(value) : text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/** Longest name a warning quotes whole (issue 11: a 5 MB option name was copied into every job). */
+export const QUOTED_NAME_CHARS = 64;
+
+/**
+ * A name the caller sent, as a warning quotes it: at most QUOTED_NAME_CHARS characters, the rest
+ * replaced by "...(N characters)"; double quotes and control characters escaped, so the name
+ * cannot end the quotation it stands in.
+ *
+ * @example
+ * quoteName("x".repeat(1000)); // "xxxx...x...(1000 characters)" (64 x's)
+ */
+export function quoteName(name: string): string {
+  const short = name.length > QUOTED_NAME_CHARS ? name.slice(0, QUOTED_NAME_CHARS) : name;
+  const escaped = JSON.stringify(short).slice(1, -1);
+  return name.length > QUOTED_NAME_CHARS ? `${escaped}...(${name.length} characters)` : escaped;
 }
 
 /** True when `key` is a wire option name of some analysis. */

@@ -13,6 +13,7 @@ import { InvalidInputError } from "../engine/errors.js";
 import {
   V2_OPTION_KEYS,
   normalizeOptions,
+  quoteName,
   resolveOptions,
   type Analysis,
   type Dialect,
@@ -55,6 +56,8 @@ export interface ParseRequestSettings {
 }
 
 const BODY_KEYS = new Set(["access_id", "y", "X", "theta", "options"]);
+/** Warnings a receipt lists at most; the rest are counted in one last line. */
+export const MAX_WARNINGS = 20;
 const V2_TOP_LEVEL = new Set(V2_OPTION_KEYS);
 
 /**
@@ -124,7 +127,10 @@ export function parseRequest<A extends Analysis>(
   const thetas = thetaRows.map((row) => Float64Array.from(row));
   thetas.forEach((theta, r) => {
     try {
-      checkData(data, theta);
+      // The data once (with the first row); each further row only for itself, so that an
+      // experiment of M rows costs O(N K + M K), not O(M N K).
+      if (r === 0) checkData(data, theta);
+      else checkTheta(theta, K);
     } catch (e) {
       if (e instanceof InvalidInputError && thetas.length > 1 && e.field.startsWith("theta")) {
         throw new InvalidInputError(`theta[${r}]${e.field.slice("theta".length)}`, e.expected, detailOf(e));
@@ -141,7 +147,7 @@ export function parseRequest<A extends Analysis>(
     for (const [key, value] of Object.entries(parsed)) {
       if (BODY_KEYS.has(key)) continue;
       if (!V2_TOP_LEVEL.has(key)) {
-        warnings.push(`ignored field "${key}" (settings go under "options")`);
+        warnings.push(`ignored field "${quoteName(key)}" (settings go under "options")`);
         continue;
       }
       if (key in raw && raw[key] !== null && value !== null && JSON.stringify(raw[key]) !== JSON.stringify(value)) {
@@ -160,6 +166,10 @@ export function parseRequest<A extends Analysis>(
   }
   const normalized = normalizeOptions(analysis, raw, dialect);
   warnings.push(...normalized.warnings);
+  if (warnings.length > MAX_WARNINGS) {
+    const more = warnings.length - MAX_WARNINGS;
+    warnings.splice(MAX_WARNINGS, more, `... and ${more} more warning${more === 1 ? "" : "s"} like these (not listed)`);
+  }
   const resolved = resolveOptions(analysis, normalized.options, K);
 
   return {
@@ -172,6 +182,14 @@ export function parseRequest<A extends Analysis>(
     resolved,
     warnings,
   };
+}
+
+/** The theta part of the engine's `checkData` (same fields and messages). */
+function checkTheta(theta: Float64Array, K: number): void {
+  if (theta.length !== K) throw new InvalidInputError("theta", `K=${K} values, one per column of X`, `got ${theta.length}`);
+  for (let j = 0; j < K; j++) {
+    if (!Number.isFinite(theta[j])) throw new InvalidInputError(`theta[${j}]`, "a finite number", `got ${theta[j]}`);
+  }
 }
 
 /** `["X", 3, 1]` -> `X[3][1]`; `["options", "threshold"]` -> `options.threshold`; `[]` -> `body`. */

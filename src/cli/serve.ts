@@ -5,6 +5,7 @@
  */
 import { startLocalService, type LocalServiceOptions } from "../service/index.js";
 import { DamagedStoreError } from "../service/store.js";
+import { DEFAULT_LIMITS, LIMIT_FLAGS, type ServiceLimits } from "../service/limits.js";
 import { UsageError } from "./predict.js";
 
 export const DEFAULT_PORT = 8765;
@@ -12,6 +13,8 @@ export const DEFAULT_PORT = 8765;
 export const SERVE_USAGE = `Usage: rbp serve [--port N] [--host H] [--credentials FILE] [--data-dir DIR] [--workers N]
                  [--timeout SECONDS] [--decimals N|full] [--quota N] [--v2-long-poll SECONDS]
                  [--retention HOURS] [--result-memory MIB] [--database URL [--migrate]] [--quiet]
+                 [--max-combinations N] [--max-attributes N] [--max-theta-rows N]
+                 [--max-retained-values N] [--max-work N]
 
 Serves the prediction API version 3 at http://H:N/v3 (and /v3/prediction-engine) and the legacy
 version 2 at http://H:N/v2/prediction-engine.
@@ -39,7 +42,28 @@ version 2 at http://H:N/v2/prediction-engine.
                       (docs/team-service.md); --workers 0 then serves without running jobs
   --migrate           with --database: create or upgrade the schema first (else refused
                       when it is not current)
-  --quiet             no request log on stderr`;
+  --quiet             no request log on stderr
+
+Limits on one request, checked when it is posted (a 422 naming the option and the limit, nothing
+charged); the defaults suit a laptop, a team's server raises them (docs/limits.md):
+  --max-combinations N     Grid combinations one job evaluates: attribute_combi rows, else
+                           max_iter or what K, min_k, max_k, allowed_k admit (default ${fmt(DEFAULT_LIMITS.maxCombinations)})
+  --max-attributes N       attribute columns (K) of X (default ${fmt(DEFAULT_LIMITS.maxAttributes)})
+  --max-theta-rows N       theta rows of one request, one job each (default ${fmt(DEFAULT_LIMITS.maxThetaRows)})
+  --max-retained-values N  numbers the Grid's retain options keep per job (default ${fmt(DEFAULT_LIMITS.maxRetainedValues)})
+  --max-work N             rows x cells (combinations x thresholds x censors) per job
+                           (default ${fmt(DEFAULT_LIMITS.maxWork)})
+Also fixed: request bodies up to 10 MiB, X uploads up to 256 MiB, one result field up to 4 MiB,
+at most 255 thresholds, JSON nested at most 32 levels.`;
+
+function fmt(n: number): string {
+  return n.toLocaleString("en-US");
+}
+
+/** `--max-...` flag -> the limit it sets. */
+const LIMIT_OF_FLAG: ReadonlyMap<string, keyof ServiceLimits> = new Map(
+  (Object.entries(LIMIT_FLAGS) as Array<[keyof ServiceLimits, string]>).map(([limit, flag]) => [flag, limit]),
+);
 
 export interface ServeArgs {
   options: LocalServiceOptions;
@@ -121,8 +145,14 @@ export function parseServeArgs(args: string[]): ServeArgs {
       case "--quiet":
         quiet = true;
         break;
-      default:
+      default: {
+        const limit = LIMIT_OF_FLAG.get(name);
+        if (limit !== undefined) {
+          options.limits = { ...options.limits, [limit]: integer(1) };
+          break;
+        }
         throw new UsageError(`unexpected argument "${arg}"\n\n${SERVE_USAGE}`);
+      }
     }
   }
   if (options.database === undefined && process.env.RBP_DATABASE_URL && options.dataDir === undefined) options.database = process.env.RBP_DATABASE_URL;

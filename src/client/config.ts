@@ -36,6 +36,7 @@ export interface ResolvedConfig {
   retryBaseDelayMs: number;
   retryMaxDelayMs: number;
   maxRetryAfterMs: number;
+  maxResponseBytes: number;
   poll: Required<PollOptions>;
   log: ((line: string) => void) | undefined;
 }
@@ -46,6 +47,7 @@ export const DEFAULTS = {
   retryBaseDelayMs: 500,
   retryMaxDelayMs: 8_000,
   maxRetryAfterMs: 60_000,
+  maxResponseBytes: 128 * 1024 * 1024,
   poll: { initialDelayMs: 10, factor: 1.5, maxDelayMs: 2_000 },
 } as const;
 
@@ -164,6 +166,7 @@ export function resolveConfig(options: ClientOptions = {}): ResolvedConfig {
     retryBaseDelayMs: number("retryBaseDelayMs", options.retryBaseDelayMs, DEFAULTS.retryBaseDelayMs, 0),
     retryMaxDelayMs: number("retryMaxDelayMs", options.retryMaxDelayMs, DEFAULTS.retryMaxDelayMs, 0),
     maxRetryAfterMs: number("maxRetryAfterMs", options.maxRetryAfterMs, DEFAULTS.maxRetryAfterMs, 0),
+    maxResponseBytes: Math.floor(number("maxResponseBytes", options.maxResponseBytes, DEFAULTS.maxResponseBytes, 1)),
     poll: {
       initialDelayMs: number("poll.initialDelayMs", poll.initialDelayMs, DEFAULTS.poll.initialDelayMs, 0),
       factor: number("poll.factor", poll.factor, DEFAULTS.poll.factor, 1),

@@ -17,12 +17,16 @@
  *
  * Responses: a 2xx must be JSON (else ApiError with an excerpt); any other status becomes the
  * error of its kind (error-map.ts), whatever the body is (an HTML error page gives an ApiError or
- * the status's class with a short excerpt, never a parse crash).
+ * the status's class with a short excerpt, never a parse crash). A body is read up to
+ * `maxResponseBytes` (default 128 MiB): a larger one (by its Content-Length, or once the bytes
+ * read cross the limit) is dropped unread and the call throws ApiError `response_too_large`,
+ * naming what to fetch instead; it is never retried and never reported as a dropped connection.
  *
  * The API key lives only in a private field and in the request headers handed to undici. Every
- * string that goes into an error or a log line is scrubbed of it first.
+ * string that goes into an error or a log line is scrubbed of it first, and so is every answer a
+ * call returns (receipts, results, fields: a server may echo the key back in a warning).
  */
-import { Agent } from "undici";
+import { Agent, type Dispatcher } from "undici";
 import { attemptSignal, DEADLINE, sleep } from "./abort.js";
 import type { ResolvedConfig } from "./config.js";
 import { errorFromResponse } from "./error-map.js";
@@ -123,7 +127,8 @@ export class Transport {
               { status: res.status, request: label, attempts: attempt, excerpt: parsed.excerpt, code: "not_json" },
             );
           }
-          return { status: res.status, json: parsed.json, retryAfterMs, attempts: attempt };
+          const json = this.redactor.mayContain(res.text) ? this.redactor.value(parsed.json) : parsed.json;
+          return { status: res.status, json, retryAfterMs, attempts: attempt };
         }
         failure = errorFromResponse({
           status: res.status,
@@ -190,14 +195,46 @@ export class Transport {
         headersTimeout: timeoutMs + 1_000,
         bodyTimeout: timeoutMs + 1_000,
       });
-      const text = await res.body.text();
+      const text = await this.#readBody(res, req, path);
       return { status: res.statusCode, headers: res.headers, text };
     } catch (error) {
+      if (error instanceof RbpError) throw error;
       if (signal.aborted && signal.reason === DEADLINE) throw DEADLINE_HIT;
       throw error;
     } finally {
       dispose();
     }
+  }
+
+  /** The body as text, refused unread beyond `maxResponseBytes` (its Content-Length first, then as it arrives). */
+  async #readBody(res: Dispatcher.ResponseData, req: HttpRequest, path: string): Promise<string> {
+    const limit = this.#config.maxResponseBytes;
+    const declared = Number(res.headers["content-length"]);
+    const tooLarge = (bytes: string) => {
+      const label = `${req.method} ${redactPath(path)}`;
+      return new ApiError(
+        `the answer to ${label} is ${bytes} bytes, above this client's limit of ${limit} bytes (maxResponseBytes); ` +
+          `it was not read. Fetch a part of it instead: a single field of a result with client.field(receipt, "yhat") ` +
+          `or a deeper path such as "prediction_weights/weights" (GET /v3/jobs/{id}/{code}/{field}), ` +
+          `or raise maxResponseBytes in connect()/new RbpClient() if the whole answer is needed`,
+        { status: res.statusCode, request: label, attempts: 1, code: "response_too_large" },
+      );
+    };
+    if (Number.isFinite(declared) && declared > limit) {
+      res.body.destroy();
+      throw tooLarge(String(declared));
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) {
+        res.body.destroy();
+        throw tooLarge(`more than ${limit}`);
+      }
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks, size).toString("utf8");
   }
 
   /** A thrown (non-HTTP) failure as an error of its kind. */
@@ -209,6 +246,14 @@ export class Transport {
       return this.#timeout(label, budget, attempt, true);
     }
     const cause = safeCause(error, (s) => this.redactor.text(s));
+    // Not the network: the answer arrived but could not be held (a string or buffer beyond
+    // node's limits, out of memory). Say so, rather than "the connection dropped".
+    if (error instanceof RangeError || code === "ERR_STRING_TOO_LONG" || code === "ERR_BUFFER_TOO_LARGE") {
+      return new ApiError(
+        `the answer could not be read by this process (${cause?.message ?? code}); fetch a part of it instead, e.g. a single field with client.field(receipt, "yhat") (${label})`,
+        { request: label, attempts: attempt, cause, code: "response_too_large" },
+      );
+    }
     if (code !== undefined && NOT_SENT.has(code)) {
       return new ConnectionError(
         `could not connect to ${this.#config.origin} (${code}); the request was not sent${post ? ", so no job was created" : ""} (${label})`,

@@ -33,6 +33,14 @@ export class Redactor {
     return out;
   }
 
+  /**
+   * True when `text` may hold a secret: one of them, or a JSON \u escape (which could spell one).
+   * A scan, far cheaper than copying a parsed value, so that only answers that need it are scrubbed.
+   */
+  mayContain(text: string): boolean {
+    return text.includes("\\u") || this.#secrets.some((s) => text.includes(s));
+  }
+
   /** A deep copy of a JSON-like value with every string scrubbed (keys included). */
   value<T>(value: T): T {
     return scrub(value, (s) => this.text(s), 0) as T;

@@ -273,6 +273,12 @@ export interface ClientOptions {
   retryMaxDelayMs?: number;
   /** A Retry-After longer than this (ms) is not waited for: the error is thrown; default 60000. */
   maxRetryAfterMs?: number;
+  /**
+   * Largest response body read, in bytes; default 128 MiB. A larger answer is not read (nothing
+   * beyond the limit is buffered) and the call throws ApiError with code "response_too_large",
+   * saying what to fetch instead (a single field of the result).
+   */
+  maxResponseBytes?: number;
   /** Default polling schedule of wait(). */
   poll?: PollOptions;
   /** Environment to read defaults from; default process.env. */

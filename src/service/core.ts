@@ -15,8 +15,10 @@ import { DEFAULT_RESULT_MEMORY_BYTES, DEFAULT_RETENTION_MS, EmbeddedStore, LruCa
 import { MemoryPersistence } from "./persistence.js";
 import { ERROR_PROCESS_JOB, JobFailedError, PoolClosedError, STATUS_PROCESSING, WorkerPool, type PoolSettings } from "./pool.js";
 import type { QuotaStatus } from "./quota.js";
-import { resolveField, type ResolvedField } from "./fields.js";
+import type { ResolvedField } from "./fields.js";
 import { QuotaExceededError, StorageBusyError, StorageFullError, storageError, type Claimed, type Created, type Store } from "./store.js";
+import { publicFailure } from "./reasons.js";
+import { DEFAULT_LIMITS, type ServiceLimits } from "./limits.js";
 
 export interface ServiceConfig {
   /** Decimal places of result numbers; null = full precision. Default 6. */
@@ -44,12 +46,14 @@ export interface ServiceConfig {
   maxUploadBytes: number;
   /** Total bytes of uploaded matrices kept in memory (least recently used go first). Default 1 GiB. */
   maxUploadStoreBytes: number;
-  /** Absolute root URL the upload URLs point at (e.g. behind a proxy); default: the request's Host. */
+  /** Absolute root URL the upload URLs point at (e.g. behind a proxy); default: the listening address. */
   publicUrl: string | undefined;
   /** Finished jobs and their results are removed this long after they finish. Default 7 days. */
   retentionMs: number;
   /** Without a data dir: bytes of results kept in memory (least recently used go first). Default 256 MiB. */
   maxResultMemoryBytes: number;
+  /** Limits on the work of one request, checked at POST (limits.ts, docs/limits.md). */
+  limits: ServiceLimits;
 }
 
 export const DEFAULT_CONFIG: ServiceConfig = {
@@ -66,6 +70,7 @@ export const DEFAULT_CONFIG: ServiceConfig = {
   publicUrl: undefined,
   retentionMs: DEFAULT_RETENTION_MS,
   maxResultMemoryBytes: DEFAULT_RESULT_MEMORY_BYTES,
+  limits: DEFAULT_LIMITS,
 };
 
 export interface ServiceSettings {
@@ -259,13 +264,11 @@ export class PredictionService {
    * One field of a completed job's results (`segments` from the URL): read by the store alone
    * where it can (a database), else resolved in the parsed result; 410 when it is no longer kept.
    */
-  async resultField(job: Job, segments: string[]): Promise<ResolvedField> {
-    if (this.store.readResultField) {
-      const field = await this.store.readResultField(job, segments);
-      if (field) return field;
-    }
-    return resolveField(await this.resultObject(job), segments);
+  /** One field as the store reads it without loading the whole result (PostgreSQL), if it can. */
+  async storedField(job: Job, segments: string[]): Promise<ResolvedField | undefined> {
+    return this.store.readResultField ? await this.store.readResultField(job, segments) : undefined;
   }
+
 
   /**
    * Resolves once the job is completed or failed, or after `timeoutMs`, whichever is first: for
@@ -375,7 +378,9 @@ export class PredictionService {
         error instanceof JobFailedError
           ? error.failure
           : { message: error instanceof Error ? error.message : String(error), error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING };
-      await this.store.fail(job, failure);
+      const shown = publicFailure(failure);
+      if (shown.detail !== undefined) this.log(`job ${job.id} failed: ${shown.detail}`);
+      await this.store.fail(job, shown.failure);
       return;
     }
     await this.store.complete(job, done.json, { yhat: done.yhat, fit: done.fit });

@@ -21,44 +21,64 @@ export function resolveField(root: unknown, segments: string[]): ResolvedField {
   let value = root;
   for (const segment of segments) {
     const next = step(value, segment);
-    if (next === undefined) {
-      const prefix = path.length === 0 ? "results" : displayPath(path);
-      const available = childNames(value);
-      const where = path.length === 0 ? "in the results" : `under "${prefix}"`;
-      const list = available.length > 0 ? `; available: ${available.join(", ")}` : `; "${prefix}" has no parts`;
-      throw new ServiceError(404, "not_found", `no field "${segment}" ${where}${list}`, {
-        field: segments.join("/"),
-        details: [{ field: segments.join("/"), expected: available.length > 0 ? `one of ${available.join(", ")} after ${prefix}` : `a path ending at ${prefix}` }],
-        extra: { valid_prefix: path.length === 0 ? "" : displayPath(path), available },
-      });
-    }
+    if (next === undefined) throw fieldNotFound(segments, path, segment, childNames(value));
     path.push(next.key);
     value = next.value;
   }
   return { path, value };
 }
 
+/** The 404 for `segment`, not found below `path` (whose children are `available`). */
+export function fieldNotFound(segments: string[], path: PathPart[], segment: string, available: string[]): ServiceError {
+  const prefix = path.length === 0 ? "results" : displayPath(path);
+  const where = path.length === 0 ? "in the results" : `under "${prefix}"`;
+  const list = available.length > 0 ? `; available: ${available.join(", ")}` : `; "${prefix}" has no parts`;
+  return new ServiceError(404, "not_found", `no field "${segment}" ${where}${list}`, {
+    field: segments.join("/"),
+    details: [{ field: segments.join("/"), expected: available.length > 0 ? `one of ${available.join(", ")} after ${prefix}` : `a path ending at ${prefix}` }],
+    extra: { valid_prefix: path.length === 0 ? "" : displayPath(path), available },
+  });
+}
+
 function step(value: unknown, segment: string): { key: PathPart; value: unknown } | undefined {
   if (Array.isArray(value)) {
-    if (!/^\d+$/.test(segment)) return undefined;
-    const index = Number(segment);
-    return index < value.length ? { key: index, value: value[index] } : undefined;
+    const index = arrayIndex(segment, value.length);
+    return index === undefined ? undefined : { key: index, value: value[index] };
   }
   if (typeof value !== "object" || value === null) return undefined;
   const record = value as Record<string, unknown>;
-  if (Object.hasOwn(record, segment)) return { key: segment, value: record[segment] };
+  const key = chooseKey(Object.keys(record), segment);
+  return key === undefined ? undefined : { key, value: record[key] };
+}
+
+/** The index a segment names in an array of `length`, if any. */
+export function arrayIndex(segment: string, length: number): number | undefined {
+  if (!/^\d+$/.test(segment)) return undefined;
+  const index = Number(segment);
+  return index < length ? index : undefined;
+}
+
+/**
+ * The key of an object (its own `keys`) a segment names: the segment itself, else the one key it
+ * is an alias of, between a snake_case name and a spaced display name (`impact_on_fit` <->
+ * `Impact on Fit`), either way; otherwise matching stays case-sensitive (`YHAT` is not `yhat`).
+ */
+export function chooseKey(keys: string[], segment: string): string | undefined {
+  if (keys.includes(segment)) return segment;
   const wanted = snake(segment);
-  // Aliases between a snake_case name and a spaced display name (`impact_on_fit` <-> `Impact on Fit`), either
-  // way; otherwise matching stays case-sensitive (`YHAT` is not `yhat`).
-  const keys = Object.keys(record).filter((k) => (segment === wanted && /\s/.test(k) && snake(k) === segment) || (/\s/.test(segment) && k === wanted));
-  return keys.length === 1 ? { key: keys[0], value: record[keys[0]] } : undefined;
+  const hits = keys.filter((k) => (segment === wanted && /\s/.test(k) && snake(k) === segment) || (/\s/.test(segment) && k === wanted));
+  return hits.length === 1 ? hits[0] : undefined;
 }
 
 /** The names one can append to reach a part of `value`. */
 export function childNames(value: unknown): string[] {
-  if (Array.isArray(value)) return value.length === 0 ? [] : value.length === 1 ? ["0"] : [`0 .. ${value.length - 1}`];
+  if (Array.isArray(value)) return arrayChildNames(value.length);
   if (typeof value === "object" && value !== null) return Object.keys(value);
   return [];
+}
+
+export function arrayChildNames(length: number): string[] {
+  return length === 0 ? [] : length === 1 ? ["0"] : [`0 .. ${length - 1}`];
 }
 
 /** `insights/Impact on Fit` style, for messages. */
@@ -79,13 +99,14 @@ export function jsonPath(path: PathPart[]): string {
 
 /** Smaller paths to ask for instead of a field that is too large. */
 export function smallerPaths(field: string, value: unknown, limit = 12): string[] {
-  if (Array.isArray(value)) {
-    const n = value.length;
-    const shown = Math.min(n, 3);
-    const paths = Array.from({ length: shown }, (_, i) => `${field}/${i}`);
-    if (n > shown) paths.push(`... ${field}/${n - 1}`);
-    return paths;
-  }
+  if (Array.isArray(value)) return smallerArrayPaths(field, value.length);
   if (typeof value === "object" && value !== null) return Object.keys(value).slice(0, limit).map((k) => `${field}/${k}`);
   return [];
+}
+
+export function smallerArrayPaths(field: string, n: number): string[] {
+  const shown = Math.min(n, 3);
+  const paths = Array.from({ length: shown }, (_, i) => `${field}/${i}`);
+  if (n > shown) paths.push(`... ${field}/${n - 1}`);
+  return paths;
 }

@@ -11,6 +11,7 @@
  * 4 for input that cannot be used, 1 for a request refused for any other reason.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import { toJson } from "../api/json.js";
 import type { ErrorBody } from "../api/schemas.js";
 
@@ -85,6 +86,40 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text);
 }
 
+/** Above this size a JSON reply is measured and written a slice at a time (`sendLargeJson`). */
+export const LARGE_REPLY_CHARS = 1024 * 1024;
+
+/**
+ * Writes already-encoded JSON given as parts (e.g. a head and a stored result) without holding the
+ * event loop: the byte length is counted, and the text written, LARGE_REPLY_CHARS at a time,
+ * waiting for the socket to drain; small replies go out at once like `sendJson`.
+ *
+ * @example
+ * await sendLargeJson(res, 200, ['{"job_id":1,"results":', resultJson, "}"]);
+ */
+export async function sendLargeJson(res: ServerResponse, status: number, parts: string[], headers: Record<string, string> = {}): Promise<void> {
+  const chars = parts.reduce((n, p) => n + p.length, 0);
+  if (chars <= LARGE_REPLY_CHARS) return sendJson(res, status, parts.join(""), headers);
+  let bytes = 0;
+  for (const part of parts) {
+    for (let from = 0; from < part.length; from += LARGE_REPLY_CHARS) {
+      bytes += Buffer.byteLength(part.slice(from, from + LARGE_REPLY_CHARS));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": String(bytes), "cache-control": "no-store", ...headers });
+  for (const part of parts) {
+    for (let from = 0; from < part.length; from += LARGE_REPLY_CHARS) {
+      if (res.destroyed) return;
+      const more = res.write(part.slice(from, from + LARGE_REPLY_CHARS));
+      if (!more) await new Promise((resolve) => { res.once("drain", resolve); res.once("close", resolve); });
+      else await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+  res.end();
+}
+
 export function sendError(res: ServerResponse, error: ServiceError): void {
   sendJson(res, error.status, errorBody(error), error.init.headers);
 }
@@ -92,8 +127,12 @@ export function sendError(res: ServerResponse, error: ServiceError): void {
 /**
  * Reads the whole request body, refusing it with a 413 ServiceError as soon as it is known to be
  * larger than `limit` bytes. The rest of a refused body is discarded (see `refuseRest`).
+ *
+ * `shared`: a body of at least `shared` bytes is read into a SharedArrayBuffer, so that a worker
+ * thread can parse it without a copy (offload.ts); with a Content-Length the buffer is allocated
+ * at once and each chunk copied as it arrives, so no single step copies the whole body.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number, shared?: number): Promise<Buffer> {
   const tooLarge = (bytes: string) =>
     new ServiceError(413, "payload_too_large", `Payload Too Large: the request body is ${bytes} bytes, above the limit of ${limit} bytes`, {
       extra: { limit },
@@ -104,6 +143,8 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     refuseRest(req, limit);
     return Promise.reject(tooLarge(declared));
   }
+  const expected = declared !== undefined && /^\d+$/.test(declared) ? Number(declared) : undefined;
+  const into = shared !== undefined && expected !== undefined && expected >= shared ? Buffer.from(new SharedArrayBuffer(expected)) : undefined;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -122,11 +163,18 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
         reject(tooLarge(`more than ${limit}`));
         return;
       }
-      chunks.push(chunk);
+      if (into !== undefined && size <= into.length) chunk.copy(into, size - chunk.length);
+      else chunks.push(chunk);
     };
     const onEnd = () => {
       cleanup();
-      resolve(Buffer.concat(chunks, size));
+      // node's parser reads exactly Content-Length bytes, so `into` is full here.
+      if (into !== undefined) return resolve(size === into.length ? into : into.subarray(0, Math.min(size, into.length)));
+      const whole = Buffer.concat(chunks, size);
+      if (shared === undefined || size < shared) return resolve(whole);
+      const copy = Buffer.from(new SharedArrayBuffer(size));
+      whole.copy(copy);
+      resolve(copy);
     };
     const onError = (error: Error) => {
       cleanup();
@@ -163,8 +211,51 @@ function refuseRest(req: IncomingMessage, limit: number): void {
   req.resume();
 }
 
+/** Deepest nesting of arrays and objects a request body may have (a POST body needs 4). */
+export const MAX_JSON_DEPTH = 32;
+
 /**
- * Reads a JSON body: 413 above `limit`, 400 `malformed_json` when it does not parse. The bare
+ * Refuses a parsed body nested deeper than `limit` levels with a 422 naming the field where it
+ * happens (`options.a[0]`, at most three steps of the path) and the limit, before anything
+ * recursive (validation, error messages) can overflow the stack on it. Iterative.
+ *
+ * @example
+ * checkJsonDepth(JSON.parse('{"options": {"x": [[[1]]]}}'), 3); // throws 422, field "options.x[0]"
+ */
+export function checkJsonDepth(value: unknown, limit = MAX_JSON_DEPTH, status = 422): void {
+  const stack: Array<{ value: unknown; depth: number; path: Array<string | number> }> = [{ value, depth: 0, path: [] }];
+  while (stack.length > 0) {
+    const item = stack.pop()!;
+    if (typeof item.value !== "object" || item.value === null) continue;
+    const depth = item.depth + 1;
+    if (depth > limit) {
+      const shown = item.path.slice(0, 3);
+      let field = "";
+      for (const part of shown) field += typeof part === "number" ? `[${part}]` : field === "" ? part : `.${part}`;
+      if (field === "") field = "body";
+      throw new ServiceError(status, "invalid_input", `${field}: expected JSON nested at most ${limit} levels deep; this value goes deeper`, {
+        field,
+        expected: `at most ${limit} levels of nesting`,
+        extra: { limit },
+      });
+    }
+    if (Array.isArray(item.value)) {
+      const list = item.value as unknown[];
+      for (let i = 0; i < list.length; i++) {
+        const v = list[i];
+        if (typeof v === "object" && v !== null) stack.push({ value: v, depth, path: item.path.length < 3 ? [...item.path, i] : item.path });
+      }
+    } else {
+      for (const [k, v] of Object.entries(item.value)) {
+        if (typeof v === "object" && v !== null) stack.push({ value: v, depth, path: item.path.length < 3 ? [...item.path, k] : item.path });
+      }
+    }
+  }
+}
+
+/**
+ * Reads a JSON body: 413 above `limit`, 400 `malformed_json` when it does not parse, 422 when it
+ * is nested deeper than MAX_JSON_DEPTH. The bare
  * tokens NaN, Infinity and -Infinity (what Python's json writes for non-finite floats) are read
  * as api-compat.md 4.4 recommends; see `parseJsonLenient`.
  */
@@ -174,14 +265,17 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<unk
   if (text.trim() === "") {
     throw new ServiceError(400, "malformed_json", "the request body is empty; expected a JSON object", { field: "body", expected: "a JSON object" });
   }
+  let value: unknown;
   try {
-    return parseJsonLenient(text);
+    value = parseJsonLenient(text);
   } catch (error) {
     throw new ServiceError(400, "malformed_json", `the request body is not valid JSON: ${(error as Error).message}`, {
       field: "body",
       expected: "a JSON object",
     });
   }
+  checkJsonDepth(value);
+  return value;
 }
 
 /**
@@ -245,4 +339,37 @@ function replaceNonFiniteTokens(text: string): string | undefined {
   if (out.length === 0) return undefined;
   out.push(text.slice(from));
   return out.join("");
+}
+
+/** Status of a request node's HTTP parser refused, by its error code (node's own defaults). */
+const PARSER_STATUS: Record<string, [number, string]> = {
+  HPE_HEADER_OVERFLOW: [431, "Request Header Fields Too Large"],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, "Request Timeout"],
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: [413, "Payload Too Large"],
+};
+
+/**
+ * The server's `clientError` listener: a request node's parser refuses (a bad request line, a
+ * control character in a header, an unknown method, headers too large) still gets an answer in
+ * the JSON error shape, 400 unless the parser's code says 431, 408 or 413, and the connection is
+ * closed. Nothing of the request is echoed.
+ *
+ * @example
+ * server.on("clientError", answerClientError);
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, reason] = PARSER_STATUS[error.code ?? ""] ?? [400, "Bad Request"];
+  const body = toJson(
+    errorBody(
+      new ServiceError(status, status === 400 ? "bad_request" : status === 431 ? "headers_too_large" : status === 408 ? "request_timeout" : "payload_too_large", `${reason}: the request could not be read as HTTP/1.1`),
+    ),
+  );
+  const head =
+    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+    `content-length: ${Buffer.byteLength(body)}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n`;
+  socket.end(head + body);
 }

@@ -15,6 +15,8 @@ import { EmbeddedStore } from "./jobs.js";
 import { DirPersistence, MemoryPersistence } from "./persistence.js";
 import type { Store } from "./store.js";
 import { defaultSpawn } from "./pool.js";
+import { answerClientError } from "./http.js";
+import { DEFAULT_LIMITS, type ServiceLimits } from "./limits.js";
 import { createRouter } from "./router.js";
 import { ROUTE_TABLES, type RouteTableFactory } from "./routes.js";
 
@@ -62,7 +64,7 @@ export interface LocalServiceOptions {
   uploadUrlTtlMs?: number;
   /** Largest uploaded X in bytes; default 256 MiB. */
   maxUploadBytes?: number;
-  /** Absolute root URL put in upload URLs (behind a proxy); default: the Host the caller used. */
+  /** Absolute root URL put in upload URLs (behind a proxy); default: the address the service listens on (never the request's Host header). */
   publicUrl?: string;
   /** Finished jobs and their results are removed this long after they finish (ms); default 7 days. */
   retentionMs?: number;
@@ -79,6 +81,8 @@ export interface LocalServiceOptions {
   leaseMs?: number;
   /** With a data dir: job records of finished requests kept in memory (the rest are read back on demand); default 100,000. */
   maxJobRecords?: number;
+  /** Limits on the work of one request, checked at POST; each defaults to DEFAULT_LIMITS (docs/limits.md). */
+  limits?: Partial<ServiceLimits>;
   /** Starts one pool worker; for tests that need a stand-in worker. Default: worker.ts. */
   spawn?: ServiceSettings["spawn"];
   /**
@@ -136,11 +140,14 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
     publicUrl: options.publicUrl,
     retentionMs: options.retentionMs,
     maxResultMemoryBytes: options.maxResultMemoryBytes,
+    limits: { ...DEFAULT_LIMITS, ...definedLimits(options.limits) },
   };
   const spawn = options.unref === true ? unrefSpawn(options.spawn ?? defaultSpawn) : options.spawn;
   const service = await PredictionService.open({ credentials, store, config, log: options.log, spawn });
   const tables = (options.routes ?? ROUTE_TABLES).map((make) => make(service));
-  const server = createServer(createRouter(tables, { log: options.log }));
+  // No Host header is needed (nothing is built from it); node would otherwise answer 400 without the JSON body.
+  const server = createServer({ requireHostHeader: false }, createRouter(tables, { log: options.log }));
+  server.on("clientError", answerClientError);
   if (options.unref === true) {
     server.unref();
     server.on("connection", (socket) => socket.unref());
@@ -238,6 +245,14 @@ function checkOptions(o: LocalServiceOptions): void {
   if (o.store !== undefined && (o.dataDir !== undefined || o.maxJobRecords !== undefined || o.maxResultMemoryBytes !== undefined || o.retentionMs !== undefined)) {
     throw new RangeError("startLocalService: store replaces the embedded store; dataDir, retentionMs, maxResultMemoryBytes and maxJobRecords configure the embedded one");
   }
+  for (const [name, value] of Object.entries(o.limits ?? {})) {
+    if (!Object.hasOwn(DEFAULT_LIMITS, name)) throw new RangeError(`startLocalService: limits.${name} is not a limit; the limits are ${Object.keys(DEFAULT_LIMITS).join(", ")}`);
+    integer(`limits.${name}`, value, 1);
+  }
+}
+
+function definedLimits(limits: Partial<ServiceLimits> | undefined): Partial<ServiceLimits> {
+  return Object.fromEntries(Object.entries(limits ?? {}).filter(([, v]) => v !== undefined));
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {
@@ -255,4 +270,5 @@ export { PredictionService, type ServiceConfig } from "./core.js";
 export type { Store, CreateJobs, CreateFailedJob, Created, Claimed } from "./store.js";
 export { QuotaExceededError, StorageFullError, StorageBusyError, DamagedStoreError } from "./store.js";
 export { ROUTE_TABLES, type RouteTableFactory } from "./routes.js";
+export { DEFAULT_LIMITS, type ServiceLimits } from "./limits.js";
 export type { RouteTable, Route, RouteRequest } from "./router.js";

@@ -728,13 +728,14 @@ class PgUploads implements Uploads {
     return this.signer.verify(token, name, now);
   }
 
-  async put(org: string, name: string, matrix: { rows: number; cols: number; X: Float64Array }, raw: Buffer, now = Date.now()): Promise<PutOutcome> {
+  async put(org: string, name: string, matrix: { rows: number; cols: number; X: Float64Array }, content: Buffer | { digest: string; bytes: number }, now = Date.now()): Promise<PutOutcome> {
     if (matrix.X.byteLength > this.settings.maxStoreBytes) {
       throw new ServiceError(413, "payload_too_large", `Payload Too Large: this X needs ${matrix.X.byteLength} bytes, above the ${this.settings.maxStoreBytes} bytes the service keeps for uploads`, {
         extra: { limit: this.settings.maxStoreBytes },
       });
     }
-    const digest = createHash("sha256").update(raw).digest("hex");
+    const digest = Buffer.isBuffer(content) ? createHash("sha256").update(content).digest("hex") : content.digest;
+    const size = Buffer.isBuffer(content) ? content.length : content.bytes;
     const expires = now + this.settings.ttlMs;
     const r = await this.pool.query<{ old: string | null }>(
       `WITH old AS (SELECT digest FROM rbp_uploads WHERE org = $1 AND name = $2 AND expires > $8),
@@ -743,11 +744,11 @@ class PgUploads implements Uploads {
        ON CONFLICT (org, name) DO UPDATE SET n_rows = excluded.n_rows, n_cols = excluded.n_cols, x = excluded.x, digest = excluded.digest,
          bytes = excluded.bytes, expires = excluded.expires
        RETURNING (SELECT digest FROM old) AS old`,
-      [org, name, matrix.rows, matrix.cols, f64Bytes(matrix.X), digest, raw.length, now, expires],
+      [org, name, matrix.rows, matrix.cols, f64Bytes(matrix.X), digest, size, now, expires],
     );
     const old = r.rows[0].old;
     const outcome = old === null ? "created" : old === digest ? "unchanged" : "replaced";
-    return { upload: { org, name, ...matrix, digest, bytes: raw.length, expires }, outcome };
+    return { upload: { org, name, ...matrix, digest, bytes: size, expires }, outcome };
   }
 
   async get(org: string, name: string, now = Date.now()): Promise<StoredUpload | undefined> {

@@ -8,8 +8,10 @@
  * percent-decoded one by one (`Impact%20on%20Fit` -> `Impact on Fit`); an encoded slash inside a
  * segment of a `*` parameter splits it like a literal one. A trailing slash is ignored.
  *
- * Every reply is JSON: unknown path 404, known path with another method 405, a handler's
- * ServiceError its own status, anything else 500 (logged, without request contents).
+ * Every reply is JSON: a request target that is no path 400, unknown path 404, known path with
+ * another method 405, a handler's ServiceError its own status, anything else 500 (logged, without
+ * request contents). No exception leaves the listener. Requests node's parser refuses before they
+ * reach it get their JSON 400 from `answerClientError` (http.ts).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { sendError, ServiceError } from "./http.js";
@@ -62,9 +64,13 @@ export function createRouter(tables: RouteTable[], settings: RouterSettings = {}
     .flatMap((table) => table.prefixes.map((prefix) => ({ prefix: splitPath(prefix), table, routes: table.routes.map((route) => compile(route, table)) })))
     .sort((a, b) => b.prefix.length - a.prefix.length);
 
-  return (req, res) => {
+  const route = (req: IncomingMessage, res: ServerResponse): void => {
     const started = performance.now();
-    const url = new URL(req.url ?? "/", "http://localhost");
+    const url = requestTarget(req.url);
+    if (url === undefined) {
+      respondError(res, new ServiceError(400, "bad_request", "the request target is not a valid path (expected /v3/..., /v2/...)", { field: "path" }));
+      return;
+    }
     let segments: string[];
     try {
       segments = splitPath(url.pathname);
@@ -121,6 +127,37 @@ export function createRouter(tables: RouteTable[], settings: RouterSettings = {}
       }
     });
   };
+  // Nothing a request does may escape the listener: an exception thrown there is an uncaught
+  // exception, and the process (with every job of the in-memory store) would end.
+  return (req, res) => {
+    try {
+      route(req, res);
+    } catch (error) {
+      settings.log?.(`internal error before routing ${req.method}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      try {
+        respondError(res, new ServiceError(500, "internal_error", "the service failed unexpectedly; see its log"));
+      } catch {
+        res.destroy();
+      }
+    }
+  };
+}
+
+/**
+ * The request target as a URL, or undefined when it is none a client may send: the origin form
+ * (`/v3/quota?x=1`, always read as a path, so `//` or `///` is a path of empty segments and never
+ * an authority) or the absolute form (`http://host:port/path`, whose authority is ignored).
+ * `new URL` throws on `http://[::1/` or a port above 65535: that is a 400, not an exception.
+ */
+export function requestTarget(raw: string | undefined): URL | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    if (raw.startsWith("/")) return new URL(`http://localhost${raw}`);
+    if (/^https?:\/\//i.test(raw)) return new URL(raw);
+  } catch {
+    return undefined;
+  }
+  return undefined;
 }
 
 function respondError(res: ServerResponse, error: ServiceError): void {

@@ -36,7 +36,8 @@ export interface UploadSettings {
 export interface Uploads {
   sign(org: string, name: string, now?: number): { token: string; expires: number };
   verify(token: string | null, name: string, now?: number): string;
-  put(org: string, name: string, matrix: { rows: number; cols: number; X: Float64Array }, raw: Buffer, now?: number): PutOutcome | Promise<PutOutcome>;
+  /** `content`: the raw body, or its SHA-256 and size when they were computed elsewhere (offload.ts). */
+  put(org: string, name: string, matrix: { rows: number; cols: number; X: Float64Array }, content: Buffer | { digest: string; bytes: number }, now?: number): PutOutcome | Promise<PutOutcome>;
   get(org: string, name: string, now?: number): StoredUpload | undefined | Promise<StoredUpload | undefined>;
 }
 
@@ -98,15 +99,19 @@ export class UploadStore implements Uploads {
     return claims.o;
   }
 
-  /** Stores a checked upload body (see `parseUpload`). */
-  put(org: string, name: string, matrix: { rows: number; cols: number; X: Float64Array }, raw: Buffer, now = Date.now()): PutOutcome {
+  /**
+   * Stores a checked upload body (see `parseUpload`); `content` is the raw body, or its SHA-256
+   * and size when they were computed elsewhere (offload.ts).
+   */
+  put(org: string, name: string, matrix: { rows: number; cols: number; X: Float64Array }, content: Buffer | { digest: string; bytes: number }, now = Date.now()): PutOutcome {
     this.sweep(now);
     const key = uploadKey(org, name);
-    const digest = createHash("sha256").update(raw).digest("hex");
+    const digest = Buffer.isBuffer(content) ? createHash("sha256").update(content).digest("hex") : content.digest;
+    const size = Buffer.isBuffer(content) ? content.length : content.bytes;
     const old = this.uploads.get(key);
     const outcome = old === undefined ? "created" : old.digest === digest ? "unchanged" : "replaced";
     if (old) this.remove(key, old);
-    const upload: StoredUpload = { org, name, ...matrix, digest, bytes: raw.length, expires: now + this.settings.ttlMs };
+    const upload: StoredUpload = { org, name, ...matrix, digest, bytes: size, expires: now + this.settings.ttlMs };
     if (upload.X.byteLength > this.settings.maxStoreBytes) {
       throw new ServiceError(413, "payload_too_large", `Payload Too Large: this X needs ${upload.X.byteLength} bytes, above the ${this.settings.maxStoreBytes} bytes the service keeps for uploads`, {
         extra: { limit: this.settings.maxStoreBytes },

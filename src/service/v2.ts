@@ -26,6 +26,8 @@
  * - `/grid-singularity` is the Grid reported through its single highest-adjusted-fit cell
  *   (api-compat.md G1; singularity.ts); its flat result adds `attribute_combi` (1 x K, the cell's
  *   attributes).
+ * - A body of 256 KiB or more, or one naming a large upload, is read and checked in a worker
+ *   thread (offload.ts), so that it does not stall other requests.
  * - `X` may name an upload (`"<crc64 hex>.json"`). An upload that is not there (never PUT,
  *   expired, another API key's, forgotten by a restart) gives a receipt and a job failed with
  *   status_code 1 and error_code 5, as the vendor's deferred loading did (section 2.3); that POST
@@ -40,7 +42,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Analysis } from "../api/options.js";
 import { describe, V2_PSR_DEFAULT_THRESHOLDS } from "../api/options.js";
-import { parseRequest, type ParsedRequest } from "../api/request.js";
+import type { ParsedRequest } from "../api/request.js";
 import { toV2Result } from "../api/v2-result.js";
 import {
   LambdaError,
@@ -56,12 +58,15 @@ import {
 import type { EngineResult } from "../engine/result.js";
 import type { PredictionService } from "./core.js";
 import type { Org } from "./credentials.js";
-import { parseJsonLenient, readBody, sendJson, ServiceError } from "./http.js";
+import { checkJsonDepth, MAX_JSON_DEPTH, parseJsonLenient, readBody, sendJson, ServiceError } from "./http.js";
 import type { Job, JobVariant } from "./jobs.js";
 import { checkBeforeQueue } from "./preflight.js";
+import { publicFailure } from "./reasons.js";
 import type { Method, Route, RouteRequest, RouteTable } from "./router.js";
 import type { SingularityCell } from "./singularity.js";
-import { parseUpload, UPLOAD_NAME, UploadStore, uploadRows, type Uploads } from "./uploads.js";
+import { OFFLOAD_BYTES, parseUploadBody, parseV2Body, v2TopLevel } from "./offload.js";
+import type { SharedMatrix } from "./offload-worker.js";
+import { UPLOAD_NAME, UploadStore, type Uploads } from "./uploads.js";
 import { inputError } from "./v3.js";
 
 export const V2_PREFIXES = ["/v2/prediction-engine"];
@@ -181,11 +186,14 @@ async function readJsonV2(req: IncomingMessage, limit: number, allowEmpty = fals
 }
 
 function parseJsonText(text: string): unknown {
+  let value: unknown;
   try {
-    return parseJsonLenient(text);
+    value = parseJsonLenient(text);
   } catch (error) {
     throw new ServiceError(400, "malformed_json", `the request body is not valid JSON: ${(error as Error).message}`, { field: "body", expected: "a JSON object" });
   }
+  checkJsonDepth(value, MAX_JSON_DEPTH, 400);
+  return value;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -203,13 +211,10 @@ function v2InputError(error: unknown): ServiceError {
 
 async function postAnalysis(service: PredictionService, uploads: Uploads, endpoint: Endpoint, { req, res }: RouteRequest): Promise<void> {
   const org = v2Org(service, req);
-  const raw = await readJsonV2(req, service.config.maxBodyBytes);
-  if (!isRecord(raw)) {
-    throw new ServiceError(400, "invalid_input", "body: expected a JSON object with access_id, y, X, theta and the options at the top level", {
-      field: "body",
-      expected: "a JSON object",
-    });
-  }
+  // The body is parsed twice, in a worker thread when it is large (offload.ts): first its top
+  // level (no y, theta or inline X) for the steps below, then the whole request.
+  const bytes = await readBody(req, service.config.maxBodyBytes, OFFLOAD_BYTES);
+  const raw = await v2TopLevel(bytes);
   service.auth.checkAccessId(org, raw);
 
   const notes: string[] = [];
@@ -218,7 +223,7 @@ async function postAnalysis(service: PredictionService, uploads: Uploads, endpoi
   // the newer OpenAPI text's thresholds; the official client always sends one.
   if (endpoint.analysis === "psr" && body.threshold == null && body.threshold_range == null) body = { ...body, threshold: [...V2_PSR_DEFAULT_THRESHOLDS] };
 
-  let resolveXReference: ((ref: string) => unknown) | undefined;
+  let upload: SharedMatrix | undefined;
   if (typeof body.X === "string") {
     const name = body.X;
     if (!UPLOAD_NAME.test(name)) {
@@ -227,7 +232,7 @@ async function postAnalysis(service: PredictionService, uploads: Uploads, endpoi
         expected: 'N rows of K numbers or nulls, or "<name>.json" of an upload',
       });
     }
-    const upload = await uploads.get(org.name, name);
+    upload = await uploads.get(org.name, name);
     if (!upload) {
       const hours = service.config.uploadTtlMs / 3600_000;
       const job = await service.submitFailed(
@@ -246,17 +251,20 @@ async function postAnalysis(service: PredictionService, uploads: Uploads, endpoi
       sendJson(res, 200, { job_id: job.id, job_code: job.code, ...(notes.length > 0 ? { warnings: notes } : {}) });
       return;
     }
-    resolveXReference = () => uploadRows(upload);
   }
 
   let request: ParsedRequest;
   try {
-    request = parseRequest(endpoint.analysis, body, "v2", { requireAccessId: true, resolveXReference }) as ParsedRequest;
-    checkBeforeQueue(request);
+    request = await parseV2Body(endpoint.analysis, bytes, body, upload);
   } catch (error) {
     throw v2InputError(error);
   }
   if (request.resolved.prediction_scale === "logistic") checkBinaryOutcome(request.data.y, endpoint.binary);
+  try {
+    checkBeforeQueue(request, service.config.limits);
+  } catch (error) {
+    throw v2InputError(error);
+  }
   request.warnings.push(...notes);
 
   const submission = await service.submit(org, request, endpoint.variant ? { variant: endpoint.variant } : {});
@@ -405,7 +413,7 @@ export async function v2JobBody(service: PredictionService, job: Job): Promise<u
     case "running":
       return v2Running(ref, LambdaStatus.PROCESSING);
     case "failed": {
-      const failure = job.failure ?? { message: "the job failed", error_code: LambdaError.PROCESS_JOB, status_code: LambdaStatus.PROCESSING };
+      const failure = publicFailure(job.failure ?? { message: "the job failed", error_code: LambdaError.PROCESS_JOB, status_code: LambdaStatus.PROCESSING }).failure;
       const stage = failure.status_code === LambdaStatus.INITIALIZED || failure.status_code === LambdaStatus.PENDING ? failure.status_code : LambdaStatus.PROCESSING;
       const code = (Number.isInteger(failure.error_code) && failure.error_code >= 1 && failure.error_code <= 6 ? failure.error_code : LambdaError.PROCESS_JOB) as V2FailureCode;
       return v2Failed(ref, stage, code, failure.message);
@@ -427,13 +435,16 @@ export async function v2JobBody(service: PredictionService, job: Job): Promise<u
 // ---------------------------------------------------------------------------------------------
 // X upload
 
-/** The absolute root of this service as the caller reached it (or `publicUrl`). */
-function publicBase(service: PredictionService, req: IncomingMessage): string {
+/**
+ * The absolute root of this service: `publicUrl` when configured (behind a proxy), else the
+ * address and port the connection arrived at. Never the request's Host header, which the caller
+ * chooses (`Host: evil.example` would send the upload, and its token, elsewhere).
+ */
+export function publicBase(service: PredictionService, req: IncomingMessage): string {
   const configured = service.config.publicUrl;
   if (configured !== undefined) return configured.replace(/\/+$/, "");
-  const host = req.headers.host;
-  if (host !== undefined && /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/.test(host)) return `http://${host}`;
-  const address = req.socket.localAddress ?? "127.0.0.1";
+  let address = req.socket.localAddress ?? "127.0.0.1";
+  if (address.startsWith("::ffff:") && address.includes(".")) address = address.slice("::ffff:".length);
   return `http://${address.includes(":") ? `[${address}]` : address}:${req.socket.localPort}`;
 }
 
@@ -466,11 +477,14 @@ async function putUpload(service: PredictionService, uploads: Uploads, { req, re
   if (req.headers["x-api-key"] !== undefined && v2Org(service, req).name !== org) {
     throw new ServiceError(403, "forbidden", "Forbidden: this upload URL was issued to another API key", { field: "x-api-key" });
   }
-  const raw = await readBody(req, service.config.maxUploadBytes);
-  const text = raw.toString("utf8");
-  if (text.trim() === "") throw new ServiceError(400, "malformed_json", "the upload body is empty; expected X as JSON: a list of N rows of K numbers", { field: "body" });
-  const matrix = parseUpload(parseJsonText(text));
-  const { upload, outcome } = await uploads.put(org, name, matrix, raw);
+  // Read into shared memory and parsed in a worker thread when large (offload.ts): a 250 MB
+  // upload must not stall other requests.
+  const raw = await readBody(req, service.config.maxUploadBytes, OFFLOAD_BYTES);
+  if (raw.length === 0 || raw.every((b) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09)) {
+    throw new ServiceError(400, "malformed_json", "the upload body is empty; expected X as JSON: a list of N rows of K numbers", { field: "body" });
+  }
+  const { digest, bytes, ...matrix } = await parseUploadBody(raw);
+  const { upload, outcome } = await uploads.put(org, name, matrix, { digest, bytes });
   sendJson(res, 200, {
     file_name: name,
     rows: upload.rows,

@@ -11,19 +11,23 @@
  * | GET /quota | `{quota, used, remaining, unit: "prediction_task"}` (free) |
  *
  * POST order: API key (401/403) -> body within the size limit (413) -> JSON (400) -> access_id
- * (403) -> the whole request, values and combinations (422) -> quota (429) -> jobs. Only the last
- * step spends quota.
+ * (403) -> the whole request, values, combinations and limits (422) -> quota (429) -> jobs. Only
+ * the last step spends quota. Bodies from 256 KiB on are parsed and checked in a worker thread
+ * (offload.ts), so that a large POST does not stall other requests.
  */
 import type { IncomingMessage } from "node:http";
 import { ANALYSES, type Analysis } from "../api/options.js";
-import { shapeOf } from "../api/json.js";
 import { parseRequest, type ParsedRequest } from "../api/request.js";
-import { ComputationError, InvalidInputError } from "../engine/errors.js";
 import type { PredictionService } from "./core.js";
-import { displayPath, jsonPath, smallerPaths } from "./fields.js";
-import { readJson, sendJson, ServiceError } from "./http.js";
+import { byteLength, JsonScanner, locateField, rootMembers, type Member } from "./field-scan.js";
+import { displayPath, jsonPath, smallerArrayPaths } from "./fields.js";
+import { readBody, sendJson, sendLargeJson, ServiceError } from "./http.js";
+import { OFFLOAD_BYTES, parseV3Body } from "./offload.js";
 import type { Experiment, Job } from "./jobs.js";
+import { inputError } from "./input-error.js";
+import { DEFAULT_LIMITS, type ServiceLimits } from "./limits.js";
 import { checkBeforeQueue } from "./preflight.js";
+import { publicFailure } from "./reasons.js";
 import type { Route, RouteRequest, RouteTable } from "./router.js";
 
 export const V3_PREFIXES = ["/v3/prediction-engine", "/v3"];
@@ -49,15 +53,13 @@ export function v3Routes(service: PredictionService): RouteTable {
 
 async function postAnalysis(service: PredictionService, analysis: Analysis, { req, res }: RouteRequest): Promise<void> {
   const org = service.auth.organisation(req.headers);
-  const body = await readJson(req, service.config.maxBodyBytes);
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new ServiceError(422, "invalid_input", "body: expected a JSON object with access_id, y, X, theta and options", {
-      field: "body",
-      expected: "a JSON object",
-    });
-  }
-  service.auth.checkAccessId(org, body);
-  const request = parseV3(analysis, body);
+  // A large body is parsed and checked in a worker thread (offload.ts), a small one inline.
+  const raw = await readBody(req, service.config.maxBodyBytes, OFFLOAD_BYTES);
+  const parsed = await parseV3Body(analysis, raw, service.config.limits);
+  if (!parsed.ok && !parsed.hasAccessStage) throw parsed.error;
+  service.auth.checkAccessId(org, { access_id: parsed.accessId });
+  if (!parsed.ok) throw parsed.error;
+  const request = parsed.request;
   const submission = await service.submit(org, request);
   const warnings = submission.warnings.length > 0 ? { warnings: submission.warnings } : {};
   if (submission.experiment) {
@@ -81,28 +83,17 @@ async function postAnalysis(service: PredictionService, analysis: Analysis, { re
 }
 
 /** parseRequest, with every refusal as a 422 naming the field. */
-export function parseV3(analysis: Analysis, body: unknown): ParsedRequest {
+export function parseV3(analysis: Analysis, body: unknown, limits: ServiceLimits = DEFAULT_LIMITS): ParsedRequest {
   try {
     const request = parseRequest(analysis, body, "v3", { requireAccessId: true }) as ParsedRequest;
-    checkBeforeQueue(request);
+    checkBeforeQueue(request, limits);
     return request;
   } catch (error) {
     throw inputError(error);
   }
 }
 
-/** An error of the request parser as the 422 reply. */
-export function inputError(error: unknown): ServiceError {
-  if (error instanceof InvalidInputError) {
-    return new ServiceError(422, "invalid_input", error.message, { field: error.field, expected: error.expected });
-  }
-  if (error instanceof ComputationError) {
-    return new ServiceError(422, "invalid_input", error.message, error.field !== undefined ? { field: error.field } : {});
-  }
-  if (error instanceof ServiceError) return error;
-  // The parser only looks at the request, so whatever it throws is about the request.
-  return new ServiceError(422, "invalid_input", `the request could not be read: ${error instanceof Error ? error.message : String(error)}`);
-}
+export { inputError } from "./input-error.js";
 
 // ---------------------------------------------------------------------------------------------
 // GET a job, a field, an experiment
@@ -142,7 +133,7 @@ function replyUnfinished({ res }: RouteRequest, job: Job): boolean {
     return true;
   }
   if (job.status === "failed") {
-    const failure = job.failure ?? { message: "the job failed", error_code: 2, status_code: STATUS_PROCESSING };
+    const failure = publicFailure(job.failure ?? { message: "the job failed", error_code: 2, status_code: STATUS_PROCESSING }).failure;
     sendJson(res, 409, {
       job_id: job.id,
       job_code: job.code,
@@ -170,20 +161,32 @@ async function getJob(service: PredictionService, request: RouteRequest): Promis
   const json = await service.resultJson(job);
   const experiment = job.experiment_id !== undefined ? `"experiment_id":${job.experiment_id},"row":${job.row},` : "";
   const times = JSON.stringify(timesOf(job)).slice(1, -1);
-  sendJson(request.res, 200, `{"job_id":${job.id},"job_code":${JSON.stringify(job.code)},"status":"completed",${experiment}${times},"results":${json}}`);
+  // A large result is measured and written a slice at a time, not as one 100 MB write.
+  await sendLargeJson(request.res, 200, [`{"job_id":${job.id},"job_code":${JSON.stringify(job.code)},"status":"completed",${experiment}${times},"results":`, json, "}"]);
 }
 
 async function getField(service: PredictionService, request: RouteRequest): Promise<void> {
   const job = await findJob(service, request.req, request.params);
   if (replyUnfinished(request, job)) return;
   const field = request.rest.join("/");
-  const { path, value } = await service.resultField(job, request.rest);
-  const values = JSON.stringify(value) ?? "null";
-  const bytes = Buffer.byteLength(values);
+  // A store that reads one field itself (PostgreSQL cuts it out in SQL) answers first; otherwise
+  // the field is read from the result's JSON text by a scanner that yields to the event loop
+  // (field-scan.ts): the whole result is never parsed, so a huge result does not stall others.
+  const stored = await service.storedField(job, request.rest);
+  const scanner = new JsonScanner(stored !== undefined ? (JSON.stringify(stored.value) ?? "null") : await service.resultJson(job));
+  const { path, start, end } =
+    stored !== undefined
+      ? { path: stored.path, start: 0, end: scanner.text.length }
+      : await locateField(scanner, request.rest, await largeResultIndex(service, job.id, scanner));
   const limit = service.config.maxFieldBytes;
-  const shape = shapeOf(value);
+  // UTF-8 takes at least one byte per UTF-16 unit: beyond the limit in characters is beyond it in bytes.
+  const bytes = end - start > limit ? await byteLength(scanner, start, end) : Buffer.byteLength(scanner.text.slice(start, end));
+  const described = await scanner.describe(start);
+  const shape = described.kind === "array" ? described.shape : described.kind === "object" ? null : [];
   if (bytes > limit) {
-    const smaller = smallerPaths(displayPath(path), value);
+    const shown = displayPath(path);
+    const smaller =
+      described.kind === "array" ? smallerArrayPaths(shown, described.length) : described.kind === "object" ? described.keys.slice(0, 12).map((k) => `${shown}/${k}`) : [];
     throw new ServiceError(
       413,
       "field_too_large",
@@ -193,7 +196,31 @@ async function getField(service: PredictionService, request: RouteRequest): Prom
     );
   }
   const head = JSON.stringify({ field, json_path: jsonPath(path), shape });
-  sendJson(request.res, 200, `${head.slice(0, -1)},"values":${values}}`);
+  sendJson(request.res, 200, `${head.slice(0, -1)},"values":${scanner.text.slice(start, end)}}`);
+}
+
+/** Top-level members of the last few large results read (a job's result never changes): a field read again is found at once. */
+const ROOT_INDEXES = new WeakMap<PredictionService, Map<number, Member[]>>();
+const ROOT_INDEX_ENTRIES = 16;
+const ROOT_INDEX_MIN_CHARS = 1024 * 1024;
+
+async function largeResultIndex(service: PredictionService, jobId: number, scanner: JsonScanner): Promise<Member[] | undefined> {
+  if (scanner.text.length < ROOT_INDEX_MIN_CHARS) return undefined;
+  let index = ROOT_INDEXES.get(service);
+  if (index === undefined) ROOT_INDEXES.set(service, (index = new Map()));
+  let members = index.get(jobId);
+  if (members === undefined || members.length === 0 || members[members.length - 1].end > scanner.text.length) {
+    members = await rootMembers(scanner);
+    index.set(jobId, members);
+    for (const key of index.keys()) {
+      if (index.size <= ROOT_INDEX_ENTRIES) break;
+      index.delete(key);
+    }
+  } else {
+    index.delete(jobId);
+    index.set(jobId, members);
+  }
+  return members;
 }
 
 async function getExperiment(service: PredictionService, { req, res, params }: RouteRequest): Promise<void> {
@@ -214,7 +241,7 @@ async function experimentView(service: PredictionService, experiment: Experiment
     status: job.status,
     yhat: job.status === "completed" ? (job.compact?.yhat ?? null) : null,
     fit: job.status === "completed" ? (job.compact?.fit ?? null) : null,
-    ...(job.status === "failed" && job.failure ? { message: job.failure.message, error_code: job.failure.error_code } : {}),
+    ...(job.status === "failed" && job.failure ? { message: publicFailure(job.failure).failure.message, error_code: job.failure.error_code } : {}),
   }));
   const done = rows.filter((r) => r.status === "completed").length;
   const failed = rows.filter((r) => r.status === "failed").length;

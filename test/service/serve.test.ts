@@ -1,7 +1,7 @@
 /** `rbp serve` as a process: prints its URL and credentials, serves them, stops on SIGTERM. */
 import type { ChildProcess } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseServeArgs } from "../../src/cli/serve.js";
+import { parseServeArgs, SERVE_USAGE } from "../../src/cli/serve.js";
 import { UsageError } from "../../src/cli/predict.js";
 import { spawnServe, type ServeProcess } from "../../scripts/rbp-serve.js";
 import { connect, disconnect } from "../../src/notebook/index.js";
@@ -82,5 +82,27 @@ describe("rbp serve", () => {
     expect(() => parseServeArgs(["--port", "x"])).toThrow(UsageError);
     expect(() => parseServeArgs(["--workers", "0"])).toThrow(UsageError);
     expect(() => parseServeArgs(["--bogus"])).toThrow(UsageError);
+  });
+
+  it("reads the limit flags, and --help lists every limit with its default", () => {
+    expect(parseServeArgs(["--max-combinations", "500000", "--max-work=2000000000", "--max-attributes", "200", "--max-theta-rows", "50000", "--max-retained-values", "9"]).options).toEqual({
+      port: 8765,
+      limits: { maxCombinations: 500_000, maxWork: 2_000_000_000, maxAttributes: 200, maxThetaRows: 50_000, maxRetainedValues: 9 },
+    });
+    expect(() => parseServeArgs(["--max-work", "0"])).toThrow(UsageError);
+    for (const text of ["--max-combinations N", "(default 100,000)", "--max-attributes N", "--max-theta-rows N", "(default 10,000)", "--max-retained-values N", "(default 5,000,000)", "--max-work N", "(default 1,000,000,000)"]) {
+      expect(SERVE_USAGE).toContain(text);
+    }
+  });
+
+  it("a lowered limit is enforced by the running service", async () => {
+    const { child, url, apiKey, accessId } = await serve(["--port", "0", "--quiet", "--workers", "1", "--max-combinations", "7"], {});
+    const client = new Client(url, apiKey!, accessId!);
+    const r = await client.post("/v3/grid", quickstart({ options: { max_iter: 8 } }));
+    expect(r.status).toBe(422);
+    expect(r.body).toMatchObject({ error: "limit_exceeded", field: "options.max_iter", limit: 7, requested: 8 });
+    expect(r.body.message).toContain("--max-combinations");
+    child.kill("SIGTERM");
+    await exited(child);
   });
 });
