@@ -35,13 +35,17 @@ export {
 } from "./figures.js";
 export {
   JUPYTER_DISPLAY,
+  NO_PLOTLY_NOTE,
+  NO_SCRIPT_NOTE,
   PLOTLY_MIME,
   displayable,
   figureBundle,
   figureHtml,
   htmlBundle,
   isDisplayable,
+  plotlyFileName,
   plotlyInlineScript,
+  plotlyMinifiedSource,
   plotlySent,
   plotlyUrlScript,
   plotlyVersion,
@@ -57,4 +61,4 @@ export {
   type PlotlySource,
 } from "./bundle.js";
 export { display, jupyterKernel, tslabWriter, type DisplayOptions, type Kernel } from "./jupyter.js";
-export { reportHtml, saveReport, type Reportable, type ReportOptions } from "./report.js";
+export { reportHtml, saveReport, type Reportable, type ReportOptions, type ReportPlotly } from "./report.js";
