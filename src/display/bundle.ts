@@ -61,27 +61,61 @@ export interface MimeBundle {
   [mime: string]: unknown;
 }
 
+/**
+ * The mime bundle of one of this package's values, always synchronous (what `display`, `show()` and
+ * `toBundle` read). `Symbol.for("Jupyter.display")` is what a kernel calls to show a cell's value.
+ */
+export const RBP_BUNDLE: unique symbol = Symbol.for("rbp-notebook.bundle");
+
 /** A value Deno's kernel displays as a mime bundle (and tslab via `display`). */
 export interface Displayable {
-  [JUPYTER_DISPLAY](): MimeBundle;
+  [JUPYTER_DISPLAY](): MimeBundle | Promise<MimeBundle>;
 }
 
-/** A mime bundle that also displays itself in Deno (the symbol is not enumerable: JSON and Object.keys see the mime types only). */
-export type DisplayBundle = MimeBundle & Displayable;
+/** One of this package's displayable values: its bundle at once, and the kernel's display method. */
+export interface OwnDisplayable extends Displayable {
+  [RBP_BUNDLE](): MimeBundle;
+}
+
+/** A mime bundle that also displays itself in Deno (the symbols are not enumerable: JSON and Object.keys see the mime types only). */
+export type DisplayBundle = MimeBundle & OwnDisplayable;
+
+/**
+ * What a kernel gets when it shows one of this package's values as a cell's value. Set by
+ * ./jupyter.ts: in Deno the bundle is sent as display data (awaited) and the cell's own result is
+ * empty, because Deno 2.9 can send a cell's result after the cell went idle, where a front end no
+ * longer takes it (docs/kernels.md); elsewhere the bundle itself.
+ */
+let cellValueHook: (bundle: MimeBundle) => MimeBundle | Promise<MimeBundle> = (bundle) => bundle;
+
+/** Installs the hook above (./jupyter.ts does, once). */
+export function setCellValueHook(hook: (bundle: MimeBundle) => MimeBundle | Promise<MimeBundle>): void {
+  cellValueHook = hook;
+}
+
+/** A bundle as a kernel should get it for a cell's value (see `setCellValueHook`). */
+export function cellValue(bundle: MimeBundle): MimeBundle | Promise<MimeBundle> {
+  return cellValueHook(bundle);
+}
+
+/** Gives `target` its bundle (`RBP_BUNDLE`) and the kernel's display method, both hidden from JSON and Object.keys. */
+export function defineDisplay<T extends object>(target: T, bundle: () => MimeBundle): T & OwnDisplayable {
+  Object.defineProperty(target, RBP_BUNDLE, { value: bundle, enumerable: false, configurable: true });
+  Object.defineProperty(target, JUPYTER_DISPLAY, { value: () => cellValue(bundle()), enumerable: false, configurable: true });
+  return target as T & OwnDisplayable;
+}
 
 /** Marks a bundle as displayable in Deno's kernel; returns it. */
-export function displayable<B extends MimeBundle>(bundle: B): B & Displayable {
-  Object.defineProperty(bundle, JUPYTER_DISPLAY, {
-    value: function (this: B): MimeBundle {
-      return { ...this };
-    },
-    enumerable: false,
-  });
-  return bundle as B & Displayable;
+export function displayable<B extends MimeBundle>(bundle: B): B & OwnDisplayable {
+  return defineDisplay(bundle, () => ({ ...bundle }));
 }
 
 export function isDisplayable(v: unknown): v is Displayable {
   return typeof v === "object" && v !== null && typeof (v as Record<symbol, unknown>)[JUPYTER_DISPLAY] === "function";
+}
+
+function isOwnDisplayable(v: unknown): v is OwnDisplayable {
+  return typeof v === "object" && v !== null && typeof (v as Record<symbol, unknown>)[RBP_BUNDLE] === "function";
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -254,7 +288,12 @@ export function tableBundle(table: HtmlTable): DisplayBundle {
 
 /** The mime bundle of anything the display layer returns: a bundle, a Deno displayable, a figure or a table. */
 export function toBundle(value: MimeBundle | Displayable | Figure | HtmlTable): MimeBundle {
-  if (isDisplayable(value)) return value[JUPYTER_DISPLAY]();
+  if (isOwnDisplayable(value)) return value[RBP_BUNDLE]();
+  if (isDisplayable(value)) {
+    const b = value[JUPYTER_DISPLAY]();
+    if (typeof (b as Promise<MimeBundle>).then === "function") throw new Error("display: this value's Jupyter.display method returns a promise; await it and display the bundle");
+    return b as MimeBundle;
+  }
   if (isFigure(value)) return figureBundle(value);
   if (isHtmlTable(value)) return tableBundle(value);
   if (typeof value === "object" && value !== null && typeof (value as MimeBundle)["text/plain"] === "string") return value as MimeBundle;

@@ -38,6 +38,8 @@ export {
   NO_PLOTLY_NOTE,
   NO_SCRIPT_NOTE,
   PLOTLY_MIME,
+  cellValue,
+  defineDisplay,
   displayable,
   figureBundle,
   figureHtml,
@@ -55,10 +57,12 @@ export {
   toBundle,
   type DisplayBundle,
   type Displayable,
+  type OwnDisplayable,
+  RBP_BUNDLE,
   type FigureHtmlOptions,
   type MimeBundle,
   type PlotlyJson,
   type PlotlySource,
 } from "./bundle.js";
-export { display, jupyterKernel, tslabWriter, type DisplayOptions, type Kernel } from "./jupyter.js";
+export { allShown, display, jupyterKernel, tslabWriter, type DisplayOptions, type Kernel } from "./jupyter.js";
 export { reportHtml, saveReport, type Reportable, type ReportOptions, type ReportPlotly } from "./report.js";

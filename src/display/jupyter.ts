@@ -5,7 +5,9 @@
  * and:
  * - inside tslab, sends the whole mime bundle to the current cell and returns undefined;
  * - inside Deno's Jupyter kernel, sends it with `Deno.jupyter.display(bundle, { raw: true })` and
- *   returns undefined;
+ *   returns the promise of that send: `await rbp.display(x)` (and `await p.show()`) in a Deno cell,
+ *   so the output is sent before the cell ends. Deno 2.9 reports a cell idle without waiting for
+ *   messages still queued, and a front end drops what comes after idle (docs/kernels.md);
  * - elsewhere (a script, a test, a kernel it does not know), returns the bundle, which Deno and any
  *   caller can display themselves (it carries `Symbol.for("Jupyter.display")`).
  *
@@ -19,7 +21,7 @@
  * falls back to the public `require("tslab").display.html(...)` through `__tslab__.require`.
  */
 import { createRequire } from "node:module";
-import { displayable, toBundle, type Displayable, type DisplayBundle, type MimeBundle } from "./bundle.js";
+import { displayable, setCellValueHook, toBundle, type Displayable, type DisplayBundle, type MimeBundle } from "./bundle.js";
 import type { Figure } from "./figures.js";
 import type { HtmlTable } from "./tables.js";
 
@@ -100,10 +102,14 @@ function plain(bundle: MimeBundle): Record<string, unknown> {
 }
 
 /**
- * Shows a bundle, figure or table in the current cell (tslab, Deno); returns undefined when sent,
- * else the bundle (displayable by Deno's symbol) for the caller to show or return.
+ * Shows a bundle, figure or table in the current cell: in tslab at once (returns undefined), in
+ * Deno returns the promise of the send (await it), elsewhere returns the bundle (displayable by
+ * Deno's symbol) for the caller to show or return.
+ *
+ * @example
+ * await rbp.display(p.impactChart());   // tslab and Deno alike (await is needed in Deno)
  */
-export function display(value: MimeBundle | Displayable | Figure | HtmlTable, options: DisplayOptions = {}): DisplayBundle | undefined {
+export function display(value: MimeBundle | Displayable | Figure | HtmlTable, options: DisplayOptions = {}): DisplayBundle | Promise<void> | undefined {
   const bundle = plain(toBundle(value)) as MimeBundle;
   const kernel = jupyterKernel();
   if (kernel === "tslab") {
@@ -124,8 +130,33 @@ export function display(value: MimeBundle | Displayable | Figure | HtmlTable, op
   } else if (kernel === "deno") {
     const j = denoJupyter()!;
     const opts = { raw: true, ...(options.displayId !== undefined ? { display_id: options.displayId } : {}), ...(options.update ? { update: true } : {}) };
-    j.display!(bundle, opts).catch((e: unknown) => console.error("rbp-notebook: display failed:", e));
-    return undefined;
+    return j.display!(bundle, opts).catch((e: unknown) => console.error("rbp-notebook: display failed:", e));
   }
   return displayable(bundle);
 }
+
+/**
+ * Waits for every promise `display` returned (Deno), as one promise; undefined when there is none
+ * (tslab, outside a kernel). What `show()` returns.
+ */
+export function allShown(results: ReadonlyArray<unknown>): Promise<void> | undefined {
+  const pending = results.filter((r): r is Promise<void> => typeof (r as Promise<void> | undefined)?.then === "function");
+  return pending.length > 0 ? shownPromise(Promise.all(pending).then(() => undefined)) : undefined;
+}
+
+/**
+ * A promise of outputs sent that Deno, given it as a cell's last value (`p.show()` without
+ * await), waits for and shows as nothing, instead of printing "Promise { <pending> }" and ending
+ * the cell before the outputs are sent.
+ */
+function shownPromise(p: Promise<void>): Promise<void> {
+  Object.defineProperty(p, Symbol.for("Jupyter.display"), { value: () => p.then(() => ({})), enumerable: false });
+  return p;
+}
+
+// A cell's value in Deno: sent as display data and awaited; the cell's own result is then empty.
+setCellValueHook((bundle) => {
+  if (jupyterKernel() !== "deno") return bundle;
+  const sent = display(bundle) as Promise<void>;
+  return sent.then(() => ({}) as MimeBundle);
+});

@@ -14,7 +14,7 @@
  * throwing (`bundle()`; Deno displays it by its display symbol). The API key never appears: the
  * client scrubs what it throws, and every string here passes through the connection's redactor too.
  */
-import { JUPYTER_DISPLAY, escapeHtml, type MimeBundle } from "../display/index.js";
+import { JUPYTER_DISPLAY, RBP_BUNDLE, cellValue, escapeHtml, type MimeBundle } from "../display/index.js";
 import {
   AbortError,
   ApiError,
@@ -149,8 +149,12 @@ export class PredictionError extends Error {
     return { "text/html": html, "text/plain": this.text() };
   }
 
-  [JUPYTER_DISPLAY](): MimeBundle {
+  [RBP_BUNDLE](): MimeBundle {
     return this.bundle();
+  }
+
+  [JUPYTER_DISPLAY](): MimeBundle | Promise<MimeBundle> {
+    return cellValue(this.bundle());
   }
 
   toJSON(): Record<string, unknown> {

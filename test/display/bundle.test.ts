@@ -56,7 +56,9 @@ describe("figureBundle", () => {
     const shown = (b as unknown as Record<symbol, () => Record<string, unknown>>)[Symbol.for("Jupyter.display")]();
     expect(Object.keys(shown).sort()).toEqual(Object.keys(b).sort());
     expect(shown["text/html"]).toBe(b["text/html"]);
-    expect(Object.getOwnPropertySymbols(b)).toHaveLength(1);
+    // The kernel's display symbol and the package's own synchronous bundle; neither is enumerable.
+    expect(Object.getOwnPropertySymbols(b)).toHaveLength(2);
+    expect(Object.keys(b)).toEqual(Object.keys(JSON.parse(JSON.stringify(b))));
     expect(Object.keys(b)).not.toContain(String(JUPYTER_DISPLAY));
   });
 

@@ -58,11 +58,20 @@ describe("inside tslab", () => {
 });
 
 describe("inside Deno's Jupyter kernel", () => {
-  it("sends the bundle with Deno.jupyter.display(bundle, { raw: true })", () => {
-    const show = vi.fn(() => Promise.resolve());
+  it("sends the bundle with Deno.jupyter.display(bundle, { raw: true }) and returns the promise of the send", async () => {
+    let sent!: () => void;
+    const show = vi.fn(() => new Promise<void>((r) => (sent = r)));
     g.Deno = { jupyter: { display: show } };
     expect(jupyterKernel()).toBe("deno");
-    expect(display(figure())).toBeUndefined();
+    const out = display(figure());
+    expect(out).toBeInstanceOf(Promise);
+    let done = false;
+    void (out as Promise<void>).then(() => (done = true));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(done).toBe(false); // not before Deno's send resolves
+    sent();
+    await out;
+    expect(done).toBe(true);
     expect(show).toHaveBeenCalledTimes(1);
     const [bundle, options] = show.mock.calls[0] as unknown as [Record<string, unknown>, unknown];
     expect(Object.keys(bundle).sort()).toEqual([PLOTLY_MIME, "text/html", "text/plain"].sort());
