@@ -130,9 +130,22 @@ export function display(value: MimeBundle | Displayable | Figure | HtmlTable, op
   } else if (kernel === "deno") {
     const j = denoJupyter()!;
     const opts = { raw: true, ...(options.displayId !== undefined ? { display_id: options.displayId } : {}), ...(options.update ? { update: true } : {}) };
-    return j.display!(bundle, opts).catch((e: unknown) => console.error("rbp-notebook: display failed:", e));
+    const sent = j.display!(bundle, opts).catch((e: unknown) => console.error("rbp-notebook: display failed:", e));
+    return sent.then(() => new Promise<void>((r) => setTimeout(r, denoSettleMs(bundle))));
   }
   return displayable(bundle);
+}
+
+/**
+ * How long a Deno display waits after `Deno.jupyter.display` resolves. Deno 2.9.6 resolves it when
+ * the message is queued, not when it is sent, and can publish the cell's idle status before the
+ * queue is drained (measured with the walkthroughs under nbconvert: displays of a cell that ends
+ * right after them arrived after idle, and were dropped). A short quiet time, longer for a large
+ * bundle, lets the queue drain before the cell ends (docs/kernels.md).
+ */
+function denoSettleMs(bundle: MimeBundle): number {
+  const html = typeof bundle["text/html"] === "string" ? bundle["text/html"].length : 0;
+  return 100 + Math.min(2000, Math.round(html / 10_000));
 }
 
 /**

@@ -116,7 +116,11 @@ export class Connection {
     return { mode: this.mode, baseUrl: this.baseUrl, apiVersion: this.apiVersion, closed: this.#closed };
   }
 
-  [JUPYTER_DISPLAY](): MimeBundle {
+  [JUPYTER_DISPLAY](): MimeBundle | Promise<MimeBundle> {
+    return cellValue(this[RBP_BUNDLE]());
+  }
+
+  [RBP_BUNDLE](): MimeBundle {
     const text = `Connected to the ${this.describe()}`;
     return { "text/plain": text, "text/html": `<div style="font:13px system-ui,sans-serif;color:#2e7d32">${escapeHtml(text)}</div>` };
   }
