@@ -347,6 +347,8 @@ export interface CheckReport {
   mimeCounts: Record<string, number>;
   /** Plotly charts: outputs with the plotly mime type. */
   charts: number;
+  /** Charts drawn in the HTML outputs (`class="rbp-figure"` containers): a chart output's, and those in a prediction's own bundle (Deno shows a prediction that way). */
+  figures: number;
   /** HTML tables: text/html outputs holding a <table> and no chart. */
   tables: number;
   /** Outputs of type error. */
@@ -365,6 +367,7 @@ export function checkExecuted(nb: Notebook, e: Expectation): CheckReport {
   const problems: string[] = [];
   const mimeCounts: Record<string, number> = {};
   let charts = 0;
+  let figures = 0;
   let tables = 0;
   let errors = 0;
   let codeCells = 0;
@@ -404,6 +407,7 @@ export function checkExecuted(nb: Notebook, e: Expectation): CheckReport {
         if (data[PLOTLY_MIME] !== undefined) charts++;
         const html = typeof data["text/html"] === "string" ? data["text/html"] : joinText(data["text/html"] as string[] | undefined);
         if (data[PLOTLY_MIME] === undefined && /<table[\s>]/i.test(html)) tables++;
+        figures += (html.match(/<div class="rbp-figure"/g) ?? []).length;
         // The inlined plotly.js is megabytes of code that says nothing about the notebook.
         if (data[PLOTLY_MIME] === undefined) texts.push(html);
         texts.push(joinText(data["text/plain"] as string | string[] | undefined));
@@ -417,7 +421,7 @@ export function checkExecuted(nb: Notebook, e: Expectation): CheckReport {
     const found = typeof s === "string" ? all.includes(s) : s.test(all);
     if (!found) problems.push(`expected the outputs to contain ${typeof s === "string" ? JSON.stringify(s) : String(s)}`);
   }
-  return { problems, codeCells, mimeCounts, charts, tables, errors, late };
+  return { problems, codeCells, mimeCounts, charts, figures, tables, errors, late };
 }
 
 /** Checks a source notebook: nbformat 4.5 with cell ids, the rbp-tslab kernel, no outputs. */

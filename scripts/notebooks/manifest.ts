@@ -52,7 +52,15 @@ export const EXPECTATIONS: Record<string, Expectation> = {
     about: "31 rows of theta in one call: an experiment, its table and chart, a backtest",
     charts: 2,
     tables: 2,
-    strings: ["31 of 31 rows completed, 0 failed", "quota used by this call: 31 units", "mean absolute error", "Next-day maximum temperature, January 2015"],
+    strings: [
+      "31 of 31 rows completed, 0 failed",
+      "quota used by this call: 31 units",
+      "mean absolute error",
+      "Next-day maximum temperature, January 2015",
+      // Rows labelled by their dates (label: "date"), in the table and the one row's title.
+      /<td[^>]*>2015-01-31<\/td>/,
+      /PSR prediction of tomorrow_max for 2015-01-\d\d/,
+    ],
   },
   "06-fields-large-results": {
     about: "single fields of a 200,000-row PSR, a field above 4 MiB, free reads, a large result as table and WebGL chart",

@@ -116,7 +116,7 @@ async function main(argv: string[]): Promise<number> {
         else if (browserReady !== undefined) {
           const job = browserQueue.then(async () => {
             await browserReady;
-            return browserCheck(browser!, html.path, kernelName === "deno" ? `deno-${name}` : name, check.charts);
+            return browserCheck(browser!, html.path, kernelName === "deno" ? `deno-${name}` : name, check.figures);
           });
           browserQueue = job.catch(() => undefined);
           const b = await job;

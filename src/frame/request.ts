@@ -39,6 +39,11 @@ export interface FrameSpec {
   X?: string | ReadonlyArray<string>;
   /** The circumstances (none: the request carries no theta, as a Grid may). */
   theta?: ThetaSpec;
+  /**
+   * A column whose values label the rows (a date, a name), in the data and in theta given as data:
+   * tables and charts show them instead of row positions. It is never an attribute.
+   */
+  label?: string;
 }
 
 /** Plain arrays for a request, with the names that label every table and chart. */
@@ -74,7 +79,7 @@ function isRowObject(v: unknown): v is RowObject {
 /** Turns data and a cell's column choice into y, X, theta and names. Throws FrameError. */
 export function toRequest(data: FrameInput, spec: FrameSpec = {}): FrameRequest {
   const read = readTable(data);
-  const { table } = read;
+  const table = labelled(read.table, spec.label, "data");
   const notes: string[] = [];
 
   // The outcome.
@@ -98,6 +103,7 @@ export function toRequest(data: FrameInput, spec: FrameSpec = {}): FrameRequest 
     for (const name of attributes) {
       if (typeof name !== "string") throw new FrameError(`X: expected column names, got ${describeValue(name)}`);
       if (name === outcome) throw new FrameError(`"${name}" is the outcome and cannot also be an attribute`, { column: name });
+      if (name === spec.label) throw new FrameError(`"${name}" labels the rows (label) and cannot also be an attribute`, { column: name });
       if (seen.has(name)) throw new FrameError(`X names "${name}" twice`, { column: name });
       seen.add(name);
       const check = checkColumn(column(table, name, "attribute"));
@@ -114,7 +120,7 @@ export function toRequest(data: FrameInput, spec: FrameSpec = {}): FrameRequest 
     const skipped: string[] = [];
     const empty: string[] = [];
     for (const name of table.columns) {
-      if (name === outcome) continue;
+      if (name === outcome || name === spec.label) continue;
       const check = checkColumn(table.data.get(name)!);
       if (!check.numeric) skipped.push(name);
       else if (check.empty) empty.push(name);
@@ -139,7 +145,7 @@ export function toRequest(data: FrameInput, spec: FrameSpec = {}): FrameRequest 
 
   const out: FrameRequest = { y, X, attributes, outcome, rowLabels, dropped, notes };
   if (spec.theta !== undefined) {
-    const theta = readTheta(spec.theta, table, kept, attributes);
+    const theta = readTheta(spec.theta, table, kept, attributes, spec.label);
     out.theta = theta.rows.length === 1 ? theta.rows[0] : theta.rows;
     out.thetaLabels = theta.labels;
   }
@@ -178,7 +184,16 @@ function thetaRow(cells: ReadonlyArray<unknown>, attributes: ReadonlyArray<strin
   });
 }
 
-function readTheta(theta: ThetaSpec, table: Table, kept: ReadonlyArray<number>, attributes: ReadonlyArray<string>): ThetaRows {
+/** The table with its rows labelled by the `label` column's values (unchanged without one). */
+function labelled(table: Table, label: string | undefined, what: string): Table {
+  if (label === undefined) return table;
+  if (typeof label !== "string") throw new FrameError(`label: expected a column name, got ${describeValue(label)}`);
+  const cells = table.data.get(label);
+  if (cells === undefined) throw new FrameError(`label column "${label}" is not in the ${what}; the columns are ${listNames(table.columns)}`, { column: label });
+  return { ...table, labels: cells.map((v, i) => (v === null || v === undefined || v === "" ? String(i) : String(v))) };
+}
+
+function readTheta(theta: ThetaSpec, table: Table, kept: ReadonlyArray<number>, attributes: ReadonlyArray<string>, label?: string): ThetaRows {
   const cellsAt = (i: number): unknown[] => attributes.map((name) => table.data.get(name)![i]);
   if (theta === "last") {
     if (kept.length === 0) throw new FrameError('theta "last": there is no row with an outcome');
@@ -220,6 +235,7 @@ function readTheta(theta: ThetaSpec, table: Table, kept: ReadonlyArray<number>, 
     source = readTable(theta, "theta").table;
   }
   if (source.rows === 0) throw new FrameError("theta: the circumstances have no rows");
+  if (label !== undefined && source.data.has(label)) source = labelled(source, label, "theta");
   const missing = attributes.filter((name) => !source.data.has(name));
   if (missing.length > 0) {
     throw new FrameError(
@@ -232,5 +248,5 @@ function readTheta(theta: ThetaSpec, table: Table, kept: ReadonlyArray<number>, 
     const cells = attributes.map((name) => source.data.get(name)![i]);
     rows.push(thetaRow(cells, attributes, source.labels[i], "row"));
   }
-  return { rows, labels: single ? ["theta"] : source.labels };
+  return { rows, labels: single && !(label !== undefined && source.data.has(label)) ? ["theta"] : source.labels };
 }

@@ -248,7 +248,8 @@ async function experiment<A extends Analysis>(s: Step<A, ExperimentReceipt>): Pr
     rows.push(
       new Prediction({
         analysis: s.analysis,
-        title: `${s.title ?? defaultTitle(s.analysis, frame.outcome)} for ${label}`,
+        // A bare position reads as a count ("for 2"): name it a row.
+        title: `${s.title ?? defaultTitle(s.analysis, frame.outcome)} for ${/^\d+$/.test(label) ? `row ${label}` : label}`,
         result,
         context: contextOf(s.analysis, frame, s.options),
         receipt: { job_id: row.job_id, job_code: row.job_code },
