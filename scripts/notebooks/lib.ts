@@ -407,6 +407,8 @@ export function checkExecuted(nb: Notebook, e: Expectation): CheckReport {
         if (data[PLOTLY_MIME] !== undefined) charts++;
         const html = typeof data["text/html"] === "string" ? data["text/html"] : joinText(data["text/html"] as string[] | undefined);
         if (data[PLOTLY_MIME] === undefined && /<table[\s>]/i.test(html)) tables++;
+        // A failed call shows its error box once (tslab's stderr echo is dropped): that box is the failure.
+        if (/class="rbp-error"/.test(html)) problems.push(`${cellLabel(cell, i)} shows an error box: ${joinText(data["text/plain"] as string | string[] | undefined).split("\n")[0].slice(0, 300)}`);
         figures += (html.match(/<div class="rbp-figure"/g) ?? []).length;
         // The inlined plotly.js is megabytes of code that says nothing about the notebook.
         if (data[PLOTLY_MIME] === undefined) texts.push(html);

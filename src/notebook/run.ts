@@ -27,7 +27,7 @@ import { contextFromRequest, display, jupyterKernel, type DisplayContext } from 
 import { toRequest, type FrameInput, type FrameRequest, type FrameSpec } from "../frame/index.js";
 import { Redactor } from "../client/redact.js";
 import { connect, currentConnection, type Connection } from "./connect.js";
-import { PredictionError, analysisLabel, toPredictionError } from "./errors.js";
+import { PredictionError, analysisLabel, dropStderrEcho, toPredictionError } from "./errors.js";
 import { ExperimentPrediction, Prediction, type FailedRow } from "./prediction.js";
 import { Progress, type ProgressSetting } from "./progress.js";
 
@@ -133,6 +133,8 @@ export async function predict<A extends Analysis>(
     if (run.showErrors !== false && jupyterKernel() !== "none") {
       try {
         await display(failure.bundle());
+        // tslab prints a thrown error again on stderr: shown once is enough (errors.ts).
+        if (jupyterKernel() === "tslab") dropStderrEcho(failure);
       } catch {
         // the error is thrown anyway
       }
