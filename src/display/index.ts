@@ -64,5 +64,5 @@ export {
   type PlotlyJson,
   type PlotlySource,
 } from "./bundle.js";
-export { allShown, display, jupyterKernel, tslabWriter, type DisplayOptions, type Kernel } from "./jupyter.js";
+export { allShown, display, jupyterKernel, tslabWriter, watchFrontEnds, type DisplayOptions, type Kernel } from "./jupyter.js";
 export { reportHtml, saveReport, type Reportable, type ReportOptions, type ReportPlotly } from "./report.js";

@@ -21,7 +21,7 @@
  * falls back to the public `require("tslab").display.html(...)` through `__tslab__.require`.
  */
 import { createRequire } from "node:module";
-import { displayable, setCellValueHook, toBundle, type Displayable, type DisplayBundle, type MimeBundle } from "./bundle.js";
+import { displayable, resetPlotlySession, setCellValueHook, toBundle, type Displayable, type DisplayBundle, type MimeBundle } from "./bundle.js";
 import type { Figure } from "./figures.js";
 import type { HtmlTable } from "./tables.js";
 
@@ -166,6 +166,37 @@ function shownPromise(p: Promise<void>): Promise<void> {
   Object.defineProperty(p, Symbol.for("Jupyter.display"), { value: () => p.then(() => ({})), enumerable: false });
   return p;
 }
+
+/**
+ * A page reload needs no remedy in tslab (and the rbp kernel, built on it): a front end that
+ * connects, or reconnects after a reload, asks the kernel for its `kernel_info`; from then on the
+ * page may not hold the output that carried plotly.js, so the session forgets it was sent and the
+ * next chart carries it again. Installed once, on tslab's `ZmqServer` (from the module cache, as
+ * `tslabWriter` finds its sender); returns whether it is installed.
+ */
+export function watchFrontEnds(): boolean {
+  if (tslabGlobal() === undefined) return false;
+  const cache = createRequire(import.meta.url).cache;
+  for (const [file, mod] of Object.entries(cache)) {
+    if (!TSLAB_JUPYTER.test(file)) continue;
+    const server = (mod?.exports as { ZmqServer?: { prototype: Record<string | symbol, unknown> } } | undefined)?.ZmqServer;
+    const proto = server?.prototype;
+    if (proto === undefined || typeof proto.handleKernelInfo !== "function") continue;
+    if (proto[WATCHING] === true) return true;
+    const original = proto.handleKernelInfo as (...args: unknown[]) => unknown;
+    proto.handleKernelInfo = function (this: unknown, ...args: unknown[]): unknown {
+      resetPlotlySession();
+      return original.apply(this, args);
+    };
+    proto[WATCHING] = true;
+    return true;
+  }
+  return false;
+}
+
+const WATCHING = Symbol.for("rbp-notebook.watchFrontEnds");
+
+watchFrontEnds();
 
 // A cell's value in Deno: sent as display data and awaited; the cell's own result is then empty.
 setCellValueHook((bundle) => {
