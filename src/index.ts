@@ -95,4 +95,5 @@ export {
   type PlotlySource,
   type Reportable,
   type ReportOptions,
+  type ReportPlotly,
 } from "./display/index.js";

@@ -18,13 +18,22 @@
  *    waits for every chart, checks each drew (SVG `.main-svg` or canvas), no page error, and saves
  *    screenshots to `test-output/screenshots/notebooks/`.
  *
+ * 6. Deno: `installDenoKernelspec()` writes a kernelspec for Deno's own Jupyter kernel (the `deno`
+ *    binary of the npm package `deno`, which scripts/install-deno.sh puts in .tools/deno) into the same JUPYTER_PATH
+ *    (`.jupyter/kernels/rbp-deno`; `deno jupyter --install` ignores JUPYTER_PATH and writes into
+ *    the user's folder), and `executeNotebook(name, source, "deno")` runs a walkthrough under it
+ *    into `test-output/notebooks/deno/`, with nbconvert's ExecutePreprocessor extended to read each
+ *    cell a little past its idle status (`late_outputs.py`: Deno 2.9 can publish idle before a
+ *    cell's last messages); `checkExecuted` then fails any rbp-notebook output that came late.
+ *
  * The notebooks' environment: the runner removes the variables that would point `connect()` at a
  * hosted service (RBP_BASE_URL, CSA_API_KEY, ...), so CI always uses the embedded local service and
  * never a developer's account.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
-import { cpus } from "node:os";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { arch, cpus } from "node:os";
 import { delimiter, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { CHROMIUM, openBrowser as launch, type Browser } from "../chromium.js";
@@ -42,6 +51,12 @@ export const HTML_DIR = join(OUT_DIR, "html");
 export const SHOT_DIR = join(ROOT, "test-output", "screenshots", "notebooks");
 export const JUPYTER_DIR = join(ROOT, ".jupyter");
 export const KERNEL_NAME = "rbp-tslab";
+/** The kernelspec of Deno's Jupyter kernel that the Deno runs use. */
+export const DENO_KERNEL_NAME = "rbp-deno";
+/** Where the Deno runs write their executed notebooks (and `html/` their exports). */
+export const DENO_OUT_DIR = join(OUT_DIR, "deno");
+/** The kernels a walkthrough runs under: tslab (the notebooks' own kernelspec) and Deno's. */
+export type NotebookKernel = "tslab" | "deno";
 /** Seconds one cell may run (nbconvert's ExecutePreprocessor.timeout). */
 export const CELL_TIMEOUT_S = 300;
 export const PLOTLY_MIME = "application/vnd.plotly.v1+json";
@@ -132,6 +147,52 @@ export function notebookEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
+/**
+ * The `deno` binary of the npm package `deno`: installed by scripts/install-deno.sh into
+ * .tools/deno (not a dependency of this package: the registry this project is built against lacks
+ * most of deno's platform packages, so a lockfile naming it could not serve `npm ci` on every
+ * platform), or in the project's own node_modules. Its binary comes in the platform package
+ * `@deno/<os>-<arch>[-glibc]`, linked as node_modules/deno/deno by its install script, or found in
+ * the platform package directly. `RBP_DENO` names another binary. Undefined when none runs.
+ */
+export function denoBinary(): string | undefined {
+  const exe = process.platform === "win32" ? "deno.exe" : "deno";
+  const candidates: string[] = process.env.RBP_DENO ? [process.env.RBP_DENO] : [];
+  for (const root of [join(ROOT, ".tools", "deno"), ROOT]) candidates.push(...denoCandidates(createRequire(join(root, "package.json")), exe));
+  return candidates.find((c) => existsSync(c) && spawnSync(c, ["--version"], { encoding: "utf8" }).status === 0);
+}
+
+function denoCandidates(req: NodeJS.Require, exe: string): string[] {
+  const candidates: string[] = [];
+  try {
+    candidates.push(join(dirname(req.resolve("deno/package.json")), exe));
+  } catch {
+    // not installed
+  }
+  const os = process.platform === "win32" ? "win32" : process.platform === "darwin" ? "darwin" : "linux";
+  for (const suffix of os === "linux" ? ["-glibc", "-musl", ""] : [""]) {
+    try {
+      candidates.push(join(dirname(req.resolve(`@deno/${os}-${arch()}${suffix}/package.json`)), exe));
+    } catch {
+      // not this platform package
+    }
+  }
+  return candidates;
+}
+
+/**
+ * Writes the kernelspec of Deno's Jupyter kernel into the project-local JUPYTER_PATH (what
+ * `deno jupyter --install` writes, but there: it ignores JUPYTER_PATH); returns the kernel.json path.
+ */
+export function installDenoKernelspec(deno = denoBinary()): string {
+  if (deno === undefined) throw new Error("no deno binary: bash scripts/install-deno.sh (or RBP_DENO=/path/to/deno)");
+  const dir = join(JUPYTER_DIR, "kernels", DENO_KERNEL_NAME);
+  mkdirSync(dir, { recursive: true });
+  const spec = { argv: [deno, "jupyter", "--kernel", "--conn", "{connection_file}"], display_name: "Deno", language: "typescript" };
+  writeFileSync(join(dir, "kernel.json"), JSON.stringify(spec, null, 2) + "\n");
+  return join(dir, "kernel.json");
+}
+
 /** Writes the kernelspec with the built `rbp kernel install`; returns the kernel.json path. */
 export function installKernelspec(): string {
   const rbp = join(ROOT, "dist", "cli", "rbp.js");
@@ -176,43 +237,51 @@ function runCommand(cmd: string, args: string[], options: { cwd?: string; env?: 
   });
 }
 
-export function executedPath(name: string): string {
-  return join(OUT_DIR, `${name}.ipynb`);
+function outDir(kernel: NotebookKernel): string {
+  return kernel === "deno" ? DENO_OUT_DIR : OUT_DIR;
+}
+
+export function executedPath(name: string, kernel: NotebookKernel = "tslab"): string {
+  return join(outDir(kernel), `${name}.ipynb`);
 }
 
 /**
  * `jupyter nbconvert --to notebook --execute` of notebooks/<name>.ipynb (or of `source`) into
- * test-output/notebooks/<name>.ipynb. The kernel runs in the source notebook's folder.
+ * test-output/notebooks/<name>.ipynb (under tslab, the notebooks' kernelspec) or
+ * test-output/notebooks/deno/<name>.ipynb (under Deno's kernel, see the module comment). The
+ * kernel runs in the source notebook's folder.
  */
-export async function executeNotebook(name: string, source = join(NOTEBOOK_DIR, `${name}.ipynb`)): Promise<Run> {
-  mkdirSync(OUT_DIR, { recursive: true });
-  rmSync(executedPath(name), { force: true });
-  return runCommand(
-    "jupyter",
-    [
-      "nbconvert",
-      "--to",
-      "notebook",
-      "--execute",
-      "--allow-errors",
-      `--ExecutePreprocessor.timeout=${process.env.RBP_NOTEBOOK_CELL_TIMEOUT ?? CELL_TIMEOUT_S}`,
-      `--ExecutePreprocessor.startup_timeout=120`,
-      "--output-dir",
-      OUT_DIR,
-      "--output",
-      name,
-      source,
-    ],
-    { env: notebookEnv(), timeoutMs: 15 * 60_000 },
-  );
+export async function executeNotebook(name: string, source = join(NOTEBOOK_DIR, `${name}.ipynb`), kernel: NotebookKernel = "tslab"): Promise<Run> {
+  const dir = outDir(kernel);
+  mkdirSync(dir, { recursive: true });
+  rmSync(executedPath(name, kernel), { force: true });
+  const timeout = process.env.RBP_NOTEBOOK_CELL_TIMEOUT ?? CELL_TIMEOUT_S;
+  const env = notebookEnv();
+  const execute =
+    kernel === "deno"
+      ? (() => {
+          env.PYTHONPATH = [join(ROOT, "scripts", "notebooks"), ...(env.PYTHONPATH ? [env.PYTHONPATH] : [])].join(delimiter);
+          const p = "LateOutputsPreprocessor";
+          return [
+            `--NotebookExporter.preprocessors=["late_outputs.${p}"]`,
+            `--${p}.enabled=True`,
+            `--${p}.kernel_name=${DENO_KERNEL_NAME}`,
+            `--${p}.allow_errors=True`,
+            `--${p}.timeout=${timeout}`,
+            `--${p}.startup_timeout=120`,
+          ];
+        })()
+      : ["--execute", "--allow-errors", `--ExecutePreprocessor.timeout=${timeout}`, `--ExecutePreprocessor.startup_timeout=120`];
+  return runCommand("jupyter", ["nbconvert", "--to", "notebook", ...execute, "--output-dir", dir, "--output", name, source], { env, timeoutMs: 15 * 60_000 });
 }
 
 /** `jupyter nbconvert --to html` of the executed notebook; returns the HTML path. */
-export async function exportHtml(name: string): Promise<{ run: Run; path: string }> {
-  mkdirSync(HTML_DIR, { recursive: true });
-  const path = join(HTML_DIR, `${name}.html`);
+export async function exportHtml(name: string, kernel: NotebookKernel = "tslab"): Promise<{ run: Run; path: string }> {
+  const htmlDir = join(outDir(kernel), "html");
+  mkdirSync(htmlDir, { recursive: true });
+  const path = join(htmlDir, `${name}.html`);
   rmSync(path, { force: true });
-  const run = await runCommand("jupyter", ["nbconvert", "--to", "html", "--output-dir", HTML_DIR, "--output", name, executedPath(name)], {
+  const run = await runCommand("jupyter", ["nbconvert", "--to", "html", "--output-dir", htmlDir, "--output", name, executedPath(name, kernel)], {
     env: notebookEnv(),
     timeoutMs: 5 * 60_000,
   });
@@ -286,10 +355,14 @@ export interface CheckReport {
   mimeCounts: Record<string, number>;
   /** Plotly charts: outputs with the plotly mime type. */
   charts: number;
+  /** Charts drawn in the HTML outputs (`class="rbp-figure"` containers): a chart output's, and those in a prediction's own bundle (Deno shows a prediction that way). */
+  figures: number;
   /** HTML tables: text/html outputs holding a <table> and no chart. */
   tables: number;
   /** Outputs of type error. */
   errors: number;
+  /** Outputs that came after their cell's idle status and are not rbp-notebook's (Deno's own stream and cell results; see late_outputs.py). */
+  late: number;
 }
 
 function cellLabel(cell: Cell, index: number): string {
@@ -302,21 +375,36 @@ export function checkExecuted(nb: Notebook, e: Expectation): CheckReport {
   const problems: string[] = [];
   const mimeCounts: Record<string, number> = {};
   let charts = 0;
+  let figures = 0;
   let tables = 0;
   let errors = 0;
   let codeCells = 0;
+  let late = 0;
   const texts: string[] = [];
   const allowed = (e.stderr ?? []).map((s) => (typeof s === "string" ? new RegExp(s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")) : s));
   nb.cells.forEach((cell, i) => {
     if (cell.cell_type !== "code") return;
     codeCells++;
+    const lateOutputs = new Set(((cell.metadata?.rbp as { late_outputs?: number[] } | undefined)?.late_outputs ?? []) as number[]);
+    (cell.outputs ?? []).forEach((out, k) => {
+      if (!lateOutputs.has(k)) return;
+      const html = JSON.stringify(out.data?.["text/html"] ?? "");
+      if (out.output_type === "display_data" || out.data?.[PLOTLY_MIME] !== undefined || /rbp-/.test(html)) {
+        problems.push(`${cellLabel(cell, i)}: an rbp-notebook output (${out.output_type}) came after the cell's idle status, where a front end drops it`);
+      } else late++;
+    });
+    let previous: Output | undefined;
     for (const out of cell.outputs ?? []) {
+      // Consecutive writes to one stream are one text, as a front end shows them (Deno sends each console.log apart).
+      const continues = out.output_type === "stream" && previous?.output_type === "stream" && previous.name === out.name;
+      previous = out;
       if (out.output_type === "error") {
         errors++;
         problems.push(`${cellLabel(cell, i)} has an error output: ${out.ename}: ${out.evalue}`);
       } else if (out.output_type === "stream") {
         const text = joinText(out.text);
-        texts.push(text);
+        if (continues) texts[texts.length - 1] += text;
+        else texts.push(text);
         if (out.name === "stderr") {
           const lines = text.split("\n").filter((l) => l.trim() !== "" && !allowed.some((re) => re.test(l)));
           if (lines.length > 0) problems.push(`${cellLabel(cell, i)} wrote to stderr: ${lines.slice(0, 5).join(" | ").slice(0, 600)}`);
@@ -327,6 +415,9 @@ export function checkExecuted(nb: Notebook, e: Expectation): CheckReport {
         if (data[PLOTLY_MIME] !== undefined) charts++;
         const html = typeof data["text/html"] === "string" ? data["text/html"] : joinText(data["text/html"] as string[] | undefined);
         if (data[PLOTLY_MIME] === undefined && /<table[\s>]/i.test(html)) tables++;
+        // A failed call shows its error box once (tslab's stderr echo is dropped): that box is the failure.
+        if (/class="rbp-error"/.test(html)) problems.push(`${cellLabel(cell, i)} shows an error box: ${joinText(data["text/plain"] as string | string[] | undefined).split("\n")[0].slice(0, 300)}`);
+        figures += (html.match(/<div class="rbp-figure"/g) ?? []).length;
         // The inlined plotly.js is megabytes of code that says nothing about the notebook.
         if (data[PLOTLY_MIME] === undefined) texts.push(html);
         texts.push(joinText(data["text/plain"] as string | string[] | undefined));
@@ -340,7 +431,7 @@ export function checkExecuted(nb: Notebook, e: Expectation): CheckReport {
     const found = typeof s === "string" ? all.includes(s) : s.test(all);
     if (!found) problems.push(`expected the outputs to contain ${typeof s === "string" ? JSON.stringify(s) : String(s)}`);
   }
-  return { problems, codeCells, mimeCounts, charts, tables, errors };
+  return { problems, codeCells, mimeCounts, charts, figures, tables, errors, late };
 }
 
 /** Checks a source notebook: nbformat 4.5 with cell ids, the rbp-tslab kernel, no outputs. */

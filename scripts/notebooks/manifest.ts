@@ -61,6 +61,9 @@ export const EXPECTATIONS: Record<string, Expectation> = {
       "hit rate",
       "Next-day maximum temperature, January 2015",
       "first row: 2015-01-01",
+      // Rows labelled by their dates (index: "date"), in the table and the one row's title.
+      /<td[^>]*>2015-01-31<\/td>/,
+      /PSR prediction of tomorrow_max for 2015-01-\d\d/,
     ],
   },
   "06-fields-large-results": {

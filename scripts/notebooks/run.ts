@@ -1,7 +1,7 @@
 /**
  * Runs the walkthrough notebooks as CI does, outside vitest:
  *
- *   npx tsx scripts/notebooks/run.ts [NAME ...] [--no-browser] [--concurrency N] [--verbose]
+ *   npx tsx scripts/notebooks/run.ts [NAME ...] [--kernel tslab|deno] [--no-browser] [--concurrency N] [--verbose]
  *   npx tsx scripts/notebooks/run.ts --link     (only make "rbp-notebook" importable in notebooks/)
  *
  * (`npm run test:notebooks` runs the same steps as the vitest suite test/notebooks.) Builds
@@ -21,7 +21,9 @@ import {
   expectationOf,
   exportHtml,
   findTools,
+  installDenoKernelspec,
   installKernelspec,
+  type NotebookKernel,
   linkPackage,
   notebookNames,
   openBrowser,
@@ -48,12 +50,21 @@ async function main(argv: string[]): Promise<number> {
   let browserWanted = true;
   let concurrency = defaultConcurrency();
   let verbose = false;
+  let kernelName: NotebookKernel = "tslab";
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--link") {
       console.log(`package: ${linkPackage()}`);
       return 0;
     } else if (a === "--no-browser") browserWanted = false;
+    else if (a === "--kernel") {
+      const k = argv[++i];
+      if (k !== "tslab" && k !== "deno") {
+        console.error(`--kernel is tslab or deno, not ${k}`);
+        return 2;
+      }
+      kernelName = k;
+    }
     else if (a === "--verbose") verbose = true;
     else if (a === "--concurrency") concurrency = Math.max(1, Number(argv[++i]) || 1);
     else if (a.startsWith("-")) {
@@ -73,7 +84,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   console.log(`package: ${linkPackage()}`);
-  const kernel = installKernelspec();
+  const kernel = kernelName === "deno" ? installDenoKernelspec() : installKernelspec();
   console.log(`kernelspec: ${kernel}`);
   const started = Date.now();
   let browser: Browser | undefined;
@@ -86,7 +97,7 @@ async function main(argv: string[]): Promise<number> {
       concurrency,
       chosen.map((name) => async (): Promise<Outcome> => {
         const e = expectationOf(name);
-        const run = await executeNotebook(name);
+        const run = await executeNotebook(name, undefined, kernelName);
         const outcome: Outcome = { name, ok: false, problems: [], executeMs: run.ms };
         if (run.code !== 0) {
           outcome.problems.push(`nbconvert --execute exited ${run.code}: ${run.stderr.trim().split("\n").slice(-12).join("\n")}`);
@@ -94,18 +105,18 @@ async function main(argv: string[]): Promise<number> {
           for (const p of outcome.problems) console.log(`     ${p}`);
           return outcome;
         }
-        const check = checkExecuted(readNotebook(executedPath(name)), e);
+        const check = checkExecuted(readNotebook(executedPath(name, kernelName)), e);
         outcome.problems.push(...check.problems);
         outcome.charts = check.charts;
         outcome.tables = check.tables;
         if (verbose) console.log(`${name}: ${JSON.stringify(check.mimeCounts)}`);
-        const html = await exportHtml(name);
+        const html = await exportHtml(name, kernelName);
         outcome.htmlMs = html.run.ms;
         if (html.run.code !== 0) outcome.problems.push(`nbconvert --to html exited ${html.run.code}: ${html.run.stderr.trim().split("\n").slice(-5).join("\n")}`);
         else if (browserReady !== undefined) {
           const job = browserQueue.then(async () => {
             await browserReady;
-            return browserCheck(browser!, html.path, name, check.charts);
+            return browserCheck(browser!, html.path, kernelName === "deno" ? `deno-${name}` : name, check.figures);
           });
           browserQueue = job.catch(() => undefined);
           const b = await job;
@@ -115,7 +126,7 @@ async function main(argv: string[]): Promise<number> {
           if (verbose && b.blocked.length > 0) console.log(`${name}: blocked ${b.blocked.join(", ")}`);
         }
         outcome.ok = outcome.problems.length === 0;
-        const line = `${outcome.ok ? "ok  " : "FAIL"} ${name}  execute ${(run.ms / 1000).toFixed(1)} s, ${check.charts} charts, ${check.tables} tables${outcome.browserMs !== undefined ? `, browser ${(outcome.browserMs / 1000).toFixed(1)} s` : ""}`;
+        const line = `${outcome.ok ? "ok  " : "FAIL"} ${name}  execute ${(run.ms / 1000).toFixed(1)} s, ${check.charts} charts, ${check.tables} tables${check.late > 0 ? `, ${check.late} late outputs of the kernel's own` : ""}${outcome.browserMs !== undefined ? `, browser ${(outcome.browserMs / 1000).toFixed(1)} s` : ""}`;
         console.log(line);
         for (const p of outcome.problems) console.log(`     ${p}`);
         return outcome;
@@ -124,7 +135,7 @@ async function main(argv: string[]): Promise<number> {
   );
   await browser?.close();
   const ms = Date.now() - started;
-  writeFileSync(join(OUT_DIR, "summary.json"), JSON.stringify({ ms, concurrency, outcomes }, null, 2) + "\n");
+  writeFileSync(join(OUT_DIR, kernelName === "deno" ? "summary-deno.json" : "summary.json"), JSON.stringify({ ms, concurrency, kernel: kernelName, outcomes }, null, 2) + "\n");
   const failed = outcomes.filter((o) => !o.ok);
   console.log(`notebooks: ${outcomes.length - failed.length} passed, ${failed.length} failed in ${(ms / 1000).toFixed(1)} s (${concurrency} at a time)`);
   return failed.length === 0 ? 0 : 1;

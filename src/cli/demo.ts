@@ -4,12 +4,20 @@
  * A Grid on the quickstart 7 x 5 data (examples/quickstart-7x5.json, or the file given as the
  * first argument) on the embedded local service, the HTML report written to
  * reports/quickstart.html (or the second argument), and the headline numbers printed. The same
- * `grid(...)` and `saveReport(...)` a notebook calls; no account and no network needed.
+ * `grid(...)` and `saveReport(...)` a notebook calls; no account and no network needed. The
+ * report's size is printed, with what the lighter plotly.js choices (`{ plotly: "file" }`, a URL)
+ * would make it.
  */
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { disconnect, formatNumber, grid, saveReport, PredictionError } from "../index.js";
+import { plotlyFileName, plotlyMinifiedSource, reportHtml } from "../display/index.js";
+
+/** Bytes in words: "1.98 MB", "41 KB". */
+function size(bytes: number): string {
+  return bytes >= 1e6 ? `${(bytes / 1e6).toFixed(2)} MB` : `${Math.max(1, Math.round(bytes / 1e3))} KB`;
+}
 
 interface Body {
   y: number[];
@@ -44,7 +52,10 @@ async function main(): Promise<void> {
   ];
   console.log(`${prediction.title} (N = ${prediction.observationCount}, ${prediction.service} service, job ${prediction.receipt.job_id})`);
   for (const [name, value] of rows) console.log(`  ${name.padEnd(14)}${value}`);
-  console.log(`Report: ${path}`);
+  const inline = (await stat(path)).size;
+  const linked = Buffer.byteLength(reportHtml(prediction.toReportable(), { plotly: "file" }));
+  console.log(`Report: ${path} (${size(inline)}, plotly.js inlined)`);
+  console.log(`  with { plotly: "file" }: ${size(linked)} + ${plotlyFileName()} beside it (${size(Buffer.byteLength(plotlyMinifiedSource()))}); with a URL: ${size(linked)}`);
   await disconnect();
 }
 

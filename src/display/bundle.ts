@@ -9,22 +9,33 @@
  *   renders HTML with its scripts (JupyterLab, classic Notebook, nbconvert's HTML export);
  * - `text/plain`: a one-line description.
  *
- * How plotly.js reaches the page (no CDN: notebooks and reports must work offline and an HTML export
- * must be self-contained). plotly.js is inlined from the `plotly.js-dist` package into the
- * `text/html` of the first figure output of the process (the kernel session), as plotly's own
- * offline notebook mode does; later outputs reuse `window.Plotly`. The inlined source is wrapped in
- * a function whose `module`, `exports` and `define` parameters are undefined, so its UMD header
- * always sets `window.Plotly`, whatever module loader the page has (require.js in the classic
- * Notebook and in nbconvert's templates would otherwise capture it). The inline copy is guarded
- * (`if (!window.Plotly)`), so a page that already has plotly runs it once. Each figure's script
- * draws at once when `window.Plotly` exists, and otherwise queues itself on
- * `window.__rbpPlotlyQueue`, which the loader drains: outputs rendered out of order (a virtualised
- * JupyterLab notebook, a reopened notebook) still draw when the carrying output renders, and say
- * so in the cell when none does. The cost is the size of one plotly.js (about 11 MB, unminified in
- * plotly.js-dist) in the first output; `setPlotlySource({ url })` loads it from a URL instead, and
- * `"every"` inlines it in every output (heavy, but each output then stands alone).
+ * How plotly.js reaches the page (no CDN by default: notebooks and reports must work offline and an
+ * HTML export must be self-contained). The minified build (`plotly.js-dist-min`, 4.9 MB) is
+ * gzipped and base64-encoded (about 2.0 MB) and inlined into the `text/html` of the first figure
+ * output of the process (the kernel session), as plotly's own offline notebook mode does; later
+ * outputs reuse `window.Plotly`. The page unpacks it with the browser's `DecompressionStream`
+ * (Chrome 80, Firefox 113, Safari 16.4) and runs it as a function whose `module`, `exports` and
+ * `define` parameters are undefined, so its UMD header always sets `window.Plotly`, whatever module
+ * loader the page has (require.js in the classic Notebook and in nbconvert's templates would
+ * otherwise capture it). The inline copy is guarded, so a page that already has plotly runs it
+ * once. Each figure's script draws at once when `window.Plotly` exists, and otherwise queues itself
+ * on `window.__rbpPlotlyQueue`, which the loader drains: outputs rendered out of order (a
+ * virtualised JupyterLab notebook, a reopened notebook) still draw when the carrying output renders.
+ * `setPlotlySource({ url })` loads plotly.js from a URL instead (outputs of a few KB, not
+ * self-contained), and `"every"` inlines it in every output (heavy, but each output then stands
+ * alone).
+ *
+ * What a chart says when it cannot draw (once, in the chart's place, with the remedy):
+ * - JavaScript did not run (an untrusted notebook, a viewer without scripts): the chart's static
+ *   text says so and how to trust the notebook; the chart's script removes it as soon as it runs;
+ * - plotly.js never arrived (the output carrying it was cleared): after a few seconds the chart
+ *   says so and names `rbp.resetPlotlySession()`. A page reload needs no remedy in tslab and the
+ *   rbp kernel: a reconnecting front end sends `kernel_info_request`, which resets the session
+ *   (`watchFrontEnds` in ./jupyter.ts), so the next chart carries plotly.js again;
+ * - the browser cannot unpack the inlined copy: the chart says which browsers can.
  */
 import { readFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
 import { createRequire } from "node:module";
 import { randomUUID } from "node:crypto";
 import { escapeHtml, scriptJson } from "./format.js";
@@ -50,27 +61,61 @@ export interface MimeBundle {
   [mime: string]: unknown;
 }
 
+/**
+ * The mime bundle of one of this package's values, always synchronous (what `display`, `show()` and
+ * `toBundle` read). `Symbol.for("Jupyter.display")` is what a kernel calls to show a cell's value.
+ */
+export const RBP_BUNDLE: unique symbol = Symbol.for("rbp-notebook.bundle");
+
 /** A value Deno's kernel displays as a mime bundle (and tslab via `display`). */
 export interface Displayable {
-  [JUPYTER_DISPLAY](): MimeBundle;
+  [JUPYTER_DISPLAY](): MimeBundle | Promise<MimeBundle>;
 }
 
-/** A mime bundle that also displays itself in Deno (the symbol is not enumerable: JSON and Object.keys see the mime types only). */
-export type DisplayBundle = MimeBundle & Displayable;
+/** One of this package's displayable values: its bundle at once, and the kernel's display method. */
+export interface OwnDisplayable extends Displayable {
+  [RBP_BUNDLE](): MimeBundle;
+}
+
+/** A mime bundle that also displays itself in Deno (the symbols are not enumerable: JSON and Object.keys see the mime types only). */
+export type DisplayBundle = MimeBundle & OwnDisplayable;
+
+/**
+ * What a kernel gets when it shows one of this package's values as a cell's value. Set by
+ * ./jupyter.ts: in Deno the bundle is sent as display data (awaited) and the cell's own result is
+ * empty, because Deno 2.9 can send a cell's result after the cell went idle, where a front end no
+ * longer takes it (docs/kernels.md); elsewhere the bundle itself.
+ */
+let cellValueHook: (bundle: MimeBundle) => MimeBundle | Promise<MimeBundle> = (bundle) => bundle;
+
+/** Installs the hook above (./jupyter.ts does, once). */
+export function setCellValueHook(hook: (bundle: MimeBundle) => MimeBundle | Promise<MimeBundle>): void {
+  cellValueHook = hook;
+}
+
+/** A bundle as a kernel should get it for a cell's value (see `setCellValueHook`). */
+export function cellValue(bundle: MimeBundle): MimeBundle | Promise<MimeBundle> {
+  return cellValueHook(bundle);
+}
+
+/** Gives `target` its bundle (`RBP_BUNDLE`) and the kernel's display method, both hidden from JSON and Object.keys. */
+export function defineDisplay<T extends object>(target: T, bundle: () => MimeBundle): T & OwnDisplayable {
+  Object.defineProperty(target, RBP_BUNDLE, { value: bundle, enumerable: false, configurable: true });
+  Object.defineProperty(target, JUPYTER_DISPLAY, { value: () => cellValue(bundle()), enumerable: false, configurable: true });
+  return target as T & OwnDisplayable;
+}
 
 /** Marks a bundle as displayable in Deno's kernel; returns it. */
-export function displayable<B extends MimeBundle>(bundle: B): B & Displayable {
-  Object.defineProperty(bundle, JUPYTER_DISPLAY, {
-    value: function (this: B): MimeBundle {
-      return { ...this };
-    },
-    enumerable: false,
-  });
-  return bundle as B & Displayable;
+export function displayable<B extends MimeBundle>(bundle: B): B & OwnDisplayable {
+  return defineDisplay(bundle, () => ({ ...bundle }));
 }
 
 export function isDisplayable(v: unknown): v is Displayable {
   return typeof v === "object" && v !== null && typeof (v as Record<symbol, unknown>)[JUPYTER_DISPLAY] === "function";
+}
+
+function isOwnDisplayable(v: unknown): v is OwnDisplayable {
+  return typeof v === "object" && v !== null && typeof (v as Record<symbol, unknown>)[RBP_BUNDLE] === "function";
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -81,6 +126,7 @@ export type PlotlySource = "once" | "every" | { url: string };
 
 let source: PlotlySource = "once";
 let sentThisSession = false;
+let cachedPacked: string | undefined;
 let cachedLoader: string | undefined;
 
 /** Chooses where figure outputs get plotly.js (see the module comment). */
@@ -99,37 +145,65 @@ export function plotlySent(): boolean {
   return sentThisSession;
 }
 
+const PLOTLY_PACKAGE = "plotly.js-dist-min";
+
 /** The version of the plotly.js that is inlined. */
 export function plotlyVersion(): string {
   const req = createRequire(import.meta.url);
-  return (JSON.parse(readFileSync(req.resolve("plotly.js-dist/package.json"), "utf8")) as { version: string }).version;
+  return (JSON.parse(readFileSync(req.resolve(`${PLOTLY_PACKAGE}/package.json`), "utf8")) as { version: string }).version;
 }
 
+/** The minified plotly.js source (`plotly.js-dist-min`), as a report's "file" option writes it beside the report. */
+export function plotlyMinifiedSource(): string {
+  return readFileSync(createRequire(import.meta.url).resolve(PLOTLY_PACKAGE), "utf8");
+}
+
+/** The file name a report's "file" option gives plotly.js: `plotly-<version>.min.js`. */
+export function plotlyFileName(): string {
+  return `plotly-${plotlyVersion()}.min.js`;
+}
+
+/** The minified source, gzipped and base64-encoded (what is inlined; computed once per process). */
+function packedPlotly(): string {
+  cachedPacked ??= gzipSync(plotlyMinifiedSource(), { level: 9 }).toString("base64");
+  return cachedPacked;
+}
+
+/** Script text: whether the page has plotly.js. */
+const READY = `(window.Plotly&&window.Plotly.newPlot)`;
+
 /** Drains the queue of figures waiting for plotly.js (script text). */
-const DRAIN = `(function(){var q=window.__rbpPlotlyQueue;window.__rbpPlotlyQueue=[];if(q&&window.Plotly){for(var i=0;i<q.length;i++){try{q[i](window.Plotly)}catch(e){console.error(e)}}}})();`;
+const DRAIN = `(function(){var q=window.__rbpPlotlyQueue;window.__rbpPlotlyQueue=[];if(q&&${READY}){for(var i=0;i<q.length;i++){try{q[i](window.Plotly)}catch(e){console.error(e)}}}})();`;
+
+/** Records why plotly.js cannot load and shows it in every waiting chart (script text; `m` is the reason). */
+const FAIL = `function fail(m){window.__rbpPlotlyError=m;var n=document.querySelectorAll(".rbp-figure-note[data-rbp-waiting]");for(var i=0;i<n.length;i++){n[i].textContent="This chart cannot be drawn: "+m;n[i].style.display="block"}}`;
+
+const UNPACK_MISSING =
+  "this browser cannot unpack the plotly.js inlined in this page (it needs DecompressionStream: Chrome 80, Firefox 113, Safari 16.4 or later)";
 
 /**
- * A `<script>` defining `window.Plotly` from the inlined plotly.js-dist (once per page, whatever
- * module loader the page has) and drawing the figures that wait for it.
+ * A `<script>` defining `window.Plotly` from the inlined, gzipped plotly.js (once per page,
+ * whatever module loader the page has) and drawing the figures that wait for it.
  */
 export function plotlyInlineScript(): string {
   if (cachedLoader === undefined) {
-    const req = createRequire(import.meta.url);
-    const code = readFileSync(req.resolve("plotly.js-dist"), "utf8")
-      // Cannot occur in plotly.js 3.7 (checked), but would end the script element early.
-      .replace(/<\/script/gi, "<\\/script")
-      .replace(/<!--/g, "<\\!--");
+    const version = plotlyVersion();
     cachedLoader =
-      `<script type="text/javascript" data-rbp-plotly="${escapeHtml(plotlyVersion())}">/* plotly.js ${plotlyVersion()} (MIT, Plotly, Inc.), inlined by rbp-notebook so this page works offline */\n` +
-      `if(!(window.Plotly&&window.Plotly.newPlot)){(function(module,exports,define){\n${code}\n}).call(window,undefined,undefined,undefined);}\n` +
-      `${DRAIN}</script>`;
+      `<script type="text/javascript" data-rbp-plotly="${escapeHtml(version)}">/* plotly.js ${version} (MIT, Plotly, Inc.), minified, gzipped and base64-encoded by rbp-notebook so this page works offline */\n` +
+      `(function(){${FAIL}if(${READY}){${DRAIN}return}if(window.__rbpPlotlyUnpacking)return;` +
+      `if(typeof DecompressionStream!=="function"||typeof Response!=="function"||typeof Blob!=="function"){fail(${scriptJson(UNPACK_MISSING)});return}` +
+      `window.__rbpPlotlyUnpacking=1;var z="${packedPlotly()}";` +
+      `var s=atob(z),b=new Uint8Array(s.length);for(var i=0;i<s.length;i++)b[i]=s.charCodeAt(i);` +
+      `new Response(new Blob([b]).stream().pipeThrough(new DecompressionStream("gzip"))).text().then(function(code){` +
+      `window.__rbpPlotlyUnpacking=0;if(!${READY}){(new Function("module","exports","define",code)).call(window,undefined,undefined,undefined)}${DRAIN}},` +
+      `function(e){window.__rbpPlotlyUnpacking=0;fail("the plotly.js inlined in this page could not be unpacked ("+e+")")})})();</script>`;
   }
   return cachedLoader;
 }
 
 /** A `<script>` loading plotly.js from a URL (not self-contained), then drawing the waiting figures. */
 export function plotlyUrlScript(url: string): string {
-  return `<script type="text/javascript">(function(){if(window.Plotly&&window.Plotly.newPlot)return;if(window.__rbpPlotlyLoading)return;window.__rbpPlotlyLoading=1;var s=document.createElement("script");s.src=${scriptJson(url)};s.onload=function(){${DRAIN}};s.onerror=function(){console.error("rbp-notebook: could not load plotly.js from "+s.src)};document.head.appendChild(s);})();</script>`;
+  return `<script type="text/javascript" data-rbp-plotly-url="${escapeHtml(url)}">(function(){${FAIL}if(${READY})return;if(window.__rbpPlotlyLoading)return;window.__rbpPlotlyLoading=1;var s=document.createElement("script");s.src=${scriptJson(url)};s.onload=function(){window.__rbpPlotlyLoading=0;${DRAIN}};s.onerror=function(){window.__rbpPlotlyLoading=0;fail("plotly.js could not be loaded from "+s.src)};document.head.appendChild(s);})();</script>`;
 }
 
 /** The loader for the current setting, and whether it is one (undefined when this output should not carry plotly). */
@@ -150,6 +224,19 @@ export interface FigureHtmlOptions {
   plotly?: "auto" | boolean;
 }
 
+/** What a chart shows when its script never ran (static text, removed by the script as it starts). */
+export const NO_SCRIPT_NOTE =
+  "This chart is drawn by JavaScript, which has not run here. In Jupyter this means the notebook is not trusted: " +
+  "trust it (classic Notebook: File > Trust Notebook; JupyterLab: \u201cTrust Notebook\u201d in the command palette), then reload the page.";
+
+/** What a chart shows when plotly.js has not arrived a few seconds after its script ran (no output on the page carries it). */
+export const NO_PLOTLY_NOTE =
+  "This chart waits for plotly.js, which the first chart output of the kernel session carries, and that output is not on this page " +
+  "(it was cleared). Run rbp.resetPlotlySession() and display the chart again.";
+
+/** The same while an output on the page is still unpacking or loading plotly.js. */
+const LOADING_NOTE = "This chart waits for plotly.js, which is still loading.";
+
 /** The figure as HTML: a container and the script that draws it (and, by the options, plotly.js before them). */
 export function figureHtml(figure: Figure, options: FigureHtmlOptions = {}): string {
   const id = options.id ?? `rbp-fig-${randomUUID()}`;
@@ -158,15 +245,18 @@ export function figureHtml(figure: Figure, options: FigureHtmlOptions = {}): str
   const spec = scriptJson({ data: figure.data, layout: figure.layout, config: figure.config ?? {} });
   const idJson = scriptJson(id);
   const draw =
-    `(function(){var id=${idJson};var fig=${spec};` +
-    `function draw(P){var el=document.getElementById(id);if(!el)return;var w=document.getElementById(id+"-wait");if(w)w.parentNode.removeChild(w);` +
+    `(function(){var id=${idJson};var fig=${spec};var el=document.getElementById(id);if(!el)return;` +
+    `var note=el.querySelector(".rbp-figure-note");function say(t){if(note){note.textContent=t;note.style.display=t?"block":"none"}}say("");` +
+    `function draw(P){if(note){note.removeAttribute("data-rbp-waiting");if(note.parentNode)note.parentNode.removeChild(note);note=null}` +
     `P.newPlot(el,fig.data,fig.layout,fig.config).then(function(){el.setAttribute("data-rbp-drawn","1")},function(e){console.error(e);el.textContent="The chart could not be drawn: "+e})}` +
-    `if(window.Plotly&&window.Plotly.newPlot){draw(window.Plotly)}else{(window.__rbpPlotlyQueue=window.__rbpPlotlyQueue||[]).push(draw);` +
-    `setTimeout(function(){var w=document.getElementById(id+"-wait");if(w&&!(window.Plotly&&window.Plotly.newPlot))w.style.display="block"},5000)}})();`;
+    `if(${READY}){draw(window.Plotly);return}(window.__rbpPlotlyQueue=window.__rbpPlotlyQueue||[]).push(draw);if(note)note.setAttribute("data-rbp-waiting","1");` +
+    `var tries=0;(function check(){if(!note||${READY})return;` +
+    `if(window.__rbpPlotlyError){say("This chart cannot be drawn: "+window.__rbpPlotlyError);return}` +
+    `var loading=window.__rbpPlotlyUnpacking||window.__rbpPlotlyLoading;if(tries++<10&&(loading||tries<4)){setTimeout(check,1000);return}` +
+    `say(loading?${scriptJson(LOADING_NOTE)}:${scriptJson(NO_PLOTLY_NOTE)});if(loading)setTimeout(check,2000)})()})();`;
   return (
-    `${loader}<div class="rbp-figure" id="${escapeHtml(id)}" data-rbp-figure="${escapeHtml(figureTitle(figure))}" style="width:100%;min-height:${height}px"></div>` +
-    `<div id="${escapeHtml(id)}-wait" style="display:none;color:#a33;font:13px sans-serif">This chart waits for plotly.js, which the first chart output of the session carries. ` +
-    `If that output was cleared, call resetPlotlySession() and display the chart again.</div>` +
+    `${loader}<div class="rbp-figure" id="${escapeHtml(id)}" data-rbp-figure="${escapeHtml(figureTitle(figure))}" style="width:100%;min-height:${height}px">` +
+    `<div class="rbp-figure-note" style="color:#a33;font:13px/1.4 sans-serif;padding:.4em 0">${escapeHtml(NO_SCRIPT_NOTE)}</div></div>` +
     `<script type="text/javascript">${draw}</script>`
   );
 }
@@ -198,7 +288,12 @@ export function tableBundle(table: HtmlTable): DisplayBundle {
 
 /** The mime bundle of anything the display layer returns: a bundle, a Deno displayable, a figure or a table. */
 export function toBundle(value: MimeBundle | Displayable | Figure | HtmlTable): MimeBundle {
-  if (isDisplayable(value)) return value[JUPYTER_DISPLAY]();
+  if (isOwnDisplayable(value)) return value[RBP_BUNDLE]();
+  if (isDisplayable(value)) {
+    const b = value[JUPYTER_DISPLAY]();
+    if (typeof (b as Promise<MimeBundle>).then === "function") throw new Error("display: this value's Jupyter.display method returns a promise; await it and display the bundle");
+    return b as MimeBundle;
+  }
   if (isFigure(value)) return figureBundle(value);
   if (isHtmlTable(value)) return tableBundle(value);
   if (typeof value === "object" && value !== null && typeof (value as MimeBundle)["text/plain"] === "string") return value as MimeBundle;

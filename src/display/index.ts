@@ -35,13 +35,19 @@ export {
 } from "./figures.js";
 export {
   JUPYTER_DISPLAY,
+  NO_PLOTLY_NOTE,
+  NO_SCRIPT_NOTE,
   PLOTLY_MIME,
+  cellValue,
+  defineDisplay,
   displayable,
   figureBundle,
   figureHtml,
   htmlBundle,
   isDisplayable,
+  plotlyFileName,
   plotlyInlineScript,
+  plotlyMinifiedSource,
   plotlySent,
   plotlyUrlScript,
   plotlyVersion,
@@ -51,13 +57,15 @@ export {
   toBundle,
   type DisplayBundle,
   type Displayable,
+  type OwnDisplayable,
+  RBP_BUNDLE,
   type FigureHtmlOptions,
   type MimeBundle,
   type PlotlyJson,
   type PlotlySource,
 } from "./bundle.js";
-export { display, jupyterKernel, tslabWriter, type DisplayOptions, type Kernel } from "./jupyter.js";
-export { reportHtml, saveReport, type Reportable, type ReportOptions } from "./report.js";
+export { allShown, display, jupyterKernel, tslabWriter, watchFrontEnds, type DisplayOptions, type Kernel } from "./jupyter.js";
+export { reportHtml, saveReport, type Reportable, type ReportOptions, type ReportPlotly } from "./report.js";
 export {
   verifiableReportHtml,
   saveVerifiableReport,

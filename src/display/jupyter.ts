@@ -5,7 +5,9 @@
  * and:
  * - inside tslab, sends the whole mime bundle to the current cell and returns undefined;
  * - inside Deno's Jupyter kernel, sends it with `Deno.jupyter.display(bundle, { raw: true })` and
- *   returns undefined;
+ *   returns the promise of that send: `await rbp.display(x)` (and `await p.show()`) in a Deno cell,
+ *   so the output is sent before the cell ends. Deno 2.9 reports a cell idle without waiting for
+ *   messages still queued, and a front end drops what comes after idle (docs/kernels.md);
  * - elsewhere (a script, a test, a kernel it does not know), returns the bundle, which Deno and any
  *   caller can display themselves (it carries `Symbol.for("Jupyter.display")`).
  *
@@ -19,7 +21,7 @@
  * falls back to the public `require("tslab").display.html(...)` through `__tslab__.require`.
  */
 import { createRequire } from "node:module";
-import { displayable, toBundle, type Displayable, type DisplayBundle, type MimeBundle } from "./bundle.js";
+import { displayable, resetPlotlySession, setCellValueHook, toBundle, type Displayable, type DisplayBundle, type MimeBundle } from "./bundle.js";
 import type { Figure } from "./figures.js";
 import type { HtmlTable } from "./tables.js";
 
@@ -100,10 +102,14 @@ function plain(bundle: MimeBundle): Record<string, unknown> {
 }
 
 /**
- * Shows a bundle, figure or table in the current cell (tslab, Deno); returns undefined when sent,
- * else the bundle (displayable by Deno's symbol) for the caller to show or return.
+ * Shows a bundle, figure or table in the current cell: in tslab at once (returns undefined), in
+ * Deno returns the promise of the send (await it), elsewhere returns the bundle (displayable by
+ * Deno's symbol) for the caller to show or return.
+ *
+ * @example
+ * await rbp.display(p.impactChart());   // tslab and Deno alike (await is needed in Deno)
  */
-export function display(value: MimeBundle | Displayable | Figure | HtmlTable, options: DisplayOptions = {}): DisplayBundle | undefined {
+export function display(value: MimeBundle | Displayable | Figure | HtmlTable, options: DisplayOptions = {}): DisplayBundle | Promise<void> | undefined {
   const bundle = plain(toBundle(value)) as MimeBundle;
   const kernel = jupyterKernel();
   if (kernel === "tslab") {
@@ -124,8 +130,77 @@ export function display(value: MimeBundle | Displayable | Figure | HtmlTable, op
   } else if (kernel === "deno") {
     const j = denoJupyter()!;
     const opts = { raw: true, ...(options.displayId !== undefined ? { display_id: options.displayId } : {}), ...(options.update ? { update: true } : {}) };
-    j.display!(bundle, opts).catch((e: unknown) => console.error("rbp-notebook: display failed:", e));
-    return undefined;
+    const sent = j.display!(bundle, opts).catch((e: unknown) => console.error("rbp-notebook: display failed:", e));
+    return sent.then(() => new Promise<void>((r) => setTimeout(r, denoSettleMs(bundle))));
   }
   return displayable(bundle);
 }
+
+/**
+ * How long a Deno display waits after `Deno.jupyter.display` resolves. Deno 2.9.6 resolves it when
+ * the message is queued, not when it is sent, and can publish the cell's idle status before the
+ * queue is drained (measured with the walkthroughs under nbconvert: displays of a cell that ends
+ * right after them arrived after idle, and were dropped). A short quiet time, longer for a large
+ * bundle, lets the queue drain before the cell ends (docs/kernels.md).
+ */
+function denoSettleMs(bundle: MimeBundle): number {
+  const html = typeof bundle["text/html"] === "string" ? bundle["text/html"].length : 0;
+  return 100 + Math.min(2000, Math.round(html / 10_000));
+}
+
+/**
+ * Waits for every promise `display` returned (Deno), as one promise; undefined when there is none
+ * (tslab, outside a kernel). What `show()` returns.
+ */
+export function allShown(results: ReadonlyArray<unknown>): Promise<void> | undefined {
+  const pending = results.filter((r): r is Promise<void> => typeof (r as Promise<void> | undefined)?.then === "function");
+  return pending.length > 0 ? shownPromise(Promise.all(pending).then(() => undefined)) : undefined;
+}
+
+/**
+ * A promise of outputs sent that Deno, given it as a cell's last value (`p.show()` without
+ * await), waits for and shows as nothing, instead of printing "Promise { <pending> }" and ending
+ * the cell before the outputs are sent.
+ */
+function shownPromise(p: Promise<void>): Promise<void> {
+  Object.defineProperty(p, Symbol.for("Jupyter.display"), { value: () => p.then(() => ({})), enumerable: false });
+  return p;
+}
+
+/**
+ * A page reload needs no remedy in tslab (and the rbp kernel, built on it): a front end that
+ * connects, or reconnects after a reload, asks the kernel for its `kernel_info`; from then on the
+ * page may not hold the output that carried plotly.js, so the session forgets it was sent and the
+ * next chart carries it again. Installed once, on tslab's `ZmqServer` (from the module cache, as
+ * `tslabWriter` finds its sender); returns whether it is installed.
+ */
+export function watchFrontEnds(): boolean {
+  if (tslabGlobal() === undefined) return false;
+  const cache = createRequire(import.meta.url).cache;
+  for (const [file, mod] of Object.entries(cache)) {
+    if (!TSLAB_JUPYTER.test(file)) continue;
+    const server = (mod?.exports as { ZmqServer?: { prototype: Record<string | symbol, unknown> } } | undefined)?.ZmqServer;
+    const proto = server?.prototype;
+    if (proto === undefined || typeof proto.handleKernelInfo !== "function") continue;
+    if (proto[WATCHING] === true) return true;
+    const original = proto.handleKernelInfo as (...args: unknown[]) => unknown;
+    proto.handleKernelInfo = function (this: unknown, ...args: unknown[]): unknown {
+      resetPlotlySession();
+      return original.apply(this, args);
+    };
+    proto[WATCHING] = true;
+    return true;
+  }
+  return false;
+}
+
+const WATCHING = Symbol.for("rbp-notebook.watchFrontEnds");
+
+watchFrontEnds();
+
+// A cell's value in Deno: sent as display data and awaited; the cell's own result is then empty.
+setCellValueHook((bundle) => {
+  if (jupyterKernel() !== "deno") return bundle;
+  const sent = display(bundle) as Promise<void>;
+  return sent.then(() => ({}) as MimeBundle);
+});

@@ -1,12 +1,17 @@
 /**
- * `saveReport(prediction or list, path)`: one self-contained HTML file with every table and chart
- * of each prediction. plotly.js is inlined once in the head (no network needed to open it); each
- * prediction gets a section with its options, notes, summary, charts and observations.
+ * `saveReport(prediction or list, path)`: one HTML file with every table and chart of each
+ * prediction; each prediction gets a section with its options, notes, summary, charts and
+ * observations. Where plotly.js comes from is the `plotly` option, picked knowingly:
+ * - `"inline"` (default): the minified plotly.js, gzipped, once in the head (about 2 MB; the file
+ *   stands alone and opens offline);
+ * - `"file"`: `plotly-<version>.min.js` written beside the report and loaded from there (the report
+ *   is then tens of KB, but the two files travel together);
+ * - a URL (`"https://cdn.plot.ly/plotly-3.7.0.min.js"`): loaded from there (small; needs the network).
  */
 import { mkdir, writeFile } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { Result } from "../api/result.js";
-import { figureHtml, plotlyInlineScript, plotlyVersion } from "./bundle.js";
+import { figureHtml, plotlyFileName, plotlyInlineScript, plotlyMinifiedSource, plotlyVersion } from "./bundle.js";
 import { analysisOf, type DisplayContext } from "./context.js";
 import { experimentFigure, resultFigures, type Figure, type FigureOptions } from "./figures.js";
 import { escapeHtml, formatCount, formatNumber } from "./format.js";
@@ -33,6 +38,25 @@ export interface ReportOptions {
   maxRows?: number;
   /** Passed to every chart (WebGL threshold, height). */
   figures?: FigureOptions;
+  /** Where the page gets plotly.js: "inline" (default), "file" (beside the report), or a URL (see the module comment). */
+  plotly?: ReportPlotly;
+}
+
+/** Where a report gets plotly.js: inlined, a file beside it, or a URL (http, https, or relative). */
+export type ReportPlotly = "inline" | "file" | (string & {});
+
+/** The `<script>` giving the page plotly.js, and the words for the header. */
+function plotlyHead(choice: ReportPlotly): { script: string; words: string } {
+  const version = plotlyVersion();
+  if (choice === "inline") return { script: plotlyInlineScript(), words: `plotly.js ${version} inlined` };
+  const src = choice === "file" ? plotlyFileName() : choice;
+  if (choice !== "file" && (src.trim() === "" || /^\s*(javascript|data|vbscript):/i.test(src))) {
+    throw new Error(`saveReport: plotly is "inline", "file" or a URL of plotly.js; got ${JSON.stringify(choice)}`);
+  }
+  return {
+    script: `<script type="text/javascript" src="${escapeHtml(src)}" data-rbp-plotly-url="${escapeHtml(src)}"></script>`,
+    words: choice === "file" ? `plotly.js ${version} from ${src} beside this file` : `plotly.js from ${src}`,
+  };
 }
 
 const PAGE_CSS = `body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#222;margin:0;background:#fafafa}
@@ -92,11 +116,12 @@ function sectionHtml(item: Reportable, index: number, options: ReportOptions, fi
   return parts.join("\n");
 }
 
-/** The report as one HTML string (plotly.js inlined once). */
+/** The report as one HTML string (plotly.js by the `plotly` option: inlined once by default). */
 export function reportHtml(items: Reportable | ReadonlyArray<Reportable>, options: ReportOptions = {}): string {
   const list = isList(items) ? items : [items];
   if (list.length === 0) throw new Error("saveReport: nothing to report (an empty list)");
   const title = options.title ?? (list.length === 1 ? list[0].title : "Relevance-based predictions");
+  const head = plotlyHead(options.plotly ?? "inline");
   const date = options.date ?? new Date();
   let n = 0;
   const figureId = () => `rbp-report-fig-${++n}`;
@@ -111,12 +136,12 @@ export function reportHtml(items: Reportable | ReadonlyArray<Reportable>, option
     `<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">`,
     `<meta name="generator" content="rbp-notebook"><title>${escapeHtml(title)}</title>`,
     `<style>${PAGE_CSS}</style>`,
-    plotlyInlineScript(),
+    head.script,
     `</head><body><main>`,
     `<header><h1>${escapeHtml(title)}</h1><p class="rbp-meta">${escapeHtml(
       `Generated ${date.toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC")} by rbp-notebook` +
         (analyses.length > 0 ? ` · ${analyses.map((a) => ({ psr: "PSR", maxfit: "MaxFit", grid: "Grid" })[a!]).join(", ")}` : "") +
-        ` · ${formatCount(list.length)} ${list.length === 1 ? "prediction" : "predictions"} · plotly.js ${plotlyVersion()} inlined`,
+        ` · ${formatCount(list.length)} ${list.length === 1 ? "prediction" : "predictions"} · ${head.words}`,
     )}</p></header>`,
     nav,
     ...sections,
@@ -124,11 +149,19 @@ export function reportHtml(items: Reportable | ReadonlyArray<Reportable>, option
   ].join("\n");
 }
 
-/** Writes the report to `path` (folders created as needed); returns the absolute path written. */
+/**
+ * Writes the report to `path` (folders created as needed), and with `plotly: "file"` plotly.js
+ * beside it; returns the absolute path of the report.
+ *
+ * @example
+ * await saveReport(prediction, "reports/grid.html");                     // one file, plotly.js inlined (about 2 MB)
+ * await saveReport(prediction, "reports/grid.html", { plotly: "file" }); // grid.html + plotly-3.7.0.min.js
+ */
 export async function saveReport(items: Reportable | ReadonlyArray<Reportable>, path: string, options: ReportOptions = {}): Promise<string> {
   const html = reportHtml(items, options);
   const target = resolve(path);
   await mkdir(dirname(target), { recursive: true });
+  if (options.plotly === "file") await writeFile(join(dirname(target), plotlyFileName()), plotlyMinifiedSource(), "utf8");
   await writeFile(target, html, "utf8");
   return target;
 }

@@ -192,7 +192,7 @@ export async function timeitAsync(fn: () => Promise<unknown>, settings: TimeitSe
 function show(value: MimeBundle | Displayable): void {
   const out = display(value);
   // Outside a kernel (a test, a script) display gives the bundle back: print its text.
-  if (out !== undefined) console.log(out["text/plain"]);
+  if (out !== undefined && !(out instanceof Promise)) console.log(out["text/plain"]);
 }
 
 function box(text: string, html: string): MimeBundle {

@@ -25,14 +25,14 @@
 import { availableParallelism } from "node:os";
 import type { Analysis, GridOptionsInput, MaxFitOptionsInput, PsrOptionsInput } from "../client/index.js";
 import { mapLimit } from "../client/group.js";
-import { JUPYTER_DISPLAY, display, escapeHtml, formatCount, formatNumber, htmlBundle, jupyterKernel, TABLE_CSS, type Figure, type MimeBundle } from "../display/index.js";
+import { cellValue, JUPYTER_DISPLAY, RBP_BUNDLE, escapeHtml, formatCount, formatNumber, htmlBundle, TABLE_CSS, type Figure, type MimeBundle } from "../display/index.js";
 import { textTable } from "../display/format.js";
 import { toRequest, type FrameInput } from "../frame/index.js";
 import { outputFrame, writeFrameCsv, type FrameColumns, type ToFrameOptions } from "../frame/out.js";
 import { connect, type Connection, type ServiceKind } from "./connect.js";
 import { displayFigure, displayTable, type DisplayFigure, type DisplayTable } from "./displayable.js";
 import { PredictionError, analysisLabel } from "./errors.js";
-import { ExperimentPrediction, Prediction, type FrameOut } from "./prediction.js";
+import { ExperimentPrediction, Prediction, showAll, type FrameOut } from "./prediction.js";
 import { Progress } from "./progress.js";
 import { predict, type RunSettings } from "./run.js";
 
@@ -235,12 +235,8 @@ export class Backtest {
   }
 
   /** Displays the notes, the metrics table and both charts (prints the table outside a notebook). */
-  show(): void {
-    if (jupyterKernel() === "none") {
-      process.stdout.write(`${this.text()}\n`);
-      return;
-    }
-    for (const b of this.#bundles()) display(b);
+  show(): Promise<void> | undefined {
+    return showAll(this.#bundles(), this.text());
   }
 
   /** One row per evaluation row, indexed by its label: actual, predicted, regression, persistence, training rows. */
@@ -259,9 +255,14 @@ export class Backtest {
     return lines.join("\n");
   }
 
-  [JUPYTER_DISPLAY](): MimeBundle {
+  /** The notes, table and both charts as one bundle. */
+  [RBP_BUNDLE](): MimeBundle {
     const bundles = this.#bundles();
     return { "text/html": bundles.map((b) => String(b["text/html"] ?? "")).join(""), "text/plain": this.text() };
+  }
+
+  [JUPYTER_DISPLAY](): MimeBundle | Promise<MimeBundle> {
+    return cellValue(this[RBP_BUNDLE]());
   }
 
   toJSON(): Record<string, unknown> {
@@ -275,7 +276,7 @@ export class Backtest {
   #bundles(): MimeBundle[] {
     const out: MimeBundle[] = [];
     if (this.notes.length > 0) out.push(htmlBundle(`<p class="rbp-notes">${this.notes.map((n) => `Note: ${escapeHtml(n)}`).join("<br>")}</p>`, this.notes.map((n) => `Note: ${n}`).join("\n")));
-    out.push(this.table()[JUPYTER_DISPLAY](), this.chart()[JUPYTER_DISPLAY](), this.errorChart()[JUPYTER_DISPLAY]());
+    out.push(this.table()[RBP_BUNDLE](), this.chart()[RBP_BUNDLE](), this.errorChart()[RBP_BUNDLE]());
     return out;
   }
 
@@ -398,7 +399,7 @@ function positiveInteger(v: unknown, name: string): number | undefined {
  * @example
  * const bt = await rbp.backtest(days, { y: "tomorrow_max", X: attributes, index: "date", lagged: "temp_max" },
  *   { analysis: "psr", options: { threshold: 0.8 }, start: "2015-01-01", end: "2015-01-31" });
- * bt.show();            // metrics table, actual vs predicted, cumulative error
+ * await bt.show();      // metrics table, actual vs predicted, cumulative error
  * bt.metrics[0].mae;    // the model's MAE
  */
 export async function backtest<A extends Analysis = "psr">(data: FrameInput, spec: BacktestSpec, options: BacktestOptions<A> = {}): Promise<Backtest> {

@@ -27,7 +27,7 @@ import { randomBytes } from "node:crypto";
 import { createClient, type ApiVersion, type QuotaStatus, type RbpClient } from "../client/index.js";
 import { settingsReader } from "../client/config.js";
 import { Redactor } from "../client/redact.js";
-import { JUPYTER_DISPLAY, escapeHtml, type MimeBundle } from "../display/index.js";
+import { JUPYTER_DISPLAY, RBP_BUNDLE, cellValue, escapeHtml, type MimeBundle } from "../display/index.js";
 import { startLocalService, type LocalService } from "../service/index.js";
 import { PredictionError, toPredictionError } from "./errors.js";
 
@@ -161,7 +161,11 @@ export class Connection {
     return { mode: this.mode, baseUrl: this.baseUrl, apiVersion: this.apiVersion, closed: this.#closed };
   }
 
-  [JUPYTER_DISPLAY](): MimeBundle {
+  [JUPYTER_DISPLAY](): MimeBundle | Promise<MimeBundle> {
+    return cellValue(this[RBP_BUNDLE]());
+  }
+
+  [RBP_BUNDLE](): MimeBundle {
     const text = `Connected to the ${this.describe()}`;
     return { "text/plain": text, "text/html": `<div style="font:13px system-ui,sans-serif;color:#2e7d32">${escapeHtml(text)}</div>` };
   }

@@ -5,19 +5,18 @@
  * `display()` reads it) and a short `util.inspect` text (what tslab prints for a cell's last
  * value), so neither JSON nor Object.keys sees anything but the data.
  */
-import { JUPYTER_DISPLAY, figureBundle, figureTitle, tableBundle, traceTypes, type Displayable, type Figure, type HtmlTable, type MimeBundle } from "../display/index.js";
+import { defineDisplay, figureBundle, figureTitle, tableBundle, traceTypes, type OwnDisplayable, type Figure, type HtmlTable, type MimeBundle } from "../display/index.js";
 
 const INSPECT = Symbol.for("nodejs.util.inspect.custom");
 
 /** A plotly figure that displays itself. */
-export type DisplayFigure = Figure & Displayable;
+export type DisplayFigure = Figure & OwnDisplayable;
 /** An HTML table that displays itself. */
-export type DisplayTable = HtmlTable & Displayable;
+export type DisplayTable = HtmlTable & OwnDisplayable;
 
-function decorate<T extends object>(value: T, bundle: () => MimeBundle, text: () => string): T & Displayable {
-  Object.defineProperty(value, JUPYTER_DISPLAY, { value: bundle, enumerable: false, configurable: true });
+function decorate<T extends object>(value: T, bundle: () => MimeBundle, text: () => string): T & OwnDisplayable {
   Object.defineProperty(value, INSPECT, { value: text, enumerable: false, configurable: true });
-  return value as T & Displayable;
+  return defineDisplay(value, bundle);
 }
 
 export function displayFigure(figure: Figure): DisplayFigure {

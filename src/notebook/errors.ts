@@ -11,10 +11,12 @@
  * `util.inspect`, which for an ordinary error is its stack: tslab's own frames and the client's.
  * A PredictionError inspects as its readable text only (`PredictionError: <message>` and the hint),
  * its `stack` is that same text, and in a kernel the helper displays it as an HTML box before
- * throwing (`bundle()`; Deno displays it by its display symbol). The API key never appears: the
+ * throwing (`bundle()`; Deno displays it by its display symbol). In tslab the error is then shown
+ * once: tslab would print the same text again on stderr when the cell throws it (a red block that
+ * wraps mid-word), so once the box is shown `dropStderrEcho` drops that one echo. The API key never appears: the
  * client scrubs what it throws, and every string here passes through the connection's redactor too.
  */
-import { JUPYTER_DISPLAY, escapeHtml, type MimeBundle } from "../display/index.js";
+import { JUPYTER_DISPLAY, RBP_BUNDLE, cellValue, escapeHtml, type MimeBundle } from "../display/index.js";
 import {
   AbortError,
   ApiError,
@@ -149,8 +151,12 @@ export class PredictionError extends Error {
     return { "text/html": html, "text/plain": this.text() };
   }
 
-  [JUPYTER_DISPLAY](): MimeBundle {
+  [RBP_BUNDLE](): MimeBundle {
     return this.bundle();
+  }
+
+  [JUPYTER_DISPLAY](): MimeBundle | Promise<MimeBundle> {
+    return cellValue(this.bundle());
   }
 
   toJSON(): Record<string, unknown> {
@@ -162,6 +168,26 @@ export class PredictionError extends Error {
   [INSPECT](): string {
     return this.text();
   }
+}
+
+/**
+ * After a PredictionError's box was shown in a tslab cell, drops the one stderr write that echoes
+ * it when tslab prints the thrown error (`console.error(error)`, whose text is `error.text()`).
+ * Anything else written to stderr passes; the filter removes itself at that write, and tslab
+ * replaces `process.stderr.write` for each cell anyway, so it never outlives the cell.
+ */
+export function dropStderrEcho(error: PredictionError, stream: { write: (...args: never[]) => boolean } = process.stderr): void {
+  const echo = `${error.text()}\n`;
+  const write = stream.write;
+  const filter = function (this: unknown, chunk: unknown, ...rest: unknown[]): boolean {
+    const text = typeof chunk === "string" ? chunk : chunk instanceof Uint8Array ? Buffer.from(chunk).toString("utf8") : undefined;
+    if (text === echo) {
+      if (stream.write === filter) stream.write = write;
+      return true;
+    }
+    return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+  };
+  stream.write = filter as never;
 }
 
 export interface ErrorContext {

@@ -16,7 +16,10 @@
 import type { ExperimentReceipt, ExperimentState, JobReceipt, Num, Result, Analysis } from "../client/index.js";
 import {
   JUPYTER_DISPLAY,
+  RBP_BUNDLE,
+  allShown,
   analysisOf,
+  cellValue,
   calibrationThresholds,
   defaultCalibration,
   display,
@@ -131,13 +134,14 @@ function notesHtml(notes: ReadonlyArray<string>): string {
   return notes.length > 0 ? `<p class="rbp-notes">${notes.map((n) => `Note: ${escapeHtml(n)}`).join("<br>")}</p>` : "";
 }
 
-/** Sends bundles to the cell in a kernel; prints the text elsewhere. */
-function showAll(bundles: MimeBundle[], text: string): void {
+/** Sends bundles to the cell in a kernel (a promise of them in Deno); prints the text elsewhere. */
+/** Displays bundles in a kernel (a Promise where the kernel's display is one, as Deno's), or prints `text` outside one. */
+export function showAll(bundles: MimeBundle[], text: string): Promise<void> | undefined {
   if (jupyterKernel() === "none") {
     process.stdout.write(`${text}\n`);
-    return;
+    return undefined;
   }
-  for (const b of bundles) display(b);
+  return allShown(bundles.map((b) => display(b)));
 }
 
 /** A prediction for one circumstance (one job). */
@@ -396,13 +400,19 @@ export class Prediction {
     return resultFigures(this.result, this.context, options).map(displayFigure);
   }
 
-  /** Displays the notes, the summary table and the charts in the cell (prints the summary outside a notebook). */
-  show(options: FigureOptions = {}): void {
+  /**
+   * Displays the notes, the summary table and the charts in the cell (prints the summary outside a
+   * notebook). In Deno it returns the promise of the outputs sent: `await p.show()`.
+   *
+   * @example
+   * await p.show();   // tslab and Deno alike
+   */
+  show(options: FigureOptions = {}): Promise<void> | undefined {
     const bundles: MimeBundle[] = [];
     if (this.notes.length > 0) bundles.push(htmlBundle(`<style>${TABLE_CSS}</style>${notesHtml(this.notes)}`, this.notes.map((n) => `Note: ${n}`).join("\n")));
-    bundles.push(this.table()[JUPYTER_DISPLAY]());
-    for (const f of this.charts(options)) bundles.push(f[JUPYTER_DISPLAY]());
-    showAll(bundles, this.text());
+    bundles.push(this.table()[RBP_BUNDLE]());
+    for (const f of this.charts(options)) bundles.push(f[RBP_BUNDLE]());
+    return showAll(bundles, this.text());
   }
 
   /** The summary, the notes and the charts as one mime bundle (HTML and text). */
@@ -417,8 +427,12 @@ export class Prediction {
     return { "text/html": html, "text/plain": this.text() };
   }
 
-  [JUPYTER_DISPLAY](): MimeBundle {
+  [RBP_BUNDLE](): MimeBundle {
     return this.bundle();
+  }
+
+  [JUPYTER_DISPLAY](): MimeBundle | Promise<MimeBundle> {
+    return cellValue(this.bundle());
   }
 
   /** The headline numbers in one line. */
@@ -636,13 +650,13 @@ export class ExperimentPrediction {
     return displayFigure(experimentFigure(this.results, this.context, options));
   }
 
-  /** Displays the notes, the table and the chart (prints the table outside a notebook). */
-  show(options: FigureOptions = {}): void {
+  /** Displays the notes, the table and the chart (prints the table outside a notebook); in Deno, `await` it. */
+  show(options: FigureOptions = {}): Promise<void> | undefined {
     const notes = this.#allNotes();
     const bundles: MimeBundle[] = [];
     if (notes.length > 0) bundles.push(htmlBundle(`<style>${TABLE_CSS}</style>${notesHtml(notes)}`, notes.map((n) => `Note: ${n}`).join("\n")));
-    bundles.push(this.table()[JUPYTER_DISPLAY](), this.chart(options)[JUPYTER_DISPLAY]());
-    showAll(bundles, this.text());
+    bundles.push(this.table()[RBP_BUNDLE](), this.chart(options)[RBP_BUNDLE]());
+    return showAll(bundles, this.text());
   }
 
   bundle(options: FigureOptions = {}): MimeBundle {
@@ -650,8 +664,12 @@ export class ExperimentPrediction {
     return { "text/html": html, "text/plain": this.text() };
   }
 
-  [JUPYTER_DISPLAY](): MimeBundle {
+  [RBP_BUNDLE](): MimeBundle {
     return this.bundle();
+  }
+
+  [JUPYTER_DISPLAY](): MimeBundle | Promise<MimeBundle> {
+    return cellValue(this.bundle());
   }
 
   text(): string {

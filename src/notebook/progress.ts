@@ -11,7 +11,16 @@
  *
  * `progress: "none"` shows nothing; a function receives every event instead (for tests and for
  * callers with their own display). Updates are throttled to one per 200 ms except when the status
- * or the rows done change.
+ * or the rows done change. While a call runs, a kernel's line and a terminal's line are redrawn
+ * twice a second, so the clock keeps moving when nothing else changes (a long job, the results of
+ * an experiment being fetched: status "fetching", "fetching results 12 of 31").
+ *
+ * The mark before the line in a notebook is drawn with CSS (a ring while running, a dot when
+ * completed, a square when failed), not a glyph: an emoji such as "⏳" is an empty box with the
+ * fonts of a Linux desktop without an emoji font.
+ *
+ * In Deno, `display` returns the promise of each send; `settled()` waits for the last one, so the
+ * final line is out before the cell ends (src/notebook/run.ts awaits it).
  */
 import { randomUUID } from "node:crypto";
 import { display, escapeHtml, jupyterKernel, type MimeBundle } from "../display/index.js";
@@ -24,7 +33,7 @@ export type ProgressMode = "auto" | "display" | "terminal" | "line" | "none";
 /** A progress mode, or a function that receives every event. */
 export type ProgressSetting = ProgressMode | ((event: ProgressEvent) => void);
 
-export type ProgressStatus = "submitting" | "queued" | "running" | "completed" | "partial_failed" | "failed";
+export type ProgressStatus = "submitting" | "queued" | "running" | "fetching" | "completed" | "partial_failed" | "failed";
 
 export interface ProgressEvent {
   analysis: Analysis;
@@ -35,6 +44,8 @@ export interface ProgressEvent {
   experimentId?: number | null;
   /** An experiment's rows: finished (completed or failed), failed, total. */
   rows?: { done: number; failed: number; total: number };
+  /** Results fetched so far while the status is "fetching" (an experiment: of rows.total). */
+  fetched?: number;
   /** Since the call started, in milliseconds. */
   elapsedMs: number;
   /** The service the job runs on. */
@@ -46,6 +57,8 @@ export interface ProgressEvent {
 }
 
 const THROTTLE_MS = 200;
+/** How often a running line is redrawn when nothing changes (the clock). */
+const TICK_MS = 500;
 
 /** Where terminal lines go (process.stderr by default). */
 export interface LineStream {
@@ -63,7 +76,12 @@ export function progressText(e: Omit<ProgressEvent, "text">): string {
   if (e.experimentId !== undefined) parts.push(e.experimentId === null ? "group of jobs" : `experiment ${e.experimentId}`);
   else if (e.jobId !== undefined) parts.push(`job ${e.jobId}`);
   if (e.rows !== undefined) parts.push(`${e.rows.done} of ${e.rows.total} rows done${e.rows.failed > 0 ? ` (${e.rows.failed} failed)` : ""}`);
-  const status = e.status === "partial_failed" ? "finished with failed rows" : e.status;
+  const status =
+    e.status === "partial_failed"
+      ? "finished with failed rows"
+      : e.status === "fetching"
+        ? `fetching results${e.fetched !== undefined && e.rows !== undefined ? ` ${e.fetched} of ${e.rows.total - e.rows.failed}` : ""}`
+        : e.status;
   parts.push(e.final ? `${status} in ${seconds(e.elapsedMs)}` : `${status} · ${seconds(e.elapsedMs)}`);
   if (e.service !== undefined) parts.push(`${e.service} service`);
   return parts.join(" · ");
@@ -71,7 +89,9 @@ export function progressText(e: Omit<ProgressEvent, "text">): string {
 
 function bundleOf(e: ProgressEvent): MimeBundle {
   const color = e.status === "failed" ? "#c62828" : e.status === "partial_failed" ? "#b26a00" : e.final ? "#2e7d32" : "#555";
-  const mark = e.final ? (e.status === "completed" ? "✓" : "✗") : "⏳";
+  // A CSS mark, not a glyph (see the module comment): ring while running, dot when completed, square when failed.
+  const shape = !e.final ? `border:2px solid ${color};border-radius:50%` : e.status === "completed" ? `background:${color};border-radius:50%` : `background:${color}`;
+  const mark = `<span class="rbp-progress-mark" aria-hidden="true" style="display:inline-block;box-sizing:border-box;width:.7em;height:.7em;margin-right:.45em;vertical-align:-.05em;${shape}"></span>`;
   let bar = "";
   if (e.rows !== undefined && e.rows.total > 0) {
     const pct = Math.round((100 * e.rows.done) / e.rows.total);
@@ -79,24 +99,35 @@ function bundleOf(e: ProgressEvent): MimeBundle {
   }
   return {
     "text/plain": e.text,
-    "text/html": `<div class="rbp-progress" data-rbp-status="${escapeHtml(e.status)}" style="font:13px/1.4 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;color:${color}">${mark} ${escapeHtml(e.text)}${bar}</div>`,
+    "text/html": `<div class="rbp-progress" data-rbp-status="${escapeHtml(e.status)}" style="font:13px/1.4 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;color:${color}">${mark}${escapeHtml(e.text)}${bar}</div>`,
   };
 }
 
 interface Sink {
   show(event: ProgressEvent): void;
+  /** Whether the line is redrawn while nothing changes (the clock); false for sinks that keep only the final line. */
+  readonly ticks?: boolean;
+  /** The last send, when it is asynchronous (Deno). */
+  settled?(): Promise<void>;
 }
 
 class DisplaySink implements Sink {
+  readonly ticks = true;
   readonly #id = `rbp-progress-${randomUUID()}`;
   #shown = false;
+  #last: Promise<void> = Promise.resolve();
   show(event: ProgressEvent): void {
-    display(bundleOf(event), { displayId: this.#id, update: this.#shown });
+    const sent = display(bundleOf(event), { displayId: this.#id, update: this.#shown });
+    if (sent instanceof Promise) this.#last = sent;
     this.#shown = true;
+  }
+  settled(): Promise<void> {
+    return this.#last;
   }
 }
 
 class TerminalSink implements Sink {
+  readonly ticks = true;
   #width = 0;
   constructor(private readonly stream: LineStream) {}
   show(event: ProgressEvent): void {
@@ -136,6 +167,7 @@ export class Progress {
   #state: Omit<ProgressEvent, "text" | "final" | "elapsedMs" | "analysis"> = { status: "submitting" };
   #done = false;
   #started_ = false;
+  #ticker: ReturnType<typeof setInterval> | undefined;
 
   constructor(analysis: Analysis, setting: ProgressSetting = "auto", stream: LineStream = process.stderr) {
     this.#analysis = analysis;
@@ -159,21 +191,33 @@ export class Progress {
     this.#started_ = true;
     this.#state = { ...this.#state, ...change };
     this.#emit(false);
+    if (this.#ticker === undefined && this.#sink?.ticks === true) {
+      this.#ticker = setInterval(() => this.#emit(false, true), TICK_MS);
+      this.#ticker.unref?.();
+    }
   }
 
   /** Shows the final line (completed, partial_failed or failed). */
   finish(status: "completed" | "partial_failed" | "failed", change: Partial<Omit<ProgressEvent, "text" | "final" | "elapsedMs" | "analysis">> = {}): void {
     if (this.#done) return;
+    if (this.#ticker !== undefined) clearInterval(this.#ticker);
     this.#state = { ...this.#state, ...change, status };
+    delete this.#state.fetched;
     this.#emit(true);
     this.#done = true;
   }
 
-  #emit(final: boolean): void {
-    if (this.#sink === undefined) return;
+  /** Resolves when the last line shown has been sent (at once except in Deno, where sends are asynchronous). */
+  settled(): Promise<void> {
+    return this.#sink?.settled?.() ?? Promise.resolve();
+  }
+
+  #emit(final: boolean, tick = false): void {
+    if (this.#sink === undefined || this.#done) return;
     const now = performance.now();
-    const key = `${this.#state.status}|${this.#state.jobId}|${this.#state.experimentId}|${this.#state.rows?.done}|${this.#state.rows?.failed}`;
-    if (!final && !this.#everyEvent && key === this.#lastKey && now - this.#lastShown < THROTTLE_MS) return;
+    const key = `${this.#state.status}|${this.#state.jobId}|${this.#state.experimentId}|${this.#state.rows?.done}|${this.#state.rows?.failed}|${this.#state.fetched}`;
+    if (tick && now - this.#lastShown < TICK_MS - 50) return;
+    if (!tick && !final && !this.#everyEvent && key === this.#lastKey && now - this.#lastShown < THROTTLE_MS) return;
     this.#lastKey = key;
     this.#lastShown = now;
     const event = { ...this.#state, analysis: this.#analysis, elapsedMs: Math.round(now - this.#started), final };

@@ -29,7 +29,7 @@ import { toRequest, type FrameInput, type FrameRequest, type FrameSpec } from ".
 import { Redactor } from "../client/redact.js";
 import { argumentError, checkArguments, reportArgumentProblems } from "./arguments.js";
 import { connect, currentConnection, type Connection } from "./connect.js";
-import { PredictionError, analysisLabel, toPredictionError } from "./errors.js";
+import { PredictionError, analysisLabel, dropStderrEcho, toPredictionError } from "./errors.js";
 import { ExperimentPrediction, Prediction, type FailedRow } from "./prediction.js";
 import { Progress, type ProgressSetting } from "./progress.js";
 
@@ -137,7 +137,10 @@ export async function predict<A extends Analysis>(
     const common = { analysis, frame, options: given, resolved, title, connection, progress, run, startedAt };
     return isExperimentReceipt(receipt) ? await experiment({ ...common, receipt }) : await single({ ...common, receipt });
   } catch (error) {
-    if (progress.started) progress.finish("failed");
+    if (progress.started) {
+      progress.finish("failed");
+      await progress.settled().catch(() => undefined);
+    }
     // A failure before connecting (the data) is scrubbed with the current connection's secrets, or the environment's.
     const by = connection ?? (await currentConnection());
     const envSecrets = new Redactor([process.env.CSA_API_KEY, process.env.CSA_ACCESS_ID]);
@@ -145,7 +148,9 @@ export async function predict<A extends Analysis>(
     const failure = toPredictionError(error, { subject: label, service: connection?.mode, scrub });
     if (run.showErrors !== false && jupyterKernel() !== "none") {
       try {
-        display(failure.bundle());
+        await display(failure.bundle());
+        // tslab prints a thrown error again on stderr: shown once is enough (errors.ts).
+        if (jupyterKernel() === "tslab") dropStderrEcho(failure);
       } catch {
         // the error is thrown anyway
       }
@@ -244,6 +249,7 @@ async function single<A extends Analysis>(s: Step<A, JobReceipt>): Promise<Predi
   const thetaLabel = theta !== undefined ? frame.thetaLabels?.[0] : lastRow ? `the last row (${frame.rowLabels[frame.rowLabels.length - 1]})` : undefined;
   const elapsedMs = Math.round(progress.elapsed());
   progress.finish("completed");
+  await progress.settled();
   return new Prediction({
     analysis: s.analysis,
     title: s.title ?? defaultTitle(s.analysis, frame.outcome, theta !== undefined ? thetaLabel : undefined),
@@ -273,13 +279,19 @@ async function experiment<A extends Analysis>(s: Step<A, ExperimentReceipt>): Pr
   const thetas = frame.theta as number[][];
   const labels = frame.thetaLabels ?? thetas.map((_, j) => `theta ${j + 1}`);
   const failures: FailedRow[] = [];
+  // Fetching the rows' results takes a while for many rows: the line says so, and its clock keeps moving.
+  let fetched = 0;
+  const finished = { done: state.n_completed + state.n_failed, failed: state.n_failed, total };
+  progress.update({ rows: finished, status: "fetching", fetched });
   const results = await mapLimit(state.rows, GROUP_CONCURRENCY, async (row) => {
     if (row.status !== "completed") {
       failures.push({ row: row.row, label: labels[row.row] ?? `theta ${row.row + 1}`, reason: connection.scrub(row.message ?? `the job ended ${row.status}`) });
       return null;
     }
     try {
-      return await client.result({ job_id: row.job_id, job_code: row.job_code }, { signal: s.run.signal });
+      const result = await client.result({ job_id: row.job_id, job_code: row.job_code }, { signal: s.run.signal });
+      progress.update({ fetched: ++fetched });
+      return result;
     } catch (error) {
       if (!(error instanceof JobFailedError)) throw error;
       failures.push({ row: row.row, label: labels[row.row] ?? `theta ${row.row + 1}`, reason: connection.scrub(error.reason || error.message) });
@@ -298,7 +310,8 @@ async function experiment<A extends Analysis>(s: Step<A, ExperimentReceipt>): Pr
     rows.push(
       new Prediction({
         analysis: s.analysis,
-        title: `${s.title ?? defaultTitle(s.analysis, frame.outcome)} for ${label}`,
+        // A bare position reads as a count ("for 2"): name it a row.
+        title: `${s.title ?? defaultTitle(s.analysis, frame.outcome)} for ${/^\d+$/.test(label) ? `row ${label}` : label}`,
         result,
         context: contextOf(s, result),
         receipt: { job_id: row.job_id, job_code: row.job_code },
@@ -315,6 +328,7 @@ async function experiment<A extends Analysis>(s: Step<A, ExperimentReceipt>): Pr
   const done = { rows: { done: state.n_completed + state.n_failed, failed: failures.length, total } };
   if (rows.length === 0) {
     progress.finish("failed", done);
+    await progress.settled();
     const first = failures[0];
     throw new PredictionError({
       kind: "job-failed",
@@ -323,6 +337,7 @@ async function experiment<A extends Analysis>(s: Step<A, ExperimentReceipt>): Pr
     });
   }
   progress.finish(failures.length > 0 ? "partial_failed" : "completed", done);
+  await progress.settled();
   return new ExperimentPrediction({
     analysis: s.analysis,
     title: s.title ?? `${analysisLabel(s.analysis)} of ${frame.outcome} for ${total} circumstances`,

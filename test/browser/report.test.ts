@@ -260,9 +260,9 @@ describe.skipIf(!available && !IN_CI)("in Chromium", () => {
     writeFileSync(path, notebookPage("live notebook", body));
     const v = await visit(path, 5);
     expectAllDrawn(v, 5);
-    // No output showed the "waits for plotly.js" note for good.
-    const waiting = await v.page.evaluate(`Array.from(document.querySelectorAll('[id$="-wait"]')).filter((e) => e.style.display === "block").length`);
-    expect(waiting).toBe(0);
+    // No chart kept a note (no-JavaScript or "waits for plotly.js"): each drew and removed its own.
+    const notes = await v.page.evaluate(`document.querySelectorAll(".rbp-figure-note").length`);
+    expect(notes).toBe(0);
     await screenshots(v, "notebook-live");
     await v.page.close();
   }, 180_000);

@@ -1,5 +1,9 @@
+import { gunzipSync } from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
+  NO_PLOTLY_NOTE,
+  NO_SCRIPT_NOTE,
+  plotlyMinifiedSource,
   JUPYTER_DISPLAY,
   PLOTLY_MIME,
   figureBundle,
@@ -52,7 +56,9 @@ describe("figureBundle", () => {
     const shown = (b as unknown as Record<symbol, () => Record<string, unknown>>)[Symbol.for("Jupyter.display")]();
     expect(Object.keys(shown).sort()).toEqual(Object.keys(b).sort());
     expect(shown["text/html"]).toBe(b["text/html"]);
-    expect(Object.getOwnPropertySymbols(b)).toHaveLength(1);
+    // The kernel's display symbol and the package's own synchronous bundle; neither is enumerable.
+    expect(Object.getOwnPropertySymbols(b)).toHaveLength(2);
+    expect(Object.keys(b)).toEqual(Object.keys(JSON.parse(JSON.stringify(b))));
     expect(Object.keys(b)).not.toContain(String(JUPYTER_DISPLAY));
   });
 
@@ -63,6 +69,18 @@ describe("figureBundle", () => {
     expect(html).toContain("window.__rbpPlotlyQueue");
     expect(html).not.toMatch(INLINE);
     expect(html).not.toMatch(/<script[^>]*\ssrc=/);
+  });
+
+  it("shows one static note when its script never runs, and names the remedy (rbp.resetPlotlySession) when plotly.js never arrives", () => {
+    const html = figureHtml(figure(), { id: "fig-2", plotly: false });
+    // Visible without JavaScript (an untrusted notebook): once, inside the chart's container, with how to trust.
+    expect(html.split(NO_SCRIPT_NOTE.slice(0, 40)).length - 1).toBe(1);
+    expect(html).toMatch(/<div class="rbp-figure" id="fig-2"[^>]*><div class="rbp-figure-note"[^>]*>This chart is drawn by JavaScript/);
+    expect(NO_SCRIPT_NOTE).toContain("File > Trust Notebook");
+    expect(html).not.toContain("display:none");
+    // The script's own message when plotly.js never comes: the rbp. prefix, said once.
+    expect(NO_PLOTLY_NOTE).toContain("rbp.resetPlotlySession()");
+    expect(html.split("rbp.resetPlotlySession()").length - 1).toBe(1);
   });
 
   it("names cannot close the script: <, > and & are escaped in the embedded JSON", () => {
@@ -83,17 +101,27 @@ describe("plotly.js loading", () => {
     expect(first.match(INLINE)).toHaveLength(1);
     expect(second).not.toMatch(INLINE);
     expect(plotlySent()).toBe(true);
-    expect(first.length).toBeGreaterThan(3_000_000);
+    // The minified plotly.js, gzipped and base64-encoded: about 2 MB (the unminified build was 11 MB).
+    expect(first.length).toBeGreaterThan(1_500_000);
+    expect(first.length).toBeLessThan(2_500_000);
     expect(second.length).toBeLessThan(20_000);
     resetPlotlySession();
     expect(figureBundle(figure())["text/html"]!).toMatch(INLINE);
   });
 
+  it("carries the minified plotly.js, gzipped and base64-encoded, byte for byte", () => {
+    const script = plotlyInlineScript();
+    const packed = /var z="([A-Za-z0-9+/=]+)";/.exec(script);
+    expect(packed).not.toBeNull();
+    expect(gunzipSync(Buffer.from(packed![1], "base64")).toString("utf8")).toBe(plotlyMinifiedSource());
+    expect(plotlyMinifiedSource().length).toBeLessThan(5_500_000);
+    expect(script).toContain('new DecompressionStream("gzip")');
+  });
+
   it("is guarded and hidden from module loaders (require.js define, CommonJS module)", () => {
     const script = plotlyInlineScript();
     expect(script).toContain(`data-rbp-plotly="${plotlyVersion()}"`);
-    expect(script).toContain("if(!(window.Plotly&&window.Plotly.newPlot)){(function(module,exports,define){");
-    expect(script).toContain("}).call(window,undefined,undefined,undefined);}");
+    expect(script).toContain('if(!(window.Plotly&&window.Plotly.newPlot)){(new Function("module","exports","define",code)).call(window,undefined,undefined,undefined)}');
     // One <script> element: the inlined source never closes it.
     expect(script.match(/<\/script/gi)).toHaveLength(1);
     expect(script).toContain("window.__rbpPlotlyQueue=[]");

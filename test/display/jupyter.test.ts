@@ -1,7 +1,7 @@
 /** display(): tslab and Deno detection, with the kernels simulated the way they present themselves. */
 import { createRequire } from "node:module";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { PLOTLY_MIME, display, isDisplayable, jupyterKernel, summaryTable, tslabWriter, weightsFigure } from "../../src/display/index.js";
+import { JUPYTER_DISPLAY, PLOTLY_MIME, allShown, display, figureBundle, isDisplayable, jupyterKernel, summaryTable, tslabWriter, weightsFigure } from "../../src/display/index.js";
 import { quickstartContext, quickstartGrid } from "./fixtures.js";
 
 const g = globalThis as Record<string, unknown>;
@@ -58,15 +58,46 @@ describe("inside tslab", () => {
 });
 
 describe("inside Deno's Jupyter kernel", () => {
-  it("sends the bundle with Deno.jupyter.display(bundle, { raw: true })", () => {
-    const show = vi.fn(() => Promise.resolve());
+  it("sends the bundle with Deno.jupyter.display(bundle, { raw: true }) and returns the promise of the send", async () => {
+    let sent!: () => void;
+    const show = vi.fn(() => new Promise<void>((r) => (sent = r)));
     g.Deno = { jupyter: { display: show } };
     expect(jupyterKernel()).toBe("deno");
-    expect(display(figure())).toBeUndefined();
+    const out = display(figure());
+    expect(out).toBeInstanceOf(Promise);
+    let done = false;
+    void (out as Promise<void>).then(() => (done = true));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(done).toBe(false); // not before Deno's send resolves
+    sent();
+    await out;
+    expect(done).toBe(true);
     expect(show).toHaveBeenCalledTimes(1);
     const [bundle, options] = show.mock.calls[0] as unknown as [Record<string, unknown>, unknown];
     expect(Object.keys(bundle).sort()).toEqual([PLOTLY_MIME, "text/html", "text/plain"].sort());
     expect(options).toEqual({ raw: true });
+  });
+
+  it("a value left as a cell's result is sent as display data, awaited, and the cell's own result is empty", async () => {
+    const show = vi.fn(() => Promise.resolve());
+    g.Deno = { jupyter: { display: show } };
+    const value = figureBundle(figure());
+    const shown = value[JUPYTER_DISPLAY]();
+    expect(shown).toBeInstanceOf(Promise);
+    expect(await shown).toEqual({});
+    expect(show).toHaveBeenCalledTimes(1);
+    expect(Object.keys((show.mock.calls[0] as unknown as [Record<string, unknown>])[0])).toContain(PLOTLY_MIME);
+  });
+
+  it("show()'s promise, left as a cell's last value without await, is one Deno waits for (its display symbol)", async () => {
+    const show = vi.fn(() => Promise.resolve());
+    g.Deno = { jupyter: { display: show } };
+    const all = allShown([display(figure()), display(summaryTable(quickstartGrid(), quickstartContext()))]);
+    expect(all).toBeInstanceOf(Promise);
+    const bundle = (all as unknown as Record<symbol, () => Promise<unknown>>)[Symbol.for("Jupyter.display")]();
+    expect(await bundle).toEqual({});
+    expect(show).toHaveBeenCalledTimes(2);
+    expect(allShown([undefined, undefined])).toBeUndefined(); // tslab: nothing to wait for
   });
 
   it("Deno outside a kernel (Deno.jupyter throws) is not a kernel", () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { reportHtml, saveReport, type Reportable } from "../../src/display/index.js";
+import { plotlyMinifiedSource, reportHtml, saveReport, type Reportable } from "../../src/display/index.js";
 import { quickstartContext, quickstartExperiment, quickstartGrid, quickstartPsr } from "./fixtures.js";
 
 const dir = mkdtempSync(join(tmpdir(), "rbp-report-"));
@@ -50,6 +50,35 @@ describe("reportHtml", () => {
 
   it("refuses an empty list", () => {
     expect(() => reportHtml([])).toThrow(/nothing to report/);
+  });
+});
+
+describe("where a report gets plotly.js", () => {
+  it("inline by default: the page stands alone, about 2 MB", () => {
+    const html = reportHtml(grid, { date: new Date(0) });
+    expect(html.match(/data-rbp-plotly="/g)).toHaveLength(1);
+    expect(html.length).toBeGreaterThan(1_500_000);
+    expect(html.length).toBeLessThan(2_500_000);
+    expect(html).toMatch(/plotly\.js \d+\.\d+\.\d+ inlined/);
+  });
+
+  it('"file": plotly.js written beside the report, the report small', async () => {
+    const path = await saveReport(grid, join(dir, "linked", "grid.html"), { plotly: "file" });
+    const html = readFileSync(path, "utf8");
+    expect(html.length).toBeLessThan(300_000);
+    const src = /<script type="text\/javascript" src="(plotly-[\d.]+\.min\.js)"/.exec(html);
+    expect(src).not.toBeNull();
+    expect(readFileSync(join(dir, "linked", src![1]), "utf8")).toBe(plotlyMinifiedSource());
+    expect(html).not.toMatch(/data-rbp-plotly="/);
+    expect(html).toContain(`from ${src![1]} beside this file`);
+  });
+
+  it("a URL: loaded from there, nothing written beside; a javascript: URL is refused", () => {
+    const html = reportHtml(grid, { plotly: "https://cdn.plot.ly/plotly-3.7.0.min.js" });
+    expect(html).toContain('<script type="text/javascript" src="https://cdn.plot.ly/plotly-3.7.0.min.js"');
+    expect(html.length).toBeLessThan(300_000);
+    expect(() => reportHtml(grid, { plotly: "javascript:alert(1)" })).toThrow(/"inline", "file" or a URL/);
+    expect(() => reportHtml(grid, { plotly: "" })).toThrow(/"inline", "file" or a URL/);
   });
 });
 

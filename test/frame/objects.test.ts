@@ -251,3 +251,33 @@ describe("theta", () => {
     expect(() => toRequest(data, { y: "y", theta: [] })).toThrow(/theta: the list is empty/);
   });
 });
+
+describe("index: a column that labels the rows", () => {
+  const days = [
+    { date: "2015-01-01", t: 5, w: 1, next: 6 },
+    { date: "2015-01-02", t: 6, w: 2, next: 4 },
+    { date: "2015-01-03", t: 4, w: 1, next: 7 },
+  ];
+
+  it("labels the data's rows and theta's rows by its values, and is never an attribute", () => {
+    const r = toRequest(days, { y: "next", theta: [{ date: "2015-02-01", t: 3, w: 2 }, { date: "2015-02-02", t: 4, w: 1 }], index: "date" });
+    expect(r.rowLabels).toEqual(["2015-01-01", "2015-01-02", "2015-01-03"]);
+    expect(r.thetaLabels).toEqual(["2015-02-01", "2015-02-02"]);
+    expect(r.attributes).toEqual(["t", "w"]);
+    expect(r.notes).toEqual([]);
+    // One row object of theta keeps its own label.
+    expect(toRequest(days, { y: "next", theta: { date: "2015-03-01", t: 1, w: 1 }, index: "date" }).thetaLabels).toEqual(["2015-03-01"]);
+  });
+
+  it("without index, positions (and a note on the skipped text column)", () => {
+    const r = toRequest(days, { y: "next", theta: [{ t: 3, w: 2 }, { t: 4, w: 1 }] });
+    expect(r.rowLabels).toEqual(["0", "1", "2"]);
+    expect(r.thetaLabels).toEqual(["0", "1"]);
+    expect(r.notes.join(" ")).toMatch(/not numeric: date/);
+  });
+
+  it("an index column that is missing, or also an attribute, is refused by name", () => {
+    expect(catchFrameError(() => toRequest(days, { y: "next", index: "day" })).message).toMatch(/index column "day" is not in the data/);
+    expect(catchFrameError(() => toRequest(days, { y: "next", X: ["t", "date"], index: "date" })).message).toMatch(/"date" is the index \(the row labels\) and cannot also be an attribute/);
+  });
+});

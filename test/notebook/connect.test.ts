@@ -7,7 +7,7 @@ import { inspect } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startLocalService, type LocalService } from "../../src/service/index.js";
 import { connect, currentConnection, disconnect, grid, quota, PredictionError, Connection } from "../../src/notebook/index.js";
-import { JUPYTER_DISPLAY } from "../../src/display/index.js";
+import { JUPYTER_DISPLAY, type MimeBundle } from "../../src/display/index.js";
 import { gold, near, quickstartRows, quickstartTheta } from "./helpers.js";
 
 const LOCAL = { hosted: false, env: {}, envFile: false as const, local: { workers: 1 } };
@@ -129,7 +129,7 @@ describe("the embedded local service", () => {
     const text = inspect(c);
     expect(text).toMatch(/^Connection \{ embedded local service at http:\/\/127\.0\.0\.1:\d+\/v3 \(API v3\) \}$/);
     expect(JSON.stringify(c)).not.toMatch(/key/i);
-    expect(c[JUPYTER_DISPLAY]()["text/plain"]).toContain("Connected to the embedded local service");
+    expect((c[JUPYTER_DISPLAY]() as MimeBundle)["text/plain"]).toContain("Connected to the embedded local service");
   });
 });
 

@@ -4,6 +4,7 @@
  * readable text with the field at fault, and never contain the API key; in a (simulated) tslab
  * kernel the error is displayed in the cell before it is thrown.
  */
+import type { MimeBundle } from "../../src/display/index.js";
 import { inspect } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AuthenticationError, QuotaExceededError, ValidationError, JobFailedError } from "../../src/client/index.js";
@@ -43,7 +44,7 @@ async function failure(p: Promise<unknown>): Promise<PredictionError> {
 
 /** Every text form of the error: readable, no stack frames, no key. */
 function expectReadable(e: PredictionError, secret = KEY): void {
-  const forms = [e.message, String(e.stack), inspect(e), JSON.stringify(e), e.bundle()["text/html"]!, e.bundle()["text/plain"], e[JUPYTER_DISPLAY]()["text/plain"]];
+  const forms = [e.message, String(e.stack), inspect(e), JSON.stringify(e), e.bundle()["text/html"]!, e.bundle()["text/plain"], (e[JUPYTER_DISPLAY]() as MimeBundle)["text/plain"]];
   for (const text of forms) {
     expect(text).not.toContain(secret);
     expect(text).not.toMatch(/\n\s+at /); // no stack frames

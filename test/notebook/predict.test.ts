@@ -4,6 +4,7 @@
  * row names flowing into tables and charts, experiments with per-row progress, and the progress
  * events of a call.
  */
+import type { MimeBundle } from "../../src/display/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as dfd from "danfojs";
 import {
@@ -226,11 +227,11 @@ describe("defaults(analysis)", () => {
 describe("the display symbol and JSON", () => {
   it("a prediction's bundle has its summary and charts; JSON has the typed fields", async () => {
     const p = await grid(quickstartFrame(), { y: "Points", theta: quickstartTheta() }, {}, quiet);
-    const bundle = p[JUPYTER_DISPLAY]();
+    const bundle = p[JUPYTER_DISPLAY]() as MimeBundle;
     expect(bundle["text/plain"]).toContain("Grid prediction of Points: yhat 3.28524, fit 0.08769, adjusted fit 1.05774, K 5, 31 combinations");
     expect(bundle["text/html"]).toContain("yhat (Points)");
     expect(bundle["text/html"]!.match(/class="rbp-figure"/g)).toHaveLength(3);
-    const fig = p.weightsChart()[JUPYTER_DISPLAY]();
+    const fig = p.weightsChart()[JUPYTER_DISPLAY]() as MimeBundle;
     expect(fig[PLOTLY_MIME]).toBeDefined();
     expect(Object.keys(p.weightsChart())).toEqual(["data", "layout", "config"]);
     const json = JSON.parse(JSON.stringify(p));

@@ -63,6 +63,36 @@ describe("in a notebook kernel (tslab, simulated)", () => {
     }
   });
 
+  it("an experiment says it is fetching results, counting them, before it completes", async () => {
+    const kernel = simulateTslab();
+    try {
+      await psr(quickstartFrame(), { y: "Points", theta: [0, 1, 2, 3] });
+      const texts = kernel.messages.map((m) => String(m.data["text/plain"]));
+      const fetching = texts.filter((t) => t.includes("fetching results"));
+      expect(fetching.length).toBeGreaterThan(0);
+      expect(fetching[fetching.length - 1]).toMatch(/4 of 4 rows done · fetching results 4 of 4 · \d+\.\d\d s/);
+      expect(texts.indexOf(fetching[0])).toBeLessThan(texts.length - 1);
+      expect(texts[texts.length - 1]).toMatch(/completed in/);
+    } finally {
+      kernel.restore();
+    }
+  });
+
+  it("the running mark is drawn with CSS, not an emoji glyph (no empty box without an emoji font)", async () => {
+    const kernel = simulateTslab();
+    try {
+      await grid(quickstartRows(), { y: "Points", theta: quickstartTheta() });
+      for (const m of kernel.messages) {
+        const html = String(m.data["text/html"]);
+        expect(html).toContain('class="rbp-progress-mark"');
+        // Nothing outside Latin-1 and the middle dot before the text: no emoji, no dingbat.
+        expect(html).not.toMatch(/[\u{2190}-\u{2BFF}\u{1F000}-\u{1FFFF}]/u);
+      }
+    } finally {
+      kernel.restore();
+    }
+  });
+
   it("show() sends the summary table and each chart as its own output", async () => {
     const p = await grid(quickstartFrame(), { y: "Points", theta: quickstartTheta() }, {}, { progress: "none" });
     const kernel = simulateTslab();
@@ -132,6 +162,21 @@ describe("in a terminal and in logs", () => {
     progress.finish("completed");
     progress.update({ status: "running" });
     expect(written).toHaveLength(3);
+  });
+
+  it("while nothing changes, the line is redrawn twice a second so its clock moves; never after the final line", async () => {
+    const { stream, written } = sink(true);
+    const progress = new Progress("psr", "terminal", stream);
+    progress.update({ experimentId: 3, rows: { done: 31, failed: 0, total: 31 }, status: "fetching", fetched: 0 });
+    await new Promise((r) => setTimeout(r, 1300));
+    expect(written.length).toBeGreaterThanOrEqual(3);
+    const clocks = written.map((w) => /(\d+\.\d\d) s/.exec(w)?.[1]);
+    expect(new Set(clocks).size).toBe(written.length);
+    expect(written[written.length - 1]).toMatch(/31 of 31 rows done · fetching results 0 of 31 · /);
+    progress.finish("completed");
+    const n = written.length;
+    await new Promise((r) => setTimeout(r, 700));
+    expect(written).toHaveLength(n);
   });
 
   it("long waits read in seconds and minutes", () => {

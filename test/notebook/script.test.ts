@@ -56,8 +56,9 @@ describe("npm run demo", () => {
       ["K", "5"],
       ["combinations", "31"],
     ]);
-    expect(lines[6]).toBe(`Report: ${out}`);
     const html = readFileSync(out, "utf8");
+    expect(lines[6]).toBe(`Report: ${out} (${(Buffer.byteLength(html) / 1e6).toFixed(2)} MB, plotly.js inlined)`);
+    expect(lines[7]).toMatch(/^  with \{ plotly: "file" \}: \d+ KB \+ plotly-[\d.]+\.min\.js beside it \(4\.\d\d MB\); with a URL: \d+ KB$/);
     expect(html).toContain("<title>Quickstart: Grid on the 7 x 5 example</title>");
     expect(html).toContain("data-rbp-plotly");
   });

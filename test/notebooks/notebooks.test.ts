@@ -94,6 +94,25 @@ describe("the checks of an executed notebook", () => {
     expect(r.problems).toContain('expected the outputs to contain "yhat 3.2"');
   });
 
+  it("fail an rbp-notebook output that came after its cell's idle status; count the kernel's own late outputs", () => {
+    const stream = { output_type: "stream", name: "stdout", text: "yhat 3.2 fit 0.1" };
+    const nb = executed([{ source: "await p.show()", outputs: [table, chart, stream] }]);
+    nb.cells[0].metadata = { rbp: { late_outputs: [2] } };
+    const ok = checkExecuted(nb, expectation);
+    expect(ok.problems).toEqual([]);
+    expect(ok.late).toBe(1);
+    nb.cells[0].metadata = { rbp: { late_outputs: [1, 2] } };
+    const r = checkExecuted(nb, expectation);
+    expect(r.problems).toEqual([`cell 1 (c0) "await p.show()": an rbp-notebook output (display_data) came after the cell's idle status, where a front end drops it`]);
+  });
+
+  it("read consecutive writes to one stream as one text (Deno sends each console.log apart)", () => {
+    const nb = executed([
+      { source: "log()", outputs: [table, chart, { output_type: "stream", name: "stdout", text: "yhat 3.2\n" }, { output_type: "stream", name: "stdout", text: "fit 0.1\n" }] },
+    ]);
+    expect(checkExecuted(nb, { ...expectation, strings: [/yhat 3\.2\nfit 0\.1\n/] }).problems).toEqual([]);
+  });
+
   it("accept the stderr lines a notebook declares", () => {
     const nb = executed([{ source: "warn()", outputs: [table, chart, { output_type: "stream", name: "stderr", text: "note: expected\n" }, { output_type: "stream", name: "stdout", text: "yhat 3.2 fit 0.1" }] }]);
     expect(checkExecuted(nb, { ...expectation, stderr: ["note: expected"] }).problems).toEqual([]);
@@ -187,11 +206,11 @@ describe.runIf(ready)("walkthrough notebooks, executed", () => {
       expect(check!.problems, `notebooks/${name}.ipynb`).toEqual([]);
       expect(check!.errors).toBe(0);
       expect(html!.run.code, `jupyter nbconvert --to html: ${html!.run.stderr}`).toBe(0);
-      const page = await browserCheck(await browser!, html!.path, name, check!.charts);
+      const page = await browserCheck(await browser!, html!.path, name, check!.figures);
       expect(page.problems, `${name}.html in Chromium`).toEqual([]);
-      expect(page.figures).toHaveLength(check!.charts);
+      expect(page.figures).toHaveLength(check!.figures);
       for (const f of page.figures) expect(f.svg + f.canvas, `${f.title} drew`).toBeGreaterThan(0);
-      expect(page.screenshots.length).toBe(check!.charts + 1);
+      expect(page.screenshots.length).toBe(check!.figures + 1);
     },
     15 * 60_000,
   );

@@ -1,0 +1,110 @@
+/**
+ * The walkthrough notebooks under Deno's own Jupyter kernel (Deno 2.9.6, the npm package `deno`, a
+ * devDependency): its kernelspec written into the project-local JUPYTER_PATH, each notebook
+ * executed by nbconvert (reading a little past each cell's idle status, scripts/notebooks/
+ * late_outputs.py), then the same checks as under tslab: no error and no stderr output, the
+ * manifest's tables, charts and strings, no rbp-notebook output arriving after its cell went idle
+ * (a front end drops those), and the HTML export in Chromium with every chart drawn.
+ *
+ * Without jupyter, Chromium or deno the tests are skipped with the reason printed; when CI is set
+ * a missing tool fails instead. `npx tsx scripts/notebooks/run.ts --kernel deno` runs the same.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  browserCheck,
+  checkExecuted,
+  defaultConcurrency,
+  denoBinary,
+  executedPath,
+  executeNotebook,
+  expectationOf,
+  exportHtml,
+  findTools,
+  installDenoKernelspec,
+  linkPackage,
+  notebookNames,
+  openBrowser,
+  pool,
+  readNotebook,
+  type Browser,
+  type CheckReport,
+  type Run,
+} from "../../scripts/notebooks/lib.js";
+import { IN_CI } from "../ci.js";
+
+const names = notebookNames();
+const tools = findTools();
+const deno = denoBinary();
+const missing = [...tools.missing, ...(deno === undefined ? ["no deno binary (bash scripts/install-deno.sh, or RBP_DENO)"] : [])];
+const ready = missing.length === 0;
+/** The TypeScript version Deno reports (`deno --version`), which its kernel_info names. */
+const denoTypeScript = deno === undefined ? undefined : /typescript (\S+)/.exec(spawnSync(deno, ["--version"], { encoding: "utf8" }).stdout)?.[1];
+
+if (!ready && !IN_CI) console.warn(`[test/notebooks/deno] SKIPPED the notebooks under Deno: ${missing.join("; ")}.`);
+
+// In CI a missing tool is a failure, not a skip.
+if (!ready && IN_CI) {
+  describe("walkthrough notebooks under Deno in CI", () => {
+    it("have jupyter nbconvert, Chromium and deno to run with", () => {
+      expect.fail(`CI is set, so the notebooks must run under Deno: ${missing.join("; ")}`);
+    });
+  });
+}
+
+interface Executed {
+  run: Run;
+  check?: CheckReport;
+  html?: { run: Run; path: string };
+}
+
+describe.runIf(ready)("walkthrough notebooks under Deno's kernel", () => {
+  const executions = new Map<string, Promise<Executed>>();
+  let browser: Promise<Browser> | undefined;
+
+  beforeAll(() => {
+    linkPackage();
+    installDenoKernelspec(deno);
+    const tasks = pool(
+      defaultConcurrency(),
+      names.map((name) => async (): Promise<Executed> => {
+        const run = await executeNotebook(name, undefined, "deno");
+        if (run.code !== 0 || !existsSync(executedPath(name, "deno"))) return { run };
+        const check = checkExecuted(readNotebook(executedPath(name, "deno")), expectationOf(name));
+        const html = await exportHtml(name, "deno");
+        return { run, check, html };
+      }),
+    );
+    names.forEach((name, i) => {
+      tasks[i].catch(() => {}); // awaited by its test
+      executions.set(name, tasks[i]);
+    });
+    browser = openBrowser();
+    browser.catch(() => {});
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.allSettled(executions.values());
+    await (await browser?.catch(() => undefined))?.close();
+  }, 60_000);
+
+  it.each(names)(
+    "%s: every output present (none of rbp-notebook's late), every chart drawn",
+    async (name) => {
+      const { run, check, html } = await executions.get(name)!;
+      expect(run.code, `jupyter nbconvert (Deno): ${run.stderr.split("\n").slice(-15).join("\n")}`).toBe(0);
+      const nb = readNotebook(executedPath(name, "deno"));
+      // Deno's kernel ran it: the notebook records the kernel's language_info (Deno's TypeScript), not tslab's.
+      expect((nb.metadata.language_info as { version?: string } | undefined)?.version).toBe(denoTypeScript);
+      expect(check!.problems, `test-output/notebooks/deno/${name}.ipynb`).toEqual([]);
+      expect(check!.errors).toBe(0);
+      expect(html!.run.code, `jupyter nbconvert --to html: ${html!.run.stderr}`).toBe(0);
+      const page = await browserCheck(await browser!, html!.path, `deno-${name}`, check!.figures);
+      expect(page.problems, `${name}.html (Deno) in Chromium`).toEqual([]);
+      expect(page.figures).toHaveLength(check!.figures);
+      for (const f of page.figures) expect(f.svg + f.canvas, `${f.title} drew`).toBeGreaterThan(0);
+    },
+    15 * 60_000,
+  );
+});
