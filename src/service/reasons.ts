@@ -35,6 +35,7 @@ const PUBLIC: readonly RegExp[] = [
   /^the worker running it exited unexpectedly \(exit code -?\d+\)$/,
   /^interrupted by a restart\b/,
   /^Failed to load X_matrix input: /,
+  /^its result could not be stored(: the service's storage is full)?$/,
 ];
 
 /** Longest reason a client is sent. */
