@@ -63,8 +63,39 @@ function cellWeight(c: Calibration): number {
   return c.valid && Number.isFinite(c.yhat) && c.adjustedFit > 0 ? c.adjustedFit : 0;
 }
 
+/** The cells of one range of combinations for one theta, filled one combination at a time. */
+export interface RangeEvaluator {
+  partial: GridPartial;
+  /** Evaluates a combination from its walked (or built) model. */
+  evaluate(index: number, model: ScoredRows, outcome: OutcomeStats): void;
+  /** A combination whose shared-moment covariance is singular: invalid, or rebuilt when inv_method is pseudoinverse. */
+  singular(index: number): void;
+  /** Builds the combination's model from its own rows (missing values) and evaluates it. */
+  direct(index: number): void;
+}
+
 export function evaluateRange(task: GridTask, from: number, to: number): GridPartial {
-  const { data, theta, options, combinations, shared } = task;
+  const evaluator = rangeEvaluator(task, from, to);
+  const { data, options, combinations, shared } = task;
+  const indices = Array.from({ length: to - from }, (_, q) => from + q);
+  if (shared) {
+    const outcome = outcomeStats(data.y, new Float64Array(data.rows));
+    const logistic = options.prediction_scale === "logistic";
+    walkCombinations(shared, data.y, combinations, indices, logistic, (index, model) => evaluator.evaluate(index, model, outcome), evaluator.singular);
+  } else {
+    indices.forEach(evaluator.direct);
+  }
+  return evaluator.partial;
+}
+
+/**
+ * @example
+ * const e = rangeEvaluator(task, 0, 64);
+ * for (let q = 0; q < 64; q++) e.direct(q);
+ * e.partial.composite; // the range's adjusted-fit-weighted weights
+ */
+export function rangeEvaluator(task: GridTask, from: number, to: number): RangeEvaluator {
+  const { data, theta, options, combinations } = task;
   const { rows: N, y } = data;
   const T = options.threshold.length;
   const censors = censorsOf(options);
@@ -176,14 +207,6 @@ export function evaluateRange(task: GridTask, from: number, to: number): GridPar
     evaluate(index, model, outcomeStats(y, model.relevance));
   };
 
-  const indices = Array.from({ length: range }, (_, q) => from + q);
-  if (shared) {
-    const outcome = outcomeStats(y, new Float64Array(N));
-    walkCombinations(shared, y, combinations, indices, logistic, (index, model) => evaluate(index, model, outcome), (index) =>
-      options.inv_method === "pseudoinverse" ? evaluateDirect(index) : invalidCombination(index),
-    );
-  } else {
-    indices.forEach(evaluateDirect);
-  }
-  return partial;
+  const singular = (index: number): void => (options.inv_method === "pseudoinverse" ? evaluateDirect(index) : invalidCombination(index));
+  return { partial, evaluate, singular, direct: evaluateDirect };
 }
