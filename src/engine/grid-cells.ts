@@ -4,7 +4,7 @@
  * A Grid is the in-order merge of its ranges' partials (grid.ts), so that one thread or several
  * (grid-parallel.ts) give bit-identical results.
  */
-import { addWeights, calibrate, CalibrationScratch, outcomeStats, type Calibration, type CensorSettings, type OutcomeStats, type ScoredRows } from "./calibrate.js";
+import { addWeights, calibrate, CalibrationScratch, relevanceTotals, outcomeStats, type Calibration, type CensorSettings, type OutcomeStats, type ScoredRows } from "./calibrate.js";
 import type { Dataset } from "./data.js";
 import { ComputationError } from "./errors.js";
 import { buildModel, usableRows, type Model } from "./model.js";
@@ -143,8 +143,9 @@ export function rangeEvaluator(task: GridTask, from: number, to: number): RangeE
     const fitSettings = { multiplier: options.adj_fit_multiplier, attributes: combinations[index].length, logistic };
     let ownWeight = 0;
     own?.fill(0);
+    const totals = relevanceTotals(model, y, outcome.mean, scratch.totals);
     for (const censor of censors) {
-      const fitted = calibrate(model, y, outcome, censor, settings, fitSettings, scratch);
+      const fitted = calibrate(model, y, outcome, censor, settings, fitSettings, scratch, totals);
       const kept = partial.retained[censor];
       for (let t = 0; t < T; t++) {
         const c = fitted.calibrations[t];
@@ -175,8 +176,8 @@ export function rangeEvaluator(task: GridTask, from: number, to: number): RangeE
         partial.secondary[2] += weight * c.outlierInfluence;
         partial.secondary[3] += weight * c.kFit;
       }
-      addWeights(model, fitted, factors, partial.composite);
-      if (own) addWeights(model, fitted, factors, own);
+      addWeights(model, fitted, factors, partial.composite, scratch);
+      if (own) addWeights(model, fitted, factors, own, scratch);
     }
     if (own && partial.ysolo) {
       for (let i = 0; i < N; i++) own[i] /= ownWeight;
