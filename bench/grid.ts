@@ -64,10 +64,13 @@ function median(values: number[]): number {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
-function timed<T>(run: () => T): { result: T; ms: number } {
+function timed<T>(run: () => T): { result: T; ms: number; cpuMs: number } {
+  const cpu = process.cpuUsage();
   const start = performance.now();
   const result = run();
-  return { result, ms: performance.now() - start };
+  const ms = performance.now() - start;
+  const used = process.cpuUsage(cpu);
+  return { result, ms, cpuMs: (used.user + used.system) / 1000 };
 }
 
 async function timedAsync<T>(run: () => Promise<T>): Promise<{ result: T; ms: number }> {
@@ -133,6 +136,9 @@ interface CaseFigures {
   singleMs: number;
   parallelMs: number;
   floorMs: number;
+  /** CPU time (user + system) of the 1-thread runs: steadier than wall time on a loaded machine. */
+  singleCpuMs: number;
+  floorCpuMs: number;
   baseline?: { ms: number; worst: number };
 }
 
@@ -152,9 +158,15 @@ async function timeCase(c: Case, withBaseline: boolean): Promise<CaseFigures> {
   const single: number[] = [];
   const parallel: number[] = [];
   const floors: number[] = [];
+  const singleCpu: number[] = [];
+  const floorCpu: number[] = [];
   for (let r = 0; r < c.runs; r++) {
-    single.push(timed(() => grid(data, theta, options)).ms);
-    floors.push(timed(() => (sink += floorCells(floor, cells))).ms);
+    const s = timed(() => grid(data, theta, options));
+    single.push(s.ms);
+    singleCpu.push(s.cpuMs);
+    const f = timed(() => (sink += floorCells(floor, cells)));
+    floors.push(f.ms);
+    floorCpu.push(f.cpuMs);
     parallel.push((await timedAsync(() => gridParallel(data, theta, options))).ms);
   }
   if (!Number.isFinite(sink)) console.log("(floor checksum not finite)");
@@ -164,6 +176,8 @@ async function timeCase(c: Case, withBaseline: boolean): Promise<CaseFigures> {
     singleMs: median(single),
     parallelMs: median(parallel),
     floorMs: median(floors),
+    singleCpuMs: median(singleCpu),
+    floorCpuMs: median(floorCpu),
   };
   if (withBaseline) {
     const base = timed(() => baselineGrid(data, theta, { max_iter: c.maxIter, seed: SEED, thresholds: THRESHOLDS }));
@@ -235,9 +249,9 @@ async function main(): Promise<void> {
   console.log(`node ${process.version}, ${cpus[0]?.model ?? "unknown CPU"}, ${cpus.length} cores, load average ${os.loadavg()[0].toFixed(1)}, ${os.platform()} ${os.arch()}`);
   console.log(`default Grid: thresholds ${THRESHOLDS.join(", ")}, censors relevance + similarity, seed ${SEED}; K=10 all combinations, K=14 1,000 sampled`);
   console.log("each case in its own process; engine and floor interleaved, medians; floor = bench/floor.ts (one pass per cell: cut + kept sums)");
-  console.log(`"x floor" = grid() on 1 thread / floor on 1 thread; cell-obs/s on ${os.availableParallelism()} threads (gridParallel) and for the floor; peak RSS of a process that only builds the data and runs one gridParallel\n`);
+  console.log(`"x floor" = grid() on 1 thread / floor on 1 thread, wall time ("CPU": the same in CPU time); cell-obs/s on ${os.availableParallelism()} threads (gridParallel) and for the floor; peak RSS of a process that only builds the data and runs one gridParallel\n`);
 
-  const header = ["case", "cells", "1 thread ms", `${os.availableParallelism()} threads ms`, "floor ms", "x floor", "engine cell-obs/s", "floor cell-obs/s", "RSS data MiB", "RSS peak MiB", "baseline ms"];
+  const header = ["case", "cells", "1 thread ms", `${os.availableParallelism()} threads ms`, "floor ms", "x floor", "x floor CPU", "engine cell-obs/s", "floor cell-obs/s", "RSS data MiB", "RSS peak MiB", "baseline ms"];
   const widths = header.map((h, i) => Math.max(h.length, i === 0 ? 14 : 8));
   const line = (cells: string[]) => cells.map((s, i) => pad(s, widths[i], i === 0)).join("  ");
   console.log(line(header));
@@ -258,6 +272,7 @@ async function main(): Promise<void> {
         f.parallelMs.toFixed(1),
         f.floorMs.toFixed(1),
         `${(f.singleMs / f.floorMs).toFixed(2)}x`,
+        `${(f.singleCpuMs / f.floorCpuMs).toFixed(2)}x`,
         rate(cellObs, f.parallelMs),
         rate(cellObs, f.floorMs),
         m.dataMiB.toFixed(0),
