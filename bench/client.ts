@@ -20,7 +20,7 @@ import { prepareRequest, X_LIMIT_BYTES } from "../src/client/prepare.js";
 import { jsonSizeBounds } from "../src/client/size.js";
 import { createRandom } from "../src/engine/random.js";
 import { parseRequest } from "../src/api/request.js";
-import { JobStore } from "../src/service/jobs.js";
+import { EmbeddedStore } from "../src/service/jobs.js";
 import { startLocalService } from "../src/service/index.js";
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 240);
@@ -31,9 +31,9 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 // Completion hook: the moment a job's status becomes "completed" in the job store.
 
 const completedAt = new Map<number, number>();
-type Complete = JobStore["complete"];
-const complete: Complete = JobStore.prototype.complete;
-JobStore.prototype.complete = function (this: JobStore, ...args: Parameters<Complete>) {
+type Complete = EmbeddedStore["complete"];
+const complete: Complete = EmbeddedStore.prototype.complete;
+EmbeddedStore.prototype.complete = function (this: EmbeddedStore, ...args: Parameters<Complete>) {
   const job = args[0];
   let status = job.status;
   Object.defineProperty(job, "status", {

@@ -21,10 +21,19 @@ export interface ServeProcess {
   accessId: string | undefined;
 }
 
+export interface SpawnSettings {
+  /** Run under `ulimit -n N` (through bash): at most N open files in the process. */
+  maxOpenFiles?: number;
+}
+
 /** Starts `rbp serve <args>` without the caller's CSA_API_KEY and CSA_ACCESS_ID, plus `env`. */
-export function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ServeProcess> {
+export function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}, settings: SpawnSettings = {}): Promise<ServeProcess> {
   const { CSA_API_KEY: _key, CSA_ACCESS_ID: _accessId, ...inherited } = process.env;
-  const child = spawn(process.execPath, ["--import", "tsx", RBP, "serve", ...args], {
+  const command = [process.execPath, "--import", "tsx", RBP, "serve", ...args];
+  const limit = settings.maxOpenFiles;
+  const [file, ...argv] =
+    limit === undefined ? command : ["bash", "-c", `ulimit -n ${Math.floor(limit)} && exec "$@"`, "rbp-serve", ...command];
+  const child = spawn(file, argv, {
     cwd: ROOT,
     env: { ...inherited, ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -3,12 +3,14 @@
  * credentials to use (as `export CSA_API_KEY=...` lines a shell or a notebook can take as is).
  */
 import { startLocalService, type LocalServiceOptions } from "../service/index.js";
+import { DamagedStoreError } from "../service/store.js";
 import { UsageError } from "./predict.js";
 
 export const DEFAULT_PORT = 8765;
 
 export const SERVE_USAGE = `Usage: rbp serve [--port N] [--host H] [--credentials FILE] [--data-dir DIR] [--workers N]
-                 [--timeout SECONDS] [--decimals N|full] [--quota N] [--quiet]
+                 [--timeout SECONDS] [--decimals N|full] [--quota N] [--retention HOURS]
+                 [--result-memory MIB] [--quiet]
 
 Serves the prediction API version 3 at http://H:N/v3 (and /v3/prediction-engine) and the legacy
 version 2 at http://H:N/v2/prediction-engine.
@@ -21,6 +23,10 @@ version 2 at http://H:N/v2/prediction-engine.
   --timeout SECONDS   time limit of one job (default 600)
   --decimals N|full   decimal places of result numbers (default 6, as the hosted service)
   --quota N           units of the local organisation (default 1000000)
+  --retention HOURS   finished jobs and their results are removed this long after they
+                      finish; their ids then answer 410 (default 168 = 7 days)
+  --result-memory MIB without --data-dir: results kept in memory, least recently used out
+                      first (410 once out; default 256). With --data-dir results are on disk
   --quiet             no request log on stderr`;
 
 export interface ServeArgs {
@@ -78,6 +84,16 @@ export function parseServeArgs(args: string[]): ServeArgs {
       case "--quota":
         options.quota = integer(0);
         break;
+      case "--retention": {
+        const v = value();
+        const hours = Number(v);
+        if (!/^\d+(\.\d+)?$/.test(v) || !(hours > 0) || hours > 24 * 365 * 100) throw new UsageError(`--retention expects hours > 0, got "${v}"`);
+        options.retentionMs = Math.max(1, Math.round(hours * 3600_000));
+        break;
+      }
+      case "--result-memory":
+        options.maxResultMemoryBytes = integer(0) * 1024 * 1024;
+        break;
       case "--quiet":
         quiet = true;
         break;
@@ -104,6 +120,7 @@ export async function serve(args: ServeArgs, io: ServeIo): Promise<void> {
     if (code === "EADDRINUSE") throw new UsageError(`port ${args.options.port} is in use; choose another with --port (0 picks a free one)`);
     if (code === "EACCES") throw new UsageError(`not allowed to listen on ${args.options.host ?? "127.0.0.1"}:${args.options.port}`);
     if (error instanceof Error && error.message.startsWith("credentials file")) throw new UsageError(error.message);
+    if (error instanceof DamagedStoreError) throw new UsageError(error.message);
     throw error;
   }
   const { url, credentials } = service;

@@ -1,7 +1,9 @@
 /**
- * The prediction service without HTTP: credentials, quota, the job store, persistence and the
- * worker pool, and the two things every API version does with them: `submit` (a validated
- * request becomes paid-for, saved, scheduled jobs) and reading a job's result.
+ * The prediction service without HTTP: credentials, the store (store.ts: jobs, results, quota;
+ * which store is in use is not known here) and the worker pool, and the two things every API
+ * version does with them: `submit` (a validated request becomes paid-for, saved, queued jobs)
+ * and reading a job's result. Queued jobs go to the pool as it has free workers, in the order
+ * the store's `claim` gives (fair across organisations).
  * Route tables (v3.ts, and v2.ts) translate HTTP to these calls.
  */
 import type { ParsedRequest } from "../api/request.js";
@@ -9,10 +11,12 @@ import { Authenticator } from "./auth.js";
 import type { Credentials, Org } from "./credentials.js";
 import { MiB, ServiceError } from "./http.js";
 import type { Analysis } from "../api/options.js";
-import { JobStore, type Experiment, type Job, type JobFailure, type JobVariant, type NewJobs } from "./jobs.js";
-import { MemoryPersistence, type Persistence } from "./persistence.js";
+import { DEFAULT_RESULT_MEMORY_BYTES, DEFAULT_RETENTION_MS, EmbeddedStore, LruCache, type Experiment, type Job, type JobFailure, type JobVariant } from "./jobs.js";
+import { MemoryPersistence } from "./persistence.js";
 import { ERROR_PROCESS_JOB, JobFailedError, PoolClosedError, STATUS_PROCESSING, WorkerPool, type PoolSettings } from "./pool.js";
-import { QuotaLedger } from "./quota.js";
+import type { QuotaStatus } from "./quota.js";
+import { resolveField, type ResolvedField } from "./fields.js";
+import { QuotaExceededError, StorageBusyError, StorageFullError, type Claimed, type Created, type Store } from "./store.js";
 
 export interface ServiceConfig {
   /** Decimal places of result numbers; null = full precision. Default 6. */
@@ -37,6 +41,10 @@ export interface ServiceConfig {
   maxUploadStoreBytes: number;
   /** Absolute root URL the upload URLs point at (e.g. behind a proxy); default: the request's Host. */
   publicUrl: string | undefined;
+  /** Finished jobs and their results are removed this long after they finish. Default 7 days. */
+  retentionMs: number;
+  /** Without a data dir: bytes of results kept in memory (least recently used go first). Default 256 MiB. */
+  maxResultMemoryBytes: number;
 }
 
 export const DEFAULT_CONFIG: ServiceConfig = {
@@ -51,11 +59,14 @@ export const DEFAULT_CONFIG: ServiceConfig = {
   maxUploadBytes: 256 * MiB,
   maxUploadStoreBytes: 1024 * MiB,
   publicUrl: undefined,
+  retentionMs: DEFAULT_RETENTION_MS,
+  maxResultMemoryBytes: DEFAULT_RESULT_MEMORY_BYTES,
 };
 
 export interface ServiceSettings {
   credentials: Credentials;
-  persistence?: Persistence;
+  /** Where jobs, results and quota live; default: the embedded store in memory. */
+  store?: Store;
   config?: Partial<ServiceConfig>;
   /** Starts a pool worker (tests); default worker.ts. */
   spawn?: PoolSettings["spawn"];
@@ -63,7 +74,7 @@ export interface ServiceSettings {
   log?: (line: string) => void;
 }
 
-export interface Submission extends NewJobs {
+export interface Submission extends Created {
   warnings: string[];
 }
 
@@ -74,67 +85,66 @@ export interface SubmitSettings {
 
 export class PredictionService {
   readonly auth: Authenticator;
-  readonly quota: QuotaLedger;
-  readonly jobs: JobStore;
   readonly config: ServiceConfig;
-  private readonly persistence: Persistence;
+  readonly store: Store;
   private readonly pool: WorkerPool;
   private readonly log: (line: string) => void;
-  private readonly resultCache = new LruCache<number, string>(64 * MiB, (s) => s.length);
   private readonly parsedCache = new LruCache<number, unknown>(4, () => 1);
   private closing: Promise<void> | undefined;
   private readonly waiters = new Map<number, Set<() => void>>();
+  private pumping = false;
+  private pumpAgain = false;
+  private readonly retention: NodeJS.Timeout | undefined;
 
-  private constructor(settings: ServiceSettings, persistence: Persistence, usedQuota: Record<string, number>) {
+  private constructor(settings: ServiceSettings, store: Store) {
     this.config = { ...DEFAULT_CONFIG, ...definedOnly(settings.config ?? {}) };
-    this.persistence = persistence;
+    this.store = store;
     this.log = settings.log ?? (() => {});
     this.auth = new Authenticator(settings.credentials);
-    this.quota = new QuotaLedger(new Map(settings.credentials.orgs.map((o) => [o.name, o.quota])), usedQuota);
-    this.jobs = new JobStore(persistence);
     this.pool = new WorkerPool({ size: this.config.workers, timeoutMs: this.config.jobTimeoutMs, spawn: settings.spawn });
+    const every = Math.min(60_000, Math.max(50, Math.floor(this.config.retentionMs / 4)));
+    this.retention = setInterval(() => void this.expire(), every);
+    this.retention.unref();
   }
 
-  /** Opens the service: loads what the persistence holds and queues unfinished jobs again. */
+  /**
+   * Opens the service on a store (default: a new in-memory embedded store) and runs the jobs it
+   * holds queued.
+   *
+   * @example
+   * const service = await PredictionService.open({ credentials: localCredentials({}).credentials });
+   */
   static async open(settings: ServiceSettings): Promise<PredictionService> {
-    const persistence = settings.persistence ?? new MemoryPersistence();
-    const loaded = await persistence.load();
-    const service = new PredictionService(settings, persistence, loaded.state?.quota_used ?? {});
-    const unfinished = service.jobs.restore(loaded);
-    if (unfinished.length > 0) service.log(`re-queueing ${unfinished.length} job(s) interrupted by the last stop`);
-    for (const job of unfinished) service.schedule(job);
+    const config = { ...DEFAULT_CONFIG, ...definedOnly(settings.config ?? {}) };
+    const store =
+      settings.store ??
+      (await EmbeddedStore.open(new MemoryPersistence(), { retentionMs: config.retentionMs, maxResultMemoryBytes: config.maxResultMemoryBytes, log: settings.log }));
+    const service = new PredictionService(settings, store);
+    service.pump();
     return service;
   }
 
   /**
-   * Pays for and creates the jobs of a validated request (one per theta row), saves them, and
-   * schedules them. Throws 429 when the quota cannot pay; then nothing is created or spent.
+   * Pays for and creates the jobs of a validated request (one per theta row), saved in one step,
+   * and schedules them. Throws 429 when the quota cannot pay, 507 when the storage is full, 503
+   * when it is busy; then nothing is created or spent.
    */
   async submit(org: Org, request: ParsedRequest, settings: SubmitSettings = {}): Promise<Submission> {
-    const units = request.thetas.length;
-    this.reserve(org, units);
-    let created: NewJobs | undefined;
-    try {
-      created = this.jobs.create(
-        org.name,
-        request.analysis,
-        { analysis: request.analysis, data: request.data, thetas: request.thetas, options: request.options as Record<string, unknown> },
-        {
+    const created = await this.storeCall(
+      () =>
+        this.store.createJobs({
+          org: org.name,
+          plan: org.quota,
+          analysis: request.analysis,
+          input: { analysis: request.analysis, data: request.data, thetas: request.thetas, options: request.options as Record<string, unknown> },
           warnings: request.warnings,
           thetaSource: request.thetaGiven ? undefined : "last_row_of_X",
           censorOperator: request.resolved.censor_operator,
           variant: settings.variant,
-        },
-      );
-      await this.jobs.persistCreated(created);
-      await this.saveState();
-    } catch (error) {
-      this.quota.refund(org.name, units);
-      if (created) this.jobs.discard(created);
-      void this.saveState().catch(() => undefined);
-      throw error;
-    }
-    for (const job of created.jobs) this.schedule(job);
+        }),
+      request.thetas.length,
+    );
+    this.pump();
     return { ...created, warnings: request.warnings };
   }
 
@@ -144,43 +154,77 @@ export class PredictionService {
    * api-compat.md 2.3). Throws 429 like `submit` when the quota cannot pay.
    */
   async submitFailed(org: Org, analysis: Analysis, failure: JobFailure, settings: SubmitSettings & { warnings?: string[] } = {}): Promise<Job> {
-    this.reserve(org, 1);
-    const job = this.jobs.createFailed(org.name, analysis, failure, { warnings: settings.warnings, variant: settings.variant });
+    return this.storeCall(
+      () => this.store.createFailedJob({ org: org.name, plan: org.quota, analysis, failure, warnings: settings.warnings ?? [], variant: settings.variant }),
+      1,
+    );
+  }
+
+  /** Runs a store write of a POST; its errors become the 429 / 507 / 503 replies. */
+  private async storeCall<T>(call: () => Promise<T>, units: number): Promise<T> {
     try {
-      await this.jobs.persistJob(job);
-      await this.saveState();
+      return await call();
     } catch (error) {
-      this.quota.refund(org.name, 1);
-      this.jobs.discardJob(job);
-      void this.saveState().catch(() => undefined);
+      if (error instanceof QuotaExceededError) {
+        const { quota, used, remaining } = error.status;
+        throw new ServiceError(
+          429,
+          "quota_exceeded",
+          `Limit Exceeded: this request costs ${units} unit${units === 1 ? "" : "s"} and the plan has ${remaining} left (quota ${quota}, used ${used})`,
+          { extra: { quota, used, remaining, required: units, unit: "prediction_task" } },
+        );
+      }
+      if (error instanceof StorageFullError) {
+        this.log(`storage full: ${error.detail}`);
+        throw new ServiceError(507, "insufficient_storage", "the service's storage is full, so the request was not accepted and nothing was charged; try again once space is freed (the service's operator can remove old results or shorten --retention)");
+      }
+      if (error instanceof StorageBusyError) {
+        this.log(`storage busy: ${error.detail}`);
+        throw new ServiceError(503, "service_busy", "the service cannot store the request right now (too many open files), so nothing was charged; try again in a moment", {
+          headers: { "retry-after": "1" },
+        });
+      }
       throw error;
     }
-    return job;
   }
 
-  /** Takes `units` of the organisation's quota or throws the 429 (nothing taken). */
-  private reserve(org: Org, units: number): void {
-    const reservation = this.quota.reserve(org.name, units);
-    if (!reservation.ok) {
-      const { quota, used, remaining } = reservation.status;
-      throw new ServiceError(
-        429,
-        "quota_exceeded",
-        `Limit Exceeded: this request costs ${units} unit${units === 1 ? "" : "s"} and the plan has ${remaining} left (quota ${quota}, used ${used})`,
-        { extra: { quota, used, remaining, required: units, unit: "prediction_task" } },
-      );
-    }
+  /** Units of the organisation's plan (free). */
+  quotaStatus(org: Org): Promise<QuotaStatus> {
+    return this.store.quotaStatus(org.name, org.quota);
   }
 
-  /** The `results` JSON of a completed job. */
+  /** The organisation's job with this id and code; 410 when it was removed by retention; undefined when unknown. */
+  async findJob(org: Org, id: number, code: string): Promise<Job | undefined> {
+    const job = await this.store.findJob(org.name, id, code);
+    if (job) return job;
+    const gone = await this.store.expiredReason("job", id);
+    if (gone) throw new ServiceError(410, "gone", gone);
+    return undefined;
+  }
+
+  /** The organisation's experiment with this id and code; 410 when removed by retention. */
+  async findExperiment(org: Org, id: number, code: string): Promise<Experiment | undefined> {
+    const experiment = await this.store.findExperiment(org.name, id, code);
+    if (experiment) return experiment;
+    const gone = await this.store.expiredReason("experiment", id);
+    if (gone) throw new ServiceError(410, "gone", gone);
+    return undefined;
+  }
+
+  /** When the organisation's oldest job still kept was created. */
+  firstJobTime(org: Org): Promise<Date | undefined> {
+    return this.store.firstJobTime(org.name);
+  }
+
+  /** The `results` JSON of a completed job; 410 when it is no longer kept. */
   async resultJson(job: Job): Promise<string> {
-    const cached = this.resultCache.get(job.id);
-    if (cached !== undefined) return cached;
-    const json = await this.persistence.loadResult(job.id);
+    const json = await this.store.readResult(job);
     if (json === undefined) {
-      throw new ServiceError(500, "result_missing", `the result of job ${job.id} is missing from the service's storage`);
+      const kept = this.store.durable
+        ? `results are removed ${this.config.retentionMs / 3600_000} h after they finish (rbp serve --retention)`
+        : `results are kept in memory up to ${Math.round(this.config.maxResultMemoryBytes / MiB)} MiB, least recently used first out (rbp serve --result-memory, or --data-dir to keep them on disk)`;
+      throw new ServiceError(410, "gone", `the result of job ${job.id} is no longer kept: ${kept}`);
     }
-    this.resultCache.set(job.id, json);
     return json;
   }
 
@@ -191,6 +235,18 @@ export class PredictionService {
     const value: unknown = JSON.parse(await this.resultJson(job));
     this.parsedCache.set(job.id, value);
     return value;
+  }
+
+  /**
+   * One field of a completed job's results (`segments` from the URL): read by the store alone
+   * where it can (a database), else resolved in the parsed result; 410 when it is no longer kept.
+   */
+  async resultField(job: Job, segments: string[]): Promise<ResolvedField> {
+    if (this.store.readResultField) {
+      const field = await this.store.readResultField(job, segments);
+      if (field) return field;
+    }
+    return resolveField(await this.resultObject(job), segments);
   }
 
   /**
@@ -216,48 +272,69 @@ export class PredictionService {
     });
   }
 
-  experimentJobs(experiment: Experiment): Job[] {
-    return experiment.job_ids.map((id) => this.jobs.get(id)).filter((j): j is Job => j !== undefined);
+  experimentJobs(experiment: Experiment): Promise<Job[]> {
+    return this.store.experimentJobs(experiment);
   }
 
   /** Stops the workers and waits for pending writes. Unfinished jobs stay queued in a data dir. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      clearInterval(this.retention);
       await this.pool.close();
       for (const waiting of this.waiters.values()) for (const wake of [...waiting]) wake();
-      await this.saveState().catch(() => undefined);
-      await this.persistence.flush();
+      await this.store.close();
     })();
     return this.closing;
   }
 
-  private saveState(): Promise<void> {
-    return this.persistence.saveState(() => ({ version: 1, ...this.jobs.counters(), quota_used: this.quota.snapshot() }));
-  }
-
-  private schedule(job: Job): void {
-    void this.execute(job).catch((error: unknown) => {
-      this.log(`job ${job.id}: bookkeeping failed: ${error instanceof Error ? error.message : String(error)}`);
-    });
-  }
-
-  private async execute(job: Job): Promise<void> {
+  /** Removes what is past its retention now (also run on a timer). */
+  async expire(): Promise<number> {
     try {
-      await this.executeOnce(job);
-    } finally {
-      if (job.status === "completed" || job.status === "failed") for (const wake of [...(this.waiters.get(job.id) ?? [])]) wake();
+      return await this.store.expire(new Date());
+    } catch (error) {
+      this.log(`retention: ${error instanceof Error ? error.message : String(error)}`);
+      return 0;
     }
   }
 
-  private async executeOnce(job: Job): Promise<void> {
-    const input = await this.jobs.input(job).catch((error: unknown) => {
-      this.log(`job ${job.id}: its inputs could not be read: ${error instanceof Error ? error.message : String(error)}`);
-      return undefined;
-    });
-    if (!input) {
-      await this.jobs.fail(job, { message: "interrupted by a restart, and its inputs were lost", error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING });
+  /** Hands queued jobs to the pool while it has free workers (the store picks them, fairly). */
+  private pump(): void {
+    if (this.pumping) {
+      this.pumpAgain = true;
       return;
     }
+    this.pumping = true;
+    void (async () => {
+      try {
+        do {
+          this.pumpAgain = false;
+          while (!this.closing && this.pool.capacity() > 0) {
+            const claimed = await this.store.claim();
+            if (!claimed) break;
+            this.schedule(claimed);
+          }
+        } while (this.pumpAgain && !this.closing);
+      } catch (error) {
+        this.log(`the queue could not be read: ${error instanceof Error ? error.message : String(error)}`);
+      } finally {
+        this.pumping = false;
+      }
+    })();
+  }
+
+  private schedule(claimed: Claimed): void {
+    const { job } = claimed;
+    void this.execute(claimed)
+      .catch((error: unknown) => {
+        this.log(`job ${job.id}: bookkeeping failed: ${error instanceof Error ? error.message : String(error)}`);
+      })
+      .finally(() => {
+        if (job.status === "completed" || job.status === "failed") for (const wake of [...(this.waiters.get(job.id) ?? [])]) wake();
+        this.pump();
+      });
+  }
+
+  private async execute({ job, input }: Claimed): Promise<void> {
     const task = {
       id: job.id,
       analysis: input.analysis,
@@ -270,18 +347,19 @@ export class PredictionService {
       decimals: this.config.decimals,
       ...(job.variant ? { variant: job.variant } : {}),
     };
+    let done;
     try {
-      const done = await this.pool.run(task, () => this.jobs.markRunning(job));
-      this.resultCache.set(job.id, done.json);
-      await this.jobs.complete(job, done.json, { yhat: done.yhat, fit: done.fit });
+      done = await this.pool.run(task);
     } catch (error) {
       if (error instanceof PoolClosedError) return;
       const failure =
         error instanceof JobFailedError
           ? error.failure
           : { message: error instanceof Error ? error.message : String(error), error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING };
-      await this.jobs.fail(job, failure);
+      await this.store.fail(job, failure);
+      return;
     }
+    await this.store.complete(job, done.json, { yhat: done.yhat, fit: done.fit });
   }
 }
 
@@ -289,38 +367,3 @@ function definedOnly<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-/** A small least-recently-used cache bounded by a total weight. */
-class LruCache<K, V> {
-  private readonly map = new Map<K, V>();
-  private total = 0;
-
-  constructor(
-    private readonly capacity: number,
-    private readonly weigh: (value: V) => number,
-  ) {}
-
-  get(key: K): V | undefined {
-    const value = this.map.get(key);
-    if (value === undefined) return undefined;
-    this.map.delete(key);
-    this.map.set(key, value);
-    return value;
-  }
-
-  set(key: K, value: V): void {
-    const old = this.map.get(key);
-    if (old !== undefined) {
-      this.total -= this.weigh(old);
-      this.map.delete(key);
-    }
-    const weight = this.weigh(value);
-    if (weight > this.capacity) return;
-    this.map.set(key, value);
-    this.total += weight;
-    for (const [k, v] of this.map) {
-      if (this.total <= this.capacity) break;
-      this.map.delete(k);
-      this.total -= this.weigh(v);
-    }
-  }
-}

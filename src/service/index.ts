@@ -11,7 +11,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { PredictionService, type ServiceConfig, type ServiceSettings } from "./core.js";
 import { loadCredentialsFile, localCredentials, type CredentialSource, type Credentials } from "./credentials.js";
+import { EmbeddedStore } from "./jobs.js";
 import { DirPersistence, MemoryPersistence } from "./persistence.js";
+import type { Store } from "./store.js";
 import { defaultSpawn } from "./pool.js";
 import { createRouter } from "./router.js";
 import { ROUTE_TABLES, type RouteTableFactory } from "./routes.js";
@@ -25,6 +27,11 @@ export interface LocalServiceOptions {
   credentialsFile?: string;
   /** Directory where jobs, results and quota survive restarts; default: memory only. */
   dataDir?: string;
+  /**
+   * Another store (store.ts) instead of the embedded one, e.g. a database store; the service
+   * closes it when it stops. Not with `dataDir`, `retentionMs`, `maxResultMemoryBytes` or `maxJobRecords`.
+   */
+  store?: Store;
   /** Worker threads; default os.availableParallelism(). */
   workers?: number;
   /** Time limit of one job in milliseconds; default 600000. */
@@ -54,6 +61,12 @@ export interface LocalServiceOptions {
   maxUploadBytes?: number;
   /** Absolute root URL put in upload URLs (behind a proxy); default: the Host the caller used. */
   publicUrl?: string;
+  /** Finished jobs and their results are removed this long after they finish (ms); default 7 days. */
+  retentionMs?: number;
+  /** Without a data dir: bytes of results kept in memory, least recently used out first; default 256 MiB. */
+  maxResultMemoryBytes?: number;
+  /** With a data dir: job records of finished requests kept in memory (the rest are read back on demand); default 100,000. */
+  maxJobRecords?: number;
   /** Starts one pool worker; for tests that need a stand-in worker. Default: worker.ts. */
   spawn?: ServiceSettings["spawn"];
   /**
@@ -95,7 +108,20 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
     };
   }
 
-  const persistence = options.dataDir !== undefined ? await DirPersistence.open(options.dataDir) : new MemoryPersistence();
+  let store: Store;
+  if (options.store !== undefined) {
+    store = options.store;
+  } else {
+    const persistence = options.dataDir !== undefined ? await DirPersistence.open(options.dataDir) : new MemoryPersistence();
+    const embedded = await EmbeddedStore.open(persistence, {
+      retentionMs: options.retentionMs,
+      maxResultMemoryBytes: options.maxResultMemoryBytes,
+      maxJobRecords: options.maxJobRecords,
+      log: options.log,
+    });
+    if (embedded.requeued > 0) options.log?.(`re-queueing ${embedded.requeued} job(s) interrupted by the last stop`);
+    store = embedded;
+  }
   const config: Partial<ServiceConfig> = {
     decimals: options.decimals,
     maxBodyBytes: options.maxBodyBytes,
@@ -107,9 +133,11 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
     uploadUrlTtlMs: options.uploadUrlTtlMs,
     maxUploadBytes: options.maxUploadBytes,
     publicUrl: options.publicUrl,
+    retentionMs: options.retentionMs,
+    maxResultMemoryBytes: options.maxResultMemoryBytes,
   };
   const spawn = options.unref === true ? unrefSpawn(options.spawn ?? defaultSpawn) : options.spawn;
-  const service = await PredictionService.open({ credentials, persistence, config, log: options.log, spawn });
+  const service = await PredictionService.open({ credentials, store, config, log: options.log, spawn });
   const tables = (options.routes ?? ROUTE_TABLES).map((make) => make(service));
   const server = createServer(createRouter(tables, { log: options.log }));
   if (options.unref === true) {
@@ -171,10 +199,16 @@ function checkOptions(o: LocalServiceOptions): void {
   integer("uploadTtlMs", o.uploadTtlMs, 1);
   integer("uploadUrlTtlMs", o.uploadUrlTtlMs, 1);
   integer("maxUploadBytes", o.maxUploadBytes, 1);
+  integer("retentionMs", o.retentionMs, 1);
+  integer("maxResultMemoryBytes", o.maxResultMemoryBytes, 0);
+  integer("maxJobRecords", o.maxJobRecords, 0);
   if (o.publicUrl !== undefined && !/^https?:\/\/[^\s/?#]+(?:\/[^\s?#]*)?$/.test(o.publicUrl)) {
     throw new RangeError(`startLocalService: publicUrl must be an absolute http(s) URL, got ${o.publicUrl}`);
   }
   if (o.decimals !== undefined && o.decimals !== null) integer("decimals", o.decimals, 0, 15);
+  if (o.store !== undefined && (o.dataDir !== undefined || o.maxJobRecords !== undefined || o.maxResultMemoryBytes !== undefined || o.retentionMs !== undefined)) {
+    throw new RangeError("startLocalService: store replaces the embedded store; dataDir, retentionMs, maxResultMemoryBytes and maxJobRecords configure the embedded one");
+  }
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {
@@ -189,5 +223,7 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 }
 
 export { PredictionService, type ServiceConfig } from "./core.js";
+export type { Store, CreateJobs, CreateFailedJob, Created, Claimed } from "./store.js";
+export { QuotaExceededError, StorageFullError, StorageBusyError, DamagedStoreError } from "./store.js";
 export { ROUTE_TABLES, type RouteTableFactory } from "./routes.js";
 export type { RouteTable, Route, RouteRequest } from "./router.js";

@@ -1,30 +1,53 @@
 /**
- * The job store: jobs and experiments in memory (mirrored to the persistence layer), their
- * states, and the inputs of unfinished jobs.
+ * The embedded store: the `Store` (store.ts) of `rbp serve` and of every notebook's local
+ * service, in memory or, with `--data-dir`, in a directory (persistence.ts).
  *
  * - job_id: integers from 1, increasing; job_code: 16 lower-case hex characters from
  *   crypto.randomBytes(8) (64 random bits), compared in constant time. Experiments have their own
- *   ids and codes of the same form.
+ *   ids and codes of the same form. Ids drawn by a refused request are never handed out again.
  * - A job or experiment is found only with its organisation, its id and its code; anything else
  *   is "not found" (the caller cannot tell another organisation's job from a missing one).
- * - States: queued -> running -> completed | failed. A completed job's result JSON is saved
- *   before the job is marked completed, so a reader never sees "completed" without a result.
+ * - Quota: `createJobs` checks and takes the units synchronously (before its first await), so
+ *   concurrent POSTs can never spend more than the plan has; if saving the request fails, the
+ *   units are given back and every file it wrote is removed.
+ * - Queue: one FIFO per organisation, served round robin (`FairQueue`), so a flood from one
+ *   organisation delays another's job by at most one job per worker.
+ * - States: queued -> running -> completed | failed, once: `complete` saves the result, then
+ *   the outcome; a result that cannot be saved makes the job failed; `fail` on a finished job
+ *   does nothing, so a job's inputs are released exactly once.
+ * - Memory: without a data dir, results live in memory up to `maxResultMemoryBytes` (least
+ *   recently used go first: a read then answers 410); with one, results live on disk and only a
+ *   `resultCacheBytes` LRU stays in memory. Finished jobs are removed `retentionMs` after they
+ *   finish, oldest request first (`expire`), on disk too; their ids then answer 410.
  */
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import type { Analysis } from "../api/options.js";
-import type { CensorOperator } from "../engine/options.js";
 import type {
+  BatchRecord,
   ExperimentRecord,
   JobFailure,
   JobInput,
   JobRecord,
-  JobVariant,
   Loaded,
+  Outcome,
   Persistence,
   ServiceState,
 } from "./persistence.js";
+import type { QuotaStatus } from "./quota.js";
+import { QuotaLedger } from "./quota.js";
+import {
+  QuotaExceededError,
+  storageError,
+  type Claimed,
+  type CreateFailedJob,
+  type CreateJobs,
+  type Created,
+  type Store,
+} from "./store.js";
 
 export type { ExperimentRecord as Experiment, JobFailure, JobInput, JobRecord as Job, JobStatus, JobVariant } from "./persistence.js";
+
+/** LambdaError 2 (process job) at LambdaStatus 10 (processing): api-compat.md 2.2. */
+const PROCESS_JOB = { error_code: 2, status_code: 10 } as const;
 
 export function newCode(): string {
   return randomBytes(8).toString("hex");
@@ -37,212 +60,680 @@ export function sameCode(stored: string, given: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-export interface NewJobs {
-  jobs: JobRecord[];
-  experiment?: ExperimentRecord;
-  input: JobInput;
+export interface EmbeddedSettings {
+  /** Finished jobs and their results are removed this long after they finish. Default 7 days. */
+  retentionMs?: number;
+  /** Without a data dir: bytes of results kept in memory (least recently used go first). Default 256 MiB. */
+  maxResultMemoryBytes?: number;
+  /** With a data dir: bytes of results cached in memory. Default 64 MiB. */
+  resultCacheBytes?: number;
+  /**
+   * With a data dir: job records of finished requests kept in memory (least recently read go
+   * first; they are read again from the data dir when asked for). Default 100,000.
+   */
+  maxJobRecords?: number;
+  /** Operational notes (never secrets). */
+  log?: (line: string) => void;
 }
 
-export interface CreateSettings {
-  warnings?: string[];
-  thetaSource?: "last_row_of_X";
-  /** The resolved censor operator, kept on each job (v2 `most_eval`). */
-  censorOperator?: CensorOperator;
-  variant?: JobVariant;
-}
+export const DEFAULT_RETENTION_MS = 7 * 24 * 3600_000;
+export const DEFAULT_RESULT_MEMORY_BYTES = 256 * 1024 * 1024;
+const DEFAULT_RESULT_CACHE_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_JOB_RECORDS = 100_000;
 
 interface InputEntry {
   input: JobInput | Promise<JobInput | undefined> | undefined;
   /** Unfinished jobs reading it. */
   pending: number;
+  /** A job's outcome could not be saved: it runs again after a restart, so its input stays. */
+  keep?: boolean;
 }
 
-export class JobStore {
-  private readonly jobs = new Map<number, JobRecord>();
-  private readonly experiments = new Map<number, ExperimentRecord>();
+/** One accepted request, always in memory: to find its jobs, for retention (oldest first). */
+interface BatchMeta {
+  first: number;
+  count: number;
+  org: string;
+  created_at: string;
+  experimentId?: number;
+  inputRef: string;
+  /** Jobs not finished yet (the records stay in memory while there are any). */
+  unfinished: number;
+  /** Latest finished_at of its jobs (ms). */
+  lastFinished: number;
+  /** A job's outcome could not be saved: its record is the only copy; kept in memory. */
+  pinned?: boolean;
+}
+
+interface LoadedBatch {
+  meta: BatchMeta;
+  jobs: JobRecord[];
+  experiment?: ExperimentRecord;
+}
+
+export class EmbeddedStore implements Store {
+  readonly durable: boolean;
   private readonly inputs = new Map<string, InputEntry>();
+  /** Every request still kept, in id order (a few numbers each, never its rows). */
+  private readonly batches: BatchMeta[] = [];
+  private readonly byExperiment = new Map<number, BatchMeta>();
+  /** Records of requests in memory: all with unfinished jobs, and recently read ones (LRU). */
+  private readonly loaded = new Map<number, LoadedBatch>();
+  private loadedJobs = 0;
+  private readonly maxJobRecords: number;
+  private readonly loading = new Map<number, Promise<LoadedBatch | undefined>>();
+  private readonly queue = new FairQueue();
+  private readonly quota: QuotaLedger;
+  private readonly results: LruCache<number, string>;
+  private readonly retentionMs: number;
+  private readonly log: (line: string) => void;
   private nextJobId = 1;
   private nextExperimentId = 1;
+  private expiredBelowJob = 1;
+  private expiredBelowExperiment = 1;
+  private readonly expiredUnits = new Map<string, number>();
+  private expiring: Promise<number> | undefined;
+  /** Jobs whose terminal state is being saved. */
+  private readonly finishing = new Set<number>();
 
-  constructor(private readonly persistence: Persistence) {}
-
-  /** Takes in what a data dir held (jobs, experiments, counters); returns the unfinished jobs. */
-  restore(loaded: Loaded): JobRecord[] {
-    for (const job of loaded.jobs) this.jobs.set(job.id, job);
-    for (const experiment of loaded.experiments) this.experiments.set(experiment.id, experiment);
-    const maxJob = loaded.jobs.reduce((m, j) => Math.max(m, j.id), 0);
-    const maxExperiment = loaded.experiments.reduce((m, e) => Math.max(m, e.id), 0);
-    this.nextJobId = Math.max(loaded.state?.next_job_id ?? 1, maxJob + 1);
-    this.nextExperimentId = Math.max(loaded.state?.next_experiment_id ?? 1, maxExperiment + 1);
-    const unfinished = loaded.jobs.filter((j) => j.status === "queued" || j.status === "running");
-    for (const job of unfinished) {
-      job.status = "queued";
-      delete job.started_at;
-      const entry = this.inputs.get(job.input_ref) ?? { input: undefined, pending: 0 };
-      entry.pending++;
-      this.inputs.set(job.input_ref, entry);
-    }
-    return unfinished;
-  }
-
-  /** Counters for state.json. */
-  counters(): Pick<ServiceState, "next_job_id" | "next_experiment_id"> {
-    return { next_job_id: this.nextJobId, next_experiment_id: this.nextExperimentId };
+  private constructor(
+    private readonly persistence: Persistence,
+    settings: EmbeddedSettings,
+  ) {
+    this.durable = persistence.durable;
+    this.retentionMs = settings.retentionMs ?? DEFAULT_RETENTION_MS;
+    this.log = settings.log ?? (() => {});
+    this.quota = new QuotaLedger();
+    // Without a data dir the records are the only copy: they stay until their retention.
+    this.maxJobRecords = persistence.durable ? (settings.maxJobRecords ?? DEFAULT_JOB_RECORDS) : Infinity;
+    this.results = new LruCache(
+      persistence.durable ? (settings.resultCacheBytes ?? DEFAULT_RESULT_CACHE_BYTES) : (settings.maxResultMemoryBytes ?? DEFAULT_RESULT_MEMORY_BYTES),
+      (s) => s.length,
+    );
   }
 
   /**
-   * Creates one job per theta row (an experiment when there are several), in memory only;
-   * `persistCreated` saves them. Nothing is scheduled here.
+   * Opens the store on what `persistence` holds: the requests, how their jobs ended, and the
+   * quota they used (derived from them). Jobs that had not finished are queued again.
+   *
+   * @example
+   * const store = await EmbeddedStore.open(await DirPersistence.open("./rbp-data"), { retentionMs: 24 * 3600_000 });
    */
-  create(org: string, analysis: Analysis, input: JobInput, settings: CreateSettings = {}): NewJobs {
-    const now = new Date().toISOString();
-    const m = input.thetas.length;
-    const experiment: ExperimentRecord | undefined =
-      m > 1 ? { id: this.nextExperimentId++, code: newCode(), org, analysis, job_ids: [], created_at: now } : undefined;
-    const inputRef = experiment ? `e${experiment.id}` : `j${this.nextJobId}`;
-    const jobs: JobRecord[] = [];
-    for (let row = 0; row < m; row++) {
-      const job: JobRecord = {
-        id: this.nextJobId++,
-        code: newCode(),
-        org,
-        analysis,
-        status: "queued",
-        created_at: now,
-        warnings: settings.warnings ?? [],
-        ...(settings.thetaSource ? { theta_source: settings.thetaSource } : {}),
-        ...(experiment ? { experiment_id: experiment.id } : {}),
+  static async open(persistence: Persistence, settings: EmbeddedSettings = {}): Promise<EmbeddedStore> {
+    const store = new EmbeddedStore(persistence, settings);
+    store.restore(await persistence.load());
+    return store;
+  }
+
+  /** Jobs queued again at open (unfinished when the service stopped). */
+  requeued = 0;
+
+  private restore(loaded: Loaded): void {
+    const state = loaded.state;
+    this.expiredBelowJob = state?.expired_below_job ?? 1;
+    this.expiredBelowExperiment = state?.expired_below_experiment ?? 1;
+    for (const [org, units] of Object.entries(state?.expired_units ?? {})) {
+      this.expiredUnits.set(org, units);
+      this.quota.add(org, units);
+    }
+    let maxJob = 0;
+    let maxExperiment = 0;
+    const stale: BatchRecord[] = [];
+    for (const batch of loaded.batches) {
+      if (batch.first_job_id < this.expiredBelowJob) {
+        stale.push(batch); // its removal was interrupted: finish it below
+        continue;
+      }
+      const { jobs, experiment } = this.records(batch);
+      maxJob = Math.max(maxJob, batch.first_job_id + jobs.length - 1);
+      if (experiment) maxExperiment = Math.max(maxExperiment, experiment.id);
+      this.quota.add(batch.org, jobs.length);
+      let pending = 0;
+      for (const job of jobs) {
+        const outcome = loaded.outcomes.get(job.id);
+        if (outcome) applyOutcome(job, outcome);
+        else if (job.status !== "failed") {
+          pending++;
+          this.queue.push(job.org, job.id);
+        }
+      }
+      this.remember(batch, jobs, experiment);
+      if (pending > 0) this.inputs.set(batch.input_ref, { input: undefined, pending });
+      this.requeued += pending;
+    }
+    this.evict();
+    this.nextJobId = Math.max(state?.next_job_id ?? 1, maxJob + 1, this.expiredBelowJob);
+    this.nextExperimentId = Math.max(state?.next_experiment_id ?? 1, maxExperiment + 1, this.expiredBelowExperiment);
+    for (const batch of stale) void this.removeFiles(batch.first_job_id, batch.jobs.map((j) => j.id), batch.input_ref);
+    // Inputs no unfinished job reads (a crash between writing a request's input and its batch).
+    for (const ref of loaded.inputRefs) {
+      if (!this.inputs.has(ref)) void this.persistence.deleteInput(ref).catch(() => undefined);
+    }
+  }
+
+  /** The in-memory records of a stored request. */
+  private records(batch: BatchRecord): { jobs: JobRecord[]; experiment?: ExperimentRecord } {
+    const jobs = batch.jobs.map(
+      (j, row): JobRecord => ({
+        id: j.id,
+        code: j.code,
+        org: batch.org,
+        analysis: batch.analysis,
+        status: batch.failure ? "failed" : "queued",
+        created_at: batch.created_at,
+        ...(batch.failure ? { finished_at: batch.created_at, failure: batch.failure } : {}),
+        warnings: batch.warnings,
+        ...(batch.theta_source ? { theta_source: batch.theta_source } : {}),
+        ...(batch.experiment ? { experiment_id: batch.experiment.id } : {}),
         row,
-        input_ref: inputRef,
-        ...(settings.censorOperator ? { censor_operator: settings.censorOperator } : {}),
-        ...(settings.variant ? { variant: settings.variant } : {}),
-      };
-      jobs.push(job);
-      this.jobs.set(job.id, job);
-      experiment?.job_ids.push(job.id);
-    }
-    if (experiment) this.experiments.set(experiment.id, experiment);
-    this.inputs.set(inputRef, { input, pending: m });
-    return { jobs, experiment, input };
+        input_ref: batch.input_ref,
+        ...(batch.censor_operator ? { censor_operator: batch.censor_operator } : {}),
+        ...(batch.variant ? { variant: batch.variant } : {}),
+      }),
+    );
+    const experiment: ExperimentRecord | undefined = batch.experiment
+      ? { id: batch.experiment.id, code: batch.experiment.code, org: batch.org, analysis: batch.analysis, job_ids: jobs.map((j) => j.id), created_at: batch.created_at }
+      : undefined;
+    return { jobs, experiment };
   }
 
-  /**
-   * A job that failed before it could be queued (a v2 POST whose uploaded X is not there: the
-   * vendor resolved the reference when the job ran, so the caller gets a receipt and then a failed
-   * job, api-compat.md 2.3). In memory; `persistJob` saves it.
-   */
-  createFailed(org: string, analysis: Analysis, failure: JobFailure, settings: CreateSettings = {}): JobRecord {
-    const now = new Date().toISOString();
-    const id = this.nextJobId++;
-    const job: JobRecord = {
-      id,
-      code: newCode(),
-      org,
-      analysis,
-      status: "failed",
-      created_at: now,
-      finished_at: now,
-      warnings: settings.warnings ?? [],
-      row: 0,
-      input_ref: `j${id}`,
-      failure,
-      ...(settings.censorOperator ? { censor_operator: settings.censorOperator } : {}),
-      ...(settings.variant ? { variant: settings.variant } : {}),
+  /** Takes a new or restored request in: its meta (kept) and its records (loaded). */
+  private remember(batch: BatchRecord, jobs: JobRecord[], experiment: ExperimentRecord | undefined): void {
+    const meta: BatchMeta = {
+      first: batch.first_job_id,
+      count: jobs.length,
+      org: batch.org,
+      created_at: batch.created_at,
+      experimentId: experiment?.id,
+      inputRef: batch.input_ref,
+      unfinished: 0,
+      lastFinished: 0,
     };
-    this.jobs.set(id, job);
-    return job;
+    for (const job of jobs) {
+      if (job.status === "completed" || job.status === "failed") meta.lastFinished = Math.max(meta.lastFinished, Date.parse(job.finished_at!));
+      else meta.unfinished++;
+    }
+    this.batches.push(meta);
+    if (experiment) this.byExperiment.set(experiment.id, meta);
+    this.loaded.set(meta.first, { meta, jobs, experiment });
+    this.loadedJobs += jobs.length;
   }
 
-  async persistJob(job: JobRecord): Promise<void> {
-    if (this.persistence.durable) await this.persistence.saveJob(job);
+  /** The request holding job `id` (binary search over the kept requests). */
+  private metaOf(id: number): BatchMeta | undefined {
+    let lo = 0;
+    let hi = this.batches.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const meta = this.batches[mid];
+      if (id < meta.first) hi = mid - 1;
+      else if (id >= meta.first + meta.count) lo = mid + 1;
+      else return meta;
+    }
+    return undefined;
   }
 
-  /** When the organisation's first job still known was created (undefined when it has none). */
-  firstJobTime(org: string): Date | undefined {
-    let first: string | undefined;
-    for (const job of this.jobs.values()) if (job.org === org && (first === undefined || job.created_at < first)) first = job.created_at;
-    return first === undefined ? undefined : new Date(first);
+  /** The records of a request: from memory, else read again from the data dir. */
+  private async batchRecords(meta: BatchMeta): Promise<LoadedBatch | undefined> {
+    const hit = this.loaded.get(meta.first);
+    if (hit) {
+      this.loaded.delete(meta.first);
+      this.loaded.set(meta.first, hit);
+      return hit;
+    }
+    let pending = this.loading.get(meta.first);
+    if (!pending) {
+      pending = this.readBatch(meta).finally(() => this.loading.delete(meta.first));
+      this.loading.set(meta.first, pending);
+    }
+    return pending;
   }
 
-  /** Saves new jobs: inputs first, then the jobs, then the experiment that lists them. */
-  async persistCreated(created: NewJobs): Promise<void> {
+  private async readBatch(meta: BatchMeta): Promise<LoadedBatch | undefined> {
+    const batch = await this.persistence.loadBatch(meta.first);
+    if (!batch || this.metaOf(meta.first) !== meta) return undefined;
+    const { jobs, experiment } = this.records(batch);
+    const outcomes = await Promise.all(jobs.map((job) => (job.status === "failed" ? undefined : this.persistence.loadOutcome(job.id))));
+    jobs.forEach((job, i) => {
+      const outcome = outcomes[i];
+      if (outcome) applyOutcome(job, outcome);
+    });
+    const again = this.loaded.get(meta.first);
+    if (again) return again;
+    const entry = { meta, jobs, experiment };
+    this.loaded.set(meta.first, entry);
+    this.loadedJobs += jobs.length;
+    this.evict();
+    return entry;
+  }
+
+  /** Drops the records of finished requests read least recently, down to `maxJobRecords`. */
+  private evict(): void {
+    if (this.loadedJobs <= this.maxJobRecords) return;
+    for (const [first, entry] of this.loaded) {
+      if (this.loadedJobs <= this.maxJobRecords) break;
+      if (entry.meta.unfinished > 0 || entry.meta.pinned) continue;
+      this.loaded.delete(first);
+      this.loadedJobs -= entry.jobs.length;
+    }
+  }
+
+  /** The record of job `id` (undefined when no request holds it). */
+  private async jobRecord(id: number): Promise<JobRecord | undefined> {
+    const meta = this.metaOf(id);
+    if (!meta) return undefined;
+    return (await this.batchRecords(meta))?.jobs[id - meta.first];
+  }
+
+  /** Records in memory (job records, requests kept): for tests and the operator. */
+  stats(): { jobRecordsInMemory: number; requestsKept: number } {
+    return { jobRecordsInMemory: this.loadedJobs, requestsKept: this.batches.length };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Quota and creation
+
+  async quotaStatus(org: string, plan: number): Promise<QuotaStatus> {
+    return this.quota.status(org, plan);
+  }
+
+  async createJobs(request: CreateJobs): Promise<Created> {
+    const m = request.input.thetas.length;
+    this.take(request.org, request.plan, m);
+    const first = this.nextJobId;
+    this.nextJobId += m;
+    const experiment = m > 1 ? { id: this.nextExperimentId++, code: newCode() } : undefined;
+    const batch: BatchRecord = {
+      first_job_id: first,
+      org: request.org,
+      analysis: request.analysis,
+      created_at: new Date().toISOString(),
+      warnings: request.warnings,
+      input_ref: experiment ? `e${experiment.id}` : `j${first}`,
+      ...(request.thetaSource ? { theta_source: request.thetaSource } : {}),
+      ...(request.censorOperator ? { censor_operator: request.censorOperator } : {}),
+      ...(request.variant ? { variant: request.variant } : {}),
+      ...(experiment ? { experiment } : {}),
+      jobs: Array.from({ length: m }, (_, i) => ({ id: first + i, code: newCode() })),
+    };
+    await this.save(batch, request.input, m);
+    const { jobs, experiment: record } = this.records(batch);
+    this.remember(batch, jobs, record);
+    this.inputs.set(batch.input_ref, { input: request.input, pending: m });
+    for (const job of jobs) this.queue.push(job.org, job.id);
+    return { jobs, experiment: record };
+  }
+
+  async createFailedJob(request: CreateFailedJob): Promise<JobRecord> {
+    this.take(request.org, request.plan, 1);
+    const id = this.nextJobId++;
+    const batch: BatchRecord = {
+      first_job_id: id,
+      org: request.org,
+      analysis: request.analysis,
+      created_at: new Date().toISOString(),
+      warnings: request.warnings,
+      input_ref: `j${id}`,
+      ...(request.variant ? { variant: request.variant } : {}),
+      jobs: [{ id, code: newCode() }],
+      failure: request.failure,
+    };
+    await this.save(batch, undefined, 1);
+    const { jobs } = this.records(batch);
+    this.remember(batch, jobs, undefined);
+    return jobs[0];
+  }
+
+  /** Takes the units now (synchronously) or throws QuotaExceededError. */
+  private take(org: string, plan: number, units: number): void {
+    const taken = this.quota.reserve(org, plan, units);
+    if (!taken.ok) throw new QuotaExceededError(taken.status, units);
+  }
+
+  /** Saves a request (input, then the batch that is its charge); on failure undoes everything. */
+  private async save(batch: BatchRecord, input: JobInput | undefined, units: number): Promise<void> {
     if (!this.persistence.durable) return;
-    await this.persistence.saveInput(created.jobs[0].input_ref, created.input);
-    await Promise.all(created.jobs.map((job) => this.persistence.saveJob(job)));
-    if (created.experiment) await this.persistence.saveExperiment(created.experiment);
+    try {
+      if (input) await this.persistence.saveInput(batch.input_ref, input);
+      await this.persistence.saveBatch(batch);
+    } catch (error) {
+      this.quota.refund(batch.org, units);
+      await Promise.all([
+        input ? this.persistence.deleteInput(batch.input_ref).catch(() => undefined) : undefined,
+        this.persistence.deleteBatch(batch.first_job_id).catch(() => undefined),
+      ]);
+      throw storageError(error);
+    }
   }
 
-  /** Forgets jobs whose POST was refused after they were created (their ids stay used). */
-  discard(created: NewJobs): void {
-    for (const job of created.jobs) this.jobs.delete(job.id);
-    if (created.experiment) this.experiments.delete(created.experiment.id);
-    this.inputs.delete(created.jobs[0].input_ref);
-  }
+  // -------------------------------------------------------------------------------------------
+  // Lookups
 
-  /** Forgets a job made by `createFailed` whose POST was refused after all. */
-  discardJob(job: JobRecord): void {
-    this.jobs.delete(job.id);
-  }
-
-  get(id: number): JobRecord | undefined {
-    return this.jobs.get(id);
-  }
-
-  getExperiment(id: number): ExperimentRecord | undefined {
-    return this.experiments.get(id);
-  }
-
-  /** The job with this id and code belonging to `org`, else undefined. */
-  find(org: string, id: number, code: string): JobRecord | undefined {
-    const job = this.jobs.get(id);
-    if (!job || !sameCode(job.code, code) || job.org !== org) return undefined;
+  async findJob(org: string, id: number, code: string): Promise<JobRecord | undefined> {
+    const job = await this.jobRecord(id);
+    if (!job || !sameCode(job.code, code) || job.org !== org || this.pastRetention(job)) return undefined;
     return job;
   }
 
-  findExperiment(org: string, id: number, code: string): ExperimentRecord | undefined {
-    const experiment = this.experiments.get(id);
-    if (!experiment || !sameCode(experiment.code, code) || experiment.org !== org) return undefined;
+  async findExperiment(org: string, id: number, code: string): Promise<ExperimentRecord | undefined> {
+    const meta = this.byExperiment.get(id);
+    const entry = meta && (await this.batchRecords(meta));
+    const experiment = entry?.experiment;
+    if (!entry || !experiment || !sameCode(experiment.code, code) || experiment.org !== org) return undefined;
+    if (entry.jobs.every((job) => this.pastRetention(job))) return undefined;
     return experiment;
   }
 
-  /** The inputs of an unfinished job (read from the data dir after a restart). */
-  async input(job: JobRecord): Promise<JobInput | undefined> {
+  async experimentJobs(experiment: ExperimentRecord): Promise<JobRecord[]> {
+    const meta = this.byExperiment.get(experiment.id);
+    return (meta && (await this.batchRecords(meta)))?.jobs ?? [];
+  }
+
+  async expiredReason(kind: "job" | "experiment", id: number): Promise<string | undefined> {
+    const meta = kind === "job" ? this.metaOf(id) : this.byExperiment.get(id);
+    let past: boolean;
+    if (!meta) past = id < (kind === "job" ? this.expiredBelowJob : this.expiredBelowExperiment);
+    else {
+      const entry = await this.batchRecords(meta);
+      const jobs = kind === "job" ? entry?.jobs.filter((j) => j.id === id) : entry?.jobs;
+      past = jobs !== undefined && jobs.length > 0 && jobs.every((job) => this.pastRetention(job));
+    }
+    if (!past) return undefined;
+    return `${kind} ${id} is no longer kept: finished jobs and their results are removed ${describeMs(this.retentionMs)} after they finish (rbp serve --retention)`;
+  }
+
+  async firstJobTime(org: string): Promise<Date | undefined> {
+    const meta = this.batches.find((b) => b.org === org);
+    return meta ? new Date(meta.created_at) : undefined;
+  }
+
+  private pastRetention(job: JobRecord): boolean {
+    return job.finished_at !== undefined && Date.parse(job.finished_at) + this.retentionMs <= Date.now();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Queue and states
+
+  async claim(): Promise<Claimed | undefined> {
+    for (;;) {
+      const id = this.queue.shift();
+      if (id === undefined) return undefined;
+      const job = await this.jobRecord(id);
+      if (!job || job.status !== "queued") continue;
+      job.status = "running";
+      job.started_at = new Date().toISOString();
+      const input = await this.input(job).catch((error: unknown) => {
+        this.log(`job ${job.id}: its inputs could not be read: ${error instanceof Error ? error.message : String(error)}`);
+        return undefined;
+      });
+      if (input) return { job, input };
+      await this.fail(job, { message: "interrupted by a restart, and its inputs were lost", ...PROCESS_JOB });
+    }
+  }
+
+  /** Jobs waiting to be claimed. */
+  queued(): number {
+    return this.queue.size;
+  }
+
+  private async input(job: JobRecord): Promise<JobInput | undefined> {
     const entry = this.inputs.get(job.input_ref);
     if (!entry) return undefined;
     entry.input ??= this.persistence.loadInput(job.input_ref);
     return entry.input;
   }
 
-  markRunning(job: JobRecord): void {
-    if (job.status !== "queued") return;
-    job.status = "running";
-    job.started_at = new Date().toISOString();
-  }
-
-  /** Saves the result, then marks the job completed. */
-  async complete(job: JobRecord, json: string, compact: JobRecord["compact"]): Promise<void> {
-    await this.persistence.saveResult(job.id, json);
-    job.status = "completed";
-    job.compact = compact;
-    job.finished_at = new Date().toISOString();
-    await this.finish(job);
+  async complete(job: JobRecord, json: string, compact: JobRecord["compact"]): Promise<"completed" | "failed"> {
+    if (this.finished(job)) return job.status as "completed" | "failed";
+    this.finishing.add(job.id);
+    try {
+      if (this.persistence.durable) await this.persistence.saveResult(job.id, json);
+    } catch (error) {
+      const e = storageError(error);
+      this.log(`job ${job.id}: its result could not be saved: ${"detail" in e ? String(e.detail) : e.message}`);
+      this.finishing.delete(job.id);
+      await this.fail(job, {
+        message: e.name === "StorageFullError" ? "its result could not be stored: the service's storage is full" : "its result could not be stored",
+        ...PROCESS_JOB,
+      });
+      return "failed";
+    }
+    this.results.set(job.id, json);
+    await this.finish(job, { status: "completed", finished_at: new Date().toISOString(), compact });
+    return "completed";
   }
 
   async fail(job: JobRecord, failure: JobFailure): Promise<void> {
-    job.status = "failed";
-    job.failure = failure;
-    job.finished_at = new Date().toISOString();
-    await this.finish(job);
+    if (this.finished(job)) return;
+    this.finishing.add(job.id);
+    await this.finish(job, { status: "failed", finished_at: new Date().toISOString(), failure });
   }
 
-  private async finish(job: JobRecord): Promise<void> {
-    const entry = this.inputs.get(job.input_ref);
-    let release = false;
-    if (entry && --entry.pending <= 0) {
-      this.inputs.delete(job.input_ref);
-      release = true;
+  /** Terminal, or becoming so: a second complete/fail does nothing. */
+  private finished(job: JobRecord): boolean {
+    return job.status === "completed" || job.status === "failed" || this.finishing.has(job.id);
+  }
+
+  /**
+   * Runs once per job: saves its outcome, releases its input (the last job of a request removes
+   * the input file), THEN shows the outcome (a reader never sees a terminal state that a restart
+   * would not).
+   */
+  private async finish(job: JobRecord, outcome: Outcome): Promise<void> {
+    if (job.started_at) outcome.started_at = job.started_at;
+    let saved = true;
+    if (this.persistence.durable) {
+      try {
+        await this.persistence.saveOutcome(job.id, outcome);
+      } catch (error) {
+        // Shown as finished now; without its outcome it runs again after a restart (paid once).
+        saved = false;
+        this.log(`job ${job.id}: its outcome could not be saved (${error instanceof Error ? error.message : String(error)}); it runs again after a restart`);
+      }
     }
-    await this.persistence.saveJob(job);
-    if (release) await this.persistence.deleteInput(job.input_ref);
+    const entry = this.inputs.get(job.input_ref);
+    if (entry) {
+      if (!saved) entry.keep = true;
+      if (--entry.pending <= 0) {
+        this.inputs.delete(job.input_ref);
+        if (!entry.keep && this.persistence.durable) await this.persistence.deleteInput(job.input_ref).catch(() => undefined);
+      }
+    }
+    applyOutcome(job, outcome);
+    this.finishing.delete(job.id);
+    const meta = this.metaOf(job.id);
+    if (meta) {
+      meta.unfinished = Math.max(0, meta.unfinished - 1);
+      meta.lastFinished = Math.max(meta.lastFinished, Date.parse(outcome.finished_at));
+      if (!saved) meta.pinned = true;
+      this.evict();
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Results
+
+  async readResult(job: JobRecord): Promise<string | undefined> {
+    const cached = this.results.get(job.id);
+    if (cached !== undefined) return cached;
+    if (!this.persistence.durable || this.pastRetention(job)) return undefined;
+    const json = await this.persistence.loadResult(job.id);
+    if (json !== undefined) this.results.set(job.id, json);
+    return json;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Retention
+
+  expire(now: Date): Promise<number> {
+    this.expiring ??= this.expireOnce(now.getTime()).finally(() => (this.expiring = undefined));
+    return this.expiring;
+  }
+
+  /** Removes requests, oldest first, whose jobs all finished `retentionMs` before `now`. */
+  private async expireOnce(now: number): Promise<number> {
+    let removed = 0;
+    while (this.batches.length > 0) {
+      const batch = this.batches[0];
+      if (batch.unfinished > 0 || batch.lastFinished + this.retentionMs > now) break;
+      const jobIds = Array.from({ length: batch.count }, (_, i) => batch.first + i);
+      const last = batch.first + batch.count - 1;
+      const before = { job: this.expiredBelowJob, experiment: this.expiredBelowExperiment };
+      this.expiredBelowJob = Math.max(this.expiredBelowJob, last + 1);
+      if (batch.experimentId !== undefined) this.expiredBelowExperiment = Math.max(this.expiredBelowExperiment, batch.experimentId + 1);
+      this.expiredUnits.set(batch.org, (this.expiredUnits.get(batch.org) ?? 0) + batch.count);
+      if (this.persistence.durable) {
+        try {
+          // The watermark first: a crash before the files go leaves them to be removed at the next open.
+          await this.persistence.saveState(this.state());
+        } catch (error) {
+          this.log(`retention: state.json could not be saved (${error instanceof Error ? error.message : String(error)}); will try again`);
+          this.expiredUnits.set(batch.org, (this.expiredUnits.get(batch.org) ?? 0) - batch.count);
+          this.expiredBelowJob = before.job;
+          this.expiredBelowExperiment = before.experiment;
+          break;
+        }
+      }
+      this.batches.shift();
+      const entry = this.loaded.get(batch.first);
+      if (entry) {
+        this.loaded.delete(batch.first);
+        this.loadedJobs -= entry.jobs.length;
+      }
+      for (const id of jobIds) this.results.delete(id);
+      if (batch.experimentId !== undefined) this.byExperiment.delete(batch.experimentId);
+      this.inputs.delete(batch.inputRef);
+      await this.removeFiles(batch.first, jobIds, batch.inputRef);
+      removed += batch.count;
+    }
+    return removed;
+  }
+
+  private async removeFiles(first: number, jobIds: number[], inputRef: string): Promise<void> {
+    if (!this.persistence.durable) return;
+    try {
+      for (const id of jobIds) await this.persistence.deleteJob(id);
+      await this.persistence.deleteInput(inputRef);
+      await this.persistence.deleteBatch(first);
+    } catch (error) {
+      this.log(`retention: files of request ${first} could not be removed (${error instanceof Error ? error.message : String(error)}); removed at the next start`);
+    }
+  }
+
+  private state(): ServiceState {
+    return {
+      version: 2,
+      next_job_id: this.nextJobId,
+      next_experiment_id: this.nextExperimentId,
+      expired_below_job: this.expiredBelowJob,
+      expired_below_experiment: this.expiredBelowExperiment,
+      expired_units: Object.fromEntries(this.expiredUnits),
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.expiring?.catch(() => undefined);
+    if (this.persistence.durable) await this.persistence.saveState(this.state()).catch(() => undefined);
+    await this.persistence.flush();
+  }
+}
+
+function applyOutcome(job: JobRecord, outcome: Outcome): void {
+  job.status = outcome.status;
+  if (outcome.started_at) job.started_at = outcome.started_at;
+  job.finished_at = outcome.finished_at;
+  if (outcome.failure) job.failure = outcome.failure;
+  if (outcome.compact) job.compact = outcome.compact;
+}
+
+function describeMs(ms: number): string {
+  if (ms % (24 * 3600_000) === 0) return `${ms / (24 * 3600_000)} day(s)`;
+  if (ms % 3600_000 === 0) return `${ms / 3600_000} hour(s)`;
+  return `${ms / 1000} s`;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Queued job ids: one FIFO per organisation, taken round robin over the organisations that have
+ * queued jobs. A flood from one organisation does not delay another's next job by more than one
+ * job per worker.
+ */
+export class FairQueue {
+  private readonly perOrg = new Map<string, { ids: number[]; head: number }>();
+  private readonly ring: string[] = [];
+  private next = 0;
+  size = 0;
+
+  push(org: string, id: number): void {
+    let queue = this.perOrg.get(org);
+    if (!queue) {
+      queue = { ids: [], head: 0 };
+      this.perOrg.set(org, queue);
+      this.ring.push(org);
+    }
+    queue.ids.push(id);
+    this.size++;
+  }
+
+  shift(): number | undefined {
+    while (this.ring.length > 0) {
+      if (this.next >= this.ring.length) this.next = 0;
+      const org = this.ring[this.next];
+      const queue = this.perOrg.get(org)!;
+      if (queue.head >= queue.ids.length) {
+        this.perOrg.delete(org);
+        this.ring.splice(this.next, 1);
+        continue;
+      }
+      const id = queue.ids[queue.head++];
+      if (queue.head > 1024 && queue.head * 2 > queue.ids.length) {
+        queue.ids = queue.ids.slice(queue.head);
+        queue.head = 0;
+      }
+      this.next++;
+      this.size--;
+      return id;
+    }
+    return undefined;
+  }
+}
+
+/** A small least-recently-used cache bounded by a total weight. */
+export class LruCache<K, V> {
+  private readonly map = new Map<K, V>();
+  private total = 0;
+
+  constructor(
+    private readonly capacity: number,
+    private readonly weigh: (value: V) => number,
+  ) {}
+
+  get(key: K): V | undefined {
+    const value = this.map.get(key);
+    if (value === undefined) return undefined;
+    this.map.delete(key);
+    this.map.set(key, value);
+    return value;
+  }
+
+  delete(key: K): void {
+    const old = this.map.get(key);
+    if (old === undefined) return;
+    this.total -= this.weigh(old);
+    this.map.delete(key);
+  }
+
+  set(key: K, value: V): void {
+    this.delete(key);
+    const weight = this.weigh(value);
+    if (weight > this.capacity) return;
+    this.map.set(key, value);
+    this.total += weight;
+    for (const [k, v] of this.map) {
+      if (this.total <= this.capacity) break;
+      this.map.delete(k);
+      this.total -= this.weigh(v);
+    }
   }
 }

@@ -1,31 +1,38 @@
 /**
- * Where jobs, results and quota live. `MemoryPersistence` (the default) keeps results in memory
- * and forgets everything at exit; `DirPersistence` (`--data-dir`) keeps them in a directory so a
- * receipt saved in a notebook stays valid across restarts:
+ * Where the embedded store (jobs.ts) keeps what must survive a restart. `MemoryPersistence` (the
+ * default) keeps nothing; `DirPersistence` (`--data-dir`) keeps it in a directory (0700, files
+ * 0600, like the credentials file):
  *
  * ```
- * <dir>/state.json                 counters (next job and experiment ids) and quota used per org
- * <dir>/jobs/<job_id>.json         one job: status, org, code, failure, compact yhat/fit
- * <dir>/experiments/<id>.json      one experiment: its code, org and child job ids
- * <dir>/inputs/<ref>.json          the inputs of unfinished jobs (deleted once all are finished)
- * <dir>/results/<job_id>.json      the `results` JSON of a completed job, exactly as served
- * <dir>/local-credentials.json     generated local credentials (credentials.ts)
+ * <dir>/state.json               version, id counters, retention watermarks, units of expired jobs
+ * <dir>/batches/<first_id>.json  one accepted request (its charge): org, analysis, warnings, the
+ *                                experiment's id and code, each row's job id and code. Written once.
+ * <dir>/inputs/<ref>.json        X, y, theta rows and options of a request with unfinished jobs
+ * <dir>/outcomes/<job_id>.json   the terminal state of one job (completed | failed), written once
+ * <dir>/results/<job_id>.json    the `results` JSON of a completed job, exactly as served
+ * <dir>/local-credentials.json   generated local credentials (credentials.ts)
  * ```
  *
- * Every write is atomic: a temporary file in the same directory, fsync, rename (then a best-effort
- * fsync of the directory). Writes to one path are applied in order.
+ * A request is stored once however many theta rows it has (one batch file and one input file),
+ * never once per row; per-job files are written only as jobs finish. Every write is atomic (a
+ * temporary file in the same directory, fsync, rename, fsync of the directory), and a failed
+ * write removes its temporary file. At most `MAX_OPEN_FILES` file operations run at once, so
+ * one request cannot exhaust the process's file descriptors.
  *
- * Restart policy: jobs that were queued or running when the service stopped are queued again
- * from their saved inputs (they were paid for; the receipt stays valid); a job whose inputs are
- * gone fails with "interrupted by a restart".
+ * Crash consistency: the batch file IS the charge. Quota used by an organisation is derived at
+ * start-up from the batches that exist plus `expired_units` (jobs removed by retention), so it
+ * can never drift from the jobs. A job with no outcome file is queued again at start-up.
+ * A file that cannot be parsed stops start-up with a message naming it and what to do: nothing
+ * is silently reset.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
-import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
+import { chmodSync, closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { chmod, mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Analysis } from "../api/options.js";
 import type { Dataset } from "../engine/data.js";
 import type { CensorOperator } from "../engine/options.js";
+import { DamagedStoreError } from "./store.js";
 
 /** Inputs shared by the jobs of one POST (an experiment's rows share X, y and options). */
 export interface JobInput {
@@ -52,7 +59,7 @@ export interface JobFailure {
 /** Variants of an analysis a job may run (the v2 `/grid-singularity` endpoints: see singularity.ts). */
 export type JobVariant = "grid_singularity";
 
-/** A job as stored (and as kept in memory). */
+/** A job as the store serves it (in memory; on disk it is a batch row plus an outcome). */
 export interface JobRecord {
   id: number;
   code: string;
@@ -62,7 +69,7 @@ export interface JobRecord {
   created_at: string;
   started_at?: string;
   finished_at?: string;
-  /** Notes from parsing the request (ignored keys ...), shown on the receipt. */
+  /** Notes from parsing the request (ignored keys ...), shown on the receipt; shared by a request's jobs. */
   warnings: string[];
   /** Set when theta was absent and the last row of X was used. */
   theta_source?: "last_row_of_X";
@@ -89,140 +96,336 @@ export interface ExperimentRecord {
   created_at: string;
 }
 
+/** One accepted request as stored: everything its jobs share, once, and each row's id and code. */
+export interface BatchRecord {
+  first_job_id: number;
+  org: string;
+  analysis: Analysis;
+  created_at: string;
+  warnings: string[];
+  input_ref: string;
+  theta_source?: "last_row_of_X";
+  censor_operator?: CensorOperator;
+  variant?: JobVariant;
+  experiment?: { id: number; code: string };
+  /** Row i is job `jobs[i]`. */
+  jobs: Array<{ id: number; code: string }>;
+  /** Set for a job recorded as failed at its creation (v2: the uploaded X is not there). */
+  failure?: JobFailure;
+}
+
+/** The terminal state of a job. */
+export interface Outcome {
+  status: "completed" | "failed";
+  started_at?: string;
+  finished_at: string;
+  failure?: JobFailure;
+  compact?: JobRecord["compact"];
+}
+
+/** A job file of the first data-dir layout (jobs/<id>.json), read once to migrate it. */
+type V1Job = JobRecord;
+
 export interface ServiceState {
-  version: 1;
+  version: 2;
   next_job_id: number;
   next_experiment_id: number;
-  quota_used: Record<string, number>;
+  /** Jobs (and experiments) with a lower id were removed by retention. */
+  expired_below_job: number;
+  expired_below_experiment: number;
+  /** Units of removed jobs, per organisation (still counted as used). */
+  expired_units: Record<string, number>;
 }
 
 export interface Loaded {
   state: ServiceState | undefined;
-  jobs: JobRecord[];
-  experiments: ExperimentRecord[];
+  batches: BatchRecord[];
+  outcomes: Map<number, Outcome>;
+  /** Refs of the input files present (an input no unfinished job reads is removed). */
+  inputRefs: string[];
 }
 
 export interface Persistence {
   /** True when things survive a restart. */
   readonly durable: boolean;
   load(): Promise<Loaded>;
-  /** Saves the state the getter returns when the write starts; calls made meanwhile share a write. */
-  saveState(state: () => ServiceState): Promise<void>;
-  saveJob(job: JobRecord): Promise<void>;
-  saveExperiment(experiment: ExperimentRecord): Promise<void>;
+  saveState(state: ServiceState): Promise<void>;
+  saveBatch(batch: BatchRecord): Promise<void>;
+  /** One request as saved (undefined when it is not there). */
+  loadBatch(firstJobId: number): Promise<BatchRecord | undefined>;
+  deleteBatch(firstJobId: number): Promise<void>;
+  saveOutcome(jobId: number, outcome: Outcome): Promise<void>;
+  loadOutcome(jobId: number): Promise<Outcome | undefined>;
   saveInput(ref: string, input: JobInput): Promise<void>;
   loadInput(ref: string): Promise<JobInput | undefined>;
   deleteInput(ref: string): Promise<void>;
   saveResult(jobId: number, json: string): Promise<void>;
   loadResult(jobId: number): Promise<string | undefined>;
+  /** Removes a job's outcome and result. */
+  deleteJob(jobId: number): Promise<void>;
   /** Waits for every write issued so far. */
   flush(): Promise<void>;
 }
+
+/** File operations running at once in one data dir, at most. */
+export const MAX_OPEN_FILES = 16;
 
 // ---------------------------------------------------------------------------------------------
 
 export class MemoryPersistence implements Persistence {
   readonly durable = false;
-  private readonly results = new Map<number, string>();
-
   async load(): Promise<Loaded> {
-    return { state: undefined, jobs: [], experiments: [] };
+    return { state: undefined, batches: [], outcomes: new Map(), inputRefs: [] };
   }
   async saveState(): Promise<void> {}
-  async saveJob(): Promise<void> {}
-  async saveExperiment(): Promise<void> {}
+  async saveBatch(): Promise<void> {}
+  async loadBatch(): Promise<BatchRecord | undefined> {
+    return undefined;
+  }
+  async loadOutcome(): Promise<Outcome | undefined> {
+    return undefined;
+  }
+  async deleteBatch(): Promise<void> {}
+  async saveOutcome(): Promise<void> {}
   async saveInput(): Promise<void> {}
   async loadInput(): Promise<JobInput | undefined> {
     return undefined;
   }
   async deleteInput(): Promise<void> {}
-  async saveResult(jobId: number, json: string): Promise<void> {
-    this.results.set(jobId, json);
+  async saveResult(): Promise<void> {}
+  async loadResult(): Promise<string | undefined> {
+    return undefined;
   }
-  async loadResult(jobId: number): Promise<string | undefined> {
-    return this.results.get(jobId);
-  }
+  async deleteJob(): Promise<void> {}
   async flush(): Promise<void> {}
 }
 
 // ---------------------------------------------------------------------------------------------
 
+const SUBDIRS = ["batches", "inputs", "outcomes", "results"] as const;
+const DIR_MODE = 0o700;
+const FILE_MODE = 0o600;
+
+/** Runs at most `limit` operations at once, the rest in arrival order. */
+export class Limiter {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+  constructor(private readonly limit: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.running >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.running++;
+    try {
+      return await task();
+    } finally {
+      this.running--;
+      this.waiting.shift()?.();
+    }
+  }
+}
+
 export class DirPersistence implements Persistence {
   readonly durable = true;
   private readonly chains = new Map<string, Promise<void>>();
-  private stateQueued: Promise<void> | undefined;
+  private readonly files = new Limiter(MAX_OPEN_FILES);
 
-  private constructor(readonly dir: string) {}
+  protected constructor(readonly dir: string) {}
 
-  /** Creates the directory layout (and removes temporary files a crash left behind). */
+  /**
+   * Creates the directory layout (0700), tightens an existing one, removes temporary files a
+   * crash left behind, and converts a data dir of the first layout (jobs/, experiments/).
+   */
   static async open(dir: string): Promise<DirPersistence> {
-    for (const sub of ["jobs", "experiments", "inputs", "results"]) await mkdir(join(dir, sub), { recursive: true });
-    for (const sub of ["", "jobs", "experiments", "inputs", "results"]) {
+    await mkdir(dir, { recursive: true, mode: DIR_MODE });
+    await chmod(dir, DIR_MODE);
+    for (const sub of SUBDIRS) {
+      await mkdir(join(dir, sub), { recursive: true, mode: DIR_MODE });
+      await chmod(join(dir, sub), DIR_MODE);
+    }
+    for (const sub of ["", ...SUBDIRS]) {
       for (const name of await readdir(join(dir, sub))) {
         if (name.endsWith(".tmp")) await rm(join(dir, sub, name), { force: true });
       }
     }
-    return new DirPersistence(dir);
+    const persistence = new DirPersistence(dir);
+    if ((await readdir(dir)).includes("jobs")) await persistence.migrateFirstLayout();
+    return persistence;
+  }
+
+  /**
+   * Converts a data dir of the first layout (one file per job in jobs/, experiments/, state.json
+   * version 1) to this one: one batch per input, an outcome per finished job. Inputs and results
+   * keep their files. Quota used is then derived from the jobs, as always. The old files move to
+   * `v1-backup/`. Safe to run again if interrupted (it rewrites the same files).
+   */
+  private async migrateFirstLayout(): Promise<void> {
+    const advice = "restore it from a backup, or move it away (its job is then forgotten)";
+    const jobs: V1Job[] = [];
+    for (const name of (await readdir(join(this.dir, "jobs"))).filter((n) => n.endsWith(".json"))) {
+      const job = await this.readDamaged<V1Job>(join(this.dir, "jobs", name), advice);
+      if (job) jobs.push(job);
+    }
+    const codes = new Map<number, string>();
+    const hasExperiments = (await readdir(this.dir)).includes("experiments");
+    for (const name of hasExperiments ? (await readdir(join(this.dir, "experiments"))).filter((n) => n.endsWith(".json")) : []) {
+      const experiment = await this.readDamaged<ExperimentRecord>(join(this.dir, "experiments", name), advice);
+      if (experiment) codes.set(experiment.id, experiment.code);
+    }
+    const groups = new Map<string, V1Job[]>();
+    for (const job of jobs.sort((a, b) => a.id - b.id)) groups.set(job.input_ref, [...(groups.get(job.input_ref) ?? []), job]);
+    for (const group of groups.values()) {
+      const head = group[0];
+      const experimentId = head.experiment_id;
+      await this.saveBatch({
+        first_job_id: head.id,
+        org: head.org,
+        analysis: head.analysis,
+        created_at: head.created_at,
+        warnings: head.warnings,
+        input_ref: head.input_ref,
+        ...(head.theta_source ? { theta_source: head.theta_source } : {}),
+        ...(head.censor_operator ? { censor_operator: head.censor_operator } : {}),
+        ...(head.variant ? { variant: head.variant } : {}),
+        ...(experimentId !== undefined && codes.has(experimentId) ? { experiment: { id: experimentId, code: codes.get(experimentId)! } } : {}),
+        jobs: group.map((j) => ({ id: j.id, code: j.code })),
+      });
+      for (const job of group) {
+        if (job.status !== "completed" && job.status !== "failed") continue;
+        await this.saveOutcome(job.id, {
+          status: job.status,
+          ...(job.started_at ? { started_at: job.started_at } : {}),
+          finished_at: job.finished_at ?? job.created_at,
+          ...(job.failure ? { failure: job.failure } : {}),
+          ...(job.compact ? { compact: job.compact } : {}),
+        });
+      }
+    }
+    const old = await this.readDamaged<{ version?: number; next_job_id?: number; next_experiment_id?: number }>(join(this.dir, "state.json"), "restore it from a backup, or move it away");
+    const maxJob = jobs.reduce((m, j) => Math.max(m, j.id), 0);
+    const maxExperiment = [...codes.keys()].reduce((m, id) => Math.max(m, id), 0);
+    const backup = join(this.dir, "v1-backup");
+    await mkdir(backup, { recursive: true, mode: DIR_MODE });
+    if (old?.version === 1) await rename(join(this.dir, "state.json"), join(backup, "state.json"));
+    await this.saveState({
+      version: 2,
+      next_job_id: Math.max(old?.next_job_id ?? 1, maxJob + 1),
+      next_experiment_id: Math.max(old?.next_experiment_id ?? 1, maxExperiment + 1),
+      expired_below_job: 1,
+      expired_below_experiment: 1,
+      expired_units: {},
+    });
+    await rename(join(this.dir, "jobs"), join(backup, `jobs-${Date.now()}`));
+    if (hasExperiments) await rename(join(this.dir, "experiments"), join(backup, `experiments-${Date.now()}`));
+    await syncDir(this.dir);
   }
 
   async load(): Promise<Loaded> {
-    const state = await readJsonFile<ServiceState>(join(this.dir, "state.json"));
-    const jobs = await this.readAll<JobRecord>("jobs");
-    const experiments = await this.readAll<ExperimentRecord>("experiments");
-    return { state, jobs: jobs.sort((a, b) => a.id - b.id), experiments: experiments.sort((a, b) => a.id - b.id) };
+    const state = await this.readDamaged<ServiceState>(
+      join(this.dir, "state.json"),
+      "it holds the id counters, the retention watermarks and the quota units of expired jobs. Restore it from a backup; " +
+        "or move it away to start with ids counted from the saved requests and without the units of expired jobs",
+    );
+    if (state !== undefined && state.version !== 2) {
+      throw new DamagedStoreError(`${join(this.dir, "state.json")} has version ${String(state.version)}; this rbp reads version 2. Start it on a new --data-dir`);
+    }
+    const batches: BatchRecord[] = [];
+    for (const name of await readdir(join(this.dir, "batches"))) {
+      if (!name.endsWith(".json")) continue;
+      const batch = await this.readDamaged<BatchRecord>(
+        join(this.dir, "batches", name),
+        "it records an accepted, paid request. Restore it from a backup; or move it away, and its jobs and their quota units are forgotten",
+      );
+      if (batch) batches.push(batch);
+    }
+    batches.sort((a, b) => a.first_job_id - b.first_job_id);
+    const outcomes = new Map<number, Outcome>();
+    for (const name of await readdir(join(this.dir, "outcomes"))) {
+      if (!name.endsWith(".json")) continue;
+      const outcome = await this.readDamaged<Outcome>(
+        join(this.dir, "outcomes", name),
+        "it records how one job ended. Restore it from a backup; or move it away, and the job runs again (charged once)",
+      );
+      if (outcome) outcomes.set(Number(name.slice(0, -5)), outcome);
+    }
+    const inputRefs = (await readdir(join(this.dir, "inputs"))).filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5));
+    return { state, batches, outcomes, inputRefs };
   }
 
-  saveState(state: () => ServiceState): Promise<void> {
-    // One write waiting at most: it reads the newest state when it starts.
-    if (this.stateQueued) return this.stateQueued;
-    const queued = this.chain(join(this.dir, "state.json"), (path) => {
-      this.stateQueued = undefined;
-      return writeFileAtomic(path, JSON.stringify(state(), null, 1));
-    });
-    this.stateQueued = queued;
-    return queued;
+  saveState(state: ServiceState): Promise<void> {
+    const text = JSON.stringify(state, null, 1);
+    return this.write(join(this.dir, "state.json"), text);
   }
 
-  saveJob(job: JobRecord): Promise<void> {
-    const text = JSON.stringify(job);
-    return this.chain(join(this.dir, "jobs", `${job.id}.json`), (path) => writeFileAtomic(path, text));
+  saveBatch(batch: BatchRecord): Promise<void> {
+    return this.write(this.batchPath(batch.first_job_id), JSON.stringify(batch));
   }
 
-  saveExperiment(experiment: ExperimentRecord): Promise<void> {
-    const text = JSON.stringify(experiment);
-    return this.chain(join(this.dir, "experiments", `${experiment.id}.json`), (path) => writeFileAtomic(path, text));
+  deleteBatch(firstJobId: number): Promise<void> {
+    return this.remove(this.batchPath(firstJobId));
+  }
+
+  loadBatch(firstJobId: number): Promise<BatchRecord | undefined> {
+    return this.read<BatchRecord>(this.batchPath(firstJobId));
+  }
+
+  loadOutcome(jobId: number): Promise<Outcome | undefined> {
+    return this.read<Outcome>(join(this.dir, "outcomes", `${jobId}.json`));
+  }
+
+  /** Reads a JSON file after the writes queued for it, within the open-files bound. */
+  private async read<T>(path: string): Promise<T | undefined> {
+    await this.chains.get(path);
+    return this.files.run(() => readJsonFile<T>(path));
+  }
+
+  saveOutcome(jobId: number, outcome: Outcome): Promise<void> {
+    return this.write(join(this.dir, "outcomes", `${jobId}.json`), JSON.stringify(outcome));
   }
 
   saveInput(ref: string, input: JobInput): Promise<void> {
-    const text = JSON.stringify(encodeInput(input));
-    return this.chain(this.inputPath(ref), (path) => writeFileAtomic(path, text));
+    return this.write(this.inputPath(ref), JSON.stringify(encodeInput(input)));
   }
 
   async loadInput(ref: string): Promise<JobInput | undefined> {
-    const raw = await readJsonFile<EncodedInput>(this.inputPath(ref));
+    const path = this.inputPath(ref);
+    await this.chains.get(path);
+    const raw = await this.files.run(() => readJsonFile<EncodedInput>(path));
     return raw === undefined ? undefined : decodeInput(raw);
   }
 
   deleteInput(ref: string): Promise<void> {
-    return this.chain(this.inputPath(ref), (path) => rm(path, { force: true }));
+    return this.remove(this.inputPath(ref));
   }
 
   saveResult(jobId: number, json: string): Promise<void> {
-    return this.chain(join(this.dir, "results", `${jobId}.json`), (path) => writeFileAtomic(path, json));
+    return this.write(join(this.dir, "results", `${jobId}.json`), json);
   }
 
   async loadResult(jobId: number): Promise<string | undefined> {
-    await this.chains.get(join(this.dir, "results", `${jobId}.json`));
-    try {
-      return await readFile(join(this.dir, "results", `${jobId}.json`), "utf8");
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-      throw error;
-    }
+    const path = join(this.dir, "results", `${jobId}.json`);
+    await this.chains.get(path);
+    return this.files.run(async () => {
+      try {
+        return await readFile(path, "utf8");
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+        throw error;
+      }
+    });
+  }
+
+  async deleteJob(jobId: number): Promise<void> {
+    await this.remove(join(this.dir, "results", `${jobId}.json`));
+    await this.remove(join(this.dir, "outcomes", `${jobId}.json`));
   }
 
   async flush(): Promise<void> {
     while (this.chains.size > 0) await Promise.all([...this.chains.values()]);
+  }
+
+  private batchPath(firstJobId: number): string {
+    if (!Number.isSafeInteger(firstJobId)) throw new RangeError(`bad batch id ${firstJobId}`);
+    return join(this.dir, "batches", `${firstJobId}.json`);
   }
 
   private inputPath(ref: string): string {
@@ -230,10 +433,18 @@ export class DirPersistence implements Persistence {
     return join(this.dir, "inputs", `${ref}.json`);
   }
 
+  private write(path: string, text: string): Promise<void> {
+    return this.chain(path, () => this.files.run(() => writeFileAtomic(path, text, FILE_MODE)));
+  }
+
+  private remove(path: string): Promise<void> {
+    return this.chain(path, () => this.files.run(() => rm(path, { force: true })));
+  }
+
   /** Runs `write` after the writes already queued for `path`; a failure does not block later ones. */
-  private chain(path: string, write: (path: string) => Promise<void>): Promise<void> {
+  private chain(path: string, write: () => Promise<void>): Promise<void> {
     const before = this.chains.get(path) ?? Promise.resolve();
-    const next = before.catch(() => {}).then(() => write(path));
+    const next = before.catch(() => {}).then(write);
     const settled = next.catch(() => {});
     this.chains.set(path, settled);
     void settled.then(() => {
@@ -242,17 +453,20 @@ export class DirPersistence implements Persistence {
     return next;
   }
 
-  private async readAll<T>(sub: string): Promise<T[]> {
-    const out: T[] = [];
-    for (const name of await readdir(join(this.dir, sub))) {
-      if (!name.endsWith(".json")) continue;
-      const value = await readJsonFile<T>(join(this.dir, sub, name));
-      if (value !== undefined) out.push(value);
+  /** Reads a JSON file; a file that exists but cannot be parsed stops start-up with `advice`. */
+  private async readDamaged<T>(path: string, advice: string): Promise<T | undefined> {
+    try {
+      return await readJsonFile<T>(path);
+    } catch (error) {
+      if (error instanceof SyntaxError || (error as NodeJS.ErrnoException).code === "EISDIR") {
+        throw new DamagedStoreError(`${path} is damaged (${(error as Error).message}); the service will not start on it: ${advice}.`);
+      }
+      throw error;
     }
-    return out;
   }
 }
 
+/** Reads and parses a JSON file; undefined when it does not exist; a SyntaxError when damaged. */
 async function readJsonFile<T>(path: string): Promise<T | undefined> {
   let text: string;
   try {
@@ -261,12 +475,7 @@ async function readJsonFile<T>(path: string): Promise<T | undefined> {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw error;
   }
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    // Atomic writes make this unlikely; a damaged file is skipped, not fatal.
-    return undefined;
-  }
+  return JSON.parse(text) as T;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -276,40 +485,44 @@ function tempName(path: string): string {
   return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
 }
 
-/** Writes `data` to `path` atomically: temp file in the same directory, fsync, rename. */
-export async function writeFileAtomic(path: string, data: string, mode = 0o644): Promise<void> {
+/**
+ * Writes `data` to `path` atomically: temp file in the same directory, fsync, rename, fsync of
+ * the directory. On any failure (a full disk) the temp file is removed and the error rethrown.
+ */
+export async function writeFileAtomic(path: string, data: string, mode = FILE_MODE): Promise<void> {
   const tmp = tempName(path);
-  const handle = await open(tmp, "w", mode);
   try {
-    await handle.writeFile(data, "utf8");
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
+    const handle = await open(tmp, "w", mode);
+    try {
+      await handle.writeFile(data, "utf8");
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
     await rename(tmp, path);
   } catch (error) {
-    await rm(tmp, { force: true });
+    await rm(tmp, { force: true }).catch(() => undefined);
     throw error;
   }
   await syncDir(dirname(path));
 }
 
-export function writeFileAtomicSync(path: string, data: string, mode = 0o644): void {
+export function writeFileAtomicSync(path: string, data: string, mode = FILE_MODE): void {
   const tmp = tempName(path);
-  const fd = openSync(tmp, "w", mode);
   try {
-    writeSync(fd, data);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
+    const fd = openSync(tmp, "w", mode);
+    try {
+      writeSync(fd, data);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(tmp, path);
   } catch (error) {
     rmSync(tmp, { force: true });
     throw error;
   }
+  chmodSync(path, mode);
 }
 
 /** Makes a rename durable where the platform allows opening a directory (not on Windows). */

@@ -7,8 +7,10 @@
  *   terminated and the job fails with "the job exceeded its time limit of N s".
  * - A job whose analysis throws fails with the error's message (the worker lives on).
  * - A worker that crashes or exits fails its job with the reason and is replaced when work waits.
- * - A worker that cannot even start (three times in a row) fails the waiting jobs, so nothing
- *   hangs on a broken installation.
+ * - A worker that cannot start (out of file descriptors or memory, for a moment) fails no job:
+ *   the pool tries again after a growing pause (0.05 s doubling up to 1 s) while jobs wait. Only
+ *   a pool none of whose workers ever started (a broken installation) fails the waiting jobs
+ *   after three tries, so nothing hangs there.
  *
  * Workers run `worker.ts` beside this file: the compiled `worker.js` from dist/, or, when the
  * TypeScript sources run (vitest, tsx), `worker.ts` through tsx's loader (engine/worker-script.ts;
@@ -77,6 +79,11 @@ export class WorkerPool {
   private readonly queue: Pending[] = [];
   private closed = false;
   private startFailures = 0;
+  /** A worker of this pool has been ready once: start failures are then transient. */
+  private everReady = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  /** Pauses taken since a worker last became ready. */
+  private retries = 0;
 
   constructor(settings: PoolSettings) {
     this.size = Math.max(1, Math.floor(settings.size ?? availableParallelism()));
@@ -94,6 +101,13 @@ export class WorkerPool {
     });
   }
 
+  /** How many more tasks `run` can take now without waiting (free workers, started or not). */
+  capacity(): number {
+    if (this.closed) return 0;
+    const busy = this.slots.filter((s) => s.current).length;
+    return Math.max(0, this.size - busy - this.queue.length);
+  }
+
   /** Jobs waiting for a worker, and jobs running. */
   stats(): { queued: number; running: number; workers: number } {
     return { queued: this.queue.length, running: this.slots.filter((s) => s.current).length, workers: this.slots.length };
@@ -103,6 +117,7 @@ export class WorkerPool {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.retryTimer);
     const waiting = this.queue.splice(0);
     for (const p of waiting) p.reject(new PoolClosedError());
     const slots = this.slots.splice(0);
@@ -148,6 +163,8 @@ export class WorkerPool {
     if (reply.type === "ready") {
       slot.ready = true;
       this.startFailures = 0;
+      this.retries = 0;
+      this.everReady = true;
       this.pump();
       return;
     }
@@ -204,15 +221,26 @@ export class WorkerPool {
 
   private startFailed(reason: string): void {
     this.startFailures++;
-    if (this.startFailures >= 3) {
-      // Do not loop on a worker that cannot start: fail what waits (later jobs try again).
+    if (!this.everReady && this.startFailures >= 3) {
+      // No worker of this pool ever started: a broken installation. Fail what waits (later jobs try again).
       this.startFailures = 0;
       for (const p of this.queue.splice(0)) {
         p.reject(new JobFailedError({ message: `no worker could be started: ${reason}`, error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING }));
       }
       return;
     }
-    this.pump();
+    if (this.startFailures < 2) {
+      this.pump();
+      return;
+    }
+    // A passing shortage (EMFILE, ENOMEM): the jobs wait; try again after a pause.
+    if (this.retryTimer) return;
+    const delay = Math.min(1000, 50 * 2 ** this.retries++);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.pump();
+    }, delay);
+    this.retryTimer.unref();
   }
 }
 

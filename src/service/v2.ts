@@ -357,7 +357,7 @@ function readReceipt(body: unknown, query: URLSearchParams): V2Receipt {
 async function getResults(service: PredictionService, { req, res, query }: RouteRequest): Promise<void> {
   const org = v2Org(service, req);
   const receipt = readReceipt(await readJsonV2(req, SMALL_BODY_BYTES, true), query);
-  const job = receipt.id === undefined ? undefined : service.jobs.find(org.name, receipt.id, receipt.code);
+  const job = receipt.id === undefined ? undefined : await service.findJob(org, receipt.id, receipt.code).catch(() => undefined);
   if (!job) {
     sendJson(res, 200, v2UnknownJob());
     return;
@@ -465,9 +465,9 @@ async function putUpload(service: PredictionService, uploads: UploadStore, { req
 // ---------------------------------------------------------------------------------------------
 // Quota (section 2.4, G6)
 
-function getQuota(service: PredictionService, started: Date, type: V2QuotaType, { req, res }: RouteRequest): void {
+async function getQuota(service: PredictionService, started: Date, type: V2QuotaType, { req, res }: RouteRequest): Promise<void> {
   const org = v2Org(service, req);
-  const { quota, used } = service.quota.status(org.name);
-  const since = service.jobs.firstJobTime(org.name) ?? started;
+  const { quota, used } = await service.quotaStatus(org);
+  const since = (await service.firstJobTime(org)) ?? started;
   sendJson(res, 200, v2QuotaBody(type, { quota, used, period_start: since, period_end: NO_PERIOD_END }));
 }

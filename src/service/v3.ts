@@ -20,7 +20,7 @@ import { shapeOf } from "../api/json.js";
 import { parseRequest, type ParsedRequest } from "../api/request.js";
 import { ComputationError, InvalidInputError } from "../engine/errors.js";
 import type { PredictionService } from "./core.js";
-import { displayPath, jsonPath, resolveField, smallerPaths } from "./fields.js";
+import { displayPath, jsonPath, smallerPaths } from "./fields.js";
 import { readJson, sendJson, ServiceError } from "./http.js";
 import type { Experiment, Job } from "./jobs.js";
 import { checkBeforeQueue } from "./preflight.js";
@@ -116,10 +116,10 @@ function parseId(text: string | undefined): number | undefined {
   return Number(text);
 }
 
-function findJob(service: PredictionService, req: IncomingMessage, params: Record<string, string>): Job {
+async function findJob(service: PredictionService, req: IncomingMessage, params: Record<string, string>): Promise<Job> {
   const org = service.auth.organisation(req.headers);
   const id = parseId(params.job_id);
-  const job = id === undefined ? undefined : service.jobs.find(org.name, id, params.job_code);
+  const job = id === undefined ? undefined : await service.findJob(org, id, params.job_code);
   if (!job) throw jobNotFound(params.job_id);
   return job;
 }
@@ -165,7 +165,7 @@ function timesOf(job: Job): { created_at: string; started_at?: string; finished_
 }
 
 async function getJob(service: PredictionService, request: RouteRequest): Promise<void> {
-  const job = findJob(service, request.req, request.params);
+  const job = await findJob(service, request.req, request.params);
   if (replyUnfinished(request, job)) return;
   const json = await service.resultJson(job);
   const experiment = job.experiment_id !== undefined ? `"experiment_id":${job.experiment_id},"row":${job.row},` : "";
@@ -174,11 +174,10 @@ async function getJob(service: PredictionService, request: RouteRequest): Promis
 }
 
 async function getField(service: PredictionService, request: RouteRequest): Promise<void> {
-  const job = findJob(service, request.req, request.params);
+  const job = await findJob(service, request.req, request.params);
   if (replyUnfinished(request, job)) return;
-  const results = await service.resultObject(job);
   const field = request.rest.join("/");
-  const { path, value } = resolveField(results, request.rest);
+  const { path, value } = await service.resultField(job, request.rest);
   const values = JSON.stringify(value) ?? "null";
   const bytes = Buffer.byteLength(values);
   const limit = service.config.maxFieldBytes;
@@ -200,14 +199,14 @@ async function getField(service: PredictionService, request: RouteRequest): Prom
 async function getExperiment(service: PredictionService, { req, res, params }: RouteRequest): Promise<void> {
   const org = service.auth.organisation(req.headers);
   const id = parseId(params.experiment_id);
-  const experiment = id === undefined ? undefined : service.jobs.findExperiment(org.name, id, params.experiment_code);
+  const experiment = id === undefined ? undefined : await service.findExperiment(org, id, params.experiment_code);
   if (!experiment) throw new ServiceError(404, "not_found", `no experiment ${params.experiment_id} with this code for this API key`);
-  const body = experimentView(service, experiment);
+  const body = await experimentView(service, experiment);
   sendJson(res, body.status === "running" ? 202 : 200, body, body.status === "running" ? { "retry-after": "1" } : {});
 }
 
-function experimentView(service: PredictionService, experiment: Experiment) {
-  const jobs = service.experimentJobs(experiment);
+async function experimentView(service: PredictionService, experiment: Experiment) {
+  const jobs = await service.experimentJobs(experiment);
   const rows = jobs.map((job) => ({
     row: job.row,
     job_id: job.id,
@@ -234,7 +233,7 @@ function experimentView(service: PredictionService, experiment: Experiment) {
 
 // ---------------------------------------------------------------------------------------------
 
-function getQuota(service: PredictionService, { req, res }: RouteRequest): void {
+async function getQuota(service: PredictionService, { req, res }: RouteRequest): Promise<void> {
   const org = service.auth.organisation(req.headers);
-  sendJson(res, 200, { ...service.quota.status(org.name), unit: "prediction_task" });
+  sendJson(res, 200, { ...(await service.quotaStatus(org)), unit: "prediction_task" });
 }

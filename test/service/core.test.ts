@@ -22,7 +22,7 @@ describe("PredictionService", () => {
     const submission = await service.submit(org, parsed("psr", { ...quickstart(), theta: [gold.inputs.theta], eval_type: "both" }));
     expect(submission.warnings.join(" ")).toContain("both");
     const [job] = submission.jobs;
-    expect(service.quota.status(org.name).used).toBe(1);
+    expect((await service.quotaStatus(org)).used).toBe(1);
     await service.waitForJob(job, 20_000);
     expect(job.status).toBe("completed");
     const results = (await service.resultObject(job)) as { yhat: number[] };

@@ -52,7 +52,7 @@ describe("persistence with a data dir", () => {
     // no temporary files left behind; inputs of finished jobs removed
     await second.client.poll(`/v3/results/${next.job_id}/${next.job_code}`);
     await second.service.close();
-    for (const sub of ["", "jobs", "results", "experiments", "inputs"]) {
+    for (const sub of ["", "batches", "results", "outcomes", "inputs"]) {
       expect(readdirSync(join(dir.path, sub)).filter((f) => f.endsWith(".tmp"))).toEqual([]);
     }
     expect(readdirSync(join(dir.path, "inputs"))).toEqual([]);

@@ -94,6 +94,33 @@ describe("WorkerPool", () => {
     expect(error.message).toContain("no worker could be started");
   });
 
+  it("workers that cannot start for a while (EMFILE) fail no job: the queued jobs run once a worker starts again", async () => {
+    let failing = false;
+    let refused = 0;
+    const p = new WorkerPool({
+      size: 2,
+      timeoutMs: 10_000,
+      spawn: () => {
+        if (failing) {
+          refused++;
+          throw Object.assign(new Error("EMFILE: too many open files"), { code: "EMFILE" });
+        }
+        return new Worker(fixture, { workerData: { failStart: false } });
+      },
+    });
+    pools.push(p);
+    expect(JSON.parse((await p.run(task("echo", 1))).json).echo).toBe(1);
+    // the first worker crashes; while it is replaced, no worker can start for a while
+    failing = true;
+    await failure(p.run(task("crash")));
+    const queued = [2, 3, 4, 5, 6].map((v) => p.run(task("echo", v)));
+    await new Promise((r) => setTimeout(r, 600));
+    expect(refused).toBeGreaterThanOrEqual(3);
+    failing = false;
+    const echoed = await Promise.all(queued);
+    expect(echoed.map((d) => JSON.parse(d.json).echo)).toEqual([2, 3, 4, 5, 6]);
+  });
+
   it("close() stops the workers and rejects unfinished jobs with PoolClosedError", async () => {
     const p = pool({ size: 1 });
     const hung = p.run(task("hang")).catch((e: unknown) => e);

@@ -1,0 +1,133 @@
+/**
+ * The embedded store (jobs.ts) through the `Store` interface, on a real data dir: a job's terminal
+ * state is recorded once (a second complete/fail does nothing, even after an outcome write threw),
+ * the input of a request is released exactly once, and the queue is round robin across
+ * organisations.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { startLocalService } from "../../src/service/index.js";
+import { EmbeddedStore, FairQueue } from "../../src/service/jobs.js";
+import { DirPersistence, MemoryPersistence, type JobInput, type Outcome } from "../../src/service/persistence.js";
+import { Client, gold, quickstart, tempDir } from "./helpers.js";
+
+const dirs: Array<{ remove: () => void }> = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) d.remove();
+});
+
+const input = (rows: number): JobInput => ({
+  analysis: "psr",
+  data: { rows: 7, cols: 5, y: Float64Array.from(gold.inputs.y), X: Float64Array.from(gold.inputs.X.flat()) },
+  thetas: Array.from({ length: rows }, () => Float64Array.from(gold.inputs.theta)),
+  options: {},
+});
+
+/** A data dir whose next outcome write fails once (as a full disk would). */
+class FlakyOutcomes extends DirPersistence {
+  failNext = false;
+  override async saveOutcome(jobId: number, outcome: Outcome): Promise<void> {
+    if (this.failNext) {
+      this.failNext = false;
+      throw Object.assign(new Error("ENOSPC: no space left on device"), { code: "ENOSPC" });
+    }
+    return super.saveOutcome(jobId, outcome);
+  }
+}
+
+async function flaky(path: string): Promise<FlakyOutcomes> {
+  // DirPersistence.open makes the layout; the subclass shares it
+  return Object.setPrototypeOf(await DirPersistence.open(path), FlakyOutcomes.prototype) as FlakyOutcomes;
+}
+
+describe("EmbeddedStore", () => {
+  it("fail() after a complete() whose outcome write failed does nothing: the request's input is released once", async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const persistence = await flaky(dir.path);
+    const store = await EmbeddedStore.open(persistence);
+    const { jobs } = await store.createJobs({ org: "o", plan: 10, analysis: "psr", input: input(2), warnings: [] });
+    const first = (await store.claim())!;
+    persistence.failNext = true;
+    expect(await store.complete(first.job, '{"yhat":[1]}', { yhat: [1], fit: [0] })).toBe("completed");
+    await store.fail(first.job, { message: "should not apply", error_code: 2, status_code: 10 });
+    expect(first.job.status).toBe("completed");
+    const second = (await store.claim())!;
+    expect(second.job.id).toBe(jobs[1].id);
+    expect(second.input.thetas).toHaveLength(2); // not "inputs lost"
+    expect(await store.complete(second.job, '{"yhat":[2]}', { yhat: [2], fit: [0] })).toBe("completed");
+    await store.close();
+
+    // the first job's outcome was never saved: it runs again after a restart, paid once
+    const again = await EmbeddedStore.open(await DirPersistence.open(dir.path));
+    expect((await again.quotaStatus("o", 10)).used).toBe(2);
+    const rerun = (await again.claim())!;
+    expect(rerun.job.id).toBe(jobs[0].id);
+    expect(rerun.input.thetas).toHaveLength(2);
+    expect(await again.claim()).toBeUndefined();
+    expect((await again.findJob("o", jobs[1].id, jobs[1].code))?.status).toBe("completed");
+    await again.close();
+  });
+
+  it("the quota and the jobs are created in one step: a plan too small creates nothing", async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const store = await EmbeddedStore.open(await DirPersistence.open(dir.path));
+    await expect(store.createJobs({ org: "o", plan: 2, analysis: "psr", input: input(3), warnings: [] })).rejects.toThrow(/costs 3 unit/);
+    expect((await store.quotaStatus("o", 2)).used).toBe(0);
+    expect(await store.claim()).toBeUndefined();
+    await store.close();
+  });
+
+  it("with a data dir, the records of finished requests are not all kept in memory; every job is still served", async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const store = await EmbeddedStore.open(await DirPersistence.open(dir.path), { maxJobRecords: 10 });
+    const created = [];
+    for (let i = 0; i < 5; i++) created.push(await store.createJobs({ org: "o", plan: 100, analysis: "psr", input: input(8), warnings: ["w"] }));
+    expect(store.stats().jobRecordsInMemory).toBe(40); // unfinished: all kept
+    for (let claimed = await store.claim(); claimed; claimed = await store.claim()) {
+      await store.complete(claimed.job, JSON.stringify({ yhat: [claimed.job.id] }), { yhat: [claimed.job.id], fit: [0] });
+    }
+    expect(store.stats().jobRecordsInMemory).toBeLessThanOrEqual(10);
+    for (const { jobs, experiment } of created) {
+      const found = await store.findExperiment("o", experiment!.id, experiment!.code);
+      expect(found?.job_ids).toEqual(jobs.map((j) => j.id));
+      const rows = await store.experimentJobs(found!);
+      expect(rows.map((j) => [j.status, j.compact?.yhat[0], j.warnings])).toEqual(jobs.map((j) => ["completed", j.id, ["w"]]));
+      const job = (await store.findJob("o", jobs[3].id, jobs[3].code))!;
+      expect(JSON.parse((await store.readResult(job))!)).toEqual({ yhat: [jobs[3].id] });
+      expect(await store.findJob("o", jobs[3].id, jobs[4].code)).toBeUndefined();
+      expect(store.stats().jobRecordsInMemory).toBeLessThanOrEqual(10);
+    }
+    expect(store.stats().requestsKept).toBe(5);
+    await store.close();
+  });
+
+  it("startLocalService runs on a store it is given (how another store plugs in) and closes it", async () => {
+    const store = await EmbeddedStore.open(new MemoryPersistence());
+    let closed = false;
+    const close = store.close.bind(store);
+    store.close = async () => {
+      closed = true;
+      return close();
+    };
+    const service = await startLocalService({ port: 0, workers: 1, store, apiKey: "given-store-key-012345", accessId: "u" });
+    const client = new Client(service.url, "given-store-key-012345", "u");
+    expect((await client.run("psr", quickstart())).status).toBe(200);
+    expect(store.stats().requestsKept).toBe(1);
+    await service.close();
+    expect(closed).toBe(true);
+    await expect(startLocalService({ store, dataDir: "/tmp/x" })).rejects.toThrow(/store replaces the embedded store/);
+  });
+
+  it("FairQueue takes organisations in turn, oldest first within one", () => {
+    const q = new FairQueue();
+    for (let i = 1; i <= 4; i++) q.push("flood", i);
+    q.push("single", 100);
+    q.push("other", 200);
+    const order = Array.from({ length: 6 }, () => q.shift());
+    expect(order).toEqual([1, 100, 200, 2, 3, 4]);
+    expect(q.shift()).toBeUndefined();
+    expect(q.size).toBe(0);
+  });
+});
