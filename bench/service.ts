@@ -14,19 +14,30 @@
  *    per kind, next to the same reads with an idle pool, and whether every worker was still busy
  *    when the last read ended.
  *
+ * 3. One notebook's Grid on every core: one large Grid (N = 10,000, K = 14, 1,000 sampled
+ *    combinations) POSTed to a local service (in this process: startLocalService) with 1 and
+ *    with 2 workers, POST to result, median of 3; the results must be identical.
+ * 4. An experiment: 200 theta rows against the N = 1,000, K = 10 default Grid through a local
+ *    service with 2 workers, rows one per task (the default) and 16 per task
+ *    (experimentRowsPerTask, sharing what does not depend on theta); the results must be identical.
+ *
  * Bounded: a fixed number of jobs and reads, data from the engine's seeded generator, and a
- * 180 s overall limit; the service is stopped at the end (its unfinished Grids with it).
+ * 600 s overall limit; the service is stopped at the end (its unfinished Grids with it).
  */
 import type { ChildProcess } from "node:child_process";
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { createRandom } from "../src/engine/random.js";
 import { spawnServe } from "../scripts/rbp-serve.js";
+import { startLocalService, type LocalServiceOptions } from "../src/service/index.js";
+import { syntheticData } from "./synthetic.js";
 
 const SMALL = { N: 50, K: 3, jobs: 600, clients: 16, pollMs: 2 };
 const GRID = { N: 2000, K: 12, targetSeconds: 8 };
 const READS = { count: 1500, readers: 4 };
-const OVERALL_LIMIT_MS = 180_000;
+const OVERALL_LIMIT_MS = 600_000;
+const LARGE_GRID = { N: 10_000, K: 14, maxIter: 1000, runs: 3 };
+const EXPERIMENT = { N: 1000, K: 10, rows: 200, rowsPerTask: 16 };
 
 
 // ---------------------------------------------------------------------------------------------
@@ -246,6 +257,98 @@ async function saturatedReads(): Promise<void> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// 3 and 4. One large Grid on 1 and 2 workers; a 200-row experiment, rows alone and shared
+
+/** Starts a local service in this process, runs `body` POSTs to `path` and returns each run's POST-to-last-result ms and the results. */
+async function timeLocal(
+  options: LocalServiceOptions,
+  path: string,
+  body: Record<string, unknown>,
+  runs: number,
+): Promise<{ times: number[]; results: string }> {
+  const local = await startLocalService({ ...options, quota: 1_000_000 });
+  const headers = { "x-api-key": local.credentials.apiKey, "content-type": "application/json" };
+  const read = async (p: string) => {
+    const res = await fetch(local.url + p, { headers });
+    return { status: res.status, text: await res.text() };
+  };
+  const times: number[] = [];
+  let results = "";
+  try {
+    for (let r = 0; r < runs; r++) {
+      const start = performance.now();
+      const res = await fetch(local.url + path, { method: "POST", headers, body: JSON.stringify({ access_id: local.credentials.accessId, ...body }) });
+      const receipt = (await res.json()) as { job_id?: number; job_code?: string; jobs?: Array<{ job_id: number; job_code: string }> };
+      if (res.status !== 200) throw new Error(`POST refused: ${JSON.stringify(receipt)}`);
+      const jobs = receipt.jobs ?? [{ job_id: receipt.job_id!, job_code: receipt.job_code! }];
+      const texts: string[] = [];
+      for (const job of jobs) {
+        for (;;) {
+          const got = await read(resultPath(job));
+          if (got.status === 200) {
+            texts.push(got.text.replace(/"(started_at|finished_at|created_at|job_id|job_code|experiment_id|experiment_code|elapsed[a-z_]*)":("[^"]*"|[0-9.]+),?/g, ""));
+            break;
+          }
+          if (got.status !== 202) throw new Error(`job ${job.job_id}: ${got.status} ${got.text.slice(0, 200)}`);
+          await sleep(5);
+        }
+      }
+      times.push(performance.now() - start);
+      results = texts.join("\n");
+    }
+  } finally {
+    await local.close();
+  }
+  return { times, results };
+}
+
+async function largeGridAndExperiment(): Promise<void> {
+  const median = (v: number[]) => [...v].sort((a, b) => a - b)[v.length >> 1];
+  const large = syntheticData(LARGE_GRID.N, LARGE_GRID.K, 2);
+  const gridBody = {
+    y: Array.from(large.data.y),
+    X: Array.from({ length: LARGE_GRID.N }, (_, i) => Array.from(large.data.X.subarray(i * LARGE_GRID.K, (i + 1) * LARGE_GRID.K))),
+    theta: Array.from(large.theta),
+    options: { max_iter: LARGE_GRID.maxIter, seed: 42 },
+  };
+  const one = await timeLocal({ workers: 1 }, "/v3/grid", gridBody, LARGE_GRID.runs);
+  const two = await timeLocal({ workers: 2 }, "/v3/grid", gridBody, LARGE_GRID.runs);
+  if (one.results !== two.results) throw new Error("MISMATCH: the large Grid differs between 1 and 2 workers");
+  console.log(`\n3. One large Grid (N=${LARGE_GRID.N.toLocaleString("en-US")}, K=${LARGE_GRID.K}, ${LARGE_GRID.maxIter} sampled combinations) through a local service, POST to result, median of ${LARGE_GRID.runs}`);
+  console.log(
+    table(
+      ["workers", "ms", "speed-up"],
+      [
+        ["1", ms(median(one.times)), "1.00x"],
+        ["2", ms(median(two.times)), `${(median(one.times) / median(two.times)).toFixed(2)}x`],
+      ],
+    ),
+  );
+  console.log("the result is identical with 1 and 2 workers");
+
+  const e = syntheticData(EXPERIMENT.N, EXPERIMENT.K, 1, EXPERIMENT.rows);
+  const experimentBody = {
+    y: Array.from(e.data.y),
+    X: Array.from({ length: EXPERIMENT.N }, (_, i) => Array.from(e.data.X.subarray(i * EXPERIMENT.K, (i + 1) * EXPERIMENT.K))),
+    theta: e.thetas.map((t) => Array.from(t)),
+  };
+  const alone = await timeLocal({ workers: 2 }, "/v3/grid", experimentBody, 1);
+  const shared = await timeLocal({ workers: 2, experimentRowsPerTask: EXPERIMENT.rowsPerTask }, "/v3/grid", experimentBody, 1);
+  if (alone.results !== shared.results) throw new Error("MISMATCH: an experiment row differs when rows share their work");
+  console.log(`\n4. An experiment of ${EXPERIMENT.rows} theta rows on the N=${EXPERIMENT.N.toLocaleString("en-US")}, K=${EXPERIMENT.K} default Grid through a local service with 2 workers, POST to the last row's result`);
+  console.log(
+    table(
+      ["rows per task", "ms", "speed-up"],
+      [
+        ["1 (default)", ms(alone.times[0]), "1.00x"],
+        [String(EXPERIMENT.rowsPerTask), ms(shared.times[0]), `${(alone.times[0] / shared.times[0]).toFixed(2)}x`],
+      ],
+    ),
+  );
+  console.log("every row is identical either way");
+}
+
+// ---------------------------------------------------------------------------------------------
 
 const limit = setTimeout(() => {
   console.error(`bench:service: over ${OVERALL_LIMIT_MS / 1000} s, stopping`);
@@ -257,8 +360,11 @@ limit.unref();
 server = await startServer();
 console.log(`bench:service: rbp serve at ${server.url}, ${os.availableParallelism()} workers, Node ${process.version}, ${os.cpus()[0]?.model ?? "cpu"}`);
 try {
-  await throughput();
-  await saturatedReads();
+  if (!process.argv.includes("--only-grid")) {
+    await throughput();
+    await saturatedReads();
+  }
+  await largeGridAndExperiment();
 } finally {
   const exited = new Promise((r) => server.child.on("exit", r));
   server.child.kill("SIGTERM");

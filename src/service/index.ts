@@ -47,6 +47,8 @@ export interface LocalServiceOptions {
   accessId?: string;
   /** Quota of the single local organisation; default 1,000,000 units. */
   quota?: number;
+  /** Grid rows of one experiment run together in one worker task (core.ts ServiceConfig); default 1. */
+  experimentRowsPerTask?: number;
   /** One line per request and operational notes; default: silent. Never given secrets. */
   log?: (line: string) => void;
   /** Route tables to serve; default ROUTE_TABLES (v3 and v2). */
@@ -128,6 +130,7 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
     maxFieldBytes: options.maxFieldBytes,
     jobTimeoutMs: options.jobTimeoutMs,
     workers: options.workers,
+    experimentRowsPerTask: options.experimentRowsPerTask,
     v2LongPollMs: options.v2LongPollMs,
     uploadTtlMs: options.uploadTtlMs,
     uploadUrlTtlMs: options.uploadUrlTtlMs,
