@@ -24,12 +24,18 @@ export const EXPERIMENT_BATCH_BYTES = 4 * 1024 * 1024;
  * @example
  * const [first, second] = gridExperiment(data, [Float64Array.of(1, 2), Float64Array.of(0, 3)], { threshold: [0, 0.5] });
  */
-export function gridExperiment(data: Dataset, thetas: readonly Float64Array[], given: Given<GridOptions> = {}): EngineResult[] {
+export function gridExperiment(
+  data: Dataset,
+  thetas: readonly Float64Array[],
+  given: Given<GridOptions> = {},
+  /** Rows walked together; default `experimentBatch(data)`. */
+  batchRows?: number,
+): EngineResult[] {
   if (thetas.length === 0) return [];
   const x = hasMissing(data) ? null : standardize(data, thetas[0]);
   const prepared = thetas.map((theta) => prepareGrid(data, theta, given, x));
   const results: EngineResult[] = [];
-  const batch = experimentBatch(data);
+  const batch = Math.max(1, Math.floor(batchRows ?? experimentBatch(data)));
   for (let start = 0; start < prepared.length; start += batch) {
     const rows = prepared.slice(start, start + batch);
     for (const partials of evaluateRows(rows)) results.push(finishGrid(rows[results.length - start], partials));

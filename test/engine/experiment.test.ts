@@ -60,10 +60,14 @@ describe("gridExperiment", () => {
     expectRowsAlone(data, thetas, { inv_method: "pseudoinverse" });
   });
 
-  it("walks rows in batches bounded by EXPERIMENT_BATCH_BYTES (at least one row)", () => {
-    const wide: Dataset = { y: new Float64Array(200_000), X: new Float64Array(200_000 * 10), rows: 200_000, cols: 10 };
-    expect(experimentBatch(wide)).toBe(Math.floor(EXPERIMENT_BATCH_BYTES / (2 * 11 * 200_000 * 8)));
+  it("walks rows in batches bounded by EXPERIMENT_BATCH_BYTES (at least one row); a batch boundary changes nothing", () => {
+    const wide: Dataset = { y: new Float64Array(2000), X: new Float64Array(2000 * 10), rows: 2000, cols: 10 };
+    expect(experimentBatch(wide)).toBe(Math.floor(EXPERIMENT_BATCH_BYTES / (2 * 11 * 2000 * 8)));
     expect(experimentBatch({ ...wide, rows: 10_000_000 })).toBe(1);
+    const { data, thetas } = dataset(100, 5, 8, 5);
+    const whole = gridExperiment(data, thetas, { threshold: [0, 0.5] });
+    expect(gridExperiment(data, thetas, { threshold: [0, 0.5] }, 2)).toEqual(whole);
+    thetas.forEach((theta, r) => expect(whole[r]).toEqual(grid(data, theta, { threshold: [0, 0.5] })));
   });
 
   it("refuses a bad theta row by name before computing anything", () => {
