@@ -259,23 +259,17 @@ async function saturatedReads(): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // 3 and 4. One large Grid on 1 and 2 workers; a 200-row experiment, rows alone and shared
 
-/** Starts a local service in this process, runs `body` POSTs to `path` and returns each run's POST-to-last-result ms and the results. */
-async function timeLocal(
-  options: LocalServiceOptions,
-  path: string,
-  body: Record<string, unknown>,
-  runs: number,
-): Promise<{ times: number[]; results: string }> {
+/** A local service in this process that POSTs a body and waits for every job's result. */
+async function localRunner(options: LocalServiceOptions): Promise<{ run(path: string, body: Record<string, unknown>): Promise<{ ms: number; results: string }>; close(): Promise<void> }> {
   const local = await startLocalService({ ...options, quota: 1_000_000 });
   const headers = { "x-api-key": local.credentials.apiKey, "content-type": "application/json" };
   const read = async (p: string) => {
     const res = await fetch(local.url + p, { headers });
     return { status: res.status, text: await res.text() };
   };
-  const times: number[] = [];
-  let results = "";
-  try {
-    for (let r = 0; r < runs; r++) {
+  return {
+    close: () => local.close(),
+    async run(path, body) {
       const start = performance.now();
       const res = await fetch(local.url + path, { method: "POST", headers, body: JSON.stringify({ access_id: local.credentials.accessId, ...body }) });
       const receipt = (await res.json()) as { job_id?: number; job_code?: string; jobs?: Array<{ job_id: number; job_code: string }> };
@@ -286,20 +280,34 @@ async function timeLocal(
         for (;;) {
           const got = await read(resultPath(job));
           if (got.status === 200) {
-            texts.push(got.text.replace(/"(started_at|finished_at|created_at|job_id|job_code|experiment_id|experiment_code|elapsed[a-z_]*)":("[^"]*"|[0-9.]+),?/g, ""));
+            texts.push(JSON.stringify((JSON.parse(got.text) as { results: unknown }).results));
             break;
           }
           if (got.status !== 202) throw new Error(`job ${job.job_id}: ${got.status} ${got.text.slice(0, 200)}`);
           await sleep(5);
         }
       }
-      times.push(performance.now() - start);
-      results = texts.join("\n");
+      return { ms: performance.now() - start, results: texts.join("\n") };
+    },
+  };
+}
+
+/** Runs the same POST on two local services, alternately (so that machine noise falls on both alike). */
+async function alternate(a: LocalServiceOptions, b: LocalServiceOptions, path: string, body: Record<string, unknown>, runs: number): Promise<{ a: number[]; b: number[] }> {
+  const [ra, rb] = [await localRunner(a), await localRunner(b)];
+  const times = { a: [] as number[], b: [] as number[] };
+  try {
+    for (let r = 0; r < runs; r++) {
+      const x = await ra.run(path, body);
+      const y = await rb.run(path, body);
+      if (x.results !== y.results) throw new Error(`MISMATCH on ${path}: the results differ between ${JSON.stringify(a)} and ${JSON.stringify(b)}`);
+      times.a.push(x.ms);
+      times.b.push(y.ms);
     }
   } finally {
-    await local.close();
+    await Promise.all([ra.close(), rb.close()]);
   }
-  return { times, results };
+  return times;
 }
 
 async function largeGridAndExperiment(): Promise<void> {
@@ -311,10 +319,10 @@ async function largeGridAndExperiment(): Promise<void> {
     theta: Array.from(large.theta),
     options: { max_iter: LARGE_GRID.maxIter, seed: 42 },
   };
-  const one = await timeLocal({ workers: 1 }, "/v3/grid", gridBody, LARGE_GRID.runs);
-  const two = await timeLocal({ workers: 2 }, "/v3/grid", gridBody, LARGE_GRID.runs);
-  if (one.results !== two.results) throw new Error("MISMATCH: the large Grid differs between 1 and 2 workers");
-  console.log(`\n3. One large Grid (N=${LARGE_GRID.N.toLocaleString("en-US")}, K=${LARGE_GRID.K}, ${LARGE_GRID.maxIter} sampled combinations) through a local service, POST to result, median of ${LARGE_GRID.runs}`);
+  const grids = await alternate({ workers: 1 }, { workers: 2 }, "/v3/grid", gridBody, LARGE_GRID.runs);
+  const one = { times: grids.a };
+  const two = { times: grids.b };
+  console.log(`\n3. One large Grid (N=${LARGE_GRID.N.toLocaleString("en-US")}, K=${LARGE_GRID.K}, ${LARGE_GRID.maxIter} sampled combinations) through a local service, POST to result, median of ${LARGE_GRID.runs}, the two services alternating`);
   console.log(
     table(
       ["workers", "ms", "speed-up"],
@@ -332,9 +340,9 @@ async function largeGridAndExperiment(): Promise<void> {
     X: Array.from({ length: EXPERIMENT.N }, (_, i) => Array.from(e.data.X.subarray(i * EXPERIMENT.K, (i + 1) * EXPERIMENT.K))),
     theta: e.thetas.map((t) => Array.from(t)),
   };
-  const alone = await timeLocal({ workers: 2 }, "/v3/grid", experimentBody, 1);
-  const shared = await timeLocal({ workers: 2, experimentRowsPerTask: EXPERIMENT.rowsPerTask }, "/v3/grid", experimentBody, 1);
-  if (alone.results !== shared.results) throw new Error("MISMATCH: an experiment row differs when rows share their work");
+  const experiments = await alternate({ workers: 2 }, { workers: 2, experimentRowsPerTask: EXPERIMENT.rowsPerTask }, "/v3/grid", experimentBody, 1);
+  const alone = { times: experiments.a };
+  const shared = { times: experiments.b };
   console.log(`\n4. An experiment of ${EXPERIMENT.rows} theta rows on the N=${EXPERIMENT.N.toLocaleString("en-US")}, K=${EXPERIMENT.K} default Grid through a local service with 2 workers, POST to the last row's result`);
   console.log(
     table(
