@@ -200,7 +200,7 @@ async function memoryCase(c: Case): Promise<{ dataMiB: number; peakMiB: number }
 }
 
 /** The experiment: rows one by one (`grid`), then all rows through `gridExperiment`; every row must match. */
-function experiment(): { rowByRowMs: number; sharedMs: number; rows: number } {
+function experiment(): { rowByRowMs: number; sharedMs: number; rowByRowCpuMs: number; sharedCpuMs: number; rows: number } {
   const { data, thetas } = syntheticData(1000, 10, 1, EXPERIMENT_ROWS);
   const options = { threshold: THRESHOLDS, seed: SEED };
   gridExperiment(data, thetas.slice(0, 4), options);
@@ -213,7 +213,7 @@ function experiment(): { rowByRowMs: number; sharedMs: number; rows: number } {
       process.exit(1);
     }
   }
-  return { rowByRowMs: alone.ms, sharedMs: shared.ms, rows: thetas.length };
+  return { rowByRowMs: alone.ms, sharedMs: shared.ms, rowByRowCpuMs: alone.cpuMs, sharedCpuMs: shared.cpuMs, rows: thetas.length };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -282,8 +282,11 @@ async function main(): Promise<void> {
     );
   }
 
-  const e = child(["--experiment"]) as { rowByRowMs: number; sharedMs: number; rows: number };
-  console.log(`\nexperiment: ${e.rows} thetas on the N=1,000 K=10 default Grid, one thread: row by row ${e.rowByRowMs.toFixed(0)} ms, gridExperiment ${e.sharedMs.toFixed(0)} ms (${(e.rowByRowMs / e.sharedMs).toFixed(2)}x); every row identical to the row run alone`);
+  const e = child(["--experiment"]) as { rowByRowMs: number; sharedMs: number; rowByRowCpuMs: number; sharedCpuMs: number; rows: number };
+  console.log(
+    `\nexperiment: ${e.rows} thetas on the N=1,000 K=10 default Grid, one thread: row by row ${e.rowByRowMs.toFixed(0)} ms (CPU ${e.rowByRowCpuMs.toFixed(0)} ms), ` +
+      `gridExperiment ${e.sharedMs.toFixed(0)} ms (CPU ${e.sharedCpuMs.toFixed(0)} ms): ${(e.rowByRowMs / e.sharedMs).toFixed(2)}x (CPU ${(e.rowByRowCpuMs / e.sharedCpuMs).toFixed(2)}x); every row identical to the row run alone`,
+  );
 
   console.log("\ntargets (reported, not asserted; measured on whatever load the machine has):");
   for (const { c, f } of results) {
