@@ -21,11 +21,18 @@
  *    with --max-retained-values raised for it), each a first read of that result (it is too large
  *    for the service's result cache). Prints the reader's p50 / p99 / max next to the idle ones,
  *    and how long each large request took. Bodies are built before the clock starts.
+ * 4. One notebook's Grid on every core: one large Grid (N = 10,000, K = 14, 1,000 sampled
+ *    combinations) POSTed to a local service (in this process: startLocalService) with 1 and
+ *    with 2 workers, POST to result, median of 3; the results must be identical.
+ * 5. An experiment: 200 theta rows against the N = 1,000, K = 10 default Grid through a local
+ *    service with 2 workers, rows one per task (the default) and 16 per task
+ *    (experimentRowsPerTask, sharing what does not depend on theta); the results must be identical.
+ * 6. The embedded store against PostgreSQL with 1 and 2 worker processes (bench/stores.ts).
  *
- * `npm run bench:service -- 3` runs scenario 3 alone (any of 1, 2, 3).
+ * `npm run bench:service -- 3` runs scenario 3 alone (any of 1 to 6; `--only-grid` is 4 and 5).
  *
  * Bounded: a fixed number of jobs and reads, data from the engine's seeded generator, and a
- * 300 s overall limit; the service is stopped at the end (its unfinished Grids with it).
+ * 600 s overall limit; the service is stopped at the end (its unfinished Grids with it).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import os from "node:os";
@@ -33,12 +40,16 @@ import { performance } from "node:perf_hooks";
 import { createRandom } from "../src/engine/random.js";
 import { spawnServe } from "../scripts/rbp-serve.js";
 import { compareStores } from "./stores.js";
+import { startLocalService, type LocalServiceOptions } from "../src/service/index.js";
+import { syntheticData } from "./synthetic.js";
 
 const SMALL = { N: 50, K: 3, jobs: 600, clients: 16, pollMs: 2 };
 const GRID = { N: 2000, K: 12, targetSeconds: 8 };
 const READS = { count: 1500, readers: 4 };
-const OVERALL_LIMIT_MS = 300_000;
+const OVERALL_LIMIT_MS = 600_000;
 const LARGE = { experimentRows: 10_000, uploadBytes: 100 * 1024 * 1024, fieldReads: 3, big: { N: 2000, K: 10, thresholds: [0, 0.2, 0.5, 0.8] } };
+const LARGE_GRID = { N: 10_000, K: 14, maxIter: 1000, runs: 3 };
+const EXPERIMENT = { N: 1000, K: 10, rows: 200, rowsPerTask: 16 };
 
 
 // ---------------------------------------------------------------------------------------------
@@ -373,6 +384,106 @@ async function largeRequests(): Promise<void> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// 4 and 5. One large Grid on 1 and 2 workers; a 200-row experiment, rows alone and shared
+
+/** A local service in this process that POSTs a body and waits for every job's result. */
+async function localRunner(options: LocalServiceOptions): Promise<{ run(path: string, body: Record<string, unknown>): Promise<{ ms: number; results: string }>; close(): Promise<void> }> {
+  const local = await startLocalService({ ...options, quota: 1_000_000 });
+  const headers = { "x-api-key": local.credentials.apiKey, "content-type": "application/json" };
+  const read = async (p: string) => {
+    const res = await fetch(local.url + p, { headers });
+    return { status: res.status, text: await res.text() };
+  };
+  return {
+    close: () => local.close(),
+    async run(path, body) {
+      const start = performance.now();
+      const res = await fetch(local.url + path, { method: "POST", headers, body: JSON.stringify({ access_id: local.credentials.accessId, ...body }) });
+      const receipt = (await res.json()) as { job_id?: number; job_code?: string; jobs?: Array<{ job_id: number; job_code: string }> };
+      if (res.status !== 200) throw new Error(`POST refused: ${JSON.stringify(receipt)}`);
+      const jobs = receipt.jobs ?? [{ job_id: receipt.job_id!, job_code: receipt.job_code! }];
+      const texts: string[] = [];
+      for (const job of jobs) {
+        for (;;) {
+          const got = await read(resultPath(job));
+          if (got.status === 200) {
+            texts.push(JSON.stringify((JSON.parse(got.text) as { results: unknown }).results));
+            break;
+          }
+          if (got.status !== 202) throw new Error(`job ${job.job_id}: ${got.status} ${got.text.slice(0, 200)}`);
+          await sleep(5);
+        }
+      }
+      return { ms: performance.now() - start, results: texts.join("\n") };
+    },
+  };
+}
+
+/** Runs the same POST on two local services, alternately (so that machine noise falls on both alike). */
+async function alternate(a: LocalServiceOptions, b: LocalServiceOptions, path: string, body: Record<string, unknown>, runs: number): Promise<{ a: number[]; b: number[] }> {
+  const [ra, rb] = [await localRunner(a), await localRunner(b)];
+  const times = { a: [] as number[], b: [] as number[] };
+  try {
+    for (let r = 0; r < runs; r++) {
+      const x = await ra.run(path, body);
+      const y = await rb.run(path, body);
+      if (x.results !== y.results) throw new Error(`MISMATCH on ${path}: the results differ between ${JSON.stringify(a)} and ${JSON.stringify(b)}`);
+      times.a.push(x.ms);
+      times.b.push(y.ms);
+    }
+  } finally {
+    await Promise.all([ra.close(), rb.close()]);
+  }
+  return times;
+}
+
+async function largeGridAndExperiment(): Promise<void> {
+  const median = (v: number[]) => [...v].sort((a, b) => a - b)[v.length >> 1];
+  const large = syntheticData(LARGE_GRID.N, LARGE_GRID.K, 2);
+  const gridBody = {
+    y: Array.from(large.data.y),
+    X: Array.from({ length: LARGE_GRID.N }, (_, i) => Array.from(large.data.X.subarray(i * LARGE_GRID.K, (i + 1) * LARGE_GRID.K))),
+    theta: Array.from(large.theta),
+    options: { max_iter: LARGE_GRID.maxIter, seed: 42 },
+  };
+  const grids = await alternate({ workers: 1 }, { workers: 2 }, "/v3/grid", gridBody, LARGE_GRID.runs);
+  const one = { times: grids.a };
+  const two = { times: grids.b };
+  console.log(`\n4. One large Grid (N=${LARGE_GRID.N.toLocaleString("en-US")}, K=${LARGE_GRID.K}, ${LARGE_GRID.maxIter} sampled combinations) through a local service, POST to result, median of ${LARGE_GRID.runs}, the two services alternating`);
+  console.log(
+    table(
+      ["workers", "ms", "speed-up"],
+      [
+        ["1", ms(median(one.times)), "1.00x"],
+        ["2", ms(median(two.times)), `${(median(one.times) / median(two.times)).toFixed(2)}x`],
+      ],
+    ),
+  );
+  console.log("the result is identical with 1 and 2 workers");
+
+  const e = syntheticData(EXPERIMENT.N, EXPERIMENT.K, 1, EXPERIMENT.rows);
+  const experimentBody = {
+    y: Array.from(e.data.y),
+    X: Array.from({ length: EXPERIMENT.N }, (_, i) => Array.from(e.data.X.subarray(i * EXPERIMENT.K, (i + 1) * EXPERIMENT.K))),
+    theta: e.thetas.map((t) => Array.from(t)),
+  };
+  const experiments = await alternate({ workers: 2 }, { workers: 2, experimentRowsPerTask: EXPERIMENT.rowsPerTask }, "/v3/grid", experimentBody, 1);
+  const alone = { times: experiments.a };
+  const shared = { times: experiments.b };
+  console.log(`\n5. An experiment of ${EXPERIMENT.rows} theta rows on the N=${EXPERIMENT.N.toLocaleString("en-US")}, K=${EXPERIMENT.K} default Grid through a local service with 2 workers, POST to the last row's result`);
+  console.log(
+    table(
+      ["rows per task", "ms", "speed-up"],
+      [
+        ["1 (default)", ms(alone.times[0]), "1.00x"],
+        [String(EXPERIMENT.rowsPerTask), ms(shared.times[0]), `${(alone.times[0] / shared.times[0]).toFixed(2)}x`],
+      ],
+    ),
+  );
+  console.log("every row is identical either way");
+}
+
+// ---------------------------------------------------------------------------------------------
 
 const limit = setTimeout(() => {
   console.error(`bench:service: over ${OVERALL_LIMIT_MS / 1000} s, stopping`);
@@ -381,19 +492,21 @@ const limit = setTimeout(() => {
 }, OVERALL_LIMIT_MS);
 limit.unref();
 
+const args = process.argv.slice(2);
+const only = args.includes("--only-grid") ? [4, 5] : args.map(Number).filter((n) => n >= 1 && n <= 6);
+const run = (n: number) => only.length === 0 || only.includes(n);
 server = await startServer();
 console.log(`bench:service: rbp serve at ${server.url}, ${os.availableParallelism()} workers, Node ${process.version}, ${os.cpus()[0]?.model ?? "cpu"}`);
 try {
-  const only = process.argv.slice(2).map(Number).filter((n) => n >= 1 && n <= 3);
-  const run = (n: number) => only.length === 0 || only.includes(n);
   if (run(1)) await throughput();
   if (run(2)) await saturatedReads();
   if (run(3)) await largeRequests();
+  if (run(4) || run(5)) await largeGridAndExperiment();
 } finally {
   const exited = new Promise((r) => server.child.on("exit", r));
   server.child.kill("SIGTERM");
   await exited;
 }
-// 3. The embedded store against PostgreSQL with 1 and 2 worker processes (bench/stores.ts), with its own time limit.
+// 6. The embedded store against PostgreSQL with 1 and 2 worker processes (bench/stores.ts), with its own time limit.
 clearTimeout(limit);
-await compareStores();
+if (run(6)) await compareStores();

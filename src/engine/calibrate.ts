@@ -97,6 +97,10 @@ export class CalibrationScratch {
   readonly buckets: Uint8Array;
   /** Six sums per bucket (see `calibrate`). */
   readonly sums: Float64Array;
+  /** Summed slopes per bucket (`addWeights`). */
+  readonly slopes: Float64Array;
+  /** The model's relevance totals (`relevanceTotals`), shared by its censors. */
+  readonly totals: Float64Array;
   constructor(rows: number, thresholds: number) {
     if (thresholds > 255) throw new RangeError("at most 255 thresholds");
     this.values = new Float64Array(rows);
@@ -106,7 +110,44 @@ export class CalibrationScratch {
     this.rank = new Int32Array(thresholds);
     this.buckets = new Uint8Array(rows);
     this.sums = new Float64Array(6 * (thresholds + 1));
+    this.slopes = new Float64Array(thresholds + 1);
+    this.totals = new Float64Array(TOTALS);
   }
+}
+
+/** Slots of `relevanceTotals`: sum r, sum r^2, min r, max r, sum r (y - ybar), over the usable rows. */
+const TOTALS = 5;
+
+/**
+ * The totals over a model's usable rows that every censor's calibration needs; a caller
+ * calibrating several censors of one model computes them once and passes them to `calibrate`.
+ *
+ * @example
+ * relevanceTotals(model, y, outcome.mean, scratch.totals);
+ * calibrate(model, y, outcome, "relevance", settings, fitSettings, scratch, scratch.totals);
+ */
+export function relevanceTotals(rows: ScoredRows, y: Float64Array, ybar: number, out: Float64Array): Float64Array {
+  const { relevance } = rows;
+  let totalR = 0;
+  let totalR2 = 0;
+  let rMin = Infinity;
+  let rMax = -Infinity;
+  let totalRY = 0;
+  for (let i = 0; i < relevance.length; i++) {
+    const r = relevance[i];
+    if (r !== r) continue;
+    totalR += r;
+    totalR2 += r * r;
+    rMin = r < rMin ? r : rMin;
+    rMax = r > rMax ? r : rMax;
+    totalRY += r * (y[i] - ybar);
+  }
+  out[0] = totalR;
+  out[1] = totalR2;
+  out[2] = rMin;
+  out[3] = rMax;
+  out[4] = totalRY;
+  return out;
 }
 
 /** The calibrations of one censor, with the row buckets that reproduce their masks. */
@@ -133,6 +174,7 @@ export function calibrate(
   settings: CensorSettings,
   fitSettings: FitSettings,
   scratch: CalibrationScratch,
+  totals?: Float64Array,
 ): CensorCalibration {
   const { relevance, usableCount: count } = rows;
   const scores = rows[censor];
@@ -179,22 +221,18 @@ export function calibrate(
 
   // Per bucket: n, sum r, sum r^2, sum r dy, sum r dy^2, sum r^2 dy^2.
   sums.fill(0);
-  let totalR = 0;
-  let totalR2 = 0;
-  let rMin = Infinity;
-  let rMax = -Infinity;
-  let totalRY = 0;
   const ybar = outcome.mean;
+  const t5 = totals ?? relevanceTotals(rows, y, ybar, scratch.totals);
+  const totalR = t5[0];
+  const totalR2 = t5[1];
+  const rMin = t5[2];
+  const rMax = t5[3];
+  const totalRY = t5[4];
   for (let i = 0; i < relevance.length; i++) {
     const r = relevance[i];
     if (r !== r) continue;
     const dy = y[i] - ybar;
     const ry = r * dy;
-    totalR += r;
-    totalR2 += r * r;
-    rMin = r < rMin ? r : rMin;
-    rMax = r > rMax ? r : rMax;
-    totalRY += ry;
     const s = sign * scores[i];
     // The count of cuts passed (passesCut, inlined), without data-dependent branches (the boundaries are sorted).
     let b = 0;
@@ -342,13 +380,19 @@ function invalidCalibration(
  * w_t,i = 1/N + coefficient_t (delta_t,i r_i - shift_t). One pass whatever the number of thresholds:
  * a row's bucket says at which thresholds it is retained. A zero factor skips its calibration.
  */
-export function addWeights(rows: ScoredRows, fitted: CensorCalibration, factors: ArrayLike<number>, target: Float64Array): void {
+export function addWeights(
+  rows: ScoredRows,
+  fitted: CensorCalibration,
+  factors: ArrayLike<number>,
+  target: Float64Array,
+  scratch?: CalibrationScratch,
+): void {
   const { relevance, usableCount: count } = rows;
   const { calibrations, buckets, rank } = fitted;
   const T = calibrations.length;
   let base = 0;
   // slopes[b]: the summed slopes of the thresholds a row in bucket b is retained at (positions < b).
-  const slopes = new Float64Array(T + 1);
+  const slopes = scratch ? scratch.slopes.fill(0) : new Float64Array(T + 1);
   for (let t = 0; t < T; t++) {
     const factor = factors[t];
     if (factor === 0) continue;

@@ -4,7 +4,7 @@
  * A Grid is the in-order merge of its ranges' partials (grid.ts), so that one thread or several
  * (grid-parallel.ts) give bit-identical results.
  */
-import { addWeights, calibrate, CalibrationScratch, outcomeStats, type Calibration, type CensorSettings, type OutcomeStats, type ScoredRows } from "./calibrate.js";
+import { addWeights, calibrate, CalibrationScratch, relevanceTotals, outcomeStats, type Calibration, type CensorSettings, type OutcomeStats, type ScoredRows } from "./calibrate.js";
 import type { Dataset } from "./data.js";
 import { ComputationError } from "./errors.js";
 import { buildModel, usableRows, type Model } from "./model.js";
@@ -63,8 +63,39 @@ function cellWeight(c: Calibration): number {
   return c.valid && Number.isFinite(c.yhat) && c.adjustedFit > 0 ? c.adjustedFit : 0;
 }
 
+/** The cells of one range of combinations for one theta, filled one combination at a time. */
+export interface RangeEvaluator {
+  partial: GridPartial;
+  /** Evaluates a combination from its walked (or built) model. */
+  evaluate(index: number, model: ScoredRows, outcome: OutcomeStats): void;
+  /** A combination whose shared-moment covariance is singular: invalid, or rebuilt when inv_method is pseudoinverse. */
+  singular(index: number): void;
+  /** Builds the combination's model from its own rows (missing values) and evaluates it. */
+  direct(index: number): void;
+}
+
 export function evaluateRange(task: GridTask, from: number, to: number): GridPartial {
-  const { data, theta, options, combinations, shared } = task;
+  const evaluator = rangeEvaluator(task, from, to);
+  const { data, options, combinations, shared } = task;
+  const indices = Array.from({ length: to - from }, (_, q) => from + q);
+  if (shared) {
+    const outcome = outcomeStats(data.y, new Float64Array(data.rows));
+    const logistic = options.prediction_scale === "logistic";
+    walkCombinations(shared, data.y, combinations, indices, logistic, (index, model) => evaluator.evaluate(index, model, outcome), evaluator.singular);
+  } else {
+    indices.forEach(evaluator.direct);
+  }
+  return evaluator.partial;
+}
+
+/**
+ * @example
+ * const e = rangeEvaluator(task, 0, 64);
+ * for (let q = 0; q < 64; q++) e.direct(q);
+ * e.partial.composite; // the range's adjusted-fit-weighted weights
+ */
+export function rangeEvaluator(task: GridTask, from: number, to: number): RangeEvaluator {
+  const { data, theta, options, combinations } = task;
   const { rows: N, y } = data;
   const T = options.threshold.length;
   const censors = censorsOf(options);
@@ -112,8 +143,9 @@ export function evaluateRange(task: GridTask, from: number, to: number): GridPar
     const fitSettings = { multiplier: options.adj_fit_multiplier, attributes: combinations[index].length, logistic };
     let ownWeight = 0;
     own?.fill(0);
+    const totals = relevanceTotals(model, y, outcome.mean, scratch.totals);
     for (const censor of censors) {
-      const fitted = calibrate(model, y, outcome, censor, settings, fitSettings, scratch);
+      const fitted = calibrate(model, y, outcome, censor, settings, fitSettings, scratch, totals);
       const kept = partial.retained[censor];
       for (let t = 0; t < T; t++) {
         const c = fitted.calibrations[t];
@@ -144,8 +176,8 @@ export function evaluateRange(task: GridTask, from: number, to: number): GridPar
         partial.secondary[2] += weight * c.outlierInfluence;
         partial.secondary[3] += weight * c.kFit;
       }
-      addWeights(model, fitted, factors, partial.composite);
-      if (own) addWeights(model, fitted, factors, own);
+      addWeights(model, fitted, factors, partial.composite, scratch);
+      if (own) addWeights(model, fitted, factors, own, scratch);
     }
     if (own && partial.ysolo) {
       for (let i = 0; i < N; i++) own[i] /= ownWeight;
@@ -176,14 +208,6 @@ export function evaluateRange(task: GridTask, from: number, to: number): GridPar
     evaluate(index, model, outcomeStats(y, model.relevance));
   };
 
-  const indices = Array.from({ length: range }, (_, q) => from + q);
-  if (shared) {
-    const outcome = outcomeStats(y, new Float64Array(N));
-    walkCombinations(shared, y, combinations, indices, logistic, (index, model) => evaluate(index, model, outcome), (index) =>
-      options.inv_method === "pseudoinverse" ? evaluateDirect(index) : invalidCombination(index),
-    );
-  } else {
-    indices.forEach(evaluateDirect);
-  }
-  return partial;
+  const singular = (index: number): void => (options.inv_method === "pseudoinverse" ? evaluateDirect(index) : invalidCombination(index));
+  return { partial, evaluate, singular, direct: evaluateDirect };
 }

@@ -11,11 +11,16 @@ export interface ChunkRequest {
 
 export type ChunkReply = { id: number; partials: [number, GridPartial][] } | { id: number; error: string };
 
-/** Takes chunks until none is left; each chunk goes to whichever thread asks first. */
-export function drawChunks(task: GridTask, chunks: [number, number][], counter: Int32Array): [number, GridPartial][] {
+/**
+ * Takes chunks until none is left; each chunk goes to whichever thread asks first. With `stop`,
+ * a thread also stops, between chunks, once `stop()` is true (the others take what it leaves).
+ */
+export function drawChunks(task: GridTask, chunks: [number, number][], counter: Int32Array, stop?: () => boolean): [number, GridPartial][] {
   const done: [number, GridPartial][] = [];
+  if (stop?.()) return done;
   for (let c = Atomics.add(counter, 0, 1); c < chunks.length; c = Atomics.add(counter, 0, 1)) {
     done.push([c, evaluateRange(task, chunks[c][0], chunks[c][1])]);
+    if (stop?.()) break;
   }
   return done;
 }

@@ -17,7 +17,7 @@ import { resolveGridOptions, type Given, type GridOptions } from "./options.js";
 import { checkBinaryOutcome, matrix, populationSd } from "./psr.js";
 import type { EngineResult, GridCells, GridCensorCells } from "./result.js";
 import { soloHistogram, soloStatistics, soloVotes } from "./solo.js";
-import { standardize } from "./walk.js";
+import { standardize, withTheta, type Standardized } from "./walk.js";
 
 /**
  * Combinations per chunk. Small enough to spread a Grid over the cores, large enough that the
@@ -33,8 +33,11 @@ export interface PreparedGrid {
   chunks: [number, number][];
 }
 
-/** Validates the input and plans the combinations and chunks. */
-export function prepareGrid(data: Dataset, theta: Float64Array, given: Given<GridOptions>): PreparedGrid {
+/**
+ * Validates the input and plans the combinations and chunks. `x`, the standardised attributes of
+ * the same `data` (any theta), saves recomputing X's moments for another theta.
+ */
+export function prepareGrid(data: Dataset, theta: Float64Array, given: Given<GridOptions>, x?: Standardized | null): PreparedGrid {
   checkData(data, theta);
   const options = resolveGridOptions(given, data.cols);
   if (options.prediction_scale === "logistic") checkBinaryOutcome(data.y, new Float64Array(data.rows));
@@ -43,7 +46,7 @@ export function prepareGrid(data: Dataset, theta: Float64Array, given: Given<Gri
   const chunks: [number, number][] = [];
   for (let from = 0; from < Q; from += GRID_CHUNK) chunks.push([from, Math.min(Q, from + GRID_CHUNK)]);
   return {
-    task: { data, theta, options, combinations: plan.combinations, shared: hasMissing(data) ? null : standardize(data, theta) },
+    task: { data, theta, options, combinations: plan.combinations, shared: x !== undefined ? x && withTheta(x, theta) : hasMissing(data) ? null : standardize(data, theta) },
     admissible: plan.admissible,
     sampled: plan.sampled,
     chunks,
@@ -190,7 +193,7 @@ function concat<A extends Int32Array | Float64Array | Uint8Array>(parts: A[], Ty
   return out;
 }
 
-function hasMissing(data: Dataset): boolean {
+export function hasMissing(data: Dataset): boolean {
   for (let v = 0; v < data.X.length; v++) if (data.X[v] !== data.X[v]) return true;
   return false;
 }

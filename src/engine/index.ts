@@ -2,6 +2,7 @@
 export { psr, maxfit } from "./psr.js";
 export { grid } from "./grid.js";
 export { gridParallel, type ParallelSettings } from "./grid-parallel.js";
+export { gridExperiment } from "./experiment.js";
 export { runAnalysis, type GivenOptionsOf } from "./run.js";
 export { checkData, datasetFromRows, type Dataset } from "./data.js";
 export { InvalidInputError, ComputationError } from "./errors.js";

@@ -6,17 +6,24 @@
  * equal-width bins between min and max, the bins holding the wanted ranks are located from the
  * cumulative counts, and only their few values are gathered and sorted. A Grid asks for thousands
  * of percentiles of 10^3 to 10^4 scores; this costs two linear passes each, with none of
- * quickselect's unpredictable branches.
+ * quickselect's unpredictable branches. The number of bins follows the count (about 8 values a
+ * bin, 16 to 256 bins), so that small inputs do not pay for 256 bins; the order statistics, and
+ * so the percentiles, do not depend on it.
  */
 import { snapCut } from "./cut.js";
 
-const BINS = 256;
-// One spare bin takes the maximum itself ((max - min) * scale = BINS exactly).
-const counts = new Int32Array(BINS + 1);
-const starts = new Int32Array(BINS + 1);
-const fills = new Int32Array(BINS + 1);
+const MAX_BINS = 256;
+const MIN_BINS = 16;
+/** Gathered bins up to this size are sorted in place by insertion (no subarray view). */
+const INSERTION_SORT = 24;
+// One spare bin takes the maximum itself ((max - min) * scale = bins exactly).
+const counts = new Int32Array(MAX_BINS + 1);
+const starts = new Int32Array(MAX_BINS + 1);
+const fills = new Int32Array(MAX_BINS + 1);
 /** below[b]: how many values fall in the bins before b. */
-const below = new Int32Array(BINS + 1);
+const below = new Int32Array(MAX_BINS + 1);
+/** Bins of the current call (module scratch, like the arrays above). */
+let bins = MAX_BINS;
 
 /**
  * Percentiles of `values[0..count)` at the given fractions in [0, 1], written to `out`.
@@ -50,16 +57,17 @@ export function percentiles(
     for (let t = 0; t < fractions.length; t++) out[t] = min;
     return;
   }
-  const scale = BINS / (max - min);
-  counts.fill(0);
+  bins = Math.min(MAX_BINS, Math.max(MIN_BINS, count >> 3));
+  const scale = bins / (max - min);
+  counts.fill(0, 0, bins + 1);
   for (let i = 0; i < count; i++) counts[((values[i] - min) * scale) | 0]++;
-  counts[BINS - 1] += counts[BINS];
-  counts[BINS] = 0;
+  counts[bins - 1] += counts[bins];
+  counts[bins] = 0;
   below[0] = 0;
-  for (let b = 0; b < BINS; b++) below[b + 1] = below[b] + counts[b];
+  for (let b = 0; b < bins; b++) below[b + 1] = below[b] + counts[b];
 
   // Mark the bins holding a wanted rank, and lay them out one after another in scratch.
-  starts.fill(-1);
+  starts.fill(-1, 0, bins + 1);
   let next = 0;
   for (let t = 0; t < fractions.length; t++) {
     const h = (count - 1) * fractions[t];
@@ -71,16 +79,20 @@ export function percentiles(
       next += counts[b];
     }
   }
-  starts[BINS] = starts[BINS - 1];
-  fills.set(starts);
+  starts[bins] = starts[bins - 1];
+  for (let b = 0; b <= bins; b++) fills[b] = starts[b];
   for (let i = 0; i < count; i++) {
     const v = values[i];
     let b = ((v - min) * scale) | 0;
-    if (b === BINS) b = BINS - 1;
+    if (b === bins) b = bins - 1;
     if (starts[b] >= 0) scratch[fills[b]++] = v;
   }
   // Sort each gathered bin; a rank's value is then at its offset within its bin.
-  for (let b = 0; b < BINS; b++) if (starts[b] >= 0) scratch.subarray(starts[b], starts[b] + counts[b]).sort();
+  for (let b = 0; b < bins; b++) {
+    if (starts[b] < 0) continue;
+    if (counts[b] <= INSERTION_SORT) insertionSort(scratch, starts[b], starts[b] + counts[b]);
+    else scratch.subarray(starts[b], starts[b] + counts[b]).sort();
+  }
   for (let t = 0; t < fractions.length; t++) {
     const h = (count - 1) * fractions[t];
     const lo = Math.floor(h);
@@ -89,6 +101,19 @@ export function percentiles(
       const high = valueAt(scratch, lo + 1);
       out[t] = snapCut(low, high, low + (h - lo) * (high - low), width);
     } else out[t] = low;
+  }
+}
+
+/** Sorts values[from..to) ascending, in place. */
+function insertionSort(values: Float64Array, from: number, to: number): void {
+  for (let i = from + 1; i < to; i++) {
+    const v = values[i];
+    let k = i - 1;
+    while (k >= from && values[k] > v) {
+      values[k + 1] = values[k];
+      k--;
+    }
+    values[k + 1] = v;
   }
 }
 

@@ -4,6 +4,15 @@
  * version does with them: `submit` (a validated request becomes paid-for, saved, queued jobs)
  * and reading a job's result. Queued jobs go to the pool as it has free workers, in the order
  * the store's `claim` gives (fair across organisations).
+ *
+ * A large Grid spreads over the workers that are free when it starts (worker.ts "draw" parts
+ * drawing chunks from one shared counter, then one "finish" part merging them in chunk order: the
+ * result is bit-identical whatever the number of workers). The borrowed workers go back to the
+ * queue as soon as another job is waiting: the pump claims that job and asks the Grid's helpers
+ * to stop after their current chunk, so others still get their turn. With
+ * `experimentRowsPerTask` above 1, an experiment's Grid rows go to a worker that many at a time
+ * (taken as one turn of the organisation: store.ts `claimSiblings`), sharing what does not
+ * depend on theta.
  * Route tables (v3.ts, and v2.ts) translate HTTP to these calls.
  */
 import type { ParsedRequest } from "../api/request.js";
@@ -13,12 +22,17 @@ import { MiB, ServiceError } from "./http.js";
 import type { Analysis } from "../api/options.js";
 import { DEFAULT_RESULT_MEMORY_BYTES, DEFAULT_RETENTION_MS, EmbeddedStore, LruCache, type Experiment, type Job, type JobFailure, type JobVariant } from "./jobs.js";
 import { MemoryPersistence } from "./persistence.js";
-import { ERROR_PROCESS_JOB, JobFailedError, PoolClosedError, STATUS_PROCESSING, WorkerPool, type PoolSettings } from "./pool.js";
+import { ERROR_PREDICTION_FAILED, ERROR_PROCESS_JOB, JobFailedError, PoolClosedError, STATUS_PROCESSING, WorkerPool, type PoolSettings } from "./pool.js";
+import type { WorkerDone, WorkerFailed, WorkerPartials, WorkerRows, WorkerTask } from "./worker.js";
+import type { GridPartial } from "../engine/grid-cells.js";
 import type { QuotaStatus } from "./quota.js";
 import type { ResolvedField } from "./fields.js";
 import { QuotaExceededError, StorageBusyError, StorageFullError, storageError, type Claimed, type Created, type Store } from "./store.js";
 import { publicFailure } from "./reasons.js";
 import { DEFAULT_LIMITS, type ServiceLimits } from "./limits.js";
+
+/** A Grid spreads over free workers from this much work on: rows x 2^min(attributes, 14) (14: the sampled default's scale). */
+export const SPREAD_GRID_MIN_WORK = 500_000;
 
 export interface ServiceConfig {
   /** Decimal places of result numbers; null = full precision. Default 6. */
@@ -54,6 +68,12 @@ export interface ServiceConfig {
   maxResultMemoryBytes: number;
   /** Limits on the work of one request, checked at POST (limits.ts, docs/limits.md). */
   limits: ServiceLimits;
+  /**
+   * Grid rows of one experiment run together in one worker task, sharing X's work (engine
+   * `gridExperiment`). Default 1: one row per turn, so another organisation's job waits for at
+   * most one row per worker; n > 1 makes an experiment faster but a turn then covers n rows.
+   */
+  experimentRowsPerTask: number;
 }
 
 export const DEFAULT_CONFIG: ServiceConfig = {
@@ -71,6 +91,7 @@ export const DEFAULT_CONFIG: ServiceConfig = {
   retentionMs: DEFAULT_RETENTION_MS,
   maxResultMemoryBytes: DEFAULT_RESULT_MEMORY_BYTES,
   limits: DEFAULT_LIMITS,
+  experimentRowsPerTask: 1,
 };
 
 export interface ServiceSettings {
@@ -104,6 +125,8 @@ export class PredictionService {
   private readonly waiters = new Map<number, Set<() => void>>();
   private pumping = false;
   private pumpAgain = false;
+  /** Counters of running Grids whose helpers can be asked back (Int32 1 set to 1). */
+  private readonly lending = new Set<Int32Array>();
   private readonly retention: NodeJS.Timeout | undefined;
 
   private constructor(settings: ServiceSettings, store: Store) {
@@ -330,10 +353,17 @@ export class PredictionService {
       try {
         do {
           this.pumpAgain = false;
-          while (!this.closing && this.pool.capacity() > 0) {
+          while (!this.closing) {
+            // A free worker, or one lent to a Grid that can be asked back for a waiting job.
+            const lender = this.pool.capacity() > 0 ? undefined : this.lending.values().next().value;
+            if (this.pool.capacity() === 0 && !lender) break;
             const claimed = await this.store.claim();
             if (!claimed) break;
-            this.schedule(claimed);
+            if (lender) {
+              Atomics.store(lender, 1, 1);
+              this.lending.delete(lender);
+            }
+            this.schedule(claimed, await this.siblings(claimed));
           }
         } while (this.pumpAgain && !this.closing);
       } catch (error) {
@@ -344,20 +374,30 @@ export class PredictionService {
     })();
   }
 
-  private schedule(claimed: Claimed): void {
-    const { job } = claimed;
-    void this.execute(claimed)
+  /** More queued rows of the same experiment's Grid request, claimed to run in one task with `claimed`. */
+  private async siblings(claimed: Claimed): Promise<Claimed[]> {
+    const { job, input } = claimed;
+    const more = Math.floor(this.config.experimentRowsPerTask) - 1;
+    if (more < 1 || job.analysis !== "grid" || job.variant || input.thetas.length < 2 || !this.store.claimSiblings) return [];
+    return this.store.claimSiblings(claimed, more);
+  }
+
+  private schedule(claimed: Claimed, siblings: Claimed[] = []): void {
+    const all = [claimed, ...siblings];
+    void (siblings.length > 0 ? this.executeRows(all) : this.execute(claimed))
       .catch((error: unknown) => {
-        this.log(`job ${job.id}: bookkeeping failed: ${error instanceof Error ? error.message : String(error)}`);
+        this.log(`job ${claimed.job.id}: bookkeeping failed: ${error instanceof Error ? error.message : String(error)}`);
       })
       .finally(() => {
-        if (job.status === "completed" || job.status === "failed") for (const wake of [...(this.waiters.get(job.id) ?? [])]) wake();
+        for (const { job } of all) {
+          if (job.status === "completed" || job.status === "failed") for (const wake of [...(this.waiters.get(job.id) ?? [])]) wake();
+        }
         this.pump();
       });
   }
 
-  private async execute({ job, input }: Claimed): Promise<void> {
-    const task = {
+  private taskOf({ job, input }: Claimed): WorkerTask {
+    return {
       id: job.id,
       analysis: input.analysis,
       y: input.data.y,
@@ -369,22 +409,85 @@ export class PredictionService {
       decimals: this.config.decimals,
       ...(job.variant ? { variant: job.variant } : {}),
     };
+  }
+
+  /** Records a failure as clients may see it (reasons.ts); the internal text goes to the log. */
+  private async failJob(job: Job, failure: JobFailure): Promise<void> {
+    const shown = publicFailure(failure);
+    if (shown.detail !== undefined) this.log(`job ${job.id} failed: ${shown.detail}`);
+    await this.store.fail(job, shown.failure);
+  }
+
+  private async execute(claimed: Claimed): Promise<void> {
+    const { job } = claimed;
+    const task = this.taskOf(claimed);
     let done;
     try {
-      done = await this.pool.run(task);
+      done = this.spreads(claimed) ? await this.runSpread(task) : await this.pool.run(task);
     } catch (error) {
       if (error instanceof PoolClosedError) return;
-      const failure =
-        error instanceof JobFailedError
-          ? error.failure
-          : { message: error instanceof Error ? error.message : String(error), error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING };
-      const shown = publicFailure(failure);
-      if (shown.detail !== undefined) this.log(`job ${job.id} failed: ${shown.detail}`);
-      await this.store.fail(job, shown.failure);
+      await this.failJob(job, failureOf(error));
       return;
     }
     await this.store.complete(job, done.json, { yhat: done.yhat, fit: done.fit });
   }
+
+  /** Whether a job is a Grid worth spreading and there is a free worker besides its own. */
+  private spreads({ job, input }: Claimed): boolean {
+    const work = input.data.rows * 2 ** Math.min(input.data.cols, 14);
+    return job.analysis === "grid" && !job.variant && work >= SPREAD_GRID_MIN_WORK && this.pool.capacity() > 1;
+  }
+
+  /** One Grid on its own worker plus the free ones, merged in chunk order by a "finish" part. */
+  private async runSpread(task: WorkerTask): Promise<WorkerDone> {
+    const helpers = this.pool.capacity() - 1;
+    const counter = new Int32Array(new SharedArrayBuffer(8));
+    this.lending.add(counter);
+    let replies: WorkerPartials[];
+    try {
+      replies = await Promise.all(
+        Array.from({ length: 1 + helpers }, (_, k) =>
+          this.pool.run<WorkerPartials>({ ...task, part: { kind: "draw", counter: counter.buffer as SharedArrayBuffer, lead: k === 0 } }),
+        ),
+      );
+    } finally {
+      this.lending.delete(counter);
+    }
+    const partials: GridPartial[] = [];
+    for (const reply of replies) for (const [c, partial] of reply.partials) partials[c] = partial;
+    return this.pool.run<WorkerDone>({ ...task, part: { kind: "finish", partials } });
+  }
+
+  /** Several rows of one experiment's Grid in one task; each row completes or fails on its own. */
+  private async executeRows(claimed: Claimed[]): Promise<void> {
+    const task = { ...this.taskOf(claimed[0]), thetas: claimed.map(({ job, input }) => input.thetas[job.row]) };
+    let reply: WorkerRows;
+    try {
+      reply = await this.pool.run<WorkerRows>(task);
+    } catch (error) {
+      if (error instanceof PoolClosedError) return;
+      for (const { job } of claimed) await this.failJob(job, failureOf(error));
+      return;
+    }
+    for (let r = 0; r < claimed.length; r++) {
+      const { job } = claimed[r];
+      const row = reply.rows[r];
+      if (row.type === "done") await this.store.complete(job, row.json, { yhat: row.yhat, fit: row.fit });
+      else await this.failJob(job, rowFailure(row));
+    }
+  }
+}
+
+function failureOf(error: unknown): JobFailure {
+  return error instanceof JobFailedError
+    ? error.failure
+    : { message: error instanceof Error ? error.message : String(error), error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING };
+}
+
+/** A row's failure as the pool reports a failed job (pool.ts). */
+function rowFailure(row: WorkerFailed): JobFailure {
+  const known = row.name === "ComputationError" || row.name === "InvalidInputError";
+  return { message: known ? row.message : `${row.name}: ${row.message}`, error_code: ERROR_PREDICTION_FAILED, status_code: STATUS_PROCESSING };
 }
 
 function definedOnly<T extends object>(value: T): Partial<T> {

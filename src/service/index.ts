@@ -49,6 +49,8 @@ export interface LocalServiceOptions {
   accessId?: string;
   /** Quota of the single local organisation; default 1,000,000 units. */
   quota?: number;
+  /** Grid rows of one experiment run together in one worker task (core.ts ServiceConfig); default 1. */
+  experimentRowsPerTask?: number;
   /** One line per request and operational notes; default: silent. Never given secrets. */
   log?: (line: string) => void;
   /** Route tables to serve; default ROUTE_TABLES (v3 and v2). */
@@ -133,6 +135,7 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
     jobTimeoutMs: options.jobTimeoutMs,
     // workers 0 (a database front end that runs no jobs): the pool is never handed a job.
     workers: options.workers === 0 ? 1 : options.workers,
+    experimentRowsPerTask: options.experimentRowsPerTask,
     v2LongPollMs: options.v2LongPollMs,
     uploadTtlMs: options.uploadTtlMs,
     uploadUrlTtlMs: options.uploadUrlTtlMs,

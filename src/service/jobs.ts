@@ -476,6 +476,23 @@ export class EmbeddedStore implements Store {
     }
   }
 
+  async claimSiblings(claimed: Claimed, max: number): Promise<Claimed[]> {
+    const { job: first, input } = claimed;
+    const out: Claimed[] = [];
+    while (out.length < max) {
+      const id = this.queue.peek(first.org);
+      if (id === undefined) break;
+      const job = await this.jobRecord(id);
+      if (job && job.status === "queued" && (job.input_ref !== first.input_ref || job.variant !== first.variant)) break;
+      this.queue.dropNext(first.org);
+      if (!job || job.status !== "queued") continue;
+      job.status = "running";
+      job.started_at = new Date().toISOString();
+      out.push({ job, input });
+    }
+    return out;
+  }
+
   /** Jobs waiting to be claimed. */
   queued(): number {
     return this.queue.size;
@@ -679,6 +696,20 @@ export class FairQueue {
     }
     queue.ids.push(id);
     this.size++;
+  }
+
+  /** The organisation's next queued id, without taking it. */
+  peek(org: string): number | undefined {
+    const queue = this.perOrg.get(org);
+    return queue && queue.head < queue.ids.length ? queue.ids[queue.head] : undefined;
+  }
+
+  /** Takes the organisation's next id out of its turn (after `peek`). */
+  dropNext(org: string): void {
+    const queue = this.perOrg.get(org);
+    if (!queue || queue.head >= queue.ids.length) return;
+    queue.head++;
+    this.size--;
   }
 
   shift(): number | undefined {

@@ -19,7 +19,7 @@
 import { availableParallelism } from "node:os";
 import type { Worker } from "node:worker_threads";
 import { startWorker } from "../engine/worker-script.js";
-import { WORKER_MARK, type WorkerDone, type WorkerReply, type WorkerTask } from "./worker.js";
+import { WORKER_MARK, type WorkerDone, type WorkerReply, type WorkerResult, type WorkerTask } from "./worker.js";
 import type { JobFailure } from "./persistence.js";
 
 /** LambdaError codes (api-compat.md 2.2). */
@@ -54,7 +54,7 @@ export interface PoolSettings {
 
 interface Pending {
   task: WorkerTask;
-  resolve: (done: WorkerDone) => void;
+  resolve: (done: WorkerResult) => void;
   reject: (error: Error) => void;
   onStart?: () => void;
 }
@@ -93,10 +93,10 @@ export class WorkerPool {
   }
 
   /** Runs a task; resolves with its result or rejects with JobFailedError (or PoolClosedError). */
-  run(task: WorkerTask, onStart?: () => void): Promise<WorkerDone> {
+  run<R extends WorkerResult = WorkerDone>(task: WorkerTask, onStart?: () => void): Promise<R> {
     if (this.closed) return Promise.reject(new PoolClosedError());
-    return new Promise((resolve, reject) => {
-      this.queue.push({ task, resolve, reject, onStart });
+    return new Promise<R>((resolve, reject) => {
+      this.queue.push({ task, resolve: resolve as (done: WorkerResult) => void, reject, onStart });
       this.pump();
     });
   }
@@ -172,7 +172,7 @@ export class WorkerPool {
     if (!current || current.task.id !== reply.id) return;
     clearTimeout(slot.timer);
     slot.current = undefined;
-    if (reply.type === "done") current.resolve(reply);
+    if (reply.type !== "failed") current.resolve(reply);
     else {
       current.reject(
         new JobFailedError({

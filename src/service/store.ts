@@ -126,6 +126,12 @@ export interface Store {
 
   /** The next queued job (fair across organisations), now running; undefined when none waits. */
   claim(): Promise<Claimed | undefined>;
+  /**
+   * Optional: up to `max` more queued jobs of the same request as `claimed` (an experiment's next
+   * rows, same inputs and variant), now running, as part of the same turn of its organisation.
+   * The service runs them in one worker task so they share what does not depend on theta.
+   */
+  claimSiblings?(claimed: Claimed, max: number): Promise<Claimed[]>;
   /** Stores the result, then marks the job completed; resolves with the terminal state recorded. */
   complete(job: JobRecord, json: string, compact: JobRecord["compact"]): Promise<"completed" | "failed">;
   /** Marks the job failed (nothing when it is already completed or failed). */

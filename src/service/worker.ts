@@ -2,10 +2,26 @@
  * A worker thread of the service's pool (pool.ts): runs one analysis at a time with the engine
  * and answers with the result already encoded as JSON, so the HTTP thread never computes.
  * Posts `{type: "ready"}` once loaded; the pool starts a job's clock only on a ready worker.
+ *
+ * Two kinds of task let one job use more than one worker, or one worker serve several jobs:
+ * - a Grid in parts (`part`, core.ts): each worker of the Grid draws chunks of combinations from
+ *   one shared counter ("draw"), a helper stopping early when the service needs its worker back;
+ *   one worker then merges every chunk's partial in chunk order and encodes ("finish"). The
+ *   chunks and their order do not depend on the number of workers: the result is bit-identical
+ *   to `grid` on one worker.
+ * - an experiment's Grid rows in one task (`thetas`): `gridExperiment` shares what does not
+ *   depend on theta, each row's result identical to the row run alone; any failure falls back to
+ *   running the rows one by one, so a bad row fails alone.
  */
 import { parentPort, workerData } from "node:worker_threads";
 import type { Analysis } from "../engine/result.js";
 import { runAnalysis } from "../engine/run.js";
+import { checkData } from "../engine/data.js";
+import { gridExperiment } from "../engine/experiment.js";
+import { finishGrid, prepareGrid } from "../engine/grid.js";
+import type { GridPartial } from "../engine/grid-cells.js";
+import { drawChunks, transferables } from "../engine/grid-chunks.js";
+import type { Given, GridOptions } from "../engine/options.js";
 import { encodeJson, roundList } from "./encode.js";
 import type { JobVariant } from "./persistence.js";
 import { gridSingularity } from "./singularity.js";
@@ -22,6 +38,28 @@ export interface WorkerTask {
   decimals: number | null;
   /** A variant of the analysis (v2 `/grid-singularity`: singularity.ts). */
   variant?: JobVariant;
+  /** A part of a Grid spread over several workers. */
+  part?: GridPart;
+  /** Grid only: several theta rows of one experiment, answered by one `WorkerRows`. */
+  thetas?: Float64Array[];
+}
+
+export type GridPart =
+  /** Int32 0 of `counter`: the next chunk; Int32 1: set to 1 when helpers should stop. The lead never stops. */
+  | { kind: "draw"; counter: SharedArrayBuffer; lead: boolean }
+  /** Every chunk's partial, in chunk order. */
+  | { kind: "finish"; partials: GridPartial[] };
+
+export interface WorkerPartials {
+  type: "partials";
+  id: number;
+  partials: [number, GridPartial][];
+}
+
+export interface WorkerRows {
+  type: "rows";
+  id: number;
+  rows: Array<WorkerDone | WorkerFailed>;
 }
 
 export interface WorkerDone {
@@ -41,9 +79,58 @@ export interface WorkerFailed {
   message: string;
 }
 
-export type WorkerReply = { type: "ready" } | WorkerDone | WorkerFailed;
+/** What a task answers when it does not fail. */
+export type WorkerResult = WorkerDone | WorkerPartials | WorkerRows;
+export type WorkerReply = { type: "ready" } | WorkerResult | WorkerFailed;
 
-export function runTask(task: WorkerTask): WorkerDone | WorkerFailed {
+export function runTask(task: WorkerTask): WorkerResult | WorkerFailed {
+  if (task.part) return runPart(task, task.part);
+  if (task.thetas) return runRows(task, task.thetas);
+  return runOne(task);
+}
+
+function failed(id: number, error: unknown): WorkerFailed {
+  const e = error instanceof Error ? error : new Error(String(error));
+  return { type: "failed", id, name: e.name, message: e.message };
+}
+
+function runPart(task: WorkerTask, part: GridPart): WorkerPartials | WorkerDone | WorkerFailed {
+  try {
+    const data = { y: task.y, X: task.X, rows: task.rows, cols: task.cols };
+    const prepared = prepareGrid(data, task.theta, task.options as Given<GridOptions>);
+    if (part.kind === "draw") {
+      const counter = new Int32Array(part.counter);
+      const stop = part.lead ? undefined : () => Atomics.load(counter, 1) === 1;
+      return { type: "partials", id: task.id, partials: drawChunks(prepared.task, prepared.chunks, counter, stop) };
+    }
+    const result = finishGrid(prepared, part.partials);
+    return { type: "done", id: task.id, json: encodeJson(result, task.decimals), yhat: roundList(result.yhat, task.decimals), fit: roundList(result.fit, task.decimals) };
+  } catch (error) {
+    return failed(task.id, error);
+  }
+}
+
+function runRows(task: WorkerTask, thetas: Float64Array[]): WorkerRows {
+  const data = { y: task.y, X: task.X, rows: task.rows, cols: task.cols };
+  const one = (theta: Float64Array) => runOne({ ...task, theta, thetas: undefined });
+  let rows: Array<WorkerDone | WorkerFailed>;
+  try {
+    for (const theta of thetas) checkData(data, theta);
+    rows = gridExperiment(data, thetas, task.options as Given<GridOptions>).map((result) => ({
+      type: "done",
+      id: task.id,
+      json: encodeJson(result, task.decimals),
+      yhat: roundList(result.yhat, task.decimals),
+      fit: roundList(result.fit, task.decimals),
+    }));
+  } catch {
+    // A row that cannot run fails alone: run them one by one.
+    rows = thetas.map(one);
+  }
+  return { type: "rows", id: task.id, rows };
+}
+
+function runOne(task: WorkerTask): WorkerDone | WorkerFailed {
   try {
     const data = { y: task.y, X: task.X, rows: task.rows, cols: task.cols };
     const result =
@@ -56,8 +143,7 @@ export function runTask(task: WorkerTask): WorkerDone | WorkerFailed {
       fit: roundList(result.fit, task.decimals),
     };
   } catch (error) {
-    const e = error instanceof Error ? error : new Error(String(error));
-    return { type: "failed", id: task.id, name: e.name, message: e.message };
+    return failed(task.id, error);
   }
 }
 
@@ -66,6 +152,9 @@ export const WORKER_MARK = "rbp-service-worker";
 
 if (parentPort && (workerData as { mark?: string } | undefined)?.mark === WORKER_MARK) {
   const port = parentPort;
-  port.on("message", (task: WorkerTask) => port.postMessage(runTask(task) satisfies WorkerReply));
+  port.on("message", (task: WorkerTask) => {
+    const reply = runTask(task) satisfies WorkerReply;
+    port.postMessage(reply, reply.type === "partials" ? reply.partials.flatMap(([, p]) => transferables(p)) : []);
+  });
   port.postMessage({ type: "ready" } satisfies WorkerReply);
 }

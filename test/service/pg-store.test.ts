@@ -207,7 +207,7 @@ describe.skipIf(!RUN)("workers", () => {
     const [done] = await waitAll([made.jobs[0].id]);
     expect(done.status).toBe("completed");
     const local = runTask({ id: 1, analysis: "grid", ...quick.input.data, theta: quick.input.thetas[0], options: quick.input.options, decimals: 6 });
-    if (local.type !== "done") throw new Error(local.message);
+    if (local.type !== "done") throw new Error(`not a result: ${JSON.stringify(local).slice(0, 200)}`);
     expect(await store.readResult({ id: done.id } as JobRecord)).toBe(local.json);
     const job = await store.findJob("acme", made.jobs[0].id, made.jobs[0].code);
     expect(job?.status).toBe("completed");
@@ -328,7 +328,7 @@ describe.skipIf(!RUN)("retention", () => {
         const claimed = await runner.claim();
         if (!claimed) break;
         const done = runTask({ id: claimed.job.id, analysis: claimed.input.analysis, ...claimed.input.data, theta: claimed.input.thetas[claimed.job.row], options: claimed.input.options, decimals: 6 });
-        if (done.type !== "done") throw new Error(done.message);
+        if (done.type !== "done") throw new Error(`not a result: ${JSON.stringify(done).slice(0, 200)}`);
         expect(await runner.complete(claimed.job, done.json, { yhat: done.yhat, fit: done.fit })).toBe("completed");
       }
       await waitAll(ids, 10_000);

@@ -1,0 +1,85 @@
+/**
+ * An experiment's Grids: many theta rows against one X and y (spec: one job per row). What does
+ * not depend on theta is computed once for all rows: X's moments and standard units, and per
+ * combination the Cholesky factor, the whitened attributes and each observation's
+ * informativeness (walk.ts `walkCombinationsMany`). Per row remain the scores' last step, the
+ * censors and the fits. Every row's result is bit-identical to `grid` on that row alone: the
+ * shared quantities are the very numbers `grid` computes, and each row's cells are accumulated in
+ * the same chunks and merged in the same order.
+ */
+import type { Dataset } from "./data.js";
+import { outcomeStats } from "./calibrate.js";
+import { rangeEvaluator, type GridPartial } from "./grid-cells.js";
+import { finishGrid, hasMissing, prepareGrid, type PreparedGrid } from "./grid.js";
+import type { Given, GridOptions } from "./options.js";
+import type { EngineResult } from "./result.js";
+import { standardize, walkCombinationsMany } from "./walk.js";
+
+/** Rows walked together are limited so that their per-row score levels stay within this many bytes (a few MiB: the levels stay in cache while every row calibrates; 64 MiB was slower). */
+export const EXPERIMENT_BATCH_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The Grid of every theta row, in order; each equals `grid(data, thetas[r], given)`.
+ *
+ * @example
+ * const [first, second] = gridExperiment(data, [Float64Array.of(1, 2), Float64Array.of(0, 3)], { threshold: [0, 0.5] });
+ */
+export function gridExperiment(
+  data: Dataset,
+  thetas: readonly Float64Array[],
+  given: Given<GridOptions> = {},
+  /** Rows walked together; default `experimentBatch(data)`. */
+  batchRows?: number,
+): EngineResult[] {
+  if (thetas.length === 0) return [];
+  const x = hasMissing(data) ? null : standardize(data, thetas[0]);
+  const prepared = thetas.map((theta) => prepareGrid(data, theta, given, x));
+  const results: EngineResult[] = [];
+  const batch = Math.max(1, Math.floor(batchRows ?? experimentBatch(data)));
+  for (let start = 0; start < prepared.length; start += batch) {
+    const rows = prepared.slice(start, start + batch);
+    for (const partials of evaluateRows(rows)) results.push(finishGrid(rows[results.length - start], partials));
+  }
+  return results;
+}
+
+/** How many rows are walked together for this data (at least 1). */
+export function experimentBatch(data: Dataset): number {
+  const perRow = 2 * (data.cols + 1) * data.rows * 8;
+  return Math.max(1, Math.floor(EXPERIMENT_BATCH_BYTES / perRow));
+}
+
+/**
+ * Every chunk of every row (rows prepared on the same data and options): the rows' partials, per
+ * row in chunk order. Complete data walks each chunk once for all rows; with missing values each
+ * row builds its own models (nothing is shared but the plan).
+ */
+export function evaluateRows(rows: readonly PreparedGrid[]): GridPartial[][] {
+  const first = rows[0];
+  const { data, options, combinations } = first.task;
+  const logistic = options.prediction_scale === "logistic";
+  const outcome = outcomeStats(data.y, new Float64Array(data.rows));
+  const partials: GridPartial[][] = rows.map(() => []);
+  for (const [from, to] of first.chunks) {
+    const evaluators = rows.map((row) => rangeEvaluator(row.task, from, to));
+    const indices = Array.from({ length: to - from }, (_, q) => from + q);
+    const shared = first.task.shared;
+    if (shared) {
+      const thetaZs = rows.map((row) => row.task.shared!.thetaZ);
+      walkCombinationsMany(
+        shared,
+        thetaZs,
+        data.y,
+        combinations,
+        indices,
+        logistic,
+        (index, t, model) => evaluators[t].evaluate(index, model, outcome),
+        (index) => evaluators.forEach((e) => e.singular(index)),
+      );
+    } else {
+      for (const e of evaluators) indices.forEach(e.direct);
+    }
+    evaluators.forEach((e, r) => partials[r].push(e.partial));
+  }
+  return partials;
+}

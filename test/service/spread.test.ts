@@ -1,0 +1,105 @@
+/**
+ * One Grid through the service uses every free worker, merged in a fixed order (the result is
+ * the same bit for bit with 1 or 2 workers, and equals the engine's grid); a waiting job takes a
+ * borrowed worker back; an experiment's Grid rows run in one worker task, each row identical to
+ * the row run alone.
+ */
+import type { Worker } from "node:worker_threads";
+import { afterEach, describe, expect, it } from "vitest";
+import { parseRequest, type ParsedRequest } from "../../src/api/request.js";
+import { grid } from "../../src/engine/index.js";
+import { PredictionService, SPREAD_GRID_MIN_WORK } from "../../src/service/core.js";
+import { localCredentials } from "../../src/service/credentials.js";
+import { encodeJson } from "../../src/service/encode.js";
+import { defaultSpawn } from "../../src/service/pool.js";
+import { runTask, type WorkerDone, type WorkerFailed, type WorkerRows, type WorkerTask } from "../../src/service/worker.js";
+import { synthetic } from "./helpers.js";
+
+const local = localCredentials({ apiKey: "spread-test-key", accessId: "spread-test-user", quota: 1000 });
+const org = local.credentials.orgs[0];
+const services: PredictionService[] = [];
+afterEach(async () => {
+  await Promise.all(services.splice(0).map((s) => s.close()));
+});
+
+/** A service whose workers' tasks are recorded (kind: "whole", "draw", "finish" or "rows:<n>"). */
+async function openService(workers: number, experimentRowsPerTask = 1): Promise<{ service: PredictionService; tasks: string[] }> {
+  const tasks: string[] = [];
+  const spawn = (): Worker => {
+    const worker = defaultSpawn();
+    const post = worker.postMessage.bind(worker);
+    worker.postMessage = (task: WorkerTask, transfer?: never) => {
+      tasks.push(task.part ? task.part.kind : task.thetas ? `rows:${task.thetas.length}` : "whole");
+      return post(task, transfer);
+    };
+    return worker;
+  };
+  const service = await PredictionService.open({ credentials: local.credentials, config: { workers, decimals: null, experimentRowsPerTask }, spawn });
+  services.push(service);
+  return { service, tasks };
+}
+
+const request = (analysis: "psr" | "grid", body: Record<string, unknown>) =>
+  parseRequest(analysis, { access_id: "spread-test-user", ...body }, "v3") as ParsedRequest;
+
+async function run(service: PredictionService, body: Record<string, unknown>, analysis: "psr" | "grid" = "grid"): Promise<string[]> {
+  const { jobs } = await service.submit(org, request(analysis, body));
+  for (const job of jobs) await service.waitForJob(job, 120_000);
+  for (const job of jobs) expect(job.status, job.failure?.message).toBe("completed");
+  return Promise.all(jobs.map((job) => service.resultJson(job)));
+}
+
+describe("a Grid through the service", () => {
+  const { y, X } = synthetic(700, 10, 3);
+  const theta = X[5].map((v) => v + 0.1);
+  expect(700 * 2 ** 10).toBeGreaterThanOrEqual(SPREAD_GRID_MIN_WORK);
+
+  it("spreads over the free workers and gives the same result bit for bit with 1 or 2 workers (and the engine's grid)", async () => {
+    const one = await openService(1);
+    const two = await openService(2);
+    const [alone] = await run(one.service, { y, X, theta });
+    const [spread] = await run(two.service, { y, X, theta });
+    expect(one.tasks).toEqual(["whole"]);
+    expect(two.tasks.filter((t) => t === "draw")).toHaveLength(2);
+    expect(two.tasks.filter((t) => t === "finish")).toHaveLength(1);
+    expect(spread).toBe(alone);
+    const data = { y: Float64Array.from(y), X: Float64Array.from(X.flat()), rows: y.length, cols: X[0].length };
+    expect(spread).toBe(encodeJson(grid(data, Float64Array.from(theta)), null));
+  }, 180_000);
+
+  it("gives a borrowed worker back to a job that waits: a small job finishes while the large Grid runs", async () => {
+    const big = synthetic(3000, 12, 4);
+    const { service, tasks } = await openService(2);
+    const { jobs } = await service.submit(org, request("grid", { y: big.y, X: big.X, theta: big.X[0] }));
+    const gridJob = jobs[0];
+    while (tasks.filter((t) => t === "draw").length < 2) await new Promise((r) => setTimeout(r, 10));
+    const [small] = await run(service, { y: y.slice(0, 50), X: X.slice(0, 50).map((r) => r.slice(0, 3)), theta: theta.slice(0, 3) }, "psr");
+    expect(JSON.parse(small).yhat).toHaveLength(1);
+    expect(gridJob.status).toBe("running");
+    await service.waitForJob(gridJob, 300_000);
+    expect(gridJob.status).toBe("completed");
+  }, 400_000);
+
+  it("runs an experiment's rows in one task when experimentRowsPerTask allows, each row identical to the row run alone", async () => {
+    const thetas = [X[1], X[2], X[3].map((v) => v * 0.5), X[4]];
+    const small = { y: y.slice(0, 120), X: X.slice(0, 120).map((r) => r.slice(0, 6)) };
+    const rows = thetas.map((t) => t.slice(0, 6));
+    const { service, tasks } = await openService(1, 16);
+    const together = await run(service, { ...small, theta: rows });
+    expect(tasks).toContain(`rows:${rows.length}`);
+    for (let r = 0; r < rows.length; r++) expect(together[r]).toBe((await run(service, { ...small, theta: rows[r] }))[0]);
+  }, 180_000);
+
+  it("fails a bad row of an experiment's task alone (the worker falls back to one row at a time)", () => {
+    const small = { y: Float64Array.from(y.slice(0, 60)), X: Float64Array.from(X.slice(0, 60).flatMap((r) => r.slice(0, 4))), rows: 60, cols: 4 };
+    const good = Float64Array.from(X[0].slice(0, 4));
+    const task = { id: 7, analysis: "grid" as const, ...small, theta: good, options: {}, decimals: null, thetas: [good, Float64Array.of(1, NaN, 2, 3), good] };
+    const reply = runTask(task);
+    expect(reply.type).toBe("rows");
+    const rows = (reply as WorkerRows).rows;
+    expect(rows.map((r) => r.type)).toEqual(["done", "failed", "done"]);
+    expect((rows[1] as WorkerFailed).name).toBe("InvalidInputError");
+    expect((rows[0] as WorkerDone).json).toBe(encodeJson(grid(small, good), null));
+    expect((rows[2] as WorkerDone).json).toBe((rows[0] as WorkerDone).json);
+  });
+});
