@@ -5,6 +5,7 @@
 import { readFile } from "node:fs/promises";
 import { parseRequest, toJson, type Analysis } from "../api/index.js";
 import { gridParallel, runAnalysis } from "../engine/index.js";
+import { brand, RbpBaseError } from "../errors/index.js";
 
 export const PREDICT_USAGE = `Usage: rbp predict <grid|maxfit|psr> --input <body.json | -> [--pretty]
 
@@ -42,8 +43,14 @@ export async function predict(args: PredictArgs, io: { stdout: (s: string) => vo
 }
 
 /** A command line the CLI cannot act on; exit code 2. */
-export class UsageError extends Error {
+export class UsageError extends RbpBaseError {
+  static {
+    brand(this, "UsageError");
+  }
   override readonly name = "UsageError";
+  constructor(message: string) {
+    super(message, "usage");
+  }
 }
 
 async function readStdin(): Promise<string> {

@@ -5,6 +5,7 @@ export { gridParallel, type ParallelSettings } from "./grid-parallel.js";
 export { runAnalysis, type GivenOptionsOf } from "./run.js";
 export { checkData, datasetFromRows, type Dataset } from "./data.js";
 export { InvalidInputError, ComputationError } from "./errors.js";
+export { RbpBaseError } from "../errors/index.js";
 export * from "./options.js";
 export type * from "./result.js";
 export { ANALYSES } from "./result.js";

@@ -11,7 +11,7 @@ import { MiB, ServiceError } from "./http.js";
 import type { Analysis } from "../api/options.js";
 import { JobStore, type Experiment, type Job, type JobFailure, type JobVariant, type NewJobs } from "./jobs.js";
 import { MemoryPersistence, type Persistence } from "./persistence.js";
-import { ERROR_PROCESS_JOB, JobFailedError, PoolClosedError, STATUS_PROCESSING, WorkerPool, type PoolSettings } from "./pool.js";
+import { ERROR_PROCESS_JOB, PoolJobError, PoolClosedError, STATUS_PROCESSING, WorkerPool, type PoolSettings } from "./pool.js";
 import { QuotaLedger } from "./quota.js";
 
 export interface ServiceConfig {
@@ -282,7 +282,7 @@ export class PredictionService {
     } catch (error) {
       if (error instanceof PoolClosedError) return;
       const failure =
-        error instanceof JobFailedError
+        error instanceof PoolJobError
           ? error.failure
           : { message: error instanceof Error ? error.message : String(error), error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING };
       await this.jobs.fail(job, failure);

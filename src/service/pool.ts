@@ -27,8 +27,8 @@ export const ERROR_PREDICTION_FAILED = 3;
 export const STATUS_PROCESSING = 10;
 
 /** The job failed; `failure` is what its readers are told. */
-export class JobFailedError extends Error {
-  override readonly name = "JobFailedError";
+export class PoolJobError extends Error {
+  override readonly name = "PoolJobError";
   constructor(readonly failure: JobFailure) {
     super(failure.message);
   }
@@ -85,7 +85,7 @@ export class WorkerPool {
     this.spawn = settings.spawn ?? defaultSpawn;
   }
 
-  /** Runs a task; resolves with its result or rejects with JobFailedError (or PoolClosedError). */
+  /** Runs a task; resolves with its result or rejects with PoolJobError (or PoolClosedError). */
   run(task: WorkerTask, onStart?: () => void): Promise<WorkerDone> {
     if (this.closed) return Promise.reject(new PoolClosedError());
     return new Promise((resolve, reject) => {
@@ -158,7 +158,7 @@ export class WorkerPool {
     if (reply.type === "done") current.resolve(reply);
     else {
       current.reject(
-        new JobFailedError({
+        new PoolJobError({
           message: reply.name === "ComputationError" || reply.name === "InvalidInputError" ? reply.message : `${reply.name}: ${reply.message}`,
           error_code: ERROR_PREDICTION_FAILED,
           status_code: STATUS_PROCESSING,
@@ -194,7 +194,7 @@ export class WorkerPool {
     const current = slot.current;
     slot.current = undefined;
     if (current) {
-      current.reject(new JobFailedError({ message: reason, error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING }));
+      current.reject(new PoolJobError({ message: reason, error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING }));
     } else if (!slot.ready) {
       this.startFailed(reason.replace("the worker running it", "a new worker"));
       return;
@@ -208,7 +208,7 @@ export class WorkerPool {
       // Do not loop on a worker that cannot start: fail what waits (later jobs try again).
       this.startFailures = 0;
       for (const p of this.queue.splice(0)) {
-        p.reject(new JobFailedError({ message: `no worker could be started: ${reason}`, error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING }));
+        p.reject(new PoolJobError({ message: `no worker could be started: ${reason}`, error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING }));
       }
       return;
     }
