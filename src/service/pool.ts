@@ -11,12 +11,12 @@
  *   hangs on a broken installation.
  *
  * Workers run `worker.ts` beside this file: the compiled `worker.js` from dist/, or, when the
- * TypeScript sources run (vitest, tsx), `worker.ts` through tsx's loader (engine/worker-script.ts;
+ * TypeScript sources run (vitest, tsx), `worker.ts` through tsx's loader (threads/worker-script.ts;
  * a plain `--import tsx` in a worker's execArgv does not reach its entry module on Node 20).
  */
 import { availableParallelism } from "node:os";
 import type { Worker } from "node:worker_threads";
-import { startWorker } from "../engine/worker-script.js";
+import { startWorker } from "../threads/worker-script.js";
 import { WORKER_MARK, type WorkerDone, type WorkerReply, type WorkerTask } from "./worker.js";
 import type { JobFailure } from "./persistence.js";
 

@@ -60,7 +60,7 @@ import { parseJsonLenient, readBody, sendJson, ServiceError } from "./http.js";
 import type { Job, JobVariant } from "./jobs.js";
 import { checkBeforeQueue } from "./preflight.js";
 import type { Method, Route, RouteRequest, RouteTable } from "./router.js";
-import type { SingularityCell } from "./singularity.js";
+import type { SingularityCell } from "../engine/singularity.js";
 import { parseUpload, UPLOAD_NAME, UploadStore, uploadRows } from "./uploads.js";
 import { inputError } from "./v3.js";
 

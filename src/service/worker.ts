@@ -8,7 +8,7 @@ import type { Analysis } from "../engine/result.js";
 import { runAnalysis } from "../engine/run.js";
 import { encodeJson, roundList } from "./encode.js";
 import type { JobVariant } from "./persistence.js";
-import { gridSingularity } from "./singularity.js";
+import { gridSingularity } from "../engine/singularity.js";
 
 export interface WorkerTask {
   id: number;
