@@ -113,7 +113,7 @@ export const VALUE_ALIASES = {
   objective: { fit: "fit", adjusted_fit: "adjusted_fit", kfit: "kfit", k_fit: "kfit" },
 } as const satisfies Record<string, Record<string, string>>;
 
-const CANONICAL_VALUES: Record<keyof typeof VALUE_ALIASES, readonly string[]> = {
+export const CANONICAL_VALUES: Record<keyof typeof VALUE_ALIASES, readonly string[]> = {
   censor_type: ["relevance", "similarity", "both"],
   censor_unit: CENSOR_UNITS,
   censor_operator: CENSOR_OPERATORS,
@@ -161,7 +161,7 @@ interface Reading {
 interface Spelling {
   key: string;
   read(value: unknown, key: string, analysis: Analysis): Reading;
-  /** A v2 body carries this key at its top level (api-compat.md section 4.1). */
+  /** A v2 body carries this key at its top level (docs/api.md section 3). */
   v2Body?: boolean;
 }
 
@@ -183,6 +183,10 @@ export interface OptionRow {
   ignoredBy?: Partial<Record<Analysis, string>>;
   /** The client's input type of the option (TypeScript; word options are derived from `values`). */
   clientType?: string;
+  /** A narrower client type for one analysis, with the comment that says why. */
+  clientTypeFor?: Partial<Record<Analysis, { type: string; comment: string }>>;
+  /** The comment on the client's input field. */
+  clientDoc?: string;
   /** docs/api.md section 4: the v2 name, the values, a default the engine does not state, notes on the analyses. */
   doc: { v2: string; values: string; default?: string; analyses?: string };
 }
@@ -222,6 +226,7 @@ const V2_MULTIPLIER: Record<string, string> = { K: "K", identity: "1", log: "log
 export const OPTION_TABLE: readonly OptionRow[] = [
   {
     name: "threshold",
+    clientDoc: "One threshold or several (per-cent of the censor's range by default, see censor_unit).",
     analyses: ALL,
     spellings: [thresholdSpelling("threshold"), thresholdSpelling("threshold_range"), thresholdSpelling("stepsize")],
     clientType: "number | number[]",
@@ -232,6 +237,7 @@ export const OPTION_TABLE: readonly OptionRow[] = [
   },
   {
     name: "censor_type",
+    clientTypeFor: { psr: { type: '"relevance" | "similarity"', comment: "PSR evaluates one censor: `both` is refused." } },
     analyses: ALL,
     values: "censor_type",
     spellings: [
@@ -282,6 +288,7 @@ export const OPTION_TABLE: readonly OptionRow[] = [
   },
   {
     name: "prediction_scale",
+    clientDoc: "`logistic` for logistic outcomes.",
     analyses: ALL,
     values: "prediction_scale",
     spellings: [enumSpelling("prediction_scale", "prediction_scale"), enumSpelling("_output_scale", "prediction_scale", true)],
@@ -321,6 +328,7 @@ export const OPTION_TABLE: readonly OptionRow[] = [
   },
   {
     name: "cov_inv",
+    clientDoc: "A K x K inverse covariance to use instead of computing one.",
     analyses: PSR_MAXFIT,
     spellings: [{ key: "cov_inv", v2Body: true, read: (v, key) => ({ value: readMatrixFlat(key, v) }) }],
     toV2: (v) => ({ cov_inv: matrixRows(v as ArrayLike<number>) }),
@@ -348,6 +356,7 @@ export const OPTION_TABLE: readonly OptionRow[] = [
   },
   {
     name: "min_k",
+    clientDoc: "Smallest combination size (`k` in v2).",
     analyses: GRID,
     spellings: [
       integerSpelling("min_k", 1),
@@ -356,7 +365,7 @@ export const OPTION_TABLE: readonly OptionRow[] = [
     ],
     toV2: (v) => ({ k: v }),
     clientType: "number",
-    doc: { v2: "`k`", values: "an integer ≥ 1; `k: 1` (the v2 client's default) never conflicts" },
+    doc: { v2: "`k`", values: "an integer ≥ 1; `k: 1` (the v2 client's default) never conflicts", default: "1" },
   },
   {
     name: "max_k",
@@ -367,13 +376,15 @@ export const OPTION_TABLE: readonly OptionRow[] = [
   },
   {
     name: "allowed_k",
+    clientDoc: "The only legal sizes; replaces min_k and max_k.",
     analyses: GRID,
     spellings: [{ key: "allowed_k", read: (v) => ({ value: typeof v === "number" ? [v] : v }) }],
-    clientType: "number | number[]",
+    clientType: "number[]",
     doc: { v2: "(v3 name only)", values: "a size or a list of sizes", default: "all sizes" },
   },
   {
     name: "required_attributes",
+    clientDoc: "0/1 mask of length K: attributes in every combination. Not with attribute_combi.",
     analyses: GRID,
     spellings: [passSpelling("required_attributes")],
     clientType: "number[]",
@@ -381,6 +392,7 @@ export const OPTION_TABLE: readonly OptionRow[] = [
   },
   {
     name: "attribute_groups",
+    clientDoc: "0/1 rows of length K, disjoint: blocks switched on and off together. Not with attribute_combi.",
     analyses: GRID,
     spellings: [passSpelling("attribute_groups")],
     clientType: "number[][]",
@@ -388,6 +400,7 @@ export const OPTION_TABLE: readonly OptionRow[] = [
   },
   {
     name: "attribute_combi",
+    clientDoc: "0/1 rows of length K: exactly these combinations.",
     analyses: GRID,
     spellings: [passSpelling("attribute_combi", true)],
     clientType: "number[][]",
@@ -419,6 +432,7 @@ export const OPTION_TABLE: readonly OptionRow[] = [
       { key: "_is_retain_all_grid_objects", v2Body: true, read: readRetainAll },
     ],
     same: (a, b) => sameJson([...(a as string[])].sort(), [...(b as string[])].sort()),
+    clientType: "boolean | RetainKey[]",
     toV2: (v) => ({ _retain_grid_objects: retainToWire(v as RetainKey[], true) }),
     toV3: (v) => ({ retain_grid_objects: retainToWire(v as RetainKey[], false) }),
     doc: {
