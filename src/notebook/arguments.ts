@@ -17,7 +17,7 @@
  */
 import { ANALYSES, ANY_OPTION_KEY, OPTION_KEYS, type Analysis } from "../api/options.js";
 import { display, escapeHtml, jupyterKernel, type MimeBundle } from "../display/index.js";
-import { didYouMean } from "../kernel/suggest.js";
+import { didYouMean } from "../internal/suggest.js";
 import { PredictionError, analysisLabel } from "./errors.js";
 
 /** The keys a spec is read for (src/frame's FrameSpec, plus the title). */

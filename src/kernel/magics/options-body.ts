@@ -6,7 +6,7 @@ import { OPTION_KEYS, normalizeOptions, type Analysis } from "../../api/options.
 import { InvalidInputError } from "../../engine/errors.js";
 import { parseJson } from "../json.js";
 import { Fail, readValue } from "./syntax.js";
-import { didYouMean } from "../suggest.js";
+import { didYouMean } from "../../internal/suggest.js";
 import { ANALYSES } from "../../api/options.js";
 
 

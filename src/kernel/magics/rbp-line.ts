@@ -4,7 +4,7 @@
  * Pure.
  */
 import { ANALYSES } from "../../api/options.js";
-import { didYouMean } from "../suggest.js";
+import { didYouMean } from "../../internal/suggest.js";
 import { parseJson } from "../json.js";
 import { Fail, IDENT_PATH, LineBuilder, RESERVED, Token, helpCall, tokenize, unquote } from "./syntax.js";
 

@@ -5,7 +5,7 @@
  */
 import { CELL_MAGICS, LINE_MAGICS, findMagic, magicLabel, type MagicKind } from "../catalog.js";
 import { parseJson } from "../json.js";
-import { didYouMean } from "../suggest.js";
+import { didYouMean } from "../../internal/suggest.js";
 
 export interface MagicError {
   message: string;

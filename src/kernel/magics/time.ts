@@ -4,7 +4,7 @@
  */
 import { findMagic } from "../catalog.js";
 import { splitLineComment } from "../scan.js";
-import { didYouMean } from "../suggest.js";
+import { didYouMean } from "../../internal/suggest.js";
 import { Fail, LineBuilder, STATEMENT_START } from "./syntax.js";
 
 
