@@ -20,7 +20,7 @@ export interface WorkerTask {
   theta: Float64Array;
   options: Record<string, unknown>;
   decimals: number | null;
-  /** A variant of the analysis (v2 `/grid-singularity`: singularity.ts). */
+  /** A variant of the analysis (v2 `/grid-singularity`: engine/singularity.ts). */
   variant?: JobVariant;
 }
 
