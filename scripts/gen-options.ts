@@ -5,11 +5,14 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { format, resolveConfig } from "prettier";
 import { DOC_BEGIN, DOC_END, renderClientOptionTypes, renderOptionsDoc } from "../src/api/option-docs.js";
 
 const root = (path: string) => fileURLToPath(new URL(`../${path}`, import.meta.url));
 
-writeFileSync(root("src/client/option-types.ts"), renderClientOptionTypes());
+// Written as prettier formats it, so that `npm run format` leaves it as it is.
+const typesFile = root("src/client/option-types.ts");
+writeFileSync(typesFile, await format(renderClientOptionTypes(), { ...(await resolveConfig(typesFile)), filepath: typesFile }));
 const api = readFileSync(root("docs/api.md"), "utf8");
 const begin = api.indexOf(DOC_BEGIN);
 const end = api.indexOf(DOC_END);

@@ -3,15 +3,7 @@
  * OPTION_TABLE) by `npm run gen:options`; do not edit. Plain literal unions, for tslab's TypeScript 5.0.
  */
 
-export type RetainKey =
-  | "yhat_cells"
-  | "adjusted_fit_cells"
-  | "n_cells"
-  | "weights_cells"
-  | "k_cells"
-  | "combi_cells"
-  | "ysolo_cells"
-  | "ysolo_distribution";
+export type RetainKey = "yhat_cells" | "adjusted_fit_cells" | "n_cells" | "weights_cells" | "k_cells" | "combi_cells" | "ysolo_cells" | "ysolo_distribution";
 
 /** Options of every analysis. `null` means "the service's default", like leaving the key out. */
 export interface CommonOptionsInput {

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { format, resolveConfig } from "prettier";
 import { describe, expect, it } from "vitest";
 import { DOC_BEGIN, DOC_END, renderClientOptionTypes, renderOptionsDoc } from "../../src/api/option-docs.js";
 import { ANY_OPTION_KEY, OPTION_KEYS, OPTION_TABLE, V2_OPTION_KEYS, normalizeOptions, toV2Options, toV3Options } from "../../src/api/options.js";
@@ -13,8 +14,10 @@ import * as api from "../../src/api/index.js";
 const read = (path: string) => readFileSync(fileURLToPath(new URL(`../../${path}`, import.meta.url)), "utf8");
 
 describe("generated from the option table", () => {
-  it("src/client/option-types.ts is up to date (npm run gen:options)", () => {
-    expect(read("src/client/option-types.ts")).toBe(renderClientOptionTypes());
+  it("src/client/option-types.ts is up to date (npm run gen:options)", async () => {
+    const file = fileURLToPath(new URL("../../src/client/option-types.ts", import.meta.url));
+    const expected = await format(renderClientOptionTypes(), { ...(await resolveConfig(file)), filepath: file });
+    expect(read("src/client/option-types.ts")).toBe(expected);
   });
 
   it("the options table of docs/api.md is up to date (npm run gen:options)", () => {
