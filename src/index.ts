@@ -53,6 +53,9 @@ export type {
   ResultSoloStatistics,
 } from "./client/index.js";
 
+// The root of every error (instanceof by brand across copies of the module; a stable `code`).
+export { RbpBaseError } from "./errors/index.js";
+
 // Data in.
 export { toRequest, FrameError, type FrameInput, type FrameRequest, type FrameSpec, type ThetaSpec, type DataFrameLike, type RowObject, type ColumnObject, type PlainArrays } from "./frame/index.js";
 

@@ -1,11 +1,12 @@
 /** The wire contract shared by the HTTP client and the local service. */
 export {
   ANALYSES,
-  LEGACY_OPTION_NAMES,
   OPTION_KEYS,
   V2_OPTION_KEYS,
   VALUE_ALIASES,
-  isOptionKey,
+  ANY_OPTION_KEY,
+  OPTION_TABLE,
+  type OptionRow,
   normalizeOptions,
   resolveOptions,
   toV2Options,

@@ -113,7 +113,7 @@ export const VALUE_ALIASES = {
   objective: { fit: "fit", adjusted_fit: "adjusted_fit", kfit: "kfit", k_fit: "kfit" },
 } as const satisfies Record<string, Record<string, string>>;
 
-const CANONICAL_VALUES: Record<keyof typeof VALUE_ALIASES, readonly string[]> = {
+export const CANONICAL_VALUES: Record<keyof typeof VALUE_ALIASES, readonly string[]> = {
   censor_type: ["relevance", "similarity", "both"],
   censor_unit: CENSOR_UNITS,
   censor_operator: CENSOR_OPERATORS,
@@ -146,106 +146,11 @@ function readEnum(name: EnumName, key: string, value: unknown): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Names.
-
-/** v2 / legacy spelling -> engine (v3) name (service-api.md section 9, api-compat.md section 4.5). */
-export const LEGACY_OPTION_NAMES = {
-  eval_type: "censor_type",
-  is_threshold_percent: "censor_unit",
-  most_eval: "censor_operator",
-  k: "min_k",
-  _seed: "seed",
-  _output_scale: "prediction_scale",
-  verify_missing_data: "missing_moments",
-  _inner_parallel: "inner_parallel",
-  _retain_grid_objects: "retain",
-  _is_retain_all_grid_objects: "retain",
-  retain_grid_objects: "retain",
-  retain_all: "retain",
-  threshold_range: "threshold",
-  stepsize: "threshold",
-} as const;
-
-const COMMON_KEYS = [
-  "threshold",
-  "threshold_range",
-  "stepsize",
-  "censor_type",
-  "eval_type",
-  "censor_unit",
-  "is_threshold_percent",
-  "censor_operator",
-  "most_eval",
-  "prediction_scale",
-  "_output_scale",
-  "adj_fit_multiplier",
-  "inv_method",
-  "include_linear_regression",
-] as const;
-const MISSING_DATA_KEYS = ["missing_moments", "verify_missing_data"] as const;
-const SEARCH_KEYS = ["objective", "inner_parallel", "_inner_parallel"] as const;
-const GRID_ONLY_KEYS = [
-  "min_k",
-  "k",
-  "max_k",
-  "allowed_k",
-  "required_attributes",
-  "attribute_groups",
-  "attribute_combi",
-  "max_iter",
-  "seed",
-  "_seed",
-  "retain_grid_objects",
-  "retain",
-  "_retain_grid_objects",
-  "retain_all",
-  "_is_retain_all_grid_objects",
-] as const;
-
-/** Wire keys (v3 and legacy spellings) each analysis reads. */
-export const OPTION_KEYS: Readonly<Record<Analysis, readonly string[]>> = {
-  psr: [...COMMON_KEYS, ...MISSING_DATA_KEYS, "cov_inv"],
-  maxfit: [...COMMON_KEYS, ...MISSING_DATA_KEYS, "cov_inv", ...SEARCH_KEYS],
-  grid: [...COMMON_KEYS, ...SEARCH_KEYS, ...GRID_ONLY_KEYS],
-};
-
-/**
- * Keys a v2 body carries at its top level (api-compat.md section 4.1). A v3 body may carry these at
- * its top level too (section 4.6); any other top-level key of a v3 body is ignored with a warning.
- */
-export const V2_OPTION_KEYS: readonly string[] = [
-  "threshold",
-  "is_threshold_percent",
-  "most_eval",
-  "eval_type",
-  "adj_fit_multiplier",
-  "cov_inv",
-  "verify_missing_data",
-  "missing_moments",
-  "inv_method",
-  "_output_scale",
-  "objective",
-  "attribute_combi",
-  "max_iter",
-  "k",
-  "_retain_grid_objects",
-  "_is_retain_all_grid_objects",
-  "_seed",
-  "_inner_parallel",
-  "threshold_range",
-  "stepsize",
-];
-
-/** Engine options the vendor documents but this engine does not implement: ignored with this note. */
-const NOT_IMPLEMENTED: Record<string, string> = {
-  // Methodology 7.5: the adjusted form is not public, so the impacts are always the unadjusted ones ("off").
-  adjust_impact_for_missing: "accepted but not implemented by this engine",
-};
-
-const ALL_KEYS = new Set<string>([...OPTION_KEYS.psr, ...OPTION_KEYS.maxfit, ...OPTION_KEYS.grid]);
-
-// ---------------------------------------------------------------------------------------------
-// Spellings: how each wire key becomes one canonical option.
+// The option table: one row per option. Everything else about options is derived from it: the
+// wire keys each analysis reads (OPTION_KEYS), the keys a v2 body carries (V2_OPTION_KEYS), the
+// reading of every spelling (normalizeOptions), the v2 and v3 writers (toV2Options, toV3Options),
+// the client's input types (client/option-types.ts, generated) and the options table of
+// docs/api.md section 4 (generated; both checked by test/api/option-table.test.ts).
 
 interface Reading {
   value: unknown;
@@ -257,25 +162,47 @@ interface Reading {
 interface Spelling {
   key: string;
   read(value: unknown, key: string, analysis: Analysis): Reading;
+  /** A v2 body carries this key at its top level (docs/api.md section 3). */
+  v2Body?: boolean;
 }
 
-interface OptionSpec {
-  /** Engine name. */
+/** One option: its canonical name, the analyses that read it, its spellings, its writers and its documentation. */
+export interface OptionRow {
+  /** Canonical (engine and v3) name. */
   name: string;
-  /** Canonical spelling first; the conflict message names keys in this order. */
+  analyses: readonly Analysis[];
+  /** Canonical spelling first, then v2 and legacy ones; the conflict message names keys in this order. */
   spellings: Spelling[];
+  /** The value alias table (VALUE_ALIASES) of a word-valued option. */
+  values?: EnumName;
+  /** The v2 body fragment of a canonical value (default: the same key, the value as JSON). */
+  toV2?(value: unknown): Record<string, unknown>;
+  /** The v3 body fragment of a canonical value (default: the same key, the value as JSON). */
+  toV3?(value: unknown): Record<string, unknown>;
   same?(a: unknown, b: unknown): boolean;
+  /** Analyses that read the key but ignore it (with the reason, a warning in v3, silent in v2). */
+  ignoredBy?: Partial<Record<Analysis, string>>;
+  /** The client's input type of the option (TypeScript; word options are derived from `values`). */
+  clientType?: string;
+  /** A narrower client type for one analysis, with the comment that says why. */
+  clientTypeFor?: Partial<Record<Analysis, { type: string; comment: string }>>;
+  /** The comment on the client's input field. */
+  clientDoc?: string;
+  /** docs/api.md section 4: the v2 name, the values, a default the engine does not state, notes on the analyses. */
+  doc: { v2: string; values: string; default?: string; analyses?: string };
 }
 
-const enumSpelling = (key: string, name: EnumName): Spelling => ({ key, read: (v) => ({ value: readEnum(name, key, v) }) });
+const enumSpelling = (key: string, name: EnumName, v2Body = false): Spelling => ({ key, v2Body, read: (v) => ({ value: readEnum(name, key, v) }) });
 
 const boolSpelling = (key: string, whenTrue: string, whenFalse: string): Spelling => ({
   key,
+  v2Body: true,
   read: (v) => ({ value: readBool(key, v) ? whenTrue : whenFalse }),
 });
 
-const integerSpelling = (key: string, min: number): Spelling => ({
+const integerSpelling = (key: string, min: number, v2Body = false): Spelling => ({
   key,
+  v2Body,
   read: (v) => {
     if (typeof v !== "number" || !Number.isInteger(v) || v < min) {
       throw new InvalidInputError(`options.${key}`, `an integer >= ${min}`, `got ${describe(v)}`);
@@ -284,15 +211,41 @@ const integerSpelling = (key: string, min: number): Spelling => ({
   },
 });
 
-const passSpelling = (key: string): Spelling => ({ key, read: (v) => ({ value: v }) });
+const passSpelling = (key: string, v2Body = false): Spelling => ({ key, v2Body, read: (v) => ({ value: v }) });
 
-const SPECS: Record<string, OptionSpec> = {
-  censor_type: {
+/** Thresholds are read together by readThresholds (threshold, or threshold_range with stepsize). */
+const thresholdSpelling = (key: string): Spelling => ({ key, v2Body: true, read: (v) => ({ value: v }) });
+
+const ALL: readonly Analysis[] = ["psr", "maxfit", "grid"];
+const PSR_MAXFIT: readonly Analysis[] = ["psr", "maxfit"];
+const SEARCH: readonly Analysis[] = ["maxfit", "grid"];
+const GRID: readonly Analysis[] = ["grid"];
+
+const V2_SCALE: Record<string, string> = { response: "default", logistic: "logistic" };
+const V2_MULTIPLIER: Record<string, string> = { K: "K", identity: "1", log: "log" };
+
+export const OPTION_TABLE: readonly OptionRow[] = [
+  {
+    name: "threshold",
+    clientDoc: "One threshold or several (per-cent of the censor's range by default, see censor_unit).",
+    analyses: ALL,
+    spellings: [thresholdSpelling("threshold"), thresholdSpelling("threshold_range"), thresholdSpelling("stepsize")],
+    clientType: "number | number[]",
+    doc: {
+      v2: "`threshold`; legacy `threshold_range` + `stepsize`",
+      values: "a number or a list. `threshold_range` [min, max] with `stepsize` expands to min, min+step, ..., max, and is used only when `threshold` is absent",
+    },
+  },
+  {
     name: "censor_type",
+    clientTypeFor: { psr: { type: '"relevance" | "similarity"', comment: "PSR evaluates one censor: `both` is refused." } },
+    analyses: ALL,
+    values: "censor_type",
     spellings: [
       enumSpelling("censor_type", "censor_type"),
       {
         key: "eval_type",
+        v2Body: true,
         read: (v, key, analysis) => {
           const value = readEnum("censor_type", key, v);
           if (analysis === "psr" && value === "both") {
@@ -307,97 +260,222 @@ const SPECS: Record<string, OptionSpec> = {
         },
       },
     ],
+    toV2: (v) => ({ eval_type: v }),
+    doc: {
+      v2: "`eval_type`",
+      values: "`relevance`, `similarity`, `both` (alias `all`), the same words",
+      analyses: "all; `both` is refused for PSR, except that v2 `eval_type: \"both\"` (the official client's default) is computed as `relevance`, with a warning",
+    },
   },
-  censor_unit: {
+  {
     name: "censor_unit",
+    analyses: ALL,
+    values: "censor_unit",
     spellings: [enumSpelling("censor_unit", "censor_unit"), boolSpelling("is_threshold_percent", "percent", "score")],
+    toV2: (v) => ({ is_threshold_percent: v === "percent" }),
+    doc: { v2: "`is_threshold_percent`", values: "`percent` ↔ `true`, `score` ↔ `false`" },
   },
-  censor_operator: {
+  {
     name: "censor_operator",
+    analyses: ALL,
+    values: "censor_operator",
     // most_eval maps to the inclusive operators: the engine behaviour is >= (methodology 3, G9).
     spellings: [enumSpelling("censor_operator", "censor_operator"), boolSpelling("most_eval", "gte", "lte")],
+    toV2: (v) => (v === "gte" || v === "lte" ? { most_eval: v === "gte" } : { censor_operator: v }),
+    doc: {
+      v2: "`most_eval`",
+      values: "`gte` ↔ `true`, `lte` ↔ `false`; `gt` and `lt` have no v2 spelling (the client writes `censor_operator`); also `>=`, `greater_than_or_equal_to`, ...",
+    },
   },
-  prediction_scale: {
+  {
     name: "prediction_scale",
-    spellings: [enumSpelling("prediction_scale", "prediction_scale"), enumSpelling("_output_scale", "prediction_scale")],
+    clientDoc: "`logistic` for logistic outcomes.",
+    analyses: ALL,
+    values: "prediction_scale",
+    spellings: [enumSpelling("prediction_scale", "prediction_scale"), enumSpelling("_output_scale", "prediction_scale", true)],
+    toV2: (v) => ({ _output_scale: Object.hasOwn(V2_SCALE, v as string) ? V2_SCALE[v as string] : v }),
+    doc: { v2: "`_output_scale`; the `/binary` endpoints", values: "`response` ↔ `default`, `logistic` ↔ `logistic`" },
   },
-  adj_fit_multiplier: { name: "adj_fit_multiplier", spellings: [enumSpelling("adj_fit_multiplier", "adj_fit_multiplier")] },
-  inv_method: { name: "inv_method", spellings: [enumSpelling("inv_method", "inv_method")] },
-  include_linear_regression: {
+  {
+    name: "adj_fit_multiplier",
+    analyses: ALL,
+    values: "adj_fit_multiplier",
+    spellings: [enumSpelling("adj_fit_multiplier", "adj_fit_multiplier", true)],
+    toV2: (v) => ({ adj_fit_multiplier: Object.hasOwn(V2_MULTIPLIER, v as string) ? V2_MULTIPLIER[v as string] : v }),
+    doc: { v2: "`adj_fit_multiplier`", values: '`K` ↔ `"K"`, `identity` ↔ `"1"`, `log` ↔ `"log"` (also `k_multiplier`, `none`, `logarithmic`)' },
+  },
+  {
+    name: "inv_method",
+    analyses: ALL,
+    values: "inv_method",
+    spellings: [enumSpelling("inv_method", "inv_method", true)],
+    doc: { v2: "`inv_method`", values: "`gaussian` (`lu`), `cholesky` (`chol`), `pseudoinverse` (`pinv`)" },
+  },
+  {
     name: "include_linear_regression",
+    analyses: ALL,
     spellings: [{ key: "include_linear_regression", read: (v, key) => ({ value: readBool(key, v) }) }],
+    clientType: "boolean",
+    doc: { v2: "the same", values: "`true` / `false`" },
   },
-  missing_moments: {
+  {
     name: "missing_moments",
-    spellings: [enumSpelling("missing_moments", "missing_moments"), boolSpelling("verify_missing_data", "complete", "pairwise")],
+    analyses: PSR_MAXFIT,
+    values: "missing_moments",
+    spellings: [enumSpelling("missing_moments", "missing_moments", true), boolSpelling("verify_missing_data", "complete", "pairwise")],
+    ignoredBy: { grid: "the grid chooses complete rows per combination" },
+    toV2: (v) => ({ verify_missing_data: v === "complete" }),
+    doc: { v2: "`verify_missing_data`", values: "`pairwise` ↔ `false`, `complete` ↔ `true`", analyses: "PSR, MaxFit (ignored for Grid)" },
   },
-  cov_inv: { name: "cov_inv", spellings: [{ key: "cov_inv", read: (v, key) => ({ value: readMatrixFlat(key, v) }) }] },
-  objective: { name: "objective", spellings: [enumSpelling("objective", "objective")] },
-  inner_parallel: {
+  {
+    name: "cov_inv",
+    clientDoc: "A K x K inverse covariance to use instead of computing one.",
+    analyses: PSR_MAXFIT,
+    spellings: [{ key: "cov_inv", v2Body: true, read: (v, key) => ({ value: readMatrixFlat(key, v) }) }],
+    toV2: (v) => ({ cov_inv: matrixRows(v as ArrayLike<number>) }),
+    toV3: (v) => ({ cov_inv: matrixRows(v as ArrayLike<number>) }),
+    clientType: "number[][]",
+    doc: { v2: "the same", values: "a K x K matrix", default: "computed" },
+  },
+  {
+    name: "objective",
+    analyses: SEARCH,
+    values: "objective",
+    spellings: [enumSpelling("objective", "objective", true)],
+    doc: { v2: "the same", values: "`kfit` (`k_fit`), `fit`, `adjusted_fit`" },
+  },
+  {
     name: "inner_parallel",
+    analyses: SEARCH,
+    values: "inner_parallel",
     spellings: [
       { key: "inner_parallel", read: (v, key) => ({ value: readInnerParallel(key, v) }) },
-      { key: "_inner_parallel", read: (v, key) => ({ value: readInnerParallel(key, v) }) },
+      { key: "_inner_parallel", v2Body: true, read: (v, key) => ({ value: readInnerParallel(key, v) }) },
     ],
+    toV2: (v) => ({ _inner_parallel: v }),
+    doc: { v2: "`_inner_parallel`", values: "`auto` (`true`), `off` (`false`, `0`, `sequential`, `seq`)" },
   },
-  min_k: {
+  {
     name: "min_k",
+    clientDoc: "Smallest combination size (`k` in v2).",
+    analyses: GRID,
     spellings: [
       integerSpelling("min_k", 1),
       // k = 1 (the v2 client's default) never conflicts with min_k (section 4.3).
-      { key: "k", read: (v, key) => ({ value: integerSpelling(key, 1).read(v, key, "grid").value, weak: v === 1 }) },
+      { key: "k", v2Body: true, read: (v, key) => ({ value: integerSpelling(key, 1).read(v, key, "grid").value, weak: v === 1 }) },
     ],
+    toV2: (v) => ({ k: v }),
+    clientType: "number",
+    doc: { v2: "`k`", values: "an integer ≥ 1; `k: 1` (the v2 client's default) never conflicts", default: "1" },
   },
-  max_k: { name: "max_k", spellings: [integerSpelling("max_k", 1)] },
-  allowed_k: {
+  {
+    name: "max_k",
+    analyses: GRID,
+    spellings: [integerSpelling("max_k", 1)],
+    clientType: "number",
+    doc: { v2: "(v3 name only)", values: "an integer ≥ 1", default: "K" },
+  },
+  {
     name: "allowed_k",
+    clientDoc: "The only legal sizes; replaces min_k and max_k.",
+    analyses: GRID,
     spellings: [{ key: "allowed_k", read: (v) => ({ value: typeof v === "number" ? [v] : v }) }],
+    clientType: "number[]",
+    doc: { v2: "(v3 name only)", values: "a size or a list of sizes", default: "all sizes" },
   },
-  required_attributes: { name: "required_attributes", spellings: [passSpelling("required_attributes")] },
-  attribute_groups: { name: "attribute_groups", spellings: [passSpelling("attribute_groups")] },
-  attribute_combi: { name: "attribute_combi", spellings: [passSpelling("attribute_combi")] },
-  max_iter: { name: "max_iter", spellings: [integerSpelling("max_iter", 1)] },
-  seed: { name: "seed", spellings: [integerSpelling("seed", 0), integerSpelling("_seed", 0)] },
-  retain: {
+  {
+    name: "required_attributes",
+    clientDoc: "0/1 mask of length K: attributes in every combination. Not with attribute_combi.",
+    analyses: GRID,
+    spellings: [passSpelling("required_attributes")],
+    clientType: "number[]",
+    doc: { v2: "(v3 name only)", values: "a 0/1 mask of length K", default: "none" },
+  },
+  {
+    name: "attribute_groups",
+    clientDoc: "0/1 rows of length K, disjoint: blocks switched on and off together. Not with attribute_combi.",
+    analyses: GRID,
+    spellings: [passSpelling("attribute_groups")],
+    clientType: "number[][]",
+    doc: { v2: "(v3 name only)", values: "0/1 masks of length K", default: "none" },
+  },
+  {
+    name: "attribute_combi",
+    clientDoc: "0/1 rows of length K: exactly these combinations.",
+    analyses: GRID,
+    spellings: [passSpelling("attribute_combi", true)],
+    clientType: "number[][]",
+    doc: { v2: "the same", values: "0/1 rows of length K", default: "all combinations" },
+  },
+  {
+    name: "max_iter",
+    analyses: GRID,
+    spellings: [integerSpelling("max_iter", 1, true)],
+    clientType: "number",
+    doc: { v2: "the same", values: "an integer ≥ 1" },
+  },
+  {
+    name: "seed",
+    analyses: GRID,
+    spellings: [integerSpelling("seed", 0), integerSpelling("_seed", 0, true)],
+    toV2: (v) => ({ _seed: v }),
+    clientType: "number",
+    doc: { v2: "`_seed`", values: "an integer in [0, 2^32)" },
+  },
+  {
     name: "retain",
+    analyses: GRID,
     spellings: [
       { key: "retain_grid_objects", read: readRetain },
       { key: "retain", read: readRetain },
-      { key: "_retain_grid_objects", read: readRetain },
+      { key: "_retain_grid_objects", v2Body: true, read: readRetain },
       { key: "retain_all", read: readRetainAll },
-      { key: "_is_retain_all_grid_objects", read: readRetainAll },
+      { key: "_is_retain_all_grid_objects", v2Body: true, read: readRetainAll },
     ],
     same: (a, b) => sameJson([...(a as string[])].sort(), [...(b as string[])].sort()),
+    clientType: "boolean | RetainKey[]",
+    toV2: (v) => ({ _retain_grid_objects: retainToWire(v as RetainKey[], true) }),
+    toV3: (v) => ({ retain_grid_objects: retainToWire(v as RetainKey[], false) }),
+    doc: {
+      v2: "`_retain_grid_objects`, `_is_retain_all_grid_objects`",
+      values: "`true` / `\"all\"`, `false` / `\"none\"`, or a list of `yhat_cells`, `adjusted_fit_cells`, `n_cells`, `weights_cells`, `k_cells`, `combi_cells`, `ysolo_cells`, `ysolo_distribution`",
+      default: "`false`",
+    },
   },
+];
+
+const ROWS_BY_ANALYSIS: Record<Analysis, readonly OptionRow[]> = {
+  psr: OPTION_TABLE.filter((r) => r.analyses.includes("psr")),
+  maxfit: OPTION_TABLE.filter((r) => r.analyses.includes("maxfit")),
+  grid: OPTION_TABLE.filter((r) => r.analyses.includes("grid")),
 };
 
-/** Canonical options each analysis has, in the order they are written out. */
-const COMMON_CANONICAL = [
-  "censor_type",
-  "censor_unit",
-  "censor_operator",
-  "prediction_scale",
-  "adj_fit_multiplier",
-  "inv_method",
-  "include_linear_regression",
-] as const;
-const CANONICAL_BY_ANALYSIS: Record<Analysis, readonly string[]> = {
-  psr: [...COMMON_CANONICAL, "missing_moments", "cov_inv"],
-  maxfit: [...COMMON_CANONICAL, "missing_moments", "cov_inv", "objective", "inner_parallel"],
-  grid: [
-    ...COMMON_CANONICAL,
-    "objective",
-    "inner_parallel",
-    "min_k",
-    "max_k",
-    "allowed_k",
-    "required_attributes",
-    "attribute_groups",
-    "attribute_combi",
-    "max_iter",
-    "seed",
-    "retain",
-  ],
+/** Wire keys (v3 and legacy spellings) each analysis reads. */
+export const OPTION_KEYS: Readonly<Record<Analysis, readonly string[]>> = {
+  psr: ROWS_BY_ANALYSIS.psr.flatMap((r) => r.spellings.map((s) => s.key)),
+  maxfit: ROWS_BY_ANALYSIS.maxfit.flatMap((r) => r.spellings.map((s) => s.key)),
+  grid: ROWS_BY_ANALYSIS.grid.flatMap((r) => r.spellings.map((s) => s.key)),
+};
+
+/** Every wire key of some analysis. */
+export const ANY_OPTION_KEY: ReadonlySet<string> = new Set(OPTION_TABLE.flatMap((r) => r.spellings.map((s) => s.key)));
+
+/**
+ * Keys a v2 body carries at its top level (api-compat.md section 4.1). A v3 body may carry these at
+ * its top level too (section 4.6); any other top-level key of a v3 body is ignored with a warning.
+ */
+export const V2_OPTION_KEYS: readonly string[] = OPTION_TABLE.flatMap((r) => r.spellings.filter((s) => s.v2Body === true).map((s) => s.key));
+
+/** Keys an analysis reads but ignores (Grid and the missing-data keys), with the reason. */
+function ignoredReason(analysis: Analysis, key: string): string | undefined {
+  const row = OPTION_TABLE.find((r) => r.ignoredBy?.[analysis] !== undefined && r.spellings.some((s) => s.key === key));
+  return row?.ignoredBy?.[analysis];
+}
+
+/** Engine options the vendor documents but this engine does not implement: ignored with this note. */
+const NOT_IMPLEMENTED: Record<string, string> = {
+  // Methodology 7.5: the adjusted form is not public, so the impacts are always the unadjusted ones ("off").
+  adjust_impact_for_missing: "accepted but not implemented by this engine",
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -422,8 +500,9 @@ export function normalizeOptions<A extends Analysis>(
   for (const key of [...present.keys()]) {
     if (known.has(key)) continue;
     present.delete(key);
-    if (analysis === "grid" && (MISSING_DATA_KEYS as readonly string[]).includes(key)) {
-      if (dialect === "v3") warnings.push(`ignored option "${key}" (the grid chooses complete rows per combination)`);
+    const ignored = ignoredReason(analysis, key);
+    if (ignored !== undefined) {
+      if (dialect === "v3") warnings.push(`ignored option "${quoteName(key)}" (${ignored})`);
     } else if (Object.hasOwn(NOT_IMPLEMENTED, key)) {
       warnings.push(`ignored option "${quoteName(key)}" (${NOT_IMPLEMENTED[key]})`);
     } else {
@@ -435,8 +514,9 @@ export function normalizeOptions<A extends Analysis>(
   const threshold = readThresholds(present, warnings);
   if (threshold !== undefined) out.threshold = threshold;
 
-  for (const name of CANONICAL_BY_ANALYSIS[analysis]) {
-    const spec = SPECS[name];
+  for (const spec of ROWS_BY_ANALYSIS[analysis]) {
+    if (spec.name === "threshold") continue; // read above
+    const name = spec.name;
     const strong: Array<{ key: string; value: unknown; raw: unknown }> = [];
     const weak: Array<{ key: string; value: unknown }> = [];
     for (const spelling of spec.spellings) {
@@ -654,9 +734,6 @@ function readRetainAll(value: unknown, key: string): Reading {
 // ---------------------------------------------------------------------------------------------
 // Reverse maps (client side)
 
-const V2_SCALE: Record<string, string> = { response: "default", logistic: "logistic" };
-const V2_MULTIPLIER: Record<string, string> = { K: "K", identity: "1", log: "log" };
-
 /**
  * Writes canonical options (given or resolved) as a v2 flat body fragment: v2 names where v2 has
  * one (eval_type, is_threshold_percent, most_eval, _output_scale, verify_missing_data, k, _seed,
@@ -666,48 +743,8 @@ const V2_MULTIPLIER: Record<string, string> = { K: "K", identity: "1", log: "log
  * `normalizeOptions(analysis, toV2Options(analysis, o), "v2").options` gives `o` back.
  */
 export function toV2Options<A extends Analysis>(analysis: A, options: GivenOptionsFor<A>): Record<string, unknown> {
-  const o = options as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const [name, value] of entries(analysis, o)) {
-    switch (name) {
-      case "censor_type":
-        out.eval_type = value;
-        break;
-      case "censor_unit":
-        out.is_threshold_percent = value === "percent";
-        break;
-      case "censor_operator":
-        if (value === "gte" || value === "lte") out.most_eval = value === "gte";
-        else out.censor_operator = value;
-        break;
-      case "prediction_scale":
-        out._output_scale = Object.hasOwn(V2_SCALE, value as string) ? V2_SCALE[value as string] : value;
-        break;
-      case "adj_fit_multiplier":
-        out.adj_fit_multiplier = Object.hasOwn(V2_MULTIPLIER, value as string) ? V2_MULTIPLIER[value as string] : value;
-        break;
-      case "missing_moments":
-        out.verify_missing_data = value === "complete";
-        break;
-      case "inner_parallel":
-        out._inner_parallel = value;
-        break;
-      case "min_k":
-        out.k = value;
-        break;
-      case "seed":
-        out._seed = value;
-        break;
-      case "retain":
-        out._retain_grid_objects = retainToWire(value as RetainKey[], true);
-        break;
-      case "cov_inv":
-        out.cov_inv = matrixRows(value as ArrayLike<number>);
-        break;
-      default:
-        out[name] = jsonCopy(value);
-    }
-  }
+  for (const [row, value] of entries(analysis, options as Record<string, unknown>)) Object.assign(out, row.toV2 !== undefined ? row.toV2(value) : { [row.name]: jsonCopy(value) });
   return out;
 }
 
@@ -718,17 +755,12 @@ export function toV2Options<A extends Analysis>(analysis: A, options: GivenOptio
  */
 export function toV3Options<A extends Analysis>(analysis: A, options: GivenOptionsFor<A>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [name, value] of entries(analysis, options as Record<string, unknown>)) {
-    if (name === "retain") out.retain_grid_objects = retainToWire(value as RetainKey[], false);
-    else if (name === "cov_inv") out.cov_inv = matrixRows(value as ArrayLike<number>);
-    else out[name] = jsonCopy(value);
-  }
+  for (const [row, value] of entries(analysis, options as Record<string, unknown>)) Object.assign(out, row.toV3 !== undefined ? row.toV3(value) : { [row.name]: jsonCopy(value) });
   return out;
 }
 
-function entries(analysis: Analysis, o: Record<string, unknown>): Array<[string, unknown]> {
-  const names = ["threshold", ...CANONICAL_BY_ANALYSIS[analysis]];
-  return names.filter((n) => o[n] !== undefined && o[n] !== null).map((n) => [n, o[n]]);
+function entries(analysis: Analysis, o: Record<string, unknown>): Array<[OptionRow, unknown]> {
+  return ROWS_BY_ANALYSIS[analysis].filter((r) => o[r.name] !== undefined && o[r.name] !== null).map((r) => [r, o[r.name]]);
 }
 
 function retainToWire(keys: readonly RetainKey[], v2: boolean): boolean | string[] {
@@ -782,9 +814,4 @@ export function quoteName(name: string): string {
   const short = name.length > QUOTED_NAME_CHARS ? name.slice(0, QUOTED_NAME_CHARS) : name;
   const escaped = JSON.stringify(short).slice(1, -1);
   return name.length > QUOTED_NAME_CHARS ? `${escaped}...(${name.length} characters)` : escaped;
-}
-
-/** True when `key` is a wire option name of some analysis. */
-export function isOptionKey(key: string): boolean {
-  return ALL_KEYS.has(key);
 }

@@ -27,6 +27,7 @@ import { z } from "zod";
 import type { CensorType } from "../engine/options.js";
 import type { Analysis } from "../engine/result.js";
 import { fieldFromPath } from "./request.js";
+import { brand, RbpBaseError } from "../errors/index.js";
 import { lambdaErrorMessage, v2ClientErrorText } from "./v2-status.js";
 
 /** A number that may be undefined (null on the wire). */
@@ -112,7 +113,10 @@ export interface Result {
 export type ResultErrorReason = "malformed" | "not_finished" | "failed";
 
 /** A response that is not a usable result; `field` names where (`body` for the whole object). */
-export class ResultError extends Error {
+export class ResultError extends RbpBaseError {
+  static {
+    brand(this, "ResultError");
+  }
   override readonly name = "ResultError";
   readonly field: string;
   readonly reason: ResultErrorReason;
@@ -121,7 +125,7 @@ export class ResultError extends Error {
   readonly error_code: number | undefined;
 
   constructor(message: string, field: string, reason: ResultErrorReason, codes: { status_code?: number; error_code?: number } = {}) {
-    super(message);
+    super(message, "invalid_result");
     this.field = field;
     this.reason = reason;
     this.status_code = codes.status_code;

@@ -1,19 +1,26 @@
 /**
- * `rbp predict grid|maxfit|psr --input body.json`: runs one analysis on a v3 POST body without a
- * service and prints the v3 `results` object (or a list of them, one per theta row) on stdout.
+ * `rbp predict grid|maxfit|psr|grid-singularity --input body.json`: runs one analysis on a v3 POST
+ * body without a service and prints the v3 `results` object (or a list of them, one per theta row)
+ * on stdout. `grid-singularity` is the Grid reported through its single best cell (engine/singularity.ts,
+ * the service's v2 `/grid-singularity`); its body is a Grid's.
  */
 import { readFile } from "node:fs/promises";
-import { parseRequest, toJson, type Analysis } from "../api/index.js";
-import { gridParallel, runAnalysis } from "../engine/index.js";
+import { ANALYSES, parseRequest, toJson, type Analysis } from "../api/index.js";
+import { gridParallel, gridSingularity, runAnalysis } from "../engine/index.js";
+import { brand, RbpBaseError } from "../errors/index.js";
 
-export const PREDICT_USAGE = `Usage: rbp predict <grid|maxfit|psr> --input <body.json | -> [--pretty]
+/** What `rbp predict` runs: the three analyses, and the Grid through its best cell. */
+export const PREDICT_ANALYSES = [...ANALYSES, "grid-singularity"] as const;
+export type PredictAnalysis = Analysis | "grid-singularity";
+
+export const PREDICT_USAGE = `Usage: rbp predict <grid|maxfit|psr|grid-singularity> --input <body.json | -> [--pretty]
 
 Reads a v3 POST body {"y": [...], "X": [[...], ...], "theta": [...], "options": {...}}
 (theta optional for grid: the last row of X; several theta rows give one result per row)
 and prints the v3 "results" object as JSON on stdout. Notes on ignored options go to stderr.`;
 
 export interface PredictArgs {
-  analysis: Analysis;
+  analysis: PredictAnalysis;
   input: string;
   pretty: boolean;
 }
@@ -26,13 +33,16 @@ export async function predict(args: PredictArgs, io: { stdout: (s: string) => vo
   } catch (error) {
     throw new UsageError(`${args.input === "-" ? "standard input" : args.input} is not valid JSON: ${(error as Error).message}`);
   }
-  const request = parseRequest(args.analysis, body, "v3", { requireAccessId: false });
+  const singularity = args.analysis === "grid-singularity";
+  const request = parseRequest(singularity ? "grid" : (args.analysis as Analysis), body, "v3", { requireAccessId: false });
   for (const warning of request.warnings) io.stderr(`rbp: note: ${warning}\n`);
   // A Grid spreads its cells over the cores (unless options.inner_parallel is "off").
   const results = [];
   for (const theta of request.thetas) {
     results.push(
-      request.analysis === "grid"
+      singularity
+        ? gridSingularity(request.data, theta, request.options as never)
+        : request.analysis === "grid"
         ? await gridParallel(request.data, theta, request.options)
         : runAnalysis(request.analysis, request.data, theta, request.options),
     );
@@ -42,8 +52,14 @@ export async function predict(args: PredictArgs, io: { stdout: (s: string) => vo
 }
 
 /** A command line the CLI cannot act on; exit code 2. */
-export class UsageError extends Error {
+export class UsageError extends RbpBaseError {
+  static {
+    brand(this, "UsageError");
+  }
   override readonly name = "UsageError";
+  constructor(message: string) {
+    super(message, "usage");
+  }
 }
 
 async function readStdin(): Promise<string> {

@@ -1,8 +1,7 @@
 #!/usr/bin/env node
 /** The `rbp` command. */
 import { InvalidInputError, ComputationError } from "../engine/errors.js";
-import { ANALYSES, type Analysis } from "../api/index.js";
-import { predict, PREDICT_USAGE, UsageError } from "./predict.js";
+import { predict, PREDICT_ANALYSES, PREDICT_USAGE, UsageError, type PredictAnalysis } from "./predict.js";
 import { parseServeArgs, serve, SERVE_USAGE } from "./serve.js";
 import { kernelCommand, KERNEL_USAGE, parseKernelArgs } from "./kernel.js";
 import { parseVerifyArgs, verify, VERIFY_USAGE } from "./verify.js";
@@ -11,7 +10,8 @@ import { parseWorkerArgs, worker, WORKER_USAGE } from "./worker.js";
 const USAGE = `Usage: rbp <command> [options]
 
 Commands:
-  predict <grid|maxfit|psr> --input <file|->   run one analysis locally and print its results as JSON
+  predict <grid|maxfit|psr|grid-singularity> --input <file|->
+                                               run one analysis locally and print its results as JSON
   serve [--port N] [--data-dir DIR] ...        run the local prediction service (API versions 3 and 2)
   worker --database postgres://...             run jobs of a team service kept in PostgreSQL
   kernel install [--user | --prefix DIR]       register the TypeScript (tslab) kernel with Jupyter
@@ -70,8 +70,8 @@ async function main(argv: string[]): Promise<number> {
   throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
 }
 
-function parsePredictArgs(args: string[]): { analysis: Analysis; input: string; pretty: boolean } {
-  let analysis: Analysis | undefined;
+function parsePredictArgs(args: string[]): { analysis: PredictAnalysis; input: string; pretty: boolean } {
+  let analysis: PredictAnalysis | undefined;
   let input: string | undefined;
   let pretty = false;
   for (let i = 0; i < args.length; i++) {
@@ -82,11 +82,11 @@ function parsePredictArgs(args: string[]): { analysis: Analysis; input: string; 
     } else if (arg.startsWith("--input=")) input = arg.slice("--input=".length);
     else if (arg === "--pretty") pretty = true;
     else if (analysis === undefined && !arg.startsWith("-")) {
-      if (!(ANALYSES as readonly string[]).includes(arg)) throw new UsageError(`unknown analysis "${arg}"; expected one of ${ANALYSES.join(", ")}`);
-      analysis = arg as Analysis;
+      if (!(PREDICT_ANALYSES as readonly string[]).includes(arg)) throw new UsageError(`unknown analysis "${arg}"; expected one of ${PREDICT_ANALYSES.join(", ")}`);
+      analysis = arg as PredictAnalysis;
     } else throw new UsageError(`unexpected argument "${arg}"\n\n${PREDICT_USAGE}`);
   }
-  if (analysis === undefined) throw new UsageError(`which analysis? expected one of ${ANALYSES.join(", ")}\n\n${PREDICT_USAGE}`);
+  if (analysis === undefined) throw new UsageError(`which analysis? expected one of ${PREDICT_ANALYSES.join(", ")}\n\n${PREDICT_USAGE}`);
   if (input === undefined) throw new UsageError(`--input is required\n\n${PREDICT_USAGE}`);
   return { analysis, input, pretty };
 }

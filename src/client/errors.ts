@@ -18,12 +18,15 @@
  * | AbortError | the caller's AbortSignal fired |
  * | ApiError | any other status, or a body that is not the JSON expected (`body`, `excerpt`) |
  *
- * All extend RbpError (`status`, `code` = the service's machine code, `request` = method and
+ * All extend RbpError (`status`, `code` = the service's machine code, else the class's default,
+ * `request` = method and
  * path with job codes elided, `attempts`). None holds the API key: errors are built only from
  * scrubbed strings and values (redact.ts), never from request options or headers, and a
  * low-level cause is copied into a plain Error with a scrubbed message. `toJSON` lists the same
  * fields.
  */
+
+import { brand, RbpBaseError } from "../errors/index.js";
 
 export interface RbpErrorInit {
   /** HTTP status of the response, when there was one. */
@@ -40,10 +43,14 @@ export interface RbpErrorInit {
   cause?: Error;
 }
 
-export class RbpError extends Error {
+export class RbpError extends RbpBaseError {
+  static {
+    brand(this, "RbpError");
+  }
+  /** The `code` of an error of this class when the service sent none. */
+  static readonly defaultCode: string = "api_error";
   override name = "RbpError";
   readonly status: number | undefined;
-  readonly code: string | undefined;
   readonly request: string | undefined;
   readonly attempts: number | undefined;
   readonly body: unknown;
@@ -54,9 +61,8 @@ export class RbpError extends Error {
   submitted: Array<{ row: number; job_id: number; job_code: string }> | undefined;
 
   constructor(message: string, init: RbpErrorInit = {}) {
-    super(message, init.cause !== undefined ? { cause: init.cause } : undefined);
+    super(message, init.code ?? (new.target as unknown as typeof RbpError).defaultCode, init.cause !== undefined ? { cause: init.cause } : undefined);
     this.status = init.status;
-    this.code = init.code;
     this.request = init.request;
     this.attempts = init.attempts;
     this.body = init.body;
@@ -93,6 +99,10 @@ export class RbpError extends Error {
 
 /** A setting is missing or wrong (no request was made). */
 export class ConfigurationError extends RbpError {
+  static {
+    brand(this, "ConfigurationError");
+  }
+  static override readonly defaultCode: string = "configuration";
   override name = "ConfigurationError";
   /** The setting at fault, e.g. `CSA_API_KEY`, `baseUrl`. */
   readonly setting: string;
@@ -107,6 +117,10 @@ export class ConfigurationError extends RbpError {
 
 /** 401 (no key) or 403 (a key or access id the service does not know, or an expired access id). */
 export class AuthenticationError extends RbpError {
+  static {
+    brand(this, "AuthenticationError");
+  }
+  static override readonly defaultCode: string = "authentication_failed";
   override name = "AuthenticationError";
   /** `x-api-key` or `access_id` when the service says which. */
   readonly field: string | undefined;
@@ -121,6 +135,10 @@ export class AuthenticationError extends RbpError {
 
 /** 400/422 from the service, or a request refused by the client before sending (`local`). */
 export class ValidationError extends RbpError {
+  static {
+    brand(this, "ValidationError");
+  }
+  static override readonly defaultCode: string = "invalid_request";
   override name = "ValidationError";
   /** The request field at fault: `theta`, `X[3][1]`, `options.censor_type`, ... */
   readonly field: string | undefined;
@@ -141,6 +159,10 @@ export class ValidationError extends RbpError {
 
 /** 429 because the plan's quota cannot pay for the request (nothing was created or charged). */
 export class QuotaExceededError extends RbpError {
+  static {
+    brand(this, "QuotaExceededError");
+  }
+  static override readonly defaultCode: string = "quota_exceeded";
   override name = "QuotaExceededError";
   readonly remaining: number | undefined;
   readonly required: number | undefined;
@@ -158,6 +180,10 @@ export class QuotaExceededError extends RbpError {
 
 /** 429 throttling: too many requests for now. */
 export class RateLimitError extends RbpError {
+  static {
+    brand(this, "RateLimitError");
+  }
+  static override readonly defaultCode: string = "rate_limited";
   override name = "RateLimitError";
   /** The server's Retry-After, in milliseconds, when it sent one. */
   readonly retryAfterMs: number | undefined;
@@ -172,6 +198,10 @@ export class RateLimitError extends RbpError {
 
 /** The job failed (409 in v3; a failed body in v2). `reason` is the service's explanation. */
 export class JobFailedError extends RbpError {
+  static {
+    brand(this, "JobFailedError");
+  }
+  static override readonly defaultCode: string = "job_failed";
   override name = "JobFailedError";
   readonly reason: string;
   readonly jobId: number | undefined;
@@ -190,6 +220,10 @@ export class JobFailedError extends RbpError {
 
 /** A one-shot read of a job that has not finished (202, or a v2 running body). Poll with `wait`. */
 export class JobPendingError extends RbpError {
+  static {
+    brand(this, "JobPendingError");
+  }
+  static override readonly defaultCode: string = "pending";
   override name = "JobPendingError";
   readonly jobId: number | undefined;
   /** `queued` or `running`. */
@@ -206,11 +240,19 @@ export class JobPendingError extends RbpError {
 
 /** 404: no such job, experiment, field or route for this key. */
 export class NotFoundError extends RbpError {
+  static {
+    brand(this, "NotFoundError");
+  }
+  static override readonly defaultCode: string = "not_found";
   override name = "NotFoundError";
 }
 
 /** 413 on a single field: ask for one of `smallerPaths` instead. */
 export class FieldTooLargeError extends RbpError {
+  static {
+    brand(this, "FieldTooLargeError");
+  }
+  static override readonly defaultCode: string = "field_too_large";
   override name = "FieldTooLargeError";
   readonly field: string | undefined;
   readonly smallerPaths: string[];
@@ -230,6 +272,10 @@ export class FieldTooLargeError extends RbpError {
 
 /** 413 on a POST body, or an X refused before sending because its JSON exceeds 5 MiB (`local`). */
 export class PayloadTooLargeError extends RbpError {
+  static {
+    brand(this, "PayloadTooLargeError");
+  }
+  static override readonly defaultCode: string = "payload_too_large";
   override name = "PayloadTooLargeError";
   readonly limit: number | undefined;
   /** The size found (exact, or a lower bound when refused before encoding). */
@@ -248,6 +294,10 @@ export class PayloadTooLargeError extends RbpError {
 
 /** A request (`phase` request) or a wait for a job (`phase` wait) ran out of time. */
 export class TimeoutError extends RbpError {
+  static {
+    brand(this, "TimeoutError");
+  }
+  static override readonly defaultCode: string = "timeout";
   override name = "TimeoutError";
   readonly timeoutMs: number;
   readonly phase: "request" | "wait";
@@ -268,6 +318,10 @@ export class TimeoutError extends RbpError {
 
 /** The connection could not be made, or dropped before a response. */
 export class ConnectionError extends RbpError {
+  static {
+    brand(this, "ConnectionError");
+  }
+  static override readonly defaultCode: string = "connection_failed";
   override name = "ConnectionError";
   /**
    * False when the request provably never left (connection refused, DNS failure, connect
@@ -286,6 +340,10 @@ export class ConnectionError extends RbpError {
 
 /** The caller's AbortSignal fired. */
 export class AbortError extends RbpError {
+  static {
+    brand(this, "AbortError");
+  }
+  static override readonly defaultCode: string = "aborted";
   override name = "AbortError";
   constructor(message = "the request was aborted by the caller", init: RbpErrorInit = {}) {
     super(message, { code: "aborted", ...init });
@@ -294,6 +352,10 @@ export class AbortError extends RbpError {
 
 /** Any other status, or a response that is not the JSON the client expects. */
 export class ApiError extends RbpError {
+  static {
+    brand(this, "ApiError");
+  }
+  static override readonly defaultCode: string = "api_error";
   override name = "ApiError";
   /** The start of a body that was not JSON (scrubbed, whitespace collapsed). */
   readonly excerpt: string | undefined;

@@ -31,7 +31,7 @@ import { attemptSignal, DEADLINE, sleep } from "./abort.js";
 import type { ResolvedConfig } from "./config.js";
 import { errorFromResponse } from "./error-map.js";
 import { AbortError, ApiError, ConnectionError, RbpError, safeCause, TimeoutError } from "./errors.js";
-import { Redactor } from "./redact.js";
+import { Redactor } from "../internal/redact.js";
 import { backoffDelay, isRetryableStatus, parseRetryAfter } from "./retry.js";
 
 export const CLIENT_VERSION = "0.1.0";

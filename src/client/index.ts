@@ -20,6 +20,7 @@ export {
   TimeoutError,
   ValidationError,
 } from "./errors.js";
+export { RbpBaseError } from "../errors/index.js";
 export { X_LIMIT_BYTES } from "./limits.js";
 export { isExperimentReceipt } from "./receipts.js";
 export type * from "./types.js";

@@ -5,7 +5,7 @@
  */
 import type { Num, Result } from "../api/result.js";
 import type { Analysis } from "../engine/result.js";
-import type { FrameRequest } from "../frame/request.js";
+import type { FrameRequest } from "../frame/index.js";
 
 export interface DisplayContext {
   /** The outcome's name (axis titles, table headers). */

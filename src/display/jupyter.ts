@@ -11,40 +11,24 @@
  * - elsewhere (a script, a test, a kernel it does not know), returns the bundle, which Deno and any
  *   caller can display themselves (it carries `Symbol.for("Jupyter.display")`).
  *
- * How tslab is recognised. tslab runs cell code with `globalThis.__tslab__` set (its executor passes
- * the cell's `require` that way) and keeps the sender of the running cell in its module
+ * How tslab is recognised: through the one tslab adapter, internal/tslab.ts. tslab runs cell code
+ * with `globalThis.__tslab__` set and keeps the sender of the running cell in its module
  * `tslab/dist/jupyter.js` (`lastWriteDisplayData`), which its public `display.html/raw` use. The
  * public API sends one mime type per output, so a figure could not carry both its plotly JSON (for
- * VS Code) and its HTML (for JupyterLab and exports). `display` therefore finds that module in the
- * CommonJS module cache (where the kernel loaded it; no import of tslab, which this package does not
- * depend on) and sends the full bundle through it. If it is not there (another tslab layout), it
- * falls back to the public `require("tslab").display.html(...)` through `__tslab__.require`.
+ * VS Code) and its HTML (for JupyterLab and exports). `display` therefore sends the full bundle
+ * through that sender, found in the CommonJS module cache where the kernel loaded it (tslab is a
+ * dependency of this package, but displaying must not load a second copy of it). If it is not there
+ * (another tslab layout), it falls back to the public `require("tslab").display.html(...)`.
  */
-import { createRequire } from "node:module";
+import { tslabGlobal, tslabPublic, tslabServerPrototype, tslabWriter } from "../internal/tslab.js";
 import { displayable, resetPlotlySession, setCellValueHook, toBundle, type Displayable, type DisplayBundle, type MimeBundle } from "./bundle.js";
 import type { Figure } from "./figures.js";
 import type { HtmlTable } from "./tables.js";
 
 export type Kernel = "tslab" | "deno" | "none";
 
-interface DisplayMessage {
-  data: Record<string, unknown>;
-  metadata: Record<string, unknown>;
-  transient: Record<string, unknown>;
-}
-type WriteDisplayData = (message: DisplayMessage, update: boolean) => void;
-
-interface TslabPublic {
-  display?: { html?: (s: string) => void; text?: (s: string) => void };
-}
-
 interface DenoJupyter {
   display?: (obj: unknown, options?: { raw?: boolean; update?: boolean; display_id?: string }) => Promise<void>;
-}
-
-function tslabGlobal(): { require?: (id: string) => unknown } | undefined {
-  const g = (globalThis as Record<string, unknown>).__tslab__;
-  return typeof g === "object" && g !== null ? (g as { require?: (id: string) => unknown }) : undefined;
 }
 
 function denoJupyter(): DenoJupyter | undefined {
@@ -66,26 +50,7 @@ export function jupyterKernel(): Kernel {
   return "none";
 }
 
-const TSLAB_JUPYTER = /[\\/]tslab[\\/]dist[\\/]jupyter\.js$/;
-
-/** tslab's sender for the running cell, from the module cache (see the module comment). */
-export function tslabWriter(): WriteDisplayData | undefined {
-  const cache = createRequire(import.meta.url).cache;
-  for (const [file, mod] of Object.entries(cache)) {
-    if (!TSLAB_JUPYTER.test(file)) continue;
-    const write = (mod?.exports as { lastWriteDisplayData?: unknown } | undefined)?.lastWriteDisplayData;
-    if (typeof write === "function") return write as WriteDisplayData;
-  }
-  return undefined;
-}
-
-function tslabPublic(): TslabPublic | undefined {
-  try {
-    return tslabGlobal()?.require?.("tslab") as TslabPublic | undefined;
-  } catch {
-    return undefined;
-  }
-}
+export { tslabWriter };
 
 export interface DisplayOptions {
   /** A display id, to replace this output later with `update: true` (tslab and Deno). */
@@ -171,27 +136,21 @@ function shownPromise(p: Promise<void>): Promise<void> {
  * A page reload needs no remedy in tslab (and the rbp kernel, built on it): a front end that
  * connects, or reconnects after a reload, asks the kernel for its `kernel_info`; from then on the
  * page may not hold the output that carried plotly.js, so the session forgets it was sent and the
- * next chart carries it again. Installed once, on tslab's `ZmqServer` (from the module cache, as
- * `tslabWriter` finds its sender); returns whether it is installed.
+ * next chart carries it again. Installed once, on tslab's `ZmqServer` (found by the tslab adapter,
+ * internal/tslab.ts); returns whether it is installed.
  */
 export function watchFrontEnds(): boolean {
   if (tslabGlobal() === undefined) return false;
-  const cache = createRequire(import.meta.url).cache;
-  for (const [file, mod] of Object.entries(cache)) {
-    if (!TSLAB_JUPYTER.test(file)) continue;
-    const server = (mod?.exports as { ZmqServer?: { prototype: Record<string | symbol, unknown> } } | undefined)?.ZmqServer;
-    const proto = server?.prototype;
-    if (proto === undefined || typeof proto.handleKernelInfo !== "function") continue;
-    if (proto[WATCHING] === true) return true;
-    const original = proto.handleKernelInfo as (...args: unknown[]) => unknown;
-    proto.handleKernelInfo = function (this: unknown, ...args: unknown[]): unknown {
-      resetPlotlySession();
-      return original.apply(this, args);
-    };
-    proto[WATCHING] = true;
-    return true;
-  }
-  return false;
+  const proto = tslabServerPrototype();
+  if (proto === undefined) return false;
+  if (proto[WATCHING] === true) return true;
+  const original = proto.handleKernelInfo as (...args: unknown[]) => unknown;
+  proto.handleKernelInfo = function (this: unknown, ...args: unknown[]): unknown {
+    resetPlotlySession();
+    return original.apply(this, args);
+  };
+  proto[WATCHING] = true;
+  return true;
 }
 
 const WATCHING = Symbol.for("rbp-notebook.watchFrontEnds");

@@ -2,7 +2,7 @@
  * The Grid's cells for one range of combinations, accumulated into a `GridPartial`: the
  * adjusted-fit-weighted sum of the cells' weights, one record per cell, and the retained arrays.
  * A Grid is the in-order merge of its ranges' partials (grid.ts), so that one thread or several
- * (grid-parallel.ts) give bit-identical results.
+ * (threads/grid-parallel.ts) give bit-identical results.
  */
 import { addWeights, calibrate, CalibrationScratch, relevanceTotals, outcomeStats, type Calibration, type CensorSettings, type OutcomeStats, type ScoredRows } from "./calibrate.js";
 import type { Dataset } from "./data.js";

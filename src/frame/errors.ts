@@ -1,5 +1,10 @@
+import { brand, RbpBaseError } from "../errors/index.js";
+
 /** A data input the notebook helper cannot turn into a request; names the column and row at fault. */
-export class FrameError extends Error {
+export class FrameError extends RbpBaseError {
+  static {
+    brand(this, "FrameError");
+  }
   override readonly name = "FrameError";
   /** The column at fault, by name. */
   readonly column: string | undefined;
@@ -7,7 +12,7 @@ export class FrameError extends Error {
   readonly row: string | undefined;
 
   constructor(message: string, where: { column?: string; row?: string } = {}) {
-    super(message);
+    super(message, "invalid_data");
     this.column = where.column;
     this.row = where.row;
   }

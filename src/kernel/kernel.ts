@@ -2,7 +2,7 @@
  * The rbp kernel: tslab's TypeScript kernel with magics and rich display of a cell's last value.
  *
  * It is tslab's own kernel, assembled the way tslab's `startKernel` does it (converters, executor,
- * JupyterHandlerImpl, ZmqServer; see tslab.ts for the internals used) with three additions:
+ * JupyterHandlerImpl, ZmqServer; see internal/tslab.ts, the one adapter for tslab's internals) with three additions:
  *
  * 1. Magics. Every cell goes through `translate` (magics.ts) before tslab's executor sees it.
  *    Cells without magics reach tslab unchanged. A malformed magic is reported as an `error`
@@ -41,7 +41,7 @@ import {
   type WriteDisplayData,
   type WriteStream,
   type ZmqMessage,
-} from "./tslab.js";
+} from "../internal/tslab.js";
 
 /** The module the generated code calls (the built runtime.js beside this file). */
 export const RUNTIME_PATH = fileURLToPath(new URL("./runtime.js", import.meta.url));
@@ -121,31 +121,45 @@ export function completeMagic(source: string, cursor: number): CompletionInfo | 
   return { start: cursor, end: cursor, candidates: [] };
 }
 
-/** Starts the kernel on a Jupyter connection file. */
-export function startKernel(configPath: string, tslab: Tslab = loadTslab()): void {
-  const realConsole: ExecutorConsole = { log: (...a) => console.log(...a), error: (...a) => console.error(...a) };
-  let active: CellRun | undefined;
-  let runtimeLoaded = false;
-  const pendingDisplays: Array<Promise<unknown>> = [];
-  let handler: RbpHandler; // made below, used once cells run
+/** The mutable state of a running kernel, shared by its console, executor and handler. */
+class KernelSession {
+  /** The cell that is running. */
+  active: CellRun | undefined;
+  /** Whether the rbp runtime has been imported into tslab's session. */
+  runtimeLoaded = false;
+  /** Displays of last values that are promises, awaited before a cell ends. */
+  readonly pendingDisplays: Array<Promise<unknown>> = [];
+  /** The handler's execution count (set once the handler exists). */
+  execCount: () => number = () => 0;
 
-  function fail(run: CellRun | undefined, ename: string, evalue: string, traceback: string[]): void {
+  constructor(
+    readonly tslab: Tslab,
+    readonly realConsole: ExecutorConsole,
+  ) {}
+
+  /** Reports an error of a cell: an `error` output and the execute reply's fields (stderr outside a cell). */
+  fail(run: CellRun | undefined, ename: string, evalue: string, traceback: string[]): void {
     if (run === undefined) {
-      realConsole.error(traceback.join("\n"));
+      this.realConsole.error(traceback.join("\n"));
       return;
     }
     run.error = { ename, evalue, traceback };
     if (run.send !== undefined) run.send("error", { ename, evalue, traceback });
-    else realConsole.error(traceback.join("\n"));
+    else this.realConsole.error(traceback.join("\n"));
   }
 
-  function sendValue(value: unknown, bundle: unknown): void {
+  /** Sends a last value with its mime bundle as the cell's `execute_result`. */
+  sendValue(value: unknown, bundle: unknown): void {
     const data = mimeData(bundle, value);
-    if (active?.send !== undefined) active.send("execute_result", { execution_count: handler.execCount, data, metadata: {} });
-    else tslab.jupyter.lastWriteDisplayData?.({ data, metadata: {}, transient: {} }, false);
+    if (this.active?.send !== undefined) this.active.send("execute_result", { execution_count: this.execCount(), data, metadata: {} });
+    else this.tslab.jupyter.lastWriteDisplayData?.({ data, metadata: {}, transient: {} }, false);
   }
+}
 
-  const kernelConsole: ExecutorConsole = {
+/** The console tslab's executor writes to: last values with a display symbol, diagnostics moved back to the cell. */
+function kernelConsole(session: KernelSession): ExecutorConsole {
+  const realConsole = session.realConsole;
+  return {
     // tslab calls this for the cell's last value only.
     log(...args: unknown[]) {
       const value = args[0];
@@ -158,19 +172,19 @@ export function startKernel(configPath: string, tslab: Tslab = loadTslab()): voi
         return realConsole.log(value);
       }
       if (isPromiseLike(bundle)) {
-        const run = active;
-        pendingDisplays.push(
+        const run = session.active;
+        session.pendingDisplays.push(
           Promise.resolve(bundle).then(
-            (b) => (active === run ? sendValue(value, b) : undefined),
+            (b) => (session.active === run ? session.sendValue(value, b) : undefined),
             (error: unknown) => realConsole.error("The value's Symbol.for(\"Jupyter.display\") failed:", error),
           ),
         );
         return;
       }
-      sendValue(value, bundle);
+      session.sendValue(value, bundle);
     },
     error(...args: unknown[]) {
-      const t = active?.translation;
+      const t = session.active?.translation;
       if (t !== undefined && args[0] === DIAGNOSTIC_FORMAT && args[1] === "" && typeof args[2] === "number" && typeof args[3] === "number") {
         const at = sourcePosition(t, args[2], args[3]);
         return realConsole.error(DIAGNOSTIC_FORMAT, "", at.line, at.column, args[4]);
@@ -178,48 +192,51 @@ export function startKernel(configPath: string, tslab: Tslab = loadTslab()): voi
       const e = args[0];
       if (t !== undefined && args.length === 1 && e instanceof Error && e.name === "PredictionError") {
         const text = (e as Error & { text?: () => string }).text?.() ?? `${e.name}: ${e.message}`;
-        return fail(active, e.name, e.message, text.split("\n"));
+        return session.fail(session.active, e.name, e.message, text.split("\n"));
       }
       realConsole.error(...args);
     },
   };
+}
 
-  const converters = converterSet(tslab);
-  void converters.node; // warmed before the first cell, as tslab's startKernel does
-  const inner = tslab.createExecutor(process.cwd(), converters, kernelConsole);
+/** tslab's executor with the magics translated first and the runtime imported on first use. */
+function magicExecutor(session: KernelSession, inner: Executor): Executor {
   const runtimeImport = `import * as ${RUNTIME_NAME} from ${JSON.stringify(RUNTIME_PATH)};`;
-
-  const executor: Executor = {
+  return {
     ...inner,
     async execute(src: string): Promise<boolean> {
-      const run = active;
+      const run = session.active;
       // The protocol's execute_input (tslab sends none; nbclient takes the cell's count from it).
-      run?.send?.("execute_input", { code: src, execution_count: handler.execCount });
+      run?.send?.("execute_input", { code: src, execution_count: session.execCount() });
       const t = translate(src);
       if ("error" in t) {
-        fail(run, "MagicError", t.error.message, magicTraceback(src, t.error));
+        session.fail(run, "MagicError", t.error.message, magicTraceback(src, t.error));
         return false;
       }
-      if (t.usesRuntime && !runtimeLoaded) {
+      if (t.usesRuntime && !session.runtimeLoaded) {
         if (!(await inner.execute(runtimeImport))) {
-          fail(run, "KernelError", `the rbp runtime could not be loaded from ${RUNTIME_PATH}`, [
+          session.fail(run, "KernelError", `the rbp runtime could not be loaded from ${RUNTIME_PATH}`, [
             `KernelError: the rbp runtime could not be loaded from ${RUNTIME_PATH} (see the messages above); is the package built (npm run build)?`,
           ]);
           return false;
         }
-        runtimeLoaded = true;
+        session.runtimeLoaded = true;
       }
       if (run !== undefined && t.magics.length > 0) run.translation = t;
       const ok = await inner.execute(t.code);
-      await Promise.all(pendingDisplays.splice(0));
+      await Promise.all(session.pendingDisplays.splice(0));
       return ok && run?.error === undefined;
     },
     inspect: (src, position) => inner.inspect(blankMagics(src), position),
     complete: (src, position) => completeMagic(src, position) ?? inner.complete(blankMagics(src), position),
   };
+}
 
-  class RbpHandler extends tslab.JupyterHandlerImpl {
-    /** The sender of the execute request being handed over by the server (see RbpServer). */
+/** The handler's class: tslab's JupyterHandlerImpl with the kernel info, the cell's sender and magic-aware is-complete. */
+function handlerClass(session: KernelSession) {
+  const tslab = session.tslab;
+  return class RbpHandler extends tslab.JupyterHandlerImpl {
+    /** The sender of the execute request being handed over by the server (see serverClass). */
     nextSend: Send | undefined;
     readonly #runs = new WeakMap<object, CellRun>();
 
@@ -242,7 +259,7 @@ export function startKernel(configPath: string, tslab: Tslab = loadTslab()): voi
     }
 
     override async handleExecuteImpl(req: ExecuteRequest, writeStream: WriteStream, writeDisplayData: WriteDisplayData): Promise<unknown> {
-      active = this.#runs.get(req) ?? { send: undefined };
+      session.active = this.#runs.get(req) ?? { send: undefined };
       return super.handleExecuteImpl(req, writeStream, writeDisplayData);
     }
 
@@ -250,13 +267,15 @@ export function startKernel(configPath: string, tslab: Tslab = loadTslab()): voi
       if (locateMagics(req.code.split(/\r?\n/)).cell >= 0) return { status: "complete" };
       return super.handleIsComplete({ ...req, code: blankMagics(req.code) });
     }
-  }
+  };
+}
 
-  handler = new RbpHandler(executor, false);
+type RbpHandler = InstanceType<ReturnType<typeof handlerClass>>;
 
-  class RbpServer extends tslab.ZmqServer {
-    // Hands the request's own sender to the handler, which takes it synchronously (handleExecute
-    // of the base class calls the handler before its first await).
+/** The server's class: tslab's ZmqServer handing each execute request's own sender to the handler. */
+function serverClass(tslab: Tslab, handler: RbpHandler) {
+  return class RbpServer extends tslab.ZmqServer {
+    // The handler takes it synchronously (handleExecute of the base class calls the handler before its first await).
     override handleExecute(sock: unknown, msg: ZmqMessage): Promise<void> {
       handler.nextSend = (msgType, content) => {
         const m = msg.createReply();
@@ -266,9 +285,21 @@ export function startKernel(configPath: string, tslab: Tslab = loadTslab()): voi
       };
       return super.handleExecute(sock, msg);
     }
-  }
+  };
+}
 
-  const server = new RbpServer(handler, configPath);
+/**
+ * Starts the kernel on a Jupyter connection file: the composition root, assembled as tslab's own
+ * `startKernel` (main.ts) does, with the rbp console, executor, handler and server.
+ */
+export function startKernel(configPath: string, tslab: Tslab = loadTslab()): void {
+  const session = new KernelSession(tslab, { log: (...a) => console.log(...a), error: (...a) => console.error(...a) });
+  const converters = converterSet(tslab);
+  void converters.node; // warmed before the first cell, as tslab's startKernel does
+  const executor = magicExecutor(session, tslab.createExecutor(process.cwd(), converters, kernelConsole(session)));
+  const handler = new (handlerClass(session))(executor, false);
+  session.execCount = () => handler.execCount;
+  const server = new (serverClass(tslab, handler))(handler, configPath);
   process.on("SIGINT", () => executor.interrupt());
   process.on("uncaughtException", (err) => console.error("UncaughtException:", err));
   process.on("unhandledRejection", (reason) => console.error("UnhandledPromiseRejection:", reason));

@@ -15,9 +15,9 @@
  *   "invalid-request", field `options.<key>`, `spec.<key>` or `run.<key>`) before anything is sent,
  *   so nothing is charged.
  */
-import { ANALYSES, OPTION_KEYS, isOptionKey, type Analysis } from "../api/options.js";
+import { ANALYSES, ANY_OPTION_KEY, OPTION_KEYS, type Analysis } from "../api/options.js";
 import { display, escapeHtml, jupyterKernel, type MimeBundle } from "../display/index.js";
-import { didYouMean } from "../kernel/suggest.js";
+import { didYouMean } from "../internal/suggest.js";
 import { PredictionError, analysisLabel } from "./errors.js";
 
 /** The keys a spec is read for (src/frame's FrameSpec, plus the title). */
@@ -61,7 +61,7 @@ export function checkArguments(analysis: Analysis, spec: unknown, options: unkno
   const problems: ArgumentProblem[] = [];
   for (const key of keysOf(spec)) {
     if ((SPEC_KEYS as readonly string[]).includes(key)) continue;
-    if (isOptionKey(key) || ACCEPTED_UNREAD.includes(key)) {
+    if (ANY_OPTION_KEY.has(key) || ACCEPTED_UNREAD.includes(key)) {
       problems.push({
         field: `spec.${key}`,
         message: `${quoted(key)} is an option, not a spec key: pass it in the options (third argument), e.g. ${analysis}(data, spec, { ${key}: ... }); the spec takes ${SPEC_KEYS.join(", ")}`,
@@ -88,7 +88,7 @@ export function checkArguments(analysis: Analysis, spec: unknown, options: unkno
   }
   for (const key of keysOf(run)) {
     if ((RUN_KEYS as readonly string[]).includes(key)) continue;
-    const where = isOptionKey(key) ? "; it is an option: pass it in the third argument" : didYouMean(key, RUN_KEYS);
+    const where = ANY_OPTION_KEY.has(key) ? "; it is an option: pass it in the third argument" : didYouMean(key, RUN_KEYS);
     problems.push({ field: `run.${key}`, message: `unknown run setting ${quoted(key)}${where} (ignored; the run settings, the fourth argument, are ${RUN_KEYS.join(", ")})` });
   }
   return problems;

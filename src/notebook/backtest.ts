@@ -24,7 +24,7 @@
  */
 import { availableParallelism } from "node:os";
 import type { Analysis, GridOptionsInput, MaxFitOptionsInput, PsrOptionsInput } from "../client/index.js";
-import { mapLimit } from "../client/group.js";
+import { mapLimit } from "../internal/group.js";
 import { cellValue, JUPYTER_DISPLAY, RBP_BUNDLE, escapeHtml, formatCount, formatNumber, htmlBundle, TABLE_CSS, type Figure, type MimeBundle } from "../display/index.js";
 import { textTable } from "../display/format.js";
 import { toRequest, type FrameInput } from "../frame/index.js";

@@ -26,7 +26,7 @@
 import { randomBytes } from "node:crypto";
 import { createClient, type ApiVersion, type QuotaStatus, type RbpClient } from "../client/index.js";
 import { settingsReader } from "../client/config.js";
-import { Redactor } from "../client/redact.js";
+import { Redactor } from "../internal/redact.js";
 import { JUPYTER_DISPLAY, RBP_BUNDLE, cellValue, escapeHtml, type MimeBundle } from "../display/index.js";
 import { startLocalService, type LocalService } from "../service/index.js";
 import { PredictionError, toPredictionError } from "./errors.js";

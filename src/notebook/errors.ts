@@ -4,6 +4,7 @@
  * `grid`, `maxfit`, `psr`, `quota` and `connect` throw `PredictionError`: its `message` says, in
  * one line, what went wrong in words a notebook user can act on ("Grid: the service refused the
  * request. X[3][1]: expected a number ... (field X[3][1])"), with `kind` the class of problem,
+ * `code` the kind in snake_case (every rbp-notebook error has one, errors/index.ts),
  * `field` the part of the request or data at fault, `hint` what to do, and `cause` the typed error
  * of the layer below (ValidationError, QuotaExceededError, FrameError, ...) for code that needs it.
  *
@@ -34,6 +35,7 @@ import {
   TimeoutError,
   ValidationError,
 } from "../client/index.js";
+import { brand, RbpBaseError } from "../errors/index.js";
 import { FrameError } from "../frame/index.js";
 import type { Analysis } from "../client/index.js";
 
@@ -47,6 +49,7 @@ export type ProblemKind =
   | "rate-limit"
   | "job-failed"
   | "not-found"
+  | "pending"
   | "timeout"
   | "connection"
   | "configuration"
@@ -64,6 +67,7 @@ const HEADINGS: Record<ProblemKind, string> = {
   "rate-limit": "the service asks to slow down",
   "job-failed": "the job failed",
   "not-found": "the service does not know this job or field",
+  pending: "the job is still running",
   timeout: "the service took too long",
   connection: "the prediction service cannot be reached",
   configuration: "the connection is not configured",
@@ -96,7 +100,10 @@ export interface PredictionErrorInit {
 const INSPECT = Symbol.for("nodejs.util.inspect.custom");
 
 /** A failed notebook call: a readable message, the class of problem, and the typed cause. */
-export class PredictionError extends Error {
+export class PredictionError extends RbpBaseError {
+  static {
+    brand(this, "PredictionError");
+  }
   override name = "PredictionError";
   /** The class of problem (data, invalid-request, quota, job-failed, connection, ...). */
   readonly kind: ProblemKind;
@@ -119,7 +126,7 @@ export class PredictionError extends Error {
     const heading = HEADINGS[init.kind];
     const mentionsField = init.field === undefined || init.detail.includes(init.field);
     const message = `${init.subject}: ${heading}. ${init.detail}${mentionsField ? "" : ` (field ${init.field})`}`;
-    super(message, init.cause !== undefined ? { cause: init.cause } : undefined);
+    super(message, init.kind.replace(/-/g, "_"), init.cause !== undefined ? { cause: init.cause } : undefined);
     this.kind = init.kind;
     this.heading = heading;
     this.subject = init.subject;
@@ -198,11 +205,127 @@ export interface ErrorContext {
   scrub: (text: string) => string;
 }
 
+type Make = (kind: ProblemKind, detail: string, extra?: Partial<PredictionErrorInit>) => PredictionError;
+
+/** One row of the translation: the class of the layer below, and how it reads as a PredictionError. */
+interface Translation<E> {
+  cls: abstract new (...args: never[]) => E;
+  translate: (error: E, make: Make, hosted: boolean) => PredictionError;
+}
+
+const row = <E>(cls: abstract new (...args: never[]) => E, translate: Translation<E>["translate"]): Translation<unknown> =>
+  ({ cls, translate }) as Translation<unknown>;
+
+const status = (error: RbpError) => ({ status: error.status });
+const withField = (field: string | undefined) => (field !== undefined ? { field } : {});
+const withJob = (jobId: number | undefined) => (jobId !== undefined ? { jobId } : {});
+
+/**
+ * The translation of the layer below's errors, one row per class, the first that matches wins
+ * (so a subclass goes before its base). A client error not listed falls to the RbpError row.
+ */
+const TRANSLATIONS: ReadonlyArray<Translation<unknown>> = [
+  row(FrameError, (error, make) => {
+    const where = [error.column !== undefined ? `column "${error.column}"` : undefined, error.row !== undefined ? `row ${error.row}` : undefined].filter(Boolean);
+    const mentioned = error.column === undefined || error.message.includes(error.column);
+    return make("data", mentioned || where.length === 0 ? error.message : `${error.message} (${where.join(", ")})`, {
+      ...withField(error.column),
+      hint: /not in the data|has no column/.test(error.message)
+        ? "Nothing was sent. Check the column names in the spec ({ y, X, theta }) against the data."
+        : "Nothing was sent.",
+    });
+  }),
+  row(ValidationError, (error, make) =>
+    make("invalid-request", error.message, {
+      ...status(error),
+      ...withField(error.field),
+      hint: error.local
+        ? /nothing was sent/i.test(error.message)
+          ? undefined
+          : "Nothing was sent and no quota was spent."
+        : error.expected !== undefined
+          ? `Expected: ${error.expected}.`
+          : undefined,
+    }),
+  ),
+  row(PayloadTooLargeError, (error, make) =>
+    make("too-large", error.message, { ...status(error), hint: error.local ? "Nothing was sent. Use fewer rows or attributes, or send X in parts." : undefined }),
+  ),
+  row(FieldTooLargeError, (error, make) =>
+    make("too-large", error.message, {
+      ...status(error),
+      ...withField(error.field),
+      hint: error.smallerPaths.length > 0 ? `Ask for a smaller part: ${error.smallerPaths.slice(0, 5).join(", ")}.` : undefined,
+    }),
+  ),
+  row(AuthenticationError, (error, make, hosted) =>
+    make("authentication", error.message, {
+      ...status(error),
+      ...withField(error.field),
+      hint: hosted
+        ? "Check CSA_API_KEY (the organisation's key) and CSA_ACCESS_ID (your user access id), then call connect() again."
+        : "The embedded service refused its own credentials; call disconnect() and run the cell again.",
+    }),
+  ),
+  row(QuotaExceededError, (error, make) => {
+    const counts = [
+      error.remaining !== undefined ? `${error.remaining} units left` : undefined,
+      error.required !== undefined ? `${error.required} needed` : undefined,
+    ].filter(Boolean);
+    return make("quota", error.message, {
+      ...status(error),
+      hint: `${counts.length > 0 ? `${counts.join(", ")}. ` : ""}Nothing was charged. quota() shows what is left of the plan.`,
+    });
+  }),
+  row(RateLimitError, (error, make) =>
+    make("rate-limit", error.message, {
+      ...status(error),
+      hint: error.retryAfterMs !== undefined ? `Try again in ${Math.ceil(error.retryAfterMs / 1000)} s.` : "Wait a little and run the cell again.",
+    }),
+  ),
+  row(JobFailedError, (error, make) => {
+    const singular = /singular/i.test(error.reason) && !/pseudoinverse/.test(error.reason);
+    return make("job-failed", error.reason || error.message, {
+      ...status(error),
+      ...withJob(error.jobId),
+      hint: singular ? 'The covariance of the attributes is singular: drop a redundant attribute or pass { inv_method: "pseudoinverse" }.' : undefined,
+    });
+  }),
+  row(JobPendingError, (error, make) =>
+    make("pending", error.message, { ...status(error), ...withJob(error.jobId), hint: "Wait for it with the client: connect().client.wait(receipt)." }),
+  ),
+  row(NotFoundError, (error, make) => make("not-found", error.message, status(error))),
+  row(TimeoutError, (error, make) =>
+    make("timeout", error.message, {
+      ...status(error),
+      ...withJob(error.jobId),
+      hint:
+        error.phase === "wait"
+          ? "The job goes on in the service; wait for it again with the client (connect().client.wait(receipt)) or allow more time ({ timeoutMs })."
+          : error.maybeSent
+            ? "The request may have reached the service (a job may have been created and charged)."
+            : undefined,
+    }),
+  ),
+  row(ConnectionError, (error, make, hosted) =>
+    make("connection", error.message, {
+      ...status(error),
+      hint: hosted
+        ? `Check the base URL (RBP_BASE_URL) and the network.${error.maybeSent ? " The request may have reached the service." : ""}`
+        : "The embedded local service is not answering; call disconnect() and run the cell again.",
+    }),
+  ),
+  row(ConfigurationError, (error, make) => make("configuration", error.message, { field: error.setting })),
+  row(AbortError, (error, make) => make("aborted", error.message, status(error))),
+  row(ApiError, (error, make) => make("service", error.message, status(error))),
+  row(RbpError, (error, make) => make("service", error.message, status(error))),
+];
+
 /** Any failure of a notebook call as a PredictionError (an existing one is returned as it is). */
 export function toPredictionError(error: unknown, ctx: ErrorContext): PredictionError {
   if (error instanceof PredictionError) return error;
   const s = ctx.scrub;
-  const make = (kind: ProblemKind, detail: string, extra: Partial<PredictionErrorInit> = {}) =>
+  const make: Make = (kind, detail, extra = {}) =>
     new PredictionError({
       kind,
       subject: ctx.subject,
@@ -212,106 +335,8 @@ export function toPredictionError(error: unknown, ctx: ErrorContext): Prediction
       ...(extra.field !== undefined ? { field: s(extra.field) } : {}),
       ...(extra.hint !== undefined ? { hint: s(extra.hint) } : {}),
     });
-  const hosted = ctx.service === "hosted";
-
-  if (error instanceof FrameError) {
-    const where = [error.column !== undefined ? `column "${error.column}"` : undefined, error.row !== undefined ? `row ${error.row}` : undefined].filter(Boolean);
-    const mentioned = error.column === undefined || error.message.includes(error.column);
-    return make("data", mentioned || where.length === 0 ? error.message : `${error.message} (${where.join(", ")})`, {
-      ...(error.column !== undefined ? { field: error.column } : {}),
-      hint: /not in the data|has no column/.test(error.message)
-        ? "Nothing was sent. Check the column names in the spec ({ y, X, theta }) against the data."
-        : "Nothing was sent.",
-    });
-  }
-  if (!(error instanceof RbpError)) {
-    const e = error instanceof Error ? error : new Error(String(error));
-    return make("internal", `${e.name === "Error" ? "" : `${e.name}: `}${e.message}`, { hint: "This looks like a bug in rbp-notebook; error.cause has the details." });
-  }
-  const base = { status: error.status };
-  if (error instanceof ValidationError) {
-    return make("invalid-request", error.message, {
-      ...base,
-      ...(error.field !== undefined ? { field: error.field } : {}),
-      hint: error.local
-        ? /nothing was sent/i.test(error.message)
-          ? undefined
-          : "Nothing was sent and no quota was spent."
-        : error.expected !== undefined
-          ? `Expected: ${error.expected}.`
-          : undefined,
-    });
-  }
-  if (error instanceof PayloadTooLargeError) {
-    return make("too-large", error.message, { ...base, hint: error.local ? "Nothing was sent. Use fewer rows or attributes, or send X in parts." : undefined });
-  }
-  if (error instanceof FieldTooLargeError) {
-    return make("too-large", error.message, {
-      ...base,
-      ...(error.field !== undefined ? { field: error.field } : {}),
-      hint: error.smallerPaths.length > 0 ? `Ask for a smaller part: ${error.smallerPaths.slice(0, 5).join(", ")}.` : undefined,
-    });
-  }
-  if (error instanceof AuthenticationError) {
-    return make("authentication", error.message, {
-      ...base,
-      ...(error.field !== undefined ? { field: error.field } : {}),
-      hint: hosted
-        ? "Check CSA_API_KEY (the organisation's key) and CSA_ACCESS_ID (your user access id), then call connect() again."
-        : "The embedded service refused its own credentials; call disconnect() and run the cell again.",
-    });
-  }
-  if (error instanceof QuotaExceededError) {
-    const counts = [
-      error.remaining !== undefined ? `${error.remaining} units left` : undefined,
-      error.required !== undefined ? `${error.required} needed` : undefined,
-    ].filter(Boolean);
-    return make("quota", error.message, {
-      ...base,
-      hint: `${counts.length > 0 ? `${counts.join(", ")}. ` : ""}Nothing was charged. quota() shows what is left of the plan.`,
-    });
-  }
-  if (error instanceof RateLimitError) {
-    return make("rate-limit", error.message, {
-      ...base,
-      hint: error.retryAfterMs !== undefined ? `Try again in ${Math.ceil(error.retryAfterMs / 1000)} s.` : "Wait a little and run the cell again.",
-    });
-  }
-  if (error instanceof JobFailedError) {
-    const singular = /singular/i.test(error.reason) && !/pseudoinverse/.test(error.reason);
-    return make("job-failed", error.reason || error.message, {
-      ...base,
-      ...(error.jobId !== undefined ? { jobId: error.jobId } : {}),
-      hint: singular ? 'The covariance of the attributes is singular: drop a redundant attribute or pass { inv_method: "pseudoinverse" }.' : undefined,
-    });
-  }
-  if (error instanceof NotFoundError || error instanceof JobPendingError) {
-    return make("not-found", error.message, base);
-  }
-  if (error instanceof TimeoutError) {
-    return make("timeout", error.message, {
-      ...base,
-      ...(error.jobId !== undefined ? { jobId: error.jobId } : {}),
-      hint:
-        error.phase === "wait"
-          ? "The job goes on in the service; wait for it again with the client (connect().client.wait(receipt)) or allow more time ({ timeoutMs })."
-          : error.maybeSent
-            ? "The request may have reached the service (a job may have been created and charged)."
-            : undefined,
-    });
-  }
-  if (error instanceof ConnectionError) {
-    return make("connection", error.message, {
-      ...base,
-      hint: hosted
-        ? `Check the base URL (RBP_BASE_URL) and the network.${error.maybeSent ? " The request may have reached the service." : ""}`
-        : "The embedded local service is not answering; call disconnect() and run the cell again.",
-    });
-  }
-  if (error instanceof ConfigurationError) {
-    return make("configuration", error.message, { field: error.setting });
-  }
-  if (error instanceof AbortError) return make("aborted", error.message, base);
-  if (error instanceof ApiError) return make("service", error.message, base);
-  return make("service", error.message, base);
+  const found = TRANSLATIONS.find((t) => error instanceof t.cls);
+  if (found !== undefined) return found.translate(error, make, ctx.service === "hosted");
+  const e = error instanceof Error ? error : new Error(String(error));
+  return make("internal", `${e.name === "Error" ? "" : `${e.name}: `}${e.message}`, { hint: "This looks like a bug in rbp-notebook; error.cause has the details." });
 }

@@ -40,6 +40,7 @@ import {
   weightsFigure,
   TABLE_CSS,
   type DisplayContext,
+  type Figure,
   type FigureOptions,
   type MimeBundle,
   type ObservationTableOptions,
@@ -134,7 +135,6 @@ function notesHtml(notes: ReadonlyArray<string>): string {
   return notes.length > 0 ? `<p class="rbp-notes">${notes.map((n) => `Note: ${escapeHtml(n)}`).join("<br>")}</p>` : "";
 }
 
-/** Sends bundles to the cell in a kernel (a promise of them in Deno); prints the text elsewhere. */
 /** Displays bundles in a kernel (a Promise where the kernel's display is one, as Deno's), or prints `text` outside one. */
 export function showAll(bundles: MimeBundle[], text: string): Promise<void> | undefined {
   if (jupyterKernel() === "none") {
@@ -144,23 +144,33 @@ export function showAll(bundles: MimeBundle[], text: string): Promise<void> | un
   return allShown(bundles.map((b) => display(b)));
 }
 
-/** A prediction for one circumstance (one job). */
-export class Prediction {
+/** What a prediction shows as its summary: the table as HTML and as text. */
+interface Summary {
+  html: string;
+  text: string;
+}
+
+/** Where a report's result came from: the result(s), the request as sent, the receipt. */
+interface ReportSource {
+  result: VerifiableReportable["result"];
+  request: SentRequest | undefined;
+  receipt: Record<string, unknown>;
+}
+
+/**
+ * What Prediction and ExperimentPrediction share: where they ran, and the code that shows them
+ * (show, bundle, text), reports them (toReportable, report) and writes them as JSON. A subclass
+ * says only what differs: its summary table, its figures, its first line and its report source.
+ */
+abstract class PredictionBase {
   readonly analysis: Analysis;
   readonly title: string;
-  /** The normalised result (v3 and v2 alike). */
-  readonly result: Result;
   /** Names and data that label the tables and charts. */
   readonly context: DisplayContext;
-  /** The job: id and code (keep it to read the job again, e.g. `connection.client.field(receipt, path)`). */
-  readonly receipt: JobReceipt;
   /** The options as given (v3 names); the service's defaults fill the rest (`defaults(analysis)`). */
   readonly options: Readonly<Record<string, unknown>>;
   /** What was done to the data and what the service noted (dropped rows, skipped columns, ignored options). */
   readonly notes: ReadonlyArray<string>;
-  /** The circumstance predicted for (undefined when a Grid used the last row of X). */
-  readonly theta: ReadonlyArray<number> | undefined;
-  readonly thetaLabel: string | undefined;
   /** From the call to the result, in ms. */
   readonly elapsedMs: number;
   /** Where it ran. */
@@ -171,24 +181,143 @@ export class Prediction {
   readonly startedAt: string | undefined;
   /** The service's address, or "embedded" for the local service. */
   readonly serviceUrl: string | undefined;
-  /** The name of the input's label column (spec.index), when one was named. */
-  readonly indexName: string | undefined;
 
-  constructor(init: PredictionInit) {
+  constructor(init: PredictionInit | ExperimentPredictionInit) {
     this.analysis = init.analysis;
     this.title = init.title;
-    this.result = init.result;
     this.context = init.context;
-    this.receipt = init.receipt;
     this.options = init.options;
     this.notes = init.notes;
-    this.theta = init.theta;
-    this.thetaLabel = init.thetaLabel;
     this.elapsedMs = init.elapsedMs;
     this.service = init.service;
     this.request = init.request;
     this.startedAt = init.startedAt;
     this.serviceUrl = init.serviceUrl;
+  }
+
+  abstract get outcome(): string;
+  abstract get attributes(): ReadonlyArray<string>;
+  abstract table(): DisplayTable;
+  /** The summary table (HTML and text). */
+  protected abstract summary(): Summary;
+  /** The figures shown under the summary. */
+  protected abstract figures(options: FigureOptions): Figure[];
+  /** The first line of text(). */
+  protected abstract firstLine(): string;
+  protected abstract reportSource(): ReportSource;
+  /** The fields of toJSON between `attributes` and `notes`, and after `elapsedMs`. */
+  protected abstract jsonFields(): { middle: Record<string, unknown>; receipt: unknown; tail: Record<string, unknown> };
+
+  /** The notes shown: the notes, and for an experiment its failed rows. */
+  protected shownNotes(): string[] {
+    return [...this.notes];
+  }
+
+  /**
+   * Displays the notes, the summary table and the charts in the cell (prints the summary outside a
+   * notebook). In Deno it returns the promise of the outputs sent: `await p.show()`.
+   *
+   * @example
+   * await p.show();   // tslab and Deno alike
+   */
+  show(options: FigureOptions = {}): Promise<void> | undefined {
+    const notes = this.shownNotes();
+    const bundles: MimeBundle[] = [];
+    if (notes.length > 0) bundles.push(htmlBundle(`<style>${TABLE_CSS}</style>${notesHtml(notes)}`, notes.map((n) => `Note: ${n}`).join("\n")));
+    bundles.push(this.table()[RBP_BUNDLE]());
+    for (const f of this.figures(options)) bundles.push(displayFigure(f)[RBP_BUNDLE]());
+    return showAll(bundles, this.text());
+  }
+
+  /** The summary, the notes and the charts as one mime bundle (HTML and text). */
+  bundle(options: FigureOptions = {}): MimeBundle {
+    const html = [`<div class="rbp-prediction">`, notesHtml(this.shownNotes()), this.summary().html, ...this.figures(options).map((f) => figureHtml(f)), `</div>`].join("");
+    return { "text/html": html, "text/plain": this.text() };
+  }
+
+  [RBP_BUNDLE](): MimeBundle {
+    return this.bundle();
+  }
+
+  /** A cell's value: the bundle (in Deno sent as awaited display data, bundle.ts cellValue). */
+  [JUPYTER_DISPLAY](): MimeBundle | Promise<MimeBundle> {
+    return cellValue(this.bundle());
+  }
+
+  text(): string {
+    const lines = [this.firstLine()];
+    lines.push(this.summary().text);
+    for (const n of this.shownNotes()) lines.push(`Note: ${n}`);
+    return lines.join("\n");
+  }
+
+  /** What saveReport writes, with where it came from (the report's provenance). */
+  toReportable(): VerifiableReportable {
+    const { result, request, receipt } = this.reportSource();
+    return {
+      title: this.title,
+      result,
+      context: this.context,
+      options: { ...this.options },
+      notes: this.shownNotes(),
+      source: {
+        analysis: this.analysis,
+        ...(request !== undefined ? { request } : {}),
+        service: this.service,
+        ...(this.serviceUrl !== undefined ? { serviceUrl: this.serviceUrl } : {}),
+        receipt,
+        ...(this.startedAt !== undefined ? { startedAt: this.startedAt } : {}),
+        elapsedMs: this.elapsedMs,
+      },
+    };
+  }
+
+  /**
+   * Writes the HTML report, which `rbp verify` can check; returns the absolute path.
+   *
+   * @example
+   * await p.report("reports/quickstart.html"); // then: rbp verify reports/quickstart.html
+   */
+  report(path: string, options: VerifiableReportOptions = {}): Promise<string> {
+    return writeReport(this.toReportable(), path, options);
+  }
+
+  toJSON(): Record<string, unknown> {
+    const { middle, receipt, tail } = this.jsonFields();
+    return {
+      analysis: this.analysis,
+      title: this.title,
+      outcome: this.outcome,
+      attributes: [...this.attributes],
+      ...middle,
+      notes: [...this.notes],
+      options: this.options,
+      receipt,
+      service: this.service,
+      elapsedMs: this.elapsedMs,
+      ...tail,
+    };
+  }
+}
+
+/** A prediction for one circumstance (one job). */
+export class Prediction extends PredictionBase {
+  /** The normalised result (v3 and v2 alike). */
+  readonly result: Result;
+  /** The job: id and code (keep it to read the job again, e.g. `connection.client.field(receipt, path)`). */
+  readonly receipt: JobReceipt;
+  /** The circumstance predicted for (undefined when a Grid used the last row of X). */
+  readonly theta: ReadonlyArray<number> | undefined;
+  readonly thetaLabel: string | undefined;
+  /** The name of the input's label column (spec.index), when one was named. */
+  readonly indexName: string | undefined;
+
+  constructor(init: PredictionInit) {
+    super(init);
+    this.result = init.result;
+    this.receipt = init.receipt;
+    this.theta = init.theta;
+    this.thetaLabel = init.thetaLabel;
     this.indexName = init.indexName;
   }
 
@@ -400,35 +529,12 @@ export class Prediction {
     return resultFigures(this.result, this.context, options).map(displayFigure);
   }
 
-  /**
-   * Displays the notes, the summary table and the charts in the cell (prints the summary outside a
-   * notebook). In Deno it returns the promise of the outputs sent: `await p.show()`.
-   *
-   * @example
-   * await p.show();   // tslab and Deno alike
-   */
-  show(options: FigureOptions = {}): Promise<void> | undefined {
-    const bundles: MimeBundle[] = [];
-    if (this.notes.length > 0) bundles.push(htmlBundle(`<style>${TABLE_CSS}</style>${notesHtml(this.notes)}`, this.notes.map((n) => `Note: ${n}`).join("\n")));
-    bundles.push(this.table()[RBP_BUNDLE]());
-    for (const f of this.charts(options)) bundles.push(f[RBP_BUNDLE]());
-    return showAll(bundles, this.text());
+  protected summary(): Summary {
+    return summaryTable(this.result, this.context, { title: this.title });
   }
 
-  /** The summary, the notes and the charts as one mime bundle (HTML and text). */
-  bundle(options: FigureOptions = {}): MimeBundle {
-    const html = [
-      `<div class="rbp-prediction">`,
-      notesHtml(this.notes),
-      summaryTable(this.result, this.context, { title: this.title }).html,
-      ...resultFigures(this.result, this.context, options).map((f) => figureHtml(f)),
-      `</div>`,
-    ].join("");
-    return { "text/html": html, "text/plain": this.text() };
-  }
-
-  [RBP_BUNDLE](): MimeBundle {
-    return this.bundle();
+  protected figures(options: FigureOptions): Figure[] {
+    return resultFigures(this.result, this.context, options);
   }
 
   [JUPYTER_DISPLAY](): MimeBundle | Promise<MimeBundle> {
@@ -443,65 +549,29 @@ export class Prediction {
     return parts.join(", ");
   }
 
-  /** The summary as plain text. */
-  text(): string {
-    const lines = [`${this.title}: ${this.headline()} (N = ${formatCount(this.observationCount)}, job ${this.receipt.job_id}, ${this.service} service)`];
-    lines.push(summaryTable(this.result, this.context, { title: this.title }).text);
-    for (const n of this.notes) lines.push(`Note: ${n}`);
-    return lines.join("\n");
+  protected firstLine(): string {
+    return `${this.title}: ${this.headline()} (N = ${formatCount(this.observationCount)}, job ${this.receipt.job_id}, ${this.service} service)`;
   }
 
-  /** What saveReport writes for this prediction, with where it came from (the report's provenance). */
-  toReportable(): VerifiableReportable {
+  protected reportSource(): ReportSource {
+    return { result: this.result, request: this.request, receipt: { job_id: this.receipt.job_id } };
+  }
+
+  protected jsonFields() {
     return {
-      title: this.title,
-      result: this.result,
-      context: this.context,
-      options: { ...this.options },
-      notes: [...this.notes],
-      source: {
-        analysis: this.analysis,
-        ...(this.request !== undefined ? { request: this.request } : {}),
-        service: this.service,
-        ...(this.serviceUrl !== undefined ? { serviceUrl: this.serviceUrl } : {}),
-        receipt: { job_id: this.receipt.job_id },
-        ...(this.startedAt !== undefined ? { startedAt: this.startedAt } : {}),
-        elapsedMs: this.elapsedMs,
+      middle: {
+        yhat: this.yhat,
+        fit: this.fit,
+        adjustedFit: this.adjustedFit,
+        k: this.k,
+        combinations: this.combinations,
+        thresholds: this.thresholds,
+        calibrations: this.calibrations,
+        theta: this.theta,
+        thetaLabel: this.thetaLabel,
       },
-    };
-  }
-
-  /**
-   * Writes the HTML report of this prediction, which `rbp verify` can check; returns the absolute path.
-   *
-   * @example
-   * await p.report("reports/quickstart.html"); // then: rbp verify reports/quickstart.html
-   */
-  report(path: string, options: VerifiableReportOptions = {}): Promise<string> {
-    return writeReport(this.toReportable(), path, options);
-  }
-
-  toJSON(): Record<string, unknown> {
-    return {
-      analysis: this.analysis,
-      title: this.title,
-      outcome: this.outcome,
-      attributes: [...this.attributes],
-      yhat: this.yhat,
-      fit: this.fit,
-      adjustedFit: this.adjustedFit,
-      k: this.k,
-      combinations: this.combinations,
-      thresholds: this.thresholds,
-      calibrations: this.calibrations,
-      theta: this.theta,
-      thetaLabel: this.thetaLabel,
-      notes: [...this.notes],
-      options: this.options,
       receipt: { job_id: this.receipt.job_id, job_code: this.receipt.job_code },
-      service: this.service,
-      elapsedMs: this.elapsedMs,
-      result: this.result,
+      tail: { result: this.result },
     };
   }
 
@@ -541,9 +611,7 @@ export interface ExperimentPredictionInit {
 }
 
 /** Predictions for several circumstances (an experiment: one job per theta row). */
-export class ExperimentPrediction {
-  readonly analysis: Analysis;
-  readonly title: string;
+export class ExperimentPrediction extends PredictionBase {
   readonly receipt: ExperimentReceipt;
   /** The final state of every row (status, compact yhat and fit, a failed row's reason). */
   readonly state: ExperimentState;
@@ -551,32 +619,13 @@ export class ExperimentPrediction {
   readonly rows: ReadonlyArray<Prediction>;
   /** The rows that failed, with the service's reason. */
   readonly failures: ReadonlyArray<FailedRow>;
-  /** Labels of the completed rows (`thetaLabels`). */
-  readonly context: DisplayContext;
-  readonly options: Readonly<Record<string, unknown>>;
-  readonly notes: ReadonlyArray<string>;
-  readonly elapsedMs: number;
-  readonly service: ServiceKind;
-  /** The request as sent (every theta row); undefined for experiments built by hand. */
-  readonly request: SentRequest | undefined;
-  readonly startedAt: string | undefined;
-  readonly serviceUrl: string | undefined;
 
   constructor(init: ExperimentPredictionInit) {
-    this.analysis = init.analysis;
-    this.title = init.title;
+    super(init);
     this.receipt = init.receipt;
     this.state = init.state;
     this.rows = init.rows;
     this.failures = init.failures;
-    this.context = init.context;
-    this.options = init.options;
-    this.notes = init.notes;
-    this.elapsedMs = init.elapsedMs;
-    this.service = init.service;
-    this.request = init.request;
-    this.startedAt = init.startedAt;
-    this.serviceUrl = init.serviceUrl;
   }
 
   /**
@@ -650,88 +699,39 @@ export class ExperimentPrediction {
     return displayFigure(experimentFigure(this.results, this.context, options));
   }
 
-  /** Displays the notes, the table and the chart (prints the table outside a notebook); in Deno, `await` it. */
-  show(options: FigureOptions = {}): Promise<void> | undefined {
-    const notes = this.#allNotes();
-    const bundles: MimeBundle[] = [];
-    if (notes.length > 0) bundles.push(htmlBundle(`<style>${TABLE_CSS}</style>${notesHtml(notes)}`, notes.map((n) => `Note: ${n}`).join("\n")));
-    bundles.push(this.table()[RBP_BUNDLE](), this.chart(options)[RBP_BUNDLE]());
-    return showAll(bundles, this.text());
+  protected summary(): Summary {
+    return experimentTable(this.results, this.context, { title: this.title });
   }
 
-  bundle(options: FigureOptions = {}): MimeBundle {
-    const html = [`<div class="rbp-prediction">`, notesHtml(this.#allNotes()), experimentTable(this.results, this.context, { title: this.title }).html, figureHtml(experimentFigure(this.results, this.context, options)), `</div>`].join("");
-    return { "text/html": html, "text/plain": this.text() };
+  protected figures(options: FigureOptions): Figure[] {
+    return [experimentFigure(this.results, this.context, options)];
   }
 
-  [RBP_BUNDLE](): MimeBundle {
-    return this.bundle();
+  protected firstLine(): string {
+    return `${this.title}: ${formatCount(this.rows.length)} of ${formatCount(this.state.n_rows)} rows completed (${this.service} service)`;
   }
 
-  [JUPYTER_DISPLAY](): MimeBundle | Promise<MimeBundle> {
-    return cellValue(this.bundle());
+  protected override shownNotes(): string[] {
+    return [...this.notes, ...this.failures.map((f) => `row ${f.label} failed: ${f.reason}`)];
   }
 
-  text(): string {
-    const lines = [`${this.title}: ${formatCount(this.rows.length)} of ${formatCount(this.state.n_rows)} rows completed (${this.service} service)`];
-    lines.push(experimentTable(this.results, this.context, { title: this.title }).text);
-    for (const n of this.#allNotes()) lines.push(`Note: ${n}`);
-    return lines.join("\n");
-  }
-
-  /** What saveReport writes for this experiment, with where it came from (the completed rows' circumstances). */
-  toReportable(): VerifiableReportable {
+  protected reportSource(): ReportSource {
+    // The completed rows' circumstances.
     const request = this.request !== undefined ? { ...this.request, theta: this.rows.map((p) => [...(p.theta ?? [])]) } : undefined;
-    return {
-      title: this.title,
-      result: this.results,
-      context: this.context,
-      options: { ...this.options },
-      notes: this.#allNotes(),
-      source: {
-        analysis: this.analysis,
-        ...(request !== undefined ? { request } : {}),
-        service: this.service,
-        ...(this.serviceUrl !== undefined ? { serviceUrl: this.serviceUrl } : {}),
-        receipt: { experiment_id: this.receipt.experiment_id },
-        ...(this.startedAt !== undefined ? { startedAt: this.startedAt } : {}),
-        elapsedMs: this.elapsedMs,
-      },
-    };
+    return { result: this.results, request, receipt: { experiment_id: this.receipt.experiment_id } };
   }
 
-  /** Writes the HTML report of this experiment (checkable with `rbp verify`); returns the absolute path. */
-  report(path: string, options: VerifiableReportOptions = {}): Promise<string> {
-    return writeReport(this.toReportable(), path, options);
-  }
-
-  toJSON(): Record<string, unknown> {
+  protected jsonFields() {
     return {
-      analysis: this.analysis,
-      title: this.title,
-      outcome: this.outcome,
-      attributes: [...this.attributes],
-      labels: this.labels,
-      yhat: this.yhat,
-      fit: this.fit,
-      adjustedFit: this.adjustedFit,
-      failures: [...this.failures],
-      notes: [...this.notes],
-      options: this.options,
+      middle: { labels: this.labels, yhat: this.yhat, fit: this.fit, adjustedFit: this.adjustedFit, failures: [...this.failures] },
       receipt: this.receipt,
-      service: this.service,
-      elapsedMs: this.elapsedMs,
-      rows: this.rows.map((p) => p.toJSON()),
+      tail: { rows: this.rows.map((p) => p.toJSON()) },
     };
   }
 
   [INSPECT](): string {
     const rows = this.rows.map((p, j) => `  ${this.labels[j]}: ${p.headline()}`);
     return [`${this.title}: ${this.rows.length} of ${this.state.n_rows} rows completed`, ...rows, "(show() draws the table and the chart)"].join("\n");
-  }
-
-  #allNotes(): string[] {
-    return [...this.notes, ...this.failures.map((f) => `row ${f.label} failed: ${f.reason}`)];
   }
 }
 

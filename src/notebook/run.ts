@@ -23,10 +23,10 @@ import {
   type Result,
 } from "../client/index.js";
 import { normalizeOptions, resolveForVersion, type ResolvedOptionsFor } from "../api/options.js";
-import { GROUP_CONCURRENCY, mapLimit } from "../client/group.js";
+import { GROUP_CONCURRENCY, mapLimit } from "../internal/group.js";
 import { contextFromRequest, display, jupyterKernel, type DisplayContext } from "../display/index.js";
 import { toRequest, type FrameInput, type FrameRequest, type FrameSpec } from "../frame/index.js";
-import { Redactor } from "../client/redact.js";
+import { Redactor } from "../internal/redact.js";
 import { argumentError, checkArguments, reportArgumentProblems } from "./arguments.js";
 import { connect, currentConnection, type Connection } from "./connect.js";
 import { PredictionError, analysisLabel, dropStderrEcho, toPredictionError } from "./errors.js";

@@ -22,7 +22,7 @@ import { MiB, ServiceError } from "./http.js";
 import type { Analysis } from "../api/options.js";
 import { DEFAULT_RESULT_MEMORY_BYTES, DEFAULT_RETENTION_MS, EmbeddedStore, LruCache, type Experiment, type Job, type JobFailure, type JobVariant } from "./jobs.js";
 import { MemoryPersistence } from "./persistence.js";
-import { ERROR_PREDICTION_FAILED, ERROR_PROCESS_JOB, JobFailedError, PoolClosedError, STATUS_PROCESSING, WorkerPool, type PoolSettings } from "./pool.js";
+import { ERROR_PREDICTION_FAILED, ERROR_PROCESS_JOB, PoolJobError, PoolClosedError, STATUS_PROCESSING, WorkerPool, type PoolSettings } from "./pool.js";
 import type { WorkerDone, WorkerFailed, WorkerPartials, WorkerRows, WorkerTask } from "./worker.js";
 import type { GridPartial } from "../engine/grid-cells.js";
 import type { QuotaStatus } from "./quota.js";
@@ -479,7 +479,7 @@ export class PredictionService {
 }
 
 function failureOf(error: unknown): JobFailure {
-  return error instanceof JobFailedError
+  return error instanceof PoolJobError
     ? error.failure
     : { message: error instanceof Error ? error.message : String(error), error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING };
 }

@@ -14,6 +14,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { toJson } from "../api/json.js";
 import type { ErrorBody } from "../api/schemas.js";
+import { brand, RbpBaseError } from "../errors/index.js";
 
 export const MiB = 1024 * 1024;
 
@@ -38,16 +39,17 @@ export interface ServiceErrorInit {
 }
 
 /** A request the service refuses; `sendError` turns it into the JSON error reply. */
-export class ServiceError extends Error {
+export class ServiceError extends RbpBaseError {
+  static {
+    brand(this, "ServiceError");
+  }
   override readonly name = "ServiceError";
   readonly status: number;
-  readonly code: string;
   readonly init: ServiceErrorInit;
 
   constructor(status: number, code: string, message: string, init: ServiceErrorInit = {}) {
-    super(message);
+    super(message, code);
     this.status = status;
-    this.code = code;
     this.init = init;
   }
 }

@@ -10,7 +10,7 @@
  * was parsing then get a 503 `parser_unavailable` and may be sent again (nothing was charged).
  */
 import type { Worker } from "node:worker_threads";
-import { startWorker } from "../engine/worker-script.js";
+import { startWorker } from "../threads/worker-script.js";
 import type { Analysis } from "../api/options.js";
 import type { ParsedRequest } from "../api/request.js";
 import { ServiceError } from "./http.js";

@@ -19,7 +19,7 @@
  * await worker.close();
  */
 import pg from "pg";
-import { JobFailedError, PoolClosedError, WorkerPool, ERROR_PROCESS_JOB, STATUS_PROCESSING, type PoolSettings } from "./pool.js";
+import { PoolJobError, PoolClosedError, WorkerPool, ERROR_PROCESS_JOB, STATUS_PROCESSING, type PoolSettings } from "./pool.js";
 import { PgQueue, type ClaimedJob, type LoadedInput } from "./postgres.js";
 
 export interface PgWorkerOptions {
@@ -120,7 +120,7 @@ export async function startPgWorker(options: PgWorkerOptions): Promise<PgWorker>
       } catch (error) {
         if (error instanceof PoolClosedError) return;
         const failure =
-          error instanceof JobFailedError
+          error instanceof PoolJobError
             ? error.failure
             : { message: error instanceof Error ? error.message : String(error), error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING };
         await persist(`job ${job.id}`, () => queue.fail(job.id, failure));

@@ -13,12 +13,12 @@
  *   after three tries, so nothing hangs there.
  *
  * Workers run `worker.ts` beside this file: the compiled `worker.js` from dist/, or, when the
- * TypeScript sources run (vitest, tsx), `worker.ts` through tsx's loader (engine/worker-script.ts;
+ * TypeScript sources run (vitest, tsx), `worker.ts` through tsx's loader (threads/worker-script.ts;
  * a plain `--import tsx` in a worker's execArgv does not reach its entry module on Node 20).
  */
 import { availableParallelism } from "node:os";
 import type { Worker } from "node:worker_threads";
-import { startWorker } from "../engine/worker-script.js";
+import { startWorker } from "../threads/worker-script.js";
 import { WORKER_MARK, type WorkerDone, type WorkerReply, type WorkerResult, type WorkerTask } from "./worker.js";
 import type { JobFailure } from "./persistence.js";
 
@@ -29,8 +29,8 @@ export const ERROR_PREDICTION_FAILED = 3;
 export const STATUS_PROCESSING = 10;
 
 /** The job failed; `failure` is what its readers are told. */
-export class JobFailedError extends Error {
-  override readonly name = "JobFailedError";
+export class PoolJobError extends Error {
+  override readonly name = "PoolJobError";
   constructor(readonly failure: JobFailure) {
     super(failure.message);
   }
@@ -92,7 +92,7 @@ export class WorkerPool {
     this.spawn = settings.spawn ?? defaultSpawn;
   }
 
-  /** Runs a task; resolves with its result or rejects with JobFailedError (or PoolClosedError). */
+  /** Runs a task; resolves with its result or rejects with PoolJobError (or PoolClosedError). */
   run<R extends WorkerResult = WorkerDone>(task: WorkerTask, onStart?: () => void): Promise<R> {
     if (this.closed) return Promise.reject(new PoolClosedError());
     return new Promise<R>((resolve, reject) => {
@@ -175,7 +175,7 @@ export class WorkerPool {
     if (reply.type !== "failed") current.resolve(reply);
     else {
       current.reject(
-        new JobFailedError({
+        new PoolJobError({
           message: reply.name === "ComputationError" || reply.name === "InvalidInputError" ? reply.message : `${reply.name}: ${reply.message}`,
           error_code: ERROR_PREDICTION_FAILED,
           status_code: STATUS_PROCESSING,
@@ -211,7 +211,7 @@ export class WorkerPool {
     const current = slot.current;
     slot.current = undefined;
     if (current) {
-      current.reject(new JobFailedError({ message: reason, error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING }));
+      current.reject(new PoolJobError({ message: reason, error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING }));
     } else if (!slot.ready) {
       this.startFailed(reason.replace("the worker running it", "a new worker"));
       return;
@@ -225,7 +225,7 @@ export class WorkerPool {
       // No worker of this pool ever started: a broken installation. Fail what waits (later jobs try again).
       this.startFailures = 0;
       for (const p of this.queue.splice(0)) {
-        p.reject(new JobFailedError({ message: `no worker could be started: ${reason}`, error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING }));
+        p.reject(new PoolJobError({ message: `no worker could be started: ${reason}`, error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING }));
       }
       return;
     }

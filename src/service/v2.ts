@@ -63,7 +63,7 @@ import type { Job, JobVariant } from "./jobs.js";
 import { checkBeforeQueue } from "./preflight.js";
 import { publicFailure } from "./reasons.js";
 import type { Method, Route, RouteRequest, RouteTable } from "./router.js";
-import type { SingularityCell } from "./singularity.js";
+import type { SingularityCell } from "../engine/singularity.js";
 import { OFFLOAD_BYTES, parseUploadBody, parseV2Body, v2TopLevel } from "./offload.js";
 import type { SharedMatrix } from "./offload-worker.js";
 import { UPLOAD_NAME, UploadStore, type Uploads } from "./uploads.js";

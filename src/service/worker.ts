@@ -24,7 +24,7 @@ import { drawChunks, transferables } from "../engine/grid-chunks.js";
 import type { Given, GridOptions } from "../engine/options.js";
 import { encodeJson, roundList } from "./encode.js";
 import type { JobVariant } from "./persistence.js";
-import { gridSingularity } from "./singularity.js";
+import { gridSingularity } from "../engine/singularity.js";
 
 export interface WorkerTask {
   id: number;
@@ -36,7 +36,7 @@ export interface WorkerTask {
   theta: Float64Array;
   options: Record<string, unknown>;
   decimals: number | null;
-  /** A variant of the analysis (v2 `/grid-singularity`: singularity.ts). */
+  /** A variant of the analysis (v2 `/grid-singularity`: engine/singularity.ts). */
   variant?: JobVariant;
   /** A part of a Grid spread over several workers. */
   part?: GridPart;

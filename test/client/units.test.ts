@@ -5,7 +5,7 @@ import { PayloadTooLargeError, ValidationError, ConfigurationError } from "../..
 import { redactPath } from "../../src/client/http.js";
 import { nextDelay, withRetryAfter } from "../../src/client/polling.js";
 import { prepareRequest, X_LIMIT_BYTES } from "../../src/client/prepare.js";
-import { Redactor } from "../../src/client/redact.js";
+import { Redactor } from "../../src/internal/redact.js";
 import { backoffDelay, parseRetryAfter } from "../../src/client/retry.js";
 import { jsonSizeBounds } from "../../src/client/size.js";
 import { quickstart } from "./helpers.js";

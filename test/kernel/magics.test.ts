@@ -5,7 +5,7 @@ import { parseJson } from "../../src/kernel/json.js";
 import { blankMagics, locateMagics, sourcePosition, translate, type MagicError, type Translation } from "../../src/kernel/magics.js";
 import { formatTime, timeitText } from "../../src/kernel/runtime.js";
 import { LineScanner, splitLineComment } from "../../src/kernel/scan.js";
-import { editDistance, suggest } from "../../src/kernel/suggest.js";
+import { editDistance, suggest } from "../../src/internal/suggest.js";
 import { completeMagic, magicTraceback } from "../../src/kernel/kernel.js";
 
 function ok(source: string): Translation {

@@ -21,7 +21,7 @@
 import type { ChildProcess } from "node:child_process";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ErrorBodySchema } from "../../src/api/schemas.js";
-import { startWorker } from "../../src/engine/worker-script.js";
+import { startWorker } from "../../src/threads/worker-script.js";
 import type { LocalService } from "../../src/service/index.js";
 import { spawnServe } from "../../scripts/rbp-serve.js";
 import { Client, close, gold, goldCase, quickstart, start, synthetic, tempDir, type Reply } from "./helpers.js";

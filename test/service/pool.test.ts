@@ -4,7 +4,7 @@
  */
 import { Worker } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
-import { JobFailedError, PoolClosedError, WorkerPool } from "../../src/service/pool.js";
+import { PoolJobError, PoolClosedError, WorkerPool } from "../../src/service/pool.js";
 import type { WorkerTask } from "../../src/service/worker.js";
 import { gold } from "./helpers.js";
 
@@ -30,13 +30,13 @@ function task(analysis: string, value = 0): WorkerTask {
   return { id: nextId++, analysis: analysis as WorkerTask["analysis"], y: empty, X: empty, rows: 0, cols: 0, theta: Float64Array.of(value), options: {}, decimals: 6 };
 }
 
-async function failure(promise: Promise<unknown>): Promise<JobFailedError> {
+async function failure(promise: Promise<unknown>): Promise<PoolJobError> {
   const error = await promise.then(
     () => undefined,
     (e: unknown) => e,
   );
-  expect(error).toBeInstanceOf(JobFailedError);
-  return error as JobFailedError;
+  expect(error).toBeInstanceOf(PoolJobError);
+  return error as PoolJobError;
 }
 
 describe("WorkerPool", () => {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { firstMaximum } from "../../src/engine/choices.js";
 import { datasetFromRows, grid, maxfit } from "../../src/engine/index.js";
-import { gridSingularity } from "../../src/service/singularity.js";
+import { gridSingularity } from "../../src/engine/singularity.js";
 
 // Found by search: at threshold 0 both censors keep every row, and the similarity cell's adjusted
 // fit comes out 1 ulp above the relevance cell's (their sums are added in different orders).

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { UsageError } from "../../src/cli/predict.js";
 import { parseServeArgs, SERVE_USAGE } from "../../src/cli/serve.js";
-import { startWorker } from "../../src/engine/worker-script.js";
+import { startWorker } from "../../src/threads/worker-script.js";
 import { DEFAULT_CONFIG } from "../../src/service/core.js";
 import type { LocalService } from "../../src/service/index.js";
 import { V2_MAX_HELD_READS } from "../../src/service/v2.js";

@@ -5,12 +5,12 @@
  */
 import { availableParallelism } from "node:os";
 import type { Worker } from "node:worker_threads";
-import type { Dataset } from "./data.js";
-import { finishGrid, prepareGrid } from "./grid.js";
-import type { GridPartial } from "./grid-cells.js";
-import { drawChunks, GRID_WORKER_MARK, type ChunkReply, type ChunkRequest } from "./grid-chunks.js";
-import type { Given, GridOptions } from "./options.js";
-import type { EngineResult } from "./result.js";
+import type { Dataset } from "../engine/data.js";
+import { finishGrid, prepareGrid } from "../engine/grid.js";
+import type { GridPartial } from "../engine/grid-cells.js";
+import { drawChunks, GRID_WORKER_MARK, type ChunkReply, type ChunkRequest } from "../engine/grid-chunks.js";
+import type { Given, GridOptions } from "../engine/options.js";
+import type { EngineResult } from "../engine/result.js";
 import { startWorker } from "./worker-script.js";
 
 export interface ParallelSettings {

@@ -2,9 +2,9 @@
  * Experiments the client groups itself (v2, which has none: one job per theta row). The parent
  * view is built by reading every row that is not known to be finished, a few at a time.
  */
-import { JobFailedError } from "./errors.js";
-import type { CallOptions, ExperimentReceipt, ExperimentRow, ExperimentState, JobSnapshot } from "./types.js";
-import { summarise, type JobRef } from "./wire.js";
+import { JobFailedError } from "../client/errors.js";
+import type { CallOptions, ExperimentReceipt, ExperimentRow, ExperimentState, JobSnapshot } from "../client/types.js";
+import { summarise, type JobRef } from "../client/wire.js";
 
 export const GROUP_CONCURRENCY = 8;
 

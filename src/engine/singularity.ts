@@ -22,12 +22,12 @@
  * The result's `analysis` stays "grid" (the job is a Grid). Retain options are not carried over:
  * the result is one cell, not the Grid's cells.
  */
-import type { Dataset } from "../engine/data.js";
-import { firstMaximum } from "../engine/choices.js";
-import { ComputationError } from "../engine/errors.js";
-import { resolveGridOptions, type CensorType, type Given, type GridOptions, type PsrOptions } from "../engine/options.js";
-import type { EngineResult, GridCensorCells } from "../engine/result.js";
-import { runAnalysis } from "../engine/run.js";
+import type { Dataset } from "./data.js";
+import { firstMaximum } from "./choices.js";
+import { ComputationError } from "./errors.js";
+import { resolveGridOptions, type CensorType, type Given, type GridOptions, type PsrOptions } from "./options.js";
+import type { EngineResult, GridCensorCells } from "./result.js";
+import { runAnalysis } from "./run.js";
 
 export interface SingularityCell {
   /** Length K, 1 where the winning combination uses the attribute. */

@@ -1,7 +1,8 @@
 /**
- * The parts of tslab the rbp kernel is built from, typed. tslab is pinned (package.json: exactly
- * 1.0.22) because these are its internal modules, not its public API; `loadTslab` refuses any other
- * version rather than misbehave.
+ * The one adapter for tslab's internals (private: see internal/README.md). Both the rbp kernel
+ * (kernel/kernel.ts) and the display helper (display/jupyter.ts) reach tslab only through here.
+ * tslab is a dependency of this package, pinned (package.json: exactly 1.0.22) because these are its
+ * internal modules, not its public API; `loadTslab` refuses any other version rather than misbehave.
  *
  * What is used, from `tslab/dist/`:
  * - `converter.js` `createConverter({ isJS, isBrowser })`: the TypeScript compiler service of a
@@ -16,8 +17,12 @@
  *   `handleExecute(sock, msg)` of the server with `msg.createReply()`, `reply.signAndSend(key,
  *   socket)`, `server.connInfo.key` and `server.iopub`, to send `execute_result` and `error`
  *   messages that tslab itself never sends.
- * - `jupyter.js` `lastWriteDisplayData`: the display sender of the running cell (also what the
- *   notebook helper's `display()` uses).
+ * - `jupyter.js` `lastWriteDisplayData`: the display sender of the running cell. `display()` finds
+ *   it with `tslabWriter()` in the CommonJS module cache (where the kernel, tslab's or rbp's, loaded
+ *   it), not by loading tslab itself: code that merely displays must not start a second tslab.
+ * - `globalThis.__tslab__`: set by tslab's executor while a cell runs (it passes the cell's
+ *   `require` that way); `tslabGlobal()` reads it, and `tslabPublic()` is the public
+ *   `require("tslab")` seen from the cell.
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -178,4 +183,50 @@ export function converterSet(tslab: Tslab): ConverterSet {
       browser?.close();
     },
   };
+}
+
+/** tslab's `__tslab__` global, set while a tslab cell runs; undefined elsewhere. */
+export function tslabGlobal(): { require?: (id: string) => unknown } | undefined {
+  const g = (globalThis as Record<string, unknown>).__tslab__;
+  return typeof g === "object" && g !== null ? (g as { require?: (id: string) => unknown }) : undefined;
+}
+
+const TSLAB_JUPYTER = /[\\/]tslab[\\/]dist[\\/]jupyter\.js$/;
+
+/** The exports of tslab's `dist/jupyter.js` as the kernel loaded them (CommonJS module cache), each in turn. */
+function* tslabJupyterModules(): Generator<Record<string, unknown>> {
+  const cache = createRequire(import.meta.url).cache;
+  for (const [file, mod] of Object.entries(cache)) {
+    if (TSLAB_JUPYTER.test(file) && typeof mod?.exports === "object" && mod.exports !== null) yield mod.exports as Record<string, unknown>;
+  }
+}
+
+/** tslab's display sender for the running cell, from the CommonJS module cache (see the module comment). */
+export function tslabWriter(): WriteDisplayData | undefined {
+  for (const exports of tslabJupyterModules()) {
+    if (typeof exports.lastWriteDisplayData === "function") return exports.lastWriteDisplayData as WriteDisplayData;
+  }
+  return undefined;
+}
+
+/** The prototype of the running kernel's `ZmqServer` (its `handleKernelInfo` answers a front end that connects). */
+export function tslabServerPrototype(): Record<string | symbol, unknown> | undefined {
+  for (const exports of tslabJupyterModules()) {
+    const proto = (exports.ZmqServer as { prototype?: Record<string | symbol, unknown> } | undefined)?.prototype;
+    if (proto !== undefined && typeof proto.handleKernelInfo === "function") return proto;
+  }
+  return undefined;
+}
+
+/** tslab's public API as the running cell sees it (`require("tslab")`), when there is one. */
+export interface TslabPublic {
+  display?: { html?: (s: string) => void; text?: (s: string) => void };
+}
+
+export function tslabPublic(): TslabPublic | undefined {
+  try {
+    return tslabGlobal()?.require?.("tslab") as TslabPublic | undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,6 +1,6 @@
 /** Entry of a Grid worker thread (started by grid-parallel.ts): evaluates chunks on request. */
 import { parentPort, workerData } from "node:worker_threads";
-import { drawChunks, GRID_WORKER_MARK, transferables, type ChunkReply, type ChunkRequest } from "./grid-chunks.js";
+import { drawChunks, GRID_WORKER_MARK, transferables, type ChunkReply, type ChunkRequest } from "../engine/grid-chunks.js";
 
 if (parentPort && (workerData as { mark?: string } | undefined)?.mark === GRID_WORKER_MARK) {
   const port = parentPort;
