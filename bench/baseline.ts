@@ -1,5 +1,5 @@
 /**
- * A straightforward Grid (methodology sections 1 to 4 and 7), written independently of the engine
+ * A straightforward Grid (docs/methodology.md sections 1 to 4 and 7), written independently of the engine
  * as the yardstick of `npm run bench`. Nothing is shared between combinations or cells: per
  * combination the mean, the covariance (N-1) and its inverse (plain Gauss-Jordan) are computed
  * from scratch, then relevance, informativeness and similarity row by row; per censor and
@@ -220,7 +220,7 @@ function percentileLinear(sorted: Float64Array, t: number): number {
 }
 
 /**
- * PSR weights (methodology section 4) for the rows with include[i] = 1:
+ * PSR weights (docs/methodology.md section 4) for the rows with include[i] = 1:
  * w_i = 1/N + lambda^2/(n-1) (delta_i r_i - phi rbar), lambda^2 = full_var / part_var.
  * Null when fewer than 2 rows are retained or the retained relevance is all zero.
  */

@@ -1,5 +1,5 @@
 /**
- * The flat v2 body the official Python client sends (api-compat.md 2.1): the data as column
+ * The flat v2 body the official Python client sends (docs/api.md section 3): the data as column
  * vectors and every option of its PredictionOptions at the top level, with the client's defaults.
  */
 import { gold } from "./gold.js";

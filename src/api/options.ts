@@ -1,5 +1,5 @@
 /**
- * The option dialects of the wire, in one place (spec/api-compat.md sections 4.3 to 4.6).
+ * The option dialects of the wire, in one place (docs/api.md sections 1, 2.1 and 4).
  *
  * - `normalizeOptions` reads a flat dict of wire options (v3 names, v2/legacy names, value aliases
  *   in any case) and returns the engine's own names and canonical values, ready for the engine's
@@ -279,7 +279,7 @@ export const OPTION_TABLE: readonly OptionRow[] = [
     name: "censor_operator",
     analyses: ALL,
     values: "censor_operator",
-    // most_eval maps to the inclusive operators: the engine behaviour is >= (methodology 3, G9).
+    // most_eval maps to the inclusive operators: the engine behaviour is >= (docs/methodology.md section 3).
     spellings: [enumSpelling("censor_operator", "censor_operator"), boolSpelling("most_eval", "gte", "lte")],
     toV2: (v) => (v === "gte" || v === "lte" ? { most_eval: v === "gte" } : { censor_operator: v }),
     doc: {
@@ -461,7 +461,7 @@ export const OPTION_KEYS: Readonly<Record<Analysis, readonly string[]>> = {
 export const ANY_OPTION_KEY: ReadonlySet<string> = new Set(OPTION_TABLE.flatMap((r) => r.spellings.map((s) => s.key)));
 
 /**
- * Keys a v2 body carries at its top level (api-compat.md section 4.1). A v3 body may carry these at
+ * Keys a v2 body carries at its top level (docs/api.md section 3). A v3 body may carry these at
  * its top level too (section 4.6); any other top-level key of a v3 body is ignored with a warning.
  */
 export const V2_OPTION_KEYS: readonly string[] = OPTION_TABLE.flatMap((r) => r.spellings.filter((s) => s.v2Body === true).map((s) => s.key));
@@ -474,7 +474,7 @@ function ignoredReason(analysis: Analysis, key: string): string | undefined {
 
 /** Engine options the vendor documents but this engine does not implement: ignored with this note. */
 const NOT_IMPLEMENTED: Record<string, string> = {
-  // Methodology 7.5: the adjusted form is not public, so the impacts are always the unadjusted ones ("off").
+  // docs/methodology.md section 7.5: the adjusted form is not public, so the impacts are always the unadjusted ones ("off").
   adjust_impact_for_missing: "accepted but not implemented by this engine",
 };
 

@@ -67,7 +67,7 @@ const V2_TOP_LEVEL = new Set(V2_OPTION_KEYS);
  * Absent on Grid: the last row of X (`thetaGiven` false). Absent on PSR or MaxFit: rejected
  * (field `theta`); the spec does not say what the vendor does there.
  *
- * Options: v3 reads `options`, plus v2/legacy names at the top level (api-compat.md 4.6); a key
+ * Options: v3 reads `options`, plus v2/legacy names at the top level (docs/api.md section 2.1); a key
  * given in both places with different values is a conflict. Other top-level keys of a v3 body
  * are ignored with a warning. v2 reads every key except access_id, y, X, theta as an option.
  */

@@ -3,7 +3,7 @@
  * v2 flat result object, close to the engine layout (src/engine/result.ts), for display and
  * notebook code.
  *
- * - `fromV3Results(results)` reads the v3 `results` object (the engine layout of api-compat.md
+ * - `fromV3Results(results)` reads the v3 `results` object (the engine layout of docs/api.md
  *   5.2; pass the envelope's `results`, not the envelope).
  * - `fromV2Result(flat)` reads the v2 flat object of a completed `GET /results` (5.1).
  *

@@ -1,5 +1,5 @@
 /**
- * zod schemas of the wire bodies (spec/service-api.md 2.1, 2.3, 2.4, 2.8; api-compat.md 1, 2.1).
+ * zod schemas of the wire bodies (docs/api.md sections 1, 2, 2.1 and 3).
  * Each issue message is the readable "expected" text that request.ts puts into InvalidInputError;
  * a custom issue may carry `params.detail` (the "got ..." part).
  *
@@ -122,7 +122,7 @@ export const OptionsObjectSchema = z.record(z.unknown(), {
   invalid_type_error: "an object of option names and values",
 });
 
-/** Version 3 body (service-api.md 2.1). Extra top-level keys are kept for request.ts to sort out. */
+/** Version 3 body (docs/api.md section 2.1). Extra top-level keys are kept for request.ts to sort out. */
 export const V3RequestSchema = z
   .object(
     {
@@ -136,7 +136,7 @@ export const V3RequestSchema = z
   )
   .passthrough();
 
-/** Version 2 flat body (service-api.md 2.8, api-compat.md 2.1): options at the top level. */
+/** Version 2 flat body (docs/api.md section 3): options at the top level. */
 export const V2RequestSchema = z
   .object(
     {
@@ -162,18 +162,18 @@ const JobId = z.number().int();
 /** 16 lower-case hex characters in practice; any string is accepted on read. */
 const JobCode = z.string().min(1);
 
-/** Receipt of a POST with one circumstance (service-api.md 2.3). */
+/** Receipt of a POST with one circumstance (docs/api.md section 2). */
 export const ReceiptSchema = z.object({
   job_id: JobId,
   job_code: JobCode,
-  /** v3: ignored options and other notes (api-compat.md 4.2). */
+  /** v3: ignored options and other notes (docs/api.md section 2.1). */
   warnings: z.array(z.string()).optional(),
-  /** v2: keys that were ignored (api-compat.md 4.2). */
+  /** v2: keys that were ignored (docs/api.md section 2.1). */
   ignored_options: z.array(z.string()).optional(),
 });
 export type Receipt = z.output<typeof ReceiptSchema>;
 
-/** Receipt of a v3 POST whose theta has M > 1 rows (service-api.md 2.4). */
+/** Receipt of a v3 POST whose theta has M > 1 rows (docs/api.md section 2). */
 export const ExperimentReceiptSchema = z.object({
   experiment_id: JobId,
   experiment_code: JobCode,
@@ -187,7 +187,7 @@ export const ErrorDetailSchema = z
   .object({ field: z.string().optional(), expected: z.string().optional(), message: z.string().optional() })
   .passthrough();
 
-/** Error body of every error response and failed-job body (api-compat.md section 1). */
+/** Error body of every error response and failed-job body (docs/api.md section 1). */
 export const ErrorBodySchema = z.object({
   message: z.string(),
   error: z.string(),

@@ -1,5 +1,5 @@
 /**
- * The v2 flat result object (spec/api-compat.md section 5.1) of a completed job, derived from the
+ * The v2 flat result object (docs/api.md section 3) of a completed job, derived from the
  * engine's result by the mapping table at the end of section 5.2.
  *
  * Shapes (G12, "always nested 2-D"):
@@ -24,13 +24,13 @@
  *   the engine result, so the caller passes it (`extras.censor_operator`, default `gte`, G9).
  * - `K` is `auxiliary.k` (1 x T); a Grid composite has no auxiliary block, so `K` is `[[K]]`, the
  *   number of attributes. `n`, `phi`, `lambda_sq`, `rho`, `r_star`, `r_star_percent` and `include`
- *   are absent for a Grid (its composite has none: service-api.md 2.9, "a field not filled is absent").
+ *   are absent for a Grid (its composite has none: docs/api.md section 3, "a field not filled is absent").
  * - `ysolo_*` are written for Grid only (section 5.1 lists them as Grid fields).
  * - A Grid's retained cells (the client's `_retain_grid_objects`, `_is_retain_all_grid_objects`)
  *   come at the top level under the client's VALID_RETAIN_KEYS names, each nested as G12 asks
  *   (Q combinations, T thresholds, K attributes, N observations; C censors evaluated):
  *   `combi_cells` Q x K (0/1), `k_cells` Q x T (the combination's size at each threshold,
- *   methodology 7.4), `ysolo_cells` N x Q, and the per-censor cells with the censors side by side
+ *   docs/methodology.md section 7.4), `ysolo_cells` N x Q, and the per-censor cells with the censors side by side
  *   along the threshold axis, in the Grid's order (relevance's T columns, then similarity's):
  *   `yhat_cells`, `adjusted_fit_cells`, `n_cells` Q x (C T) and `weights_cells` N x (C T) x Q. So
  *   cell (combination q, censor c, threshold t) is column c T + t of row q. `ysolo_distribution`

@@ -1,5 +1,5 @@
 /**
- * v2 status bodies (spec/api-compat.md sections 2.2 to 2.4): the LambdaStatus and LambdaError
+ * v2 status bodies (docs/api.md section 3): the LambdaStatus and LambdaError
  * codes the official client reads, the `GET /results` bodies of a running, failed or unknown job,
  * the quota bodies, and the CRC-64/XZ that names an uploaded X.
  *

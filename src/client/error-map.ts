@@ -1,6 +1,6 @@
 /**
  * An HTTP error response as the error class of its kind (errors.ts). Reads the service's error
- * body (`{message, error, status_code, error_code, field?, details?, ...}`, api-compat.md section
+ * body (`{message, error, status_code, error_code, field?, details?, ...}`, docs/api.md section
  * 1) when it is JSON, and falls back to the status alone (with a scrubbed excerpt) when it is not.
  */
 import {

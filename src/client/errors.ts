@@ -205,7 +205,7 @@ export class JobFailedError extends RbpError {
   override name = "JobFailedError";
   readonly reason: string;
   readonly jobId: number | undefined;
-  /** LambdaError code (api-compat.md 2.2): 2 process, 3 prediction failed, ... */
+  /** LambdaError code (docs/api.md section 3): 2 process, 3 prediction failed, ... */
   readonly errorCode: number | undefined;
   constructor(message: string, init: RbpErrorInit & { reason: string; jobId?: number; errorCode?: number }) {
     super(message, init);

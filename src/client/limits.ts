@@ -1,2 +1,2 @@
-/** The largest X a POST carries: 5 MiB of JSON (service-api.md section 8, "Kept under 5 MiB"). */
+/** The largest X a POST carries: 5 MiB of JSON (docs/limits.md, "Kept under 5 MiB"). */
 export const X_LIMIT_BYTES = 5 * 1024 * 1024;

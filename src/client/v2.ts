@@ -1,5 +1,5 @@
 /**
- * Version 2 on the wire (service-api.md 4.2, api-compat.md 2):
+ * Version 2 on the wire (docs/api.md section 3):
  *
  * | call | request | answers read |
  * | --- | --- | --- |

@@ -1,5 +1,5 @@
 /**
- * Version 3 on the wire (service-api.md 4.1, api-compat.md 3):
+ * Version 3 on the wire (docs/api.md section 2):
  *
  * | call | request | answers read |
  * | --- | --- | --- |

@@ -96,7 +96,7 @@ export const QuotaSchema = z.object({
   period_end: z.string().optional(),
 });
 
-/** The parent status from row states (the service's rule, api-compat.md 3.4). */
+/** The parent status from row states (the service's rule, docs/api.md section 2). */
 export function experimentStatus(rows: ReadonlyArray<Pick<ExperimentRow, "status">>): ExperimentStatus {
   const done = rows.filter((r) => r.status === "completed").length;
   const failed = rows.filter((r) => r.status === "failed").length;

@@ -1,5 +1,5 @@
 /**
- * Partial sample regression at each threshold of one censor (methodology sections 3 to 5),
+ * Partial sample regression at each threshold of one censor (docs/methodology.md sections 3 to 5),
  * from a handful of sums over the retained rows. The weights themselves are never needed for
  * the diagnostics: fit, asymmetry and outlier influence follow from the same sums, which is what
  * lets a Grid evaluate thousands of cells quickly. `weightsOf` writes the weights when a caller
@@ -329,7 +329,7 @@ function correlation(crossSum: number, spread: number, syy: number): number {
 }
 
 /**
- * Methodology 5.8 (the book's binary formula, unverified against the hosted engine):
+ * docs/methodology.md section 5.8 (the book's binary formula, unverified against the hosted engine):
  * logit = ln A + B * linearPart + C * d(mu1, xbar), A = ybar/(1-ybar), B = 1/(ybar(1-ybar)), C = A^2 - 1.
  */
 function logisticYhat(ybar: number, linearPart: number, positivesDistance: number): number {

@@ -1,5 +1,5 @@
 /**
- * The methodology choices the public record leaves open (spec/methodology.md, tags [G] and [I]).
+ * The methodology choices the public record leaves open (docs/methodology.md, tags [G] and [I]).
  * Each lives here once, named after the question it answers, so that a better-founded answer
  * changes one function and nothing else.
  */

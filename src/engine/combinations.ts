@@ -1,5 +1,5 @@
 /**
- * Which attribute combinations a Grid evaluates (methodology section 7.3).
+ * Which attribute combinations a Grid evaluates (docs/methodology.md section 7.3).
  *
  * Without `attribute_combi` the admissible set is every non-empty subset of the K columns whose size
  * is allowed (`allowed_k`, else `min_k`..`max_k`), that contains every required attribute and that

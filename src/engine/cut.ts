@@ -1,5 +1,5 @@
 /**
- * The censor's decision at its cut (methodology section 3; the rule is written in docs/ties.md):
+ * The censor's decision at its cut (docs/methodology.md section 3; the rule is written in docs/ties.md):
  * which rows a (censor, threshold) keeps when scores tie at the cut.
  *
  * Scores that are equal in exact arithmetic (integer-valued attributes make many) come out a few

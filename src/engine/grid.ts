@@ -1,5 +1,5 @@
 /**
- * Grid (methodology section 7): every admissible attribute combination x censor x threshold is a
+ * Grid (docs/methodology.md section 7): every admissible attribute combination x censor x threshold is a
  * PSR cell; the forecast is the adjusted-fit-weighted composite of all cells.
  *
  * The combinations are evaluated in fixed chunks (grid-cells.ts) whose partial sums are merged in
@@ -118,7 +118,7 @@ export function finishGrid(prepared: PreparedGrid, partials: GridPartial[]): Eng
         "options.threshold",
       );
     }
-    // Methodology 7.2 [G]: no cell has any conviction, so fall back to equal weights.
+    // docs/methodology.md section 7.2 [G]: no cell has any conviction, so fall back to equal weights.
     for (let i = 0; i < N; i++) composite[i] = used[i] / usedCount;
     yhat = ybar;
     warnings.push(`Every cell has zero adjusted fit; the composite falls back to ${EMPTY_COMPOSITE_FALLBACK} (yhat = mean of y).`);

@@ -1,5 +1,5 @@
 /**
- * Grid insights (methodology 7.5). The names are the engine's; the formulas are our own reading
+ * Grid insights (docs/methodology.md section 7.5). The names are the engine's; the formulas are our own reading
  * (tag [G]): no public formula exists, so these are kept here, apart from the composite, to be
  * swapped when one does.
  */

@@ -1,6 +1,6 @@
 /**
  * One relevance model: the scores of every observation for one set of attribute columns
- * (methodology section 2). Rows missing a used attribute are not usable: their scores are NaN
+ * (docs/methodology.md section 2). Rows missing a used attribute are not usable: their scores are NaN
  * and they later get weight exactly 0.
  */
 import type { Dataset } from "./data.js";

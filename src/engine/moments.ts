@@ -1,5 +1,5 @@
 /**
- * Means and covariance of the attributes (methodology section 1), over a chosen set of columns.
+ * Means and covariance of the attributes (docs/methodology.md section 1), over a chosen set of columns.
  * Covariances use the N-1 denominator; NaN marks a missing value.
  */
 import { ComputationError } from "./errors.js";

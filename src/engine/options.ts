@@ -1,6 +1,6 @@
 /**
  * The engine's own option vocabulary: canonical names and values only (the v3 names of
- * spec/api-compat.md section 4.3). Dialects, aliases and case folding are the wire layer's job
+ * docs/api.md section 4). Dialects, aliases and case folding are the wire layer's job
  * (src/api); here every value is checked against its canonical set and every default lives once.
  */
 import { invalid } from "./errors.js";
@@ -94,7 +94,7 @@ const COMMON_DEFAULTS: Omit<CommonOptions, "threshold"> = {
   prediction_scale: "response",
   adj_fit_multiplier: "K",
   inv_method: "gaussian",
-  // On by default: the published vectors print yhat_linear for requests that do not ask for it (api-compat 4.3 says false).
+  // On by default: the published vectors print yhat_linear for requests that do not ask for it (one vendor text says false; docs/api.md section 4).
   include_linear_regression: true,
 };
 

@@ -1,6 +1,6 @@
 /**
  * Linear-interpolation percentiles (numpy's default, "type 7"), the rule that reproduces the
- * hosted engine's censoring (methodology section 3).
+ * hosted engine's censoring (docs/methodology.md section 3).
  *
  * The order statistics come from a histogram select: one branch-free pass counts the values into
  * equal-width bins between min and max, the bins holding the wanted ranks are located from the

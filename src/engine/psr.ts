@@ -1,5 +1,5 @@
 /**
- * PSR and MaxFit on all K attributes (methodology sections 4 to 6): one relevance model,
+ * PSR and MaxFit on all K attributes (docs/methodology.md sections 4 to 6): one relevance model,
  * calibrated at each threshold of one censor (PSR) or of both (MaxFit, which keeps the best).
  */
 import {

@@ -1,5 +1,5 @@
 /**
- * The engine's result object, in the layout of spec/api-compat.md section 5.2 so that the service
+ * The engine's result object, in the layout of docs/api.md section 2.2 so that the service
  * returns it as the v3 `results` unchanged. Matrices are N rows of T columns. Numbers may be NaN
  * where a calibration is undefined; the wire layer writes those as null.
  */

@@ -3,7 +3,7 @@
  * single best cell instead of its composite.
  *
  * No public source says what the vendor's endpoint computes; the client only posts to it
- * (`PSRFunction` 3 and 7). api-compat.md G1 recommends "grid, reporting the single
+ * (`PSRFunction` 3 and 7). The vendor's texts leave it open; the reading here (docs/api.md section 3) is "grid, reporting the single
  * highest-adjusted-fit cell", and this module does exactly that:
  *
  * 1. the Grid runs with the caller's options (every combination x threshold x censor), keeping

@@ -1,5 +1,5 @@
 /**
- * The distribution of observation "votes" y_solo (methodology 5.7, our reading: each observation's
+ * The distribution of observation "votes" y_solo (docs/methodology.md section 5.7, our reading: each observation's
  * vote averages to the forecast). Statistics and the histogram are over usable rows only.
  */
 import { soloVote } from "./choices.js";

@@ -46,13 +46,13 @@ export interface ServiceConfig {
   /** Worker threads. Default: available parallelism. */
   workers: number | undefined;
   /**
-   * v2 GET /results holds a running job's request this long, at most (api-compat.md 2.2). The
+   * v2 GET /results holds a running job's request this long, at most (docs/api.md section 3). The
    * official client reads a job with three GETs, 1 s and 5 s apart, then gives up: it sees a job
    * finish that takes up to 3 x this + 6 s. Default 240000: every job that ends within the default
    * time limit (600 s) is seen, and one GET stays under the client's 300 s request timeout.
    */
   v2LongPollMs: number;
-  /** How long an uploaded X is kept (v2 upload flow, api-compat.md 2.3). Default 24 h. */
+  /** How long an uploaded X is kept (v2 upload flow, docs/api.md section 3). Default 24 h. */
   uploadTtlMs: number;
   /** How long a signed upload URL stays valid. Default 1 h. */
   uploadUrlTtlMs: number;
@@ -185,7 +185,7 @@ export class PredictionService {
   /**
    * Pays for one job that failed before it could run and records it as failed (v2: a POST whose
    * uploaded X is not there answers a receipt, and the job reads as failed with error_code 5,
-   * api-compat.md 2.3). Throws 429 like `submit` when the quota cannot pay.
+   * docs/api.md section 3). Throws 429 like `submit` when the quota cannot pay.
    */
   async submitFailed(org: Org, analysis: Analysis, failure: JobFailure, settings: SubmitSettings & { warnings?: string[] } = {}): Promise<Job> {
     return this.storeCall(

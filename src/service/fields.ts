@@ -1,5 +1,5 @@
 /**
- * Single fields of a result (`GET /v3/jobs/{id}/{code}/{field...}`, api-compat.md 3.3):
+ * Single fields of a result (`GET /v3/jobs/{id}/{code}/{field...}`, docs/api.md section 2.3):
  * the segments are resolved inside `results`, case-sensitively, with snake_case aliases
  * (`impact_on_fit` <-> `Impact on Fit`) and integer indexes into arrays (`yhat/0`).
  */

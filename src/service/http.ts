@@ -3,11 +3,11 @@
  * with a streaming size limit (a body over the limit is refused as soon as the limit is crossed,
  * or at once when Content-Length already says so; nothing beyond the limit is buffered).
  *
- * Error body (api-compat.md section 1, `ErrorBodySchema` in src/api/schemas.ts):
+ * Error body (docs/api.md section 1, `ErrorBodySchema` in src/api/schemas.ts):
  * `{message, error, status_code, error_code, details?, field?, ...extra}` where `error` is a
  * machine code (`invalid_input`, `unauthorized`, `forbidden`, `not_found`, `quota_exceeded`,
  * `payload_too_large`, `field_too_large`, `malformed_json`, `job_failed`, ...), `status_code` the
- * HTTP status, `error_code` the LambdaError code a v2 client understands (api-compat.md 2.2):
+ * HTTP status, `error_code` the LambdaError code a v2 client understands (docs/api.md section 3):
  * 4 for input that cannot be used, 1 for a request refused for any other reason.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -31,7 +31,7 @@ export interface ServiceErrorInit {
   /** What was expected there, in words. */
   expected?: string;
   details?: ErrorDetail[];
-  /** LambdaError code (api-compat.md 2.2); default 4 for 400/413/422, else 1. */
+  /** LambdaError code (docs/api.md section 3); default 4 for 400/413/422, else 1. */
   errorCode?: number;
   /** More keys for the body (e.g. `remaining` on a 429). */
   extra?: Record<string, unknown>;
@@ -259,7 +259,7 @@ export function checkJsonDepth(value: unknown, limit = MAX_JSON_DEPTH, status = 
  * Reads a JSON body: 413 above `limit`, 400 `malformed_json` when it does not parse, 422 when it
  * is nested deeper than MAX_JSON_DEPTH. The bare
  * tokens NaN, Infinity and -Infinity (what Python's json writes for non-finite floats) are read
- * as api-compat.md 4.4 recommends; see `parseJsonLenient`.
+ * as docs/api.md section 1 describes; see `parseJsonLenient`.
  */
 export async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
   const raw = await readBody(req, limit);
@@ -282,7 +282,7 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<unk
 
 /**
  * JSON.parse, and when that fails, once more with the non-standard number tokens of Python's json
- * module read (api-compat.md 4.4 [REC]): `NaN` as null (a missing value, where one is allowed) and
+ * module read (docs/api.md section 1): `NaN` as null (a missing value, where one is allowed) and
  * `Infinity` / `-Infinity` as a number beyond the double range, which JSON.parse itself reads as
  * +-Infinity, so that validation refuses it with a 422 naming the field. Only tokens in a value
  * position (after `[`, `,`, `:` or at the start) and outside strings are read; anything else that

@@ -46,7 +46,7 @@ import {
 
 export type { ExperimentRecord as Experiment, JobFailure, JobInput, JobRecord as Job, JobStatus, JobVariant } from "./persistence.js";
 
-/** LambdaError 2 (process job) at LambdaStatus 10 (processing): api-compat.md 2.2. */
+/** LambdaError 2 (process job) at LambdaStatus 10 (processing): docs/api.md section 3. */
 const PROCESS_JOB = { error_code: 2, status_code: 10 } as const;
 
 export function newCode(): string {

@@ -48,7 +48,7 @@ export type JobStatus = "queued" | "running" | "completed" | "failed";
 export interface JobFailure {
   message: string;
   /**
-   * LambdaError code (api-compat.md 2.2): 2 process job (time limit, crash), 3 prediction failed,
+   * LambdaError code (docs/api.md section 3): 2 process job (time limit, crash), 3 prediction failed,
    * 5 X could not be loaded (a v2 POST naming an upload that is not there).
    */
   error_code: number;

@@ -22,7 +22,7 @@ import { startWorker } from "../threads/worker-script.js";
 import { WORKER_MARK, type WorkerDone, type WorkerReply, type WorkerResult, type WorkerTask } from "./worker.js";
 import type { JobFailure } from "./persistence.js";
 
-/** LambdaError codes (api-compat.md 2.2). */
+/** LambdaError codes (docs/api.md section 3). */
 export const ERROR_PROCESS_JOB = 2;
 export const ERROR_PREDICTION_FAILED = 3;
 /** LambdaStatus "processing": the stage where a running job fails. */

@@ -1,7 +1,7 @@
 /**
  * Checks of a parsed request that the request parser leaves to the engine but that need no
  * computation, run before a POST is paid for, so that the caller gets a 422 naming the options
- * instead of a paid-for job that fails at once (api-compat.md 6.3: "each forbidden option
+ * instead of a paid-for job that fails at once (docs/api.md section 2.1: "each forbidden option
  * combination" is an input error; only what is found during the computation fails the job).
  * Everything the engine refuses for the request's own sake is refused here (issue 11, item 5):
  *

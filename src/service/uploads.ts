@@ -1,5 +1,5 @@
 /**
- * Uploaded X matrices (api-compat.md 2.3, G17, G18): the v2 flow `GET /payload/upload/url/X`
+ * Uploaded X matrices (docs/api.md section 3): the v2 flow `GET /payload/upload/url/X`
  * -> `PUT <url>` -> POST bodies with `"X": "<name>.json"`.
  *
  * - Upload URLs point at this service and carry a signed, expiring token: HMAC-SHA256 (a random

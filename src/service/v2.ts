@@ -1,5 +1,5 @@
 /**
- * Version 2 of the prediction API (api-compat.md section 2, service-api.md 2.8, 2.9, 4.2), served
+ * Version 2 of the prediction API (docs/api.md section 3), served
  * under `/v2/prediction-engine`, so that the official Python client and raw-HTTP v2 callers work
  * after changing only the host. Every answer is JSON.
  *
@@ -13,7 +13,7 @@
  * | legacy: GET /v2/results | as GET /results |
  * | legacy: any /v2/engine/... | 410 |
  *
- * Behaviour (api-compat.md 2.1 to 2.5):
+ * Behaviour (docs/api.md section 3):
  * - POST: x-api-key (403; a missing key is 403 too, the gateway's answer) -> body within 10 MiB
  *   (413) -> JSON (400; Python's NaN token is read as null, +-Infinity refused by validation) -> access_id (403)
  *   -> the whole request, options at the top level, v2 and v3 names (400) -> quota (429) -> job.
@@ -24,7 +24,7 @@
  * - `/binary` forces `prediction_scale: "logistic"` whatever `_output_scale` says (a note says so
  *   when it said otherwise), and y must then be 0/1 (400 at POST, naming the value).
  * - `/grid-singularity` is the Grid reported through its single highest-adjusted-fit cell
- *   (api-compat.md G1; singularity.ts); its flat result adds `attribute_combi` (1 x K, the cell's
+ *   (docs/api.md section 3; singularity.ts); its flat result adds `attribute_combi` (1 x K, the cell's
  *   attributes).
  * - A body of 256 KiB or more, or one naming a large upload, is read and checked in a worker
  *   thread (offload.ts), so that it does not stall other requests.
@@ -73,7 +73,7 @@ export const V2_PREFIXES = ["/v2/prediction-engine"];
 /** The v2 root of client versions before October 2024 (`GET /v2/results`) and the removed `/v2/engine/*`. */
 export const V2_LEGACY_PREFIXES = ["/v2"];
 
-/** Thresholds of a v2 PSR that names none (api-compat.md G11); defined in src/api, where clients resolve requests too. */
+/** Thresholds of a v2 PSR that names none (docs/api.md section 3); defined in src/api, where clients resolve requests too. */
 export { V2_PSR_DEFAULT_THRESHOLDS };
 
 /** Largest body of a GET /results or upload-URL request. */

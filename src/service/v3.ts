@@ -1,5 +1,5 @@
 /**
- * Version 3 of the prediction API (service-api.md sections 2 to 8, api-compat.md section 3),
+ * Version 3 of the prediction API (docs/api.md sections 1 and 2, docs/limits.md),
  * served under `/v3/prediction-engine` and `/v3`:
  *
  * | route | answers |
@@ -32,7 +32,7 @@ import type { Route, RouteRequest, RouteTable } from "./router.js";
 
 export const V3_PREFIXES = ["/v3/prediction-engine", "/v3"];
 
-/** LambdaStatus codes (api-compat.md 2.2) for a job that is not finished. */
+/** LambdaStatus codes (docs/api.md section 3) for a job that is not finished. */
 const STATUS_PENDING = 1;
 const STATUS_PROCESSING = 10;
 

@@ -179,7 +179,7 @@ describe("bad structures name the field", () => {
 });
 
 describe("v2 bodies", () => {
-  /** The grid body the official client sends (api-compat.md 2.1). */
+  /** The grid body the official client sends (docs/api.md section 3). */
   const official = { access_id: "user-1", ...officialV2Body("grid", { y, X, theta }) };
 
   it("parses the official client's grid body without warnings", () => {

@@ -57,7 +57,7 @@ describe("v2 GET /results bodies", () => {
     });
     expect(body).not.toHaveProperty("status");
     expect(body).not.toHaveProperty("yhat");
-    // The unified error shape of api-compat section 1.
+    // The unified error shape of docs/api.md section 1.
     expect(ErrorBodySchema.safeParse(body).success).toBe(true);
     const custom = v2Failed(job, 1, 5, "X reference abc.json not found", { error: "x_reference_missing", details: [{ field: "X" }] });
     expect(custom.error).toBe("x_reference_missing");

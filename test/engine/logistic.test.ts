@@ -41,7 +41,7 @@ function mahalanobis(data: Dataset, a: number[], b: number[]): number {
   return a.reduce((sum, _, p) => sum + (a[p] - b[p]) * (m[p][K] / m[p][p]), 0);
 }
 
-describe('prediction_scale "logistic" (methodology 5.8, the book formula)', () => {
+describe('prediction_scale "logistic" (docs/methodology.md section 5.8, the book formula)', () => {
   const { data, theta } = binaryData(80, 3);
 
   it("at threshold 0 equals sigmoid(ln A + B (OLS - ybar) + C d(mu1, xbar)), computed independently", () => {

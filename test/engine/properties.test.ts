@@ -1,5 +1,5 @@
 /**
- * Property-based tests of the relevance engine (methodology sections 1 to 7) on random,
+ * Property-based tests of the relevance engine (docs/methodology.md sections 1 to 7) on random,
  * well-conditioned data. Every property runs under a fixed fast-check seed so that the suite is
  * deterministic; the data themselves come from a small seeded PRNG driven by the generated seed.
  */

@@ -1,7 +1,7 @@
 /**
  * The table of bad inputs: every refusal of the v3 API over loopback HTTP, each with its
  * documented status, `error` code and field, and the one JSON error shape
- * `{message, error, status_code, error_code, field?, details?}` (README, "rbp serve"; api-compat.md
+ * `{message, error, status_code, error_code, field?, details?}` (README, "rbp serve"; docs/api.md
  * sections 1, 6.3 and 8):
  *
  * | status | error | when |
@@ -17,7 +17,7 @@
  * | 429 | quota_exceeded | the plan cannot pay for the POST (with `remaining` and `required`) |
  *
  * NaN tokens: JSON has none, but Python's json writes `NaN`, `Infinity` and `-Infinity` for
- * non-finite floats. Following api-compat.md 4.4 [REC] the service reads a bare `NaN` as a missing
+ * non-finite floats. Following docs/api.md section 1 the service reads a bare `NaN` as a missing
  * value (null) and `Infinity` as a number it refuses: NaN in X is a missing value (accepted), NaN
  * in y or theta a 422 naming the element (they cannot be missing), +-Infinity anywhere numeric a
  * 422 naming the element. A token anywhere else (a key, `NaNa`) leaves the body malformed: 400.
@@ -224,7 +224,7 @@ const SHAPES: Row[] = [
 ];
 
 const OPTIONS: Row[] = [
-  // the forbidden combinations (service-api.md 2.2, api-compat.md 6.3)
+  // the forbidden combinations (docs/api.md sections 2.1 and 4)
   { name: "PSR with censor_type both", body: withOptions({ censor_type: "both" }), status: 422, error: "invalid_input", field: "options.censor_type" },
   { name: "required_attributes with attribute_combi", path: "/v3/grid", body: withOptions({ required_attributes: [1, 0, 0, 0, 0], attribute_combi: [[1, 1, 0, 0, 0]] }), status: 422, error: "invalid_input", field: "options.required_attributes" },
   { name: "attribute_groups with attribute_combi", path: "/v3/grid", body: withOptions({ attribute_groups: [[1, 1, 0, 0, 0]], attribute_combi: [[1, 0, 0, 0, 0]] }), status: 422, error: "invalid_input", field: "options.attribute_groups" },

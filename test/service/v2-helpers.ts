@@ -1,6 +1,6 @@
 /**
  * Shared by the v2 suites: a v2 caller over loopback that sends what the official Python client
- * sends (api-compat.md 2): GETs with a JSON body (node:http, since fetch cannot send one), the
+ * sends (docs/api.md section 3): GETs with a JSON body (node:http, since fetch cannot send one), the
  * flat POST body with the options at the top level, and the upload PUT.
  */
 import { request as httpRequest } from "node:http";
@@ -116,7 +116,7 @@ export class V2Client {
   }
 }
 
-/** The body the official client sends for a grid (api-compat.md 2.1), here on the quickstart 7x5. */
+/** The body the official client sends for a grid (docs/api.md section 3), here on the quickstart 7x5. */
 export const officialGridBody = (extra: Record<string, unknown> = {}) => officialV2Body("grid", gold.inputs, extra);
 
 /** The body the official client sends for a PSR (PredictionOptions: `eval_type: "both"` by default). */

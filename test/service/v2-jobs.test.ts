@@ -1,5 +1,5 @@
 /**
- * v2 GET /results while jobs run (api-compat.md 2.2): the long-poll (a slow job answered when it
+ * v2 GET /results while jobs run (docs/api.md section 3): the long-poll (a slow job answered when it
  * finishes, in one GET), the running and queued bodies (200, status_code 10 / 1, error_code 0,
  * statusMsg, no yhat, no error key), a job over its time limit (error_code 2), and a caller that
  * goes away during the long-poll.

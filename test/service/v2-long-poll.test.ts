@@ -1,6 +1,6 @@
 /**
  * The v2 long-poll window (issue 12, item 3): the official client reads a job with three GETs,
- * 1 s and 5 s apart, then gives up (api-compat.md 2.2), so it sees a job finish that takes up to
+ * 1 s and 5 s apart, then gives up (docs/api.md section 3), so it sees a job finish that takes up to
  * 3 x window + 6 s. The default window lets it see every job that ends within the default time
  * limit; `rbp serve --v2-long-poll` and `startLocalService({ v2LongPollMs })` set it; held reads
  * are bounded per organisation. Jobs here "run" in a stand-in worker that waits without CPU.
@@ -16,7 +16,7 @@ import { officialV2Body } from "../official-v2.js";
 import { start } from "./helpers.js";
 import { V2Client } from "./v2-helpers.js";
 
-/** The official client's GET timeout and its three-GET routine (api-compat.md 2.2, 7). */
+/** The official client's GET timeout and its three-GET routine (docs/api.md section 3). */
 const CLIENT_GET_TIMEOUT_MS = 300_000;
 const horizon = (windowMs: number) => 3 * windowMs + 1_000 + 5_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,5 +1,5 @@
 /**
- * The v2 X upload flow (api-compat.md 2.3) end to end, as the official client runs it: the
+ * The v2 X upload flow (docs/api.md section 3) end to end, as the official client runs it: the
  * CRC-64/XZ name of the compact X JSON, `GET /payload/upload/url/X` with `{file_name}`, `PUT` of
  * the X JSON to the absolute URL it answers, then POSTs with `"X": "<hex>.json"`. Also: a wrong,
  * foreign or expired token, an upload that is missing, expired or another organisation's (a job

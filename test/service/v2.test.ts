@@ -1,5 +1,5 @@
 /**
- * The v2 API over loopback HTTP (api-compat.md section 2), spoken as the official Python client
+ * The v2 API over loopback HTTP (docs/api.md section 3), spoken as the official Python client
  * speaks it: the flat POST bodies it sends, GET /results with the receipt as the JSON body, the
  * flat result with its legacy names and deprecated aliases, /binary, /grid-singularity, the
  * quota endpoints, the legacy URLs, authentication, and a table of malformed bodies that must
@@ -115,7 +115,7 @@ describe("the quickstart 7x5 through v2, with the bodies the official client sen
   });
 });
 
-describe("the flat result object (api-compat.md 5.1, G12)", () => {
+describe("the flat result object (docs/api.md section 3)", () => {
   it("Grid: nested 2-D arrays, the deprecated aliases equal to the names they stand for, no error or status key", async () => {
     const { result } = await v2.run("grid", officialGridBody());
     const flat = result.body;
