@@ -37,21 +37,24 @@ module.exports = {
     ...upward,
     {
       name: "engine-is-pure",
-      comment: "the engine's files are pure functions: no I/O, no threads (threads/ holds the worker plumbing; engine/index.ts re-exports gridParallel for the public rbp-notebook/engine)",
+      comment:
+        "the engine's files are pure functions: no I/O, no threads (threads/ holds the worker plumbing; engine/index.ts re-exports gridParallel for the public rbp-notebook/engine)",
       severity: "error",
       from: { path: "^src/engine/", pathNot: "^src/engine/index\\.ts$" },
       to: { path: "^(src/threads/|node:|fs$|os$|net$|http$|worker_threads$|child_process$)", dependencyTypes: ["local", "core"] },
     },
     {
       name: "client-private",
-      comment: "outside src/client, the client is reached through client/index.ts only. Open exception: notebook/connect.ts reads settings with client/config.ts (settings are still read in more than one place)",
+      comment:
+        "outside src/client, the client is reached through client/index.ts only. Open exception: notebook/connect.ts reads settings with client/config.ts (settings are still read in more than one place)",
       severity: "error",
       from: { path: "^src/", pathNot: "^src/(client/|internal/group\\.ts$|notebook/connect\\.ts$)" },
       to: { path: "^src/client/", pathNot: "^src/client/index\\.ts$" },
     },
     {
       name: "notebook-private",
-      comment: "outside src/notebook, the notebook helper is reached through notebook/index.ts only. Open exception: kernel/runtime.ts translates errors with notebook/errors.ts",
+      comment:
+        "outside src/notebook, the notebook helper is reached through notebook/index.ts only. Open exception: kernel/runtime.ts translates errors with notebook/errors.ts",
       severity: "error",
       from: { path: "^src/", pathNot: "^src/(notebook/|index\\.ts$|kernel/runtime\\.ts$)" },
       to: { path: "^src/notebook/", pathNot: "^src/notebook/index\\.ts$" },

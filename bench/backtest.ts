@@ -37,7 +37,9 @@ const start = days.length - ROWS;
 const oneByOne = await time("one by one", async () => {
   for (let i = start; i < days.length; i++) {
     const d = days[i];
-    await psr(days.slice(0, i), { y: "tomorrow_max", X: ATTRIBUTES, theta: Object.fromEntries(ATTRIBUTES.map((a) => [a, d[a as keyof typeof d]])) }, options, { progress: quiet });
+    await psr(days.slice(0, i), { y: "tomorrow_max", X: ATTRIBUTES, theta: Object.fromEntries(ATTRIBUTES.map((a) => [a, d[a as keyof typeof d]])) }, options, {
+      progress: quiet,
+    });
   }
 });
 const serial = await time("concurrency 1", () => backtest(days, spec, { options, start: -ROWS, concurrency: 1, progress: quiet }));

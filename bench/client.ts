@@ -59,7 +59,10 @@ function quantile(sorted: number[], q: number): number {
 }
 
 function median(values: number[]): number {
-  return quantile([...values].sort((a, b) => a - b), 0.5);
+  return quantile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  );
 }
 
 /** A small PSR request (N=40, K=4), different per job. */
@@ -148,8 +151,15 @@ async function latencyBench(): Promise<void> {
       const polls = w.reduce((s, x) => s + x.polls, 0) / w.length;
       return `| ${name.padEnd(NAME)} | ${w.length.toString().padStart(4)} | ${quantile(l, 0.5).toFixed(1).padStart(7)} | ${quantile(l, 0.95).toFixed(1).padStart(7)} | ${l[l.length - 1].toFixed(1).padStart(7)} | ${polls.toFixed(1).padStart(9)} |`;
     };
-    console.log(`\nCompletion to notice: ${JOBS} small PSR jobs (N=40, K=4, 2 thresholds), ${LANES} in flight (one started every ${(1000 / LANES).toFixed(0)} ms), local service in-process (2 workers)`);
-    console.log(`job time, submit to completion: p50 ${median(durations).toFixed(1)} ms, p95 ${quantile([...durations].sort((p, q) => p - q), 0.95).toFixed(1)} ms; wall ${(wall / 1000).toFixed(1)} s\n`);
+    console.log(
+      `\nCompletion to notice: ${JOBS} small PSR jobs (N=40, K=4, 2 thresholds), ${LANES} in flight (one started every ${(1000 / LANES).toFixed(0)} ms), local service in-process (2 workers)`,
+    );
+    console.log(
+      `job time, submit to completion: p50 ${median(durations).toFixed(1)} ms, p95 ${quantile(
+        [...durations].sort((p, q) => p - q),
+        0.95,
+      ).toFixed(1)} ms; wall ${(wall / 1000).toFixed(1)} s\n`,
+    );
     console.log(`| ${"poller".padEnd(NAME)} | jobs |  p50 ms |  p95 ms |  max ms | reads/job |`);
     console.log(`| ${"-".repeat(NAME)} | ---- | ------- | ------- | ------- | --------- |`);
     console.log(row("adaptive wait() (10 ms x1.5, cap 2 s)", a));
@@ -217,7 +227,9 @@ async function encodeBench(): Promise<void> {
     refuse.push(tr);
   }
   const mib = (n: number) => (n / 1024 / 1024).toFixed(2);
-  console.log(`\nValidate and encode a 5 MiB X: ${request.X.length} x 10 decimals, X ${bytes} bytes (${mib(bytes)} MiB), body ${mib(bodyBytes)} MiB; median of ${RUNS} runs\n`);
+  console.log(
+    `\nValidate and encode a 5 MiB X: ${request.X.length} x 10 decimals, X ${bytes} bytes (${mib(bytes)} MiB), body ${mib(bodyBytes)} MiB; median of ${RUNS} runs\n`,
+  );
   const lines: Array<[string, number[]]> = [
     ["prepareRequest: size bounds, encoding, validation, body", full],
     ["  size bounds alone (no encoding)", bounds],

@@ -107,11 +107,14 @@ function compare(engine: EngineResult, base: BaselineResult): { problems: string
       worst = Math.max(worst, Math.abs(w[i][0] - base.weights[i]));
     }
     worstSeen = Math.max(worstSeen, worst / largest);
-    if (!(worst <= RELATIVE_TOLERANCE * largest)) problems.push(`weights: max |difference| ${worst.toExponential(2)} (largest |weight| ${largest.toExponential(2)})`);
+    if (!(worst <= RELATIVE_TOLERANCE * largest))
+      problems.push(`weights: max |difference| ${worst.toExponential(2)} (largest |weight| ${largest.toExponential(2)})`);
   }
   const search = engine.grid_search;
   if (search && (search.combinations !== base.combinations || search.cells !== base.cells || search.invalid_cells !== base.invalidCells)) {
-    problems.push(`grid_search: engine ${search.combinations}/${search.cells}/${search.invalid_cells}, baseline ${base.combinations}/${base.cells}/${base.invalidCells}`);
+    problems.push(
+      `grid_search: engine ${search.combinations}/${search.cells}/${search.invalid_cells}, baseline ${base.combinations}/${base.cells}/${base.invalidCells}`,
+    );
   }
   return { problems, worst: worstSeen };
 }
@@ -220,7 +223,11 @@ function experiment(): { rowByRowMs: number; sharedMs: number; rowByRowCpuMs: nu
 
 function child(args: string[]): unknown {
   const script = fileURLToPath(import.meta.url);
-  const out = execFileSync(process.execPath, [...process.execArgv, script, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 1 << 20 });
+  const out = execFileSync(process.execPath, [...process.execArgv, script, ...args], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+    maxBuffer: 1 << 20,
+  });
   return JSON.parse(out.trim().split("\n").pop()!);
 }
 
@@ -228,7 +235,7 @@ function pad(s: string, width: number, left = false): string {
   return left ? s.padEnd(width) : s.padStart(width);
 }
 
-const rate = (cellObs: number, ms: number) => `${((cellObs / ms) * 1e3 / 1e9).toFixed(2)}e9`;
+const rate = (cellObs: number, ms: number) => `${(((cellObs / ms) * 1e3) / 1e9).toFixed(2)}e9`;
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -246,12 +253,29 @@ async function main(): Promise<void> {
   }
   const allBaselines = argv.includes("--baseline");
   const cpus = os.cpus();
-  console.log(`node ${process.version}, ${cpus[0]?.model ?? "unknown CPU"}, ${cpus.length} cores, load average ${os.loadavg()[0].toFixed(1)}, ${os.platform()} ${os.arch()}`);
+  console.log(
+    `node ${process.version}, ${cpus[0]?.model ?? "unknown CPU"}, ${cpus.length} cores, load average ${os.loadavg()[0].toFixed(1)}, ${os.platform()} ${os.arch()}`,
+  );
   console.log(`default Grid: thresholds ${THRESHOLDS.join(", ")}, censors relevance + similarity, seed ${SEED}; K=10 all combinations, K=14 1,000 sampled`);
   console.log("each case in its own process; engine and floor interleaved, medians; floor = bench/floor.ts (one pass per cell: cut + kept sums)");
-  console.log(`"x floor" = grid() on 1 thread / floor on 1 thread, wall time ("CPU": the same in CPU time); cell-obs/s on ${os.availableParallelism()} threads (gridParallel) and for the floor; peak RSS of a process that only builds the data and runs one gridParallel\n`);
+  console.log(
+    `"x floor" = grid() on 1 thread / floor on 1 thread, wall time ("CPU": the same in CPU time); cell-obs/s on ${os.availableParallelism()} threads (gridParallel) and for the floor; peak RSS of a process that only builds the data and runs one gridParallel\n`,
+  );
 
-  const header = ["case", "cells", "1 thread ms", `${os.availableParallelism()} threads ms`, "floor ms", "x floor", "x floor CPU", "engine cell-obs/s", "floor cell-obs/s", "RSS data MiB", "RSS peak MiB", "baseline ms"];
+  const header = [
+    "case",
+    "cells",
+    "1 thread ms",
+    `${os.availableParallelism()} threads ms`,
+    "floor ms",
+    "x floor",
+    "x floor CPU",
+    "engine cell-obs/s",
+    "floor cell-obs/s",
+    "RSS data MiB",
+    "RSS peak MiB",
+    "baseline ms",
+  ];
   const widths = header.map((h, i) => Math.max(h.length, i === 0 ? 14 : 8));
   const line = (cells: string[]) => cells.map((s, i) => pad(s, widths[i], i === 0)).join("  ");
   console.log(line(header));
@@ -292,10 +316,13 @@ async function main(): Promise<void> {
   for (const { c, f } of results) {
     const multiple = f.singleMs / f.floorMs;
     let text = `  ${name(c)}: ${multiple.toFixed(2)}x the floor (target <= 3x): ${multiple <= 3 ? "MET" : "MISSED"}`;
-    if (c.targetMs !== undefined) text += `; ${f.parallelMs.toFixed(1)} ms on ${os.availableParallelism()} threads (target <= ${c.targetMs} ms): ${f.parallelMs <= c.targetMs ? "MET" : "MISSED"}`;
+    if (c.targetMs !== undefined)
+      text += `; ${f.parallelMs.toFixed(1)} ms on ${os.availableParallelism()} threads (target <= ${c.targetMs} ms): ${f.parallelMs <= c.targetMs ? "MET" : "MISSED"}`;
     console.log(text);
   }
-  console.log(`\ngridParallel gives exactly the result of grid on every case; the engine agrees with the baseline (within ${RELATIVE_TOLERANCE} relative) where it ran.`);
+  console.log(
+    `\ngridParallel gives exactly the result of grid on every case; the engine agrees with the baseline (within ${RELATIVE_TOLERANCE} relative) where it ran.`,
+  );
 }
 
 await main();

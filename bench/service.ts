@@ -51,7 +51,6 @@ const LARGE = { experimentRows: 10_000, uploadBytes: 100 * 1024 * 1024, fieldRea
 const LARGE_GRID = { N: 10_000, K: 14, maxIter: 1000, runs: 3 };
 const EXPERIMENT = { N: 1000, K: 10, rows: 200, rowsPerTask: 16 };
 
-
 // ---------------------------------------------------------------------------------------------
 // The service and a small client
 
@@ -155,7 +154,9 @@ async function throughput(): Promise<void> {
   );
   const seconds = (performance.now() - t0) / 1000;
   latencies.sort((a, b) => a - b);
-  console.log(`\n1. POST-to-result throughput: ${SMALL.jobs} PSR jobs (N=${SMALL.N}, K=${SMALL.K}, 4 thresholds), ${SMALL.clients} concurrent clients, polling every ${SMALL.pollMs} ms`);
+  console.log(
+    `\n1. POST-to-result throughput: ${SMALL.jobs} PSR jobs (N=${SMALL.N}, K=${SMALL.K}, 4 thresholds), ${SMALL.clients} concurrent clients, polling every ${SMALL.pollMs} ms`,
+  );
   console.log(
     table(
       ["jobs", "failed", "seconds", "jobs/s", "GETs/job", "requests/s", "p50 ms", "p95 ms", "p99 ms", "max ms"],
@@ -205,7 +206,14 @@ async function readRound(kinds: ReadKind[], count: number): Promise<Map<string, 
 
 async function saturatedReads(): Promise<void> {
   const small = await post("/v3/psr", { ...synthetic(SMALL.N, SMALL.K, 7), options: { threshold: [0, 0.5] } });
-  const experiment = await post("/v3/psr", { ...synthetic(SMALL.N, SMALL.K, 8), theta: [[0, 0, 0], [0.1, 0.2, 0.3], [-0.2, 0, 0.2]] });
+  const experiment = await post("/v3/psr", {
+    ...synthetic(SMALL.N, SMALL.K, 8),
+    theta: [
+      [0, 0, 0],
+      [0.1, 0.2, 0.3],
+      [-0.2, 0, 0.2],
+    ],
+  });
   await pollToEnd(resultPath(small.body), 5);
   await pollToEnd(`/v3/experiments/${experiment.body.experiment_id}/${experiment.body.experiment_code}`, 5);
 
@@ -261,7 +269,15 @@ async function saturatedReads(): Promise<void> {
   }
   all.idle.sort((x, y) => x - y);
   all.busy.sort((x, y) => x - y);
-  rows.push(["all reads", String(all.busy.length), ms(quantile(all.idle, 0.5)), ms(quantile(all.idle, 0.99)), ms(quantile(all.busy, 0.5)), ms(quantile(all.busy, 0.99)), ms(all.busy[all.busy.length - 1])]);
+  rows.push([
+    "all reads",
+    String(all.busy.length),
+    ms(quantile(all.idle, 0.5)),
+    ms(quantile(all.idle, 0.99)),
+    ms(quantile(all.busy, 0.5)),
+    ms(quantile(all.busy, 0.99)),
+    ms(all.busy[all.busy.length - 1]),
+  ]);
   console.log(table(["read", "n", "idle p50 ms", "idle p99 ms", "saturated p50 ms", "saturated p99 ms", "saturated max ms"], rows));
   console.log(
     `after the last read: ${running} Grids running, ${unfinished - running} queued, ${grids.length - unfinished} finished` +
@@ -293,7 +309,12 @@ process.exit(0);
 async function largeRequests(): Promise<void> {
   // Bodies, built before the clock starts.
   const data = synthetic(200, 5, 23);
-  const experimentBody = JSON.stringify({ access_id: server.accessId, y: data.y, X: data.X, theta: Array.from({ length: LARGE.experimentRows }, (_, i) => data.X[i % 200]) });
+  const experimentBody = JSON.stringify({
+    access_id: server.accessId,
+    y: data.y,
+    X: data.X,
+    theta: Array.from({ length: LARGE.experimentRows }, (_, i) => data.X[i % 200]),
+  });
   // Written straight into one buffer: no millions of retained strings for this process's GC to
   // walk while it measures.
   const u = createRandom(24);
@@ -311,7 +332,10 @@ async function largeRequests(): Promise<void> {
 
   // The large result: a Grid keeping weights_cells (N x T x Q x 2 censors values).
   const { N, K, thresholds } = LARGE.big;
-  const big = await post("/v3/grid", { ...synthetic(N, K, 22), options: { threshold: thresholds, max_iter: 2 ** K - 1, retain_grid_objects: ["weights_cells"] } });
+  const big = await post("/v3/grid", {
+    ...synthetic(N, K, 22),
+    options: { threshold: thresholds, max_iter: 2 ** K - 1, retain_grid_objects: ["weights_cells"] },
+  });
   if (big.status !== 200) throw new Error(`the large Grid was refused: ${JSON.stringify(big.body).slice(0, 300)}`);
   const bigField = `/v3/jobs/${big.body.job_id}/${big.body.job_code}/yhat`;
   const bigDone = await pollToEnd(bigField, 50); // a field, not the whole result, while it runs
@@ -353,13 +377,21 @@ async function largeRequests(): Promise<void> {
   // RBP_BENCH_LARGE=post,upload,field runs a subset (to see which request costs what).
   const parts = new Set((process.env.RBP_BENCH_LARGE ?? "post,upload,field").split(","));
   await Promise.all([
-    !parts.has("post") ? undefined : timed(`POST experiment (${LARGE.experimentRows.toLocaleString("en-US")} rows, ${(experimentBody.length / 1e6).toFixed(1)} MB)`, () =>
-      fetch(server.url + "/v3/psr", { method: "POST", headers: { "x-api-key": server.apiKey, "content-type": "application/json" }, body: experimentBody }),
-    ),
-    !parts.has("upload") ? undefined : timed(`PUT upload (${(uploadPayload.length / 1e6).toFixed(0)} MB)`, () => fetch(uploadUrl, { method: "PUT", headers: { "content-type": "application/json" }, body: uploadPayload })),
+    !parts.has("post")
+      ? undefined
+      : timed(`POST experiment (${LARGE.experimentRows.toLocaleString("en-US")} rows, ${(experimentBody.length / 1e6).toFixed(1)} MB)`, () =>
+          fetch(server.url + "/v3/psr", { method: "POST", headers: { "x-api-key": server.apiKey, "content-type": "application/json" }, body: experimentBody }),
+        ),
+    !parts.has("upload")
+      ? undefined
+      : timed(`PUT upload (${(uploadPayload.length / 1e6).toFixed(0)} MB)`, () =>
+          fetch(uploadUrl, { method: "PUT", headers: { "content-type": "application/json" }, body: uploadPayload }),
+        ),
     (async () => {
       for (let i = 0; i < (parts.has("field") ? LARGE.fieldReads : 0); i++) {
-        await timed(`GET field yhat of a ${(bigBytes / 1e6).toFixed(0)} MB result (read ${i + 1})`, () => fetch(server.url + bigField, { headers: { "x-api-key": server.apiKey } }));
+        await timed(`GET field yhat of a ${(bigBytes / 1e6).toFixed(0)} MB result (read ${i + 1})`, () =>
+          fetch(server.url + bigField, { headers: { "x-api-key": server.apiKey } }),
+        );
       }
     })(),
   ]);
@@ -380,14 +412,21 @@ async function largeRequests(): Promise<void> {
       ],
     ),
   );
-  console.log(table(["large request", "ms"], Object.entries(took).map(([k, v]) => [k, ms(v)])));
+  console.log(
+    table(
+      ["large request", "ms"],
+      Object.entries(took).map(([k, v]) => [k, ms(v)]),
+    ),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
 // 4 and 5. One large Grid on 1 and 2 workers; a 200-row experiment, rows alone and shared
 
 /** A local service in this process that POSTs a body and waits for every job's result. */
-async function localRunner(options: LocalServiceOptions): Promise<{ run(path: string, body: Record<string, unknown>): Promise<{ ms: number; results: string }>; close(): Promise<void> }> {
+async function localRunner(
+  options: LocalServiceOptions,
+): Promise<{ run(path: string, body: Record<string, unknown>): Promise<{ ms: number; results: string }>; close(): Promise<void> }> {
   const local = await startLocalService({ ...options, quota: 1_000_000 });
   const headers = { "x-api-key": local.credentials.apiKey, "content-type": "application/json" };
   const read = async (p: string) => {
@@ -420,7 +459,13 @@ async function localRunner(options: LocalServiceOptions): Promise<{ run(path: st
 }
 
 /** Runs the same POST on two local services, alternately (so that machine noise falls on both alike). */
-async function alternate(a: LocalServiceOptions, b: LocalServiceOptions, path: string, body: Record<string, unknown>, runs: number): Promise<{ a: number[]; b: number[] }> {
+async function alternate(
+  a: LocalServiceOptions,
+  b: LocalServiceOptions,
+  path: string,
+  body: Record<string, unknown>,
+  runs: number,
+): Promise<{ a: number[]; b: number[] }> {
   const [ra, rb] = [await localRunner(a), await localRunner(b)];
   const times = { a: [] as number[], b: [] as number[] };
   try {
@@ -449,7 +494,9 @@ async function largeGridAndExperiment(): Promise<void> {
   const grids = await alternate({ workers: 1 }, { workers: 2 }, "/v3/grid", gridBody, LARGE_GRID.runs);
   const one = { times: grids.a };
   const two = { times: grids.b };
-  console.log(`\n4. One large Grid (N=${LARGE_GRID.N.toLocaleString("en-US")}, K=${LARGE_GRID.K}, ${LARGE_GRID.maxIter} sampled combinations) through a local service, POST to result, median of ${LARGE_GRID.runs}, the two services alternating`);
+  console.log(
+    `\n4. One large Grid (N=${LARGE_GRID.N.toLocaleString("en-US")}, K=${LARGE_GRID.K}, ${LARGE_GRID.maxIter} sampled combinations) through a local service, POST to result, median of ${LARGE_GRID.runs}, the two services alternating`,
+  );
   console.log(
     table(
       ["workers", "ms", "speed-up"],
@@ -470,7 +517,9 @@ async function largeGridAndExperiment(): Promise<void> {
   const experiments = await alternate({ workers: 2 }, { workers: 2, experimentRowsPerTask: EXPERIMENT.rowsPerTask }, "/v3/grid", experimentBody, 1);
   const alone = { times: experiments.a };
   const shared = { times: experiments.b };
-  console.log(`\n5. An experiment of ${EXPERIMENT.rows} theta rows on the N=${EXPERIMENT.N.toLocaleString("en-US")}, K=${EXPERIMENT.K} default Grid through a local service with 2 workers, POST to the last row's result`);
+  console.log(
+    `\n5. An experiment of ${EXPERIMENT.rows} theta rows on the N=${EXPERIMENT.N.toLocaleString("en-US")}, K=${EXPERIMENT.K} default Grid through a local service with 2 workers, POST to the last row's result`,
+  );
   console.log(
     table(
       ["rows per task", "ms", "speed-up"],

@@ -46,7 +46,10 @@ async function load(front: ServeProcess, label: string): Promise<Figures> {
       while (next < LOAD.jobs) {
         const i = next++;
         const t0 = performance.now();
-        const receipt = (await (await fetch(`${front.url}/v3/psr`, { method: "POST", headers, body: bodies[i % bodies.length] })).json()) as { job_id: number; job_code: string };
+        const receipt = (await (await fetch(`${front.url}/v3/psr`, { method: "POST", headers, body: bodies[i % bodies.length] })).json()) as {
+          job_id: number;
+          job_code: string;
+        };
         for (;;) {
           const res = await fetch(`${front.url}/v3/results/${receipt.job_id}/${receipt.job_code}`, { headers });
           await res.arrayBuffer();

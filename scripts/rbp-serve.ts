@@ -31,8 +31,7 @@ export function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}, settings
   const { CSA_API_KEY: _key, CSA_ACCESS_ID: _accessId, ...inherited } = process.env;
   const command = [process.execPath, "--import", "tsx", RBP, "serve", ...args];
   const limit = settings.maxOpenFiles;
-  const [file, ...argv] =
-    limit === undefined ? command : ["bash", "-c", `ulimit -n ${Math.floor(limit)} && exec "$@"`, "rbp-serve", ...command];
+  const [file, ...argv] = limit === undefined ? command : ["bash", "-c", `ulimit -n ${Math.floor(limit)} && exec "$@"`, "rbp-serve", ...command];
   const child = spawn(file, argv, {
     cwd: ROOT,
     env: { ...inherited, ...env },

@@ -57,7 +57,18 @@ export type {
 export { RbpBaseError } from "./errors/index.js";
 
 // Data in.
-export { toRequest, FrameError, type FrameInput, type FrameRequest, type FrameSpec, type ThetaSpec, type DataFrameLike, type RowObject, type ColumnObject, type PlainArrays } from "./frame/index.js";
+export {
+  toRequest,
+  FrameError,
+  type FrameInput,
+  type FrameRequest,
+  type FrameSpec,
+  type ThetaSpec,
+  type DataFrameLike,
+  type RowObject,
+  type ColumnObject,
+  type PlainArrays,
+} from "./frame/index.js";
 
 // Results out: display in a kernel, tables, charts, bundles, reports.
 export {

@@ -59,7 +59,9 @@ export async function startPostgres(): Promise<PostgresServer> {
   if (!bin) throw new Error("PostgreSQL server not installed: run `bash scripts/install-postgres.sh` (Debian package postgresql)");
   const asRoot = userInfo().uid === 0;
   // The server refuses root: run it as Debian's postgres system user.
-  const sys = asRoot ? await run("id", ["-u", "postgres"]).then(async (u) => ({ uid: Number(u.stdout), gid: Number((await run("id", ["-g", "postgres"])).stdout) })) : undefined;
+  const sys = asRoot
+    ? await run("id", ["-u", "postgres"]).then(async (u) => ({ uid: Number(u.stdout), gid: Number((await run("id", ["-g", "postgres"])).stdout) }))
+    : undefined;
   const as = (cmd: string, args: string[]) => (asRoot ? run("runuser", ["-u", "postgres", "--", cmd, ...args]) : run(cmd, args));
 
   const dir = mkdtempSync(join(tmpdir(), "rbp-pg-"));

@@ -42,14 +42,7 @@ export {
   type V2RequestBody,
   type V3RequestBody,
 } from "./schemas.js";
-export {
-  fieldFromPath,
-  invalidFromZod,
-  parseRequest,
-  type ParseRequestSettings,
-  type ParsedRequest,
-  type ParsedRequestFor,
-} from "./request.js";
+export { fieldFromPath, invalidFromZod, parseRequest, type ParseRequestSettings, type ParsedRequest, type ParsedRequestFor } from "./request.js";
 export { shapeOf, toJson } from "./json.js";
 export { toV2Result, type V2ResultExtras } from "./v2-result.js";
 export {

@@ -56,11 +56,7 @@ export type GivenMaxFitOptions = Given<MaxFitOptions>;
 export type GivenGridOptions = Given<GridOptions>;
 
 export type GivenOptionsFor<A extends Analysis> = GivenOptionsOf[A];
-export type ResolvedOptionsFor<A extends Analysis> = A extends "psr"
-  ? PsrOptions
-  : A extends "maxfit"
-    ? MaxFitOptions
-    : GridOptions;
+export type ResolvedOptionsFor<A extends Analysis> = A extends "psr" ? PsrOptions : A extends "maxfit" ? MaxFitOptions : GridOptions;
 
 export interface NormalizedOptions<A extends Analysis = Analysis> {
   /** Canonical (engine) names and values; only keys the caller set, nulls dropped. */
@@ -233,7 +229,8 @@ export const OPTION_TABLE: readonly OptionRow[] = [
     clientType: "number | number[]",
     doc: {
       v2: "`threshold`; legacy `threshold_range` + `stepsize`",
-      values: "a number or a list. `threshold_range` [min, max] with `stepsize` expands to min, min+step, ..., max, and is used only when `threshold` is absent",
+      values:
+        "a number or a list. `threshold_range` [min, max] with `stepsize` expands to min, min+step, ..., max, and is used only when `threshold` is absent",
     },
   },
   {
@@ -264,7 +261,8 @@ export const OPTION_TABLE: readonly OptionRow[] = [
     doc: {
       v2: "`eval_type`",
       values: "`relevance`, `similarity`, `both` (alias `all`), the same words",
-      analyses: "all; `both` is refused for PSR, except that v2 `eval_type: \"both\"` (the official client's default) is computed as `relevance`, with a warning",
+      analyses:
+        'all; `both` is refused for PSR, except that v2 `eval_type: "both"` (the official client\'s default) is computed as `relevance`, with a warning',
     },
   },
   {
@@ -284,7 +282,8 @@ export const OPTION_TABLE: readonly OptionRow[] = [
     toV2: (v) => (v === "gte" || v === "lte" ? { most_eval: v === "gte" } : { censor_operator: v }),
     doc: {
       v2: "`most_eval`",
-      values: "`gte` ↔ `true`, `lte` ↔ `false`; `gt` and `lt` have no v2 spelling (the client writes `censor_operator`); also `>=`, `greater_than_or_equal_to`, ...",
+      values:
+        "`gte` ↔ `true`, `lte` ↔ `false`; `gt` and `lt` have no v2 spelling (the client writes `censor_operator`); also `>=`, `greater_than_or_equal_to`, ...",
     },
   },
   {
@@ -438,7 +437,8 @@ export const OPTION_TABLE: readonly OptionRow[] = [
     toV3: (v) => ({ retain_grid_objects: retainToWire(v as RetainKey[], false) }),
     doc: {
       v2: "`_retain_grid_objects`, `_is_retain_all_grid_objects`",
-      values: "`true` / `\"all\"`, `false` / `\"none\"`, or a list of `yhat_cells`, `adjusted_fit_cells`, `n_cells`, `weights_cells`, `k_cells`, `combi_cells`, `ysolo_cells`, `ysolo_distribution`",
+      values:
+        '`true` / `"all"`, `false` / `"none"`, or a list of `yhat_cells`, `adjusted_fit_cells`, `n_cells`, `weights_cells`, `k_cells`, `combi_cells`, `ysolo_cells`, `ysolo_distribution`',
       default: "`false`",
     },
   },
@@ -644,7 +644,11 @@ function readNumberList(key: string, value: unknown): number[] {
     throw new InvalidInputError(`options.${key}`, "a number or a non-empty list of numbers", `got ${describe(value)}`);
   }
   if (value.length > MAX_THRESHOLDS) {
-    throw new InvalidInputError(`options.${key}`, `at most ${MAX_THRESHOLDS} thresholds (the engine calibrates at most ${MAX_THRESHOLDS})`, `got ${value.length}`);
+    throw new InvalidInputError(
+      `options.${key}`,
+      `at most ${MAX_THRESHOLDS} thresholds (the engine calibrates at most ${MAX_THRESHOLDS})`,
+      `got ${value.length}`,
+    );
   }
   value.forEach((t, i) => {
     if (typeof t !== "number" || !Number.isFinite(t)) {
@@ -704,11 +708,7 @@ function readRetain(value: unknown, key: string): Reading {
   } else if (Array.isArray(value)) {
     items = value;
   } else {
-    throw new InvalidInputError(
-      `options.${key}`,
-      'true, false, "all", "none", a comma-separated list or a list of retain keys',
-      `got ${describe(value)}`,
-    );
+    throw new InvalidInputError(`options.${key}`, 'true, false, "all", "none", a comma-separated list or a list of retain keys', `got ${describe(value)}`);
   }
   const keys: RetainKey[] = [];
   let warning: string | undefined;
@@ -744,7 +744,8 @@ function readRetainAll(value: unknown, key: string): Reading {
  */
 export function toV2Options<A extends Analysis>(analysis: A, options: GivenOptionsFor<A>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [row, value] of entries(analysis, options as Record<string, unknown>)) Object.assign(out, row.toV2 !== undefined ? row.toV2(value) : { [row.name]: jsonCopy(value) });
+  for (const [row, value] of entries(analysis, options as Record<string, unknown>))
+    Object.assign(out, row.toV2 !== undefined ? row.toV2(value) : { [row.name]: jsonCopy(value) });
   return out;
 }
 
@@ -755,7 +756,8 @@ export function toV2Options<A extends Analysis>(analysis: A, options: GivenOptio
  */
 export function toV3Options<A extends Analysis>(analysis: A, options: GivenOptionsFor<A>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [row, value] of entries(analysis, options as Record<string, unknown>)) Object.assign(out, row.toV3 !== undefined ? row.toV3(value) : { [row.name]: jsonCopy(value) });
+  for (const [row, value] of entries(analysis, options as Record<string, unknown>))
+    Object.assign(out, row.toV3 !== undefined ? row.toV3(value) : { [row.name]: jsonCopy(value) });
   return out;
 }
 

@@ -71,12 +71,7 @@ const V2_TOP_LEVEL = new Set(V2_OPTION_KEYS);
  * given in both places with different values is a conflict. Other top-level keys of a v3 body
  * are ignored with a warning. v2 reads every key except access_id, y, X, theta as an option.
  */
-export function parseRequest<A extends Analysis>(
-  analysis: A,
-  body: unknown,
-  dialect: Dialect,
-  settings: ParseRequestSettings = {},
-): ParsedRequestFor<A> {
+export function parseRequest<A extends Analysis>(analysis: A, body: unknown, dialect: Dialect, settings: ParseRequestSettings = {}): ParsedRequestFor<A> {
   const requireAccessId = settings.requireAccessId ?? true;
   let input = body;
   if (isRecord(body) && typeof body.X === "string") {
@@ -86,14 +81,7 @@ export function parseRequest<A extends Analysis>(
     input = { ...body, X: settings.resolveXReference(body.X) };
   }
 
-  const schema =
-    dialect === "v3"
-      ? requireAccessId
-        ? V3RequestSchema
-        : V3RequestSchemaNoAccess
-      : requireAccessId
-        ? V2RequestSchema
-        : V2RequestSchemaNoAccess;
+  const schema = dialect === "v3" ? (requireAccessId ? V3RequestSchema : V3RequestSchemaNoAccess) : requireAccessId ? V2RequestSchema : V2RequestSchemaNoAccess;
   const result = schema.safeParse(input);
   if (!result.success) throw invalidFromZod(result.error);
   const parsed = result.data as Record<string, unknown> & {
@@ -116,11 +104,7 @@ export function parseRequest<A extends Analysis>(
     }
     const last = parsed.X[parsed.X.length - 1].map((v) => (v === null ? NaN : v));
     if (last.some((v) => !Number.isFinite(v))) {
-      throw new InvalidInputError(
-        "theta",
-        `K=${K} finite numbers`,
-        "theta was not given and its default, the last row of X, has missing values",
-      );
+      throw new InvalidInputError("theta", `K=${K} finite numbers`, "theta was not given and its default, the last row of X, has missing values");
     }
     thetaRows = [last];
   }
@@ -151,10 +135,7 @@ export function parseRequest<A extends Analysis>(
         continue;
       }
       if (key in raw && raw[key] !== null && value !== null && JSON.stringify(raw[key]) !== JSON.stringify(value)) {
-        throw new InvalidInputError(
-          `options.${key}/${key}`,
-          `one value for ${key} (given both under options and at the top level)`,
-        );
+        throw new InvalidInputError(`options.${key}/${key}`, `one value for ${key} (given both under options and at the top level)`);
       }
       if (!(key in raw) || raw[key] === null) raw[key] = value;
     }

@@ -152,7 +152,8 @@ const vector = (what = `an array of numbers or nulls`) => arrayOf(cell, what);
 const rectangular = <T>(rows: T[][], ctx: z.RefinementCtx): void => {
   const width = rows.length > 0 ? rows[0].length : 0;
   rows.forEach((r, i) => {
-    if (r.length !== width) ctx.addIssue({ code: z.ZodIssueCode.custom, path: [i], message: `expected a row of ${width} values like the first row, got ${r.length}` });
+    if (r.length !== width)
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: [i], message: `expected a row of ${width} values like the first row, got ${r.length}` });
   });
 };
 const matrixOf = <T extends z.ZodTypeAny>(item: T, what: string) =>
@@ -256,30 +257,33 @@ function asScalar(v: unknown): unknown {
 }
 const VECTOR = "a vector of numbers or nulls ([[a, b, ...]], [[a], [b], ...] or [a, b, ...])";
 const v2Vector = () =>
-  z.preprocess((v, ctx) => {
+  z.preprocess(
+    (v, ctx) => {
+      const vec = asVector(v);
+      if (Array.isArray(vec) && vec.some(Array.isArray)) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: `expected ${VECTOR}, got ${describe(v)}` });
+      }
+      return vec;
+    },
+    arrayOf(cell, VECTOR),
+  );
+const v2Counts = z.preprocess(
+  (v, ctx) => {
     const vec = asVector(v);
     if (Array.isArray(vec) && vec.some(Array.isArray)) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `expected ${VECTOR}, got ${describe(v)}` });
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `expected a vector of numbers, got ${describe(v)}` });
     }
     return vec;
-  }, arrayOf(cell, VECTOR));
-const v2Counts = z.preprocess((v, ctx) => {
-  const vec = asVector(v);
-  if (Array.isArray(vec) && vec.some(Array.isArray)) {
-    ctx.addIssue({ code: z.ZodIssueCode.custom, message: `expected a vector of numbers, got ${describe(v)}` });
-  }
-  return vec;
-}, arrayOf(count, "a vector of numbers"));
+  },
+  arrayOf(count, "a vector of numbers"),
+);
 const v2Scalar = z.preprocess(asScalar, cell);
 const v2Matrix = <T extends z.ZodTypeAny>(item: T, what: string) => z.preprocess(asMatrix, matrixOf(item, what));
 /** info_theta: 1 x 1 (G12) or the published N x 1 repetition; the first value. */
-const v2InfoTheta = z.preprocess(
-  (v) => {
-    const vec = asVector(v);
-    return Array.isArray(vec) && vec.length > 0 && !Array.isArray(vec[0]) ? vec[0] : vec;
-  },
-  cell,
-);
+const v2InfoTheta = z.preprocess((v) => {
+  const vec = asVector(v);
+  return Array.isArray(vec) && vec.length > 0 && !Array.isArray(vec[0]) ? vec[0] : vec;
+}, cell);
 const v2EvalType = z.preprocess(
   (v) => {
     const s = asScalar(v);
@@ -512,10 +516,18 @@ export function fromV2Result(flat: unknown): Result {
   const impactOnPrediction = r.marginal_contribution_to_prediction ?? r.contribution_to_prediction ?? r.variable_importance_on_yhat;
   if (impactOnFit !== undefined || impactOnPrediction !== undefined) {
     if (impactOnFit === undefined) {
-      throw new ResultError("v2 result: marginal_contribution_to_conviction: missing (the prediction contributions are present)", "marginal_contribution_to_conviction", "malformed");
+      throw new ResultError(
+        "v2 result: marginal_contribution_to_conviction: missing (the prediction contributions are present)",
+        "marginal_contribution_to_conviction",
+        "malformed",
+      );
     }
     if (impactOnPrediction === undefined) {
-      throw new ResultError("v2 result: marginal_contribution_to_prediction: missing (the conviction contributions are present)", "marginal_contribution_to_prediction", "malformed");
+      throw new ResultError(
+        "v2 result: marginal_contribution_to_prediction: missing (the conviction contributions are present)",
+        "marginal_contribution_to_prediction",
+        "malformed",
+      );
     }
     out.grid_insights = {
       impact_on_fit: impactOnFit,

@@ -29,15 +29,10 @@ export const XCellSchema = z.union([z.number(), z.nan(), z.null()], {
 
 /** Attributes: N rows of K cells, all rows of the same length (the detailed check, issue by issue). */
 const XDetailedSchema = z
-  .array(
-    z
-      .array(XCellSchema, { invalid_type_error: "a row of K numbers or nulls" })
-      .min(1, "a row of at least one value"),
-    {
-      invalid_type_error: "an array of N rows of K numbers or nulls",
-      required_error: "an array of N rows of K numbers or nulls",
-    },
-  )
+  .array(z.array(XCellSchema, { invalid_type_error: "a row of K numbers or nulls" }).min(1, "a row of at least one value"), {
+    invalid_type_error: "an array of N rows of K numbers or nulls",
+    required_error: "an array of N rows of K numbers or nulls",
+  })
   .min(1, "at least one row")
   .superRefine((rows, ctx) => {
     if (rows.length === 0) return;
@@ -183,9 +178,7 @@ export const ExperimentReceiptSchema = z.object({
 export type ExperimentReceipt = z.output<typeof ExperimentReceiptSchema>;
 
 /** One entry of an error body's `details`: typically the field at fault and what was expected. */
-export const ErrorDetailSchema = z
-  .object({ field: z.string().optional(), expected: z.string().optional(), message: z.string().optional() })
-  .passthrough();
+export const ErrorDetailSchema = z.object({ field: z.string().optional(), expected: z.string().optional(), message: z.string().optional() }).passthrough();
 
 /** Error body of every error response and failed-job body (docs/api.md section 1). */
 export const ErrorBodySchema = z.object({

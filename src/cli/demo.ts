@@ -36,11 +36,7 @@ async function main(): Promise<void> {
   // The circumstance as one row object keyed by the attribute names (a bare array would be row positions).
   const theta = Object.fromEntries(names.map((name, j) => [name, body.theta[j]]));
 
-  const prediction = await grid(
-    { y: body.y, X: body.X, names, outcome: "y" },
-    { theta, title: "Quickstart: Grid on the 7 x 5 example" },
-    body.options ?? {},
-  );
+  const prediction = await grid({ y: body.y, X: body.X, names, outcome: "y" }, { theta, title: "Quickstart: Grid on the 7 x 5 example" }, body.options ?? {});
   const path = await saveReport(prediction, output);
 
   const rows: Array<[string, string]> = [
@@ -55,7 +51,9 @@ async function main(): Promise<void> {
   const inline = (await stat(path)).size;
   const linked = Buffer.byteLength(reportHtml(prediction.toReportable(), { plotly: "file" }));
   console.log(`Report: ${path} (${size(inline)}, plotly.js inlined)`);
-  console.log(`  with { plotly: "file" }: ${size(linked)} + ${plotlyFileName()} beside it (${size(Buffer.byteLength(plotlyMinifiedSource()))}); with a URL: ${size(linked)}`);
+  console.log(
+    `  with { plotly: "file" }: ${size(linked)} + ${plotlyFileName()} beside it (${size(Buffer.byteLength(plotlyMinifiedSource()))}); with a URL: ${size(linked)}`,
+  );
   await disconnect();
 }
 

@@ -43,8 +43,8 @@ export async function predict(args: PredictArgs, io: { stdout: (s: string) => vo
       singularity
         ? gridSingularity(request.data, theta, request.options as never)
         : request.analysis === "grid"
-        ? await gridParallel(request.data, theta, request.options)
-        : runAnalysis(request.analysis, request.data, theta, request.options),
+          ? await gridParallel(request.data, theta, request.options)
+          : runAnalysis(request.analysis, request.data, theta, request.options),
     );
   }
   // One theta row gives one object, as the service gives one job; several give a list, as an experiment.

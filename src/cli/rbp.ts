@@ -82,7 +82,8 @@ function parsePredictArgs(args: string[]): { analysis: PredictAnalysis; input: s
     } else if (arg.startsWith("--input=")) input = arg.slice("--input=".length);
     else if (arg === "--pretty") pretty = true;
     else if (analysis === undefined && !arg.startsWith("-")) {
-      if (!(PREDICT_ANALYSES as readonly string[]).includes(arg)) throw new UsageError(`unknown analysis "${arg}"; expected one of ${PREDICT_ANALYSES.join(", ")}`);
+      if (!(PREDICT_ANALYSES as readonly string[]).includes(arg))
+        throw new UsageError(`unknown analysis "${arg}"; expected one of ${PREDICT_ANALYSES.join(", ")}`);
       analysis = arg as PredictAnalysis;
     } else throw new UsageError(`unexpected argument "${arg}"\n\n${PREDICT_USAGE}`);
   }

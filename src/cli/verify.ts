@@ -19,7 +19,17 @@
 import { readFile } from "node:fs/promises";
 import { parseRequest } from "../api/request.js";
 import { fromV3Results, type Result } from "../api/result.js";
-import { canonicalRequest, packageInfo, readProvenance, reportablesOf, reportOptionsOf, sha256, withFooter, type Provenance, type ProvenanceItem } from "../display/provenance.js";
+import {
+  canonicalRequest,
+  packageInfo,
+  readProvenance,
+  reportablesOf,
+  reportOptionsOf,
+  sha256,
+  withFooter,
+  type Provenance,
+  type ProvenanceItem,
+} from "../display/provenance.js";
 import { reportHtml } from "../display/report.js";
 import { gridParallel, runAnalysis } from "../engine/index.js";
 import { encodeJson } from "../service/encode.js";
@@ -144,9 +154,19 @@ export async function checkItem(item: ProvenanceItem, index: number): Promise<Pr
   }
   const digest = sha256(canonicalRequest(item.analysis, item.request));
   if (digest !== item.requestSha256) {
-    return { ...base, status: "differ", detail: `the embedded request does not match its SHA-256 (edited after the report was written)`, largest: { difference: Infinity, place: "request", report: item.requestSha256, engine: digest } };
+    return {
+      ...base,
+      status: "differ",
+      detail: `the embedded request does not match its SHA-256 (edited after the report was written)`,
+      largest: { difference: Infinity, place: "request", report: item.requestSha256, engine: digest },
+    };
   }
-  const body = { y: item.request.y, X: item.request.X, ...(item.request.theta !== undefined ? { theta: item.request.theta } : {}), options: item.request.options ?? {} };
+  const body = {
+    y: item.request.y,
+    X: item.request.X,
+    ...(item.request.theta !== undefined ? { theta: item.request.theta } : {}),
+    options: item.request.options ?? {},
+  };
   let parsed;
   try {
     parsed = parseRequest(item.analysis, body, "v3", { requireAccessId: false });
@@ -154,7 +174,11 @@ export async function checkItem(item: ProvenanceItem, index: number): Promise<Pr
     return { ...base, status: "cannot check", detail: `the local engine refuses the embedded request: ${(error as Error).message}` };
   }
   if (parsed.thetas.length !== item.results.length) {
-    return { ...base, status: "cannot check", detail: `the request has ${parsed.thetas.length} theta rows but the report shows ${item.results.length} results` };
+    return {
+      ...base,
+      status: "cannot check",
+      detail: `the request has ${parsed.thetas.length} theta rows but the report shows ${item.results.length} results`,
+    };
   }
   const decimals = publishedDecimals(item.results);
   const rowLabels = item.context.rowLabels;
@@ -163,7 +187,10 @@ export async function checkItem(item: ProvenanceItem, index: number): Promise<Pr
   for (const [j, theta] of parsed.thetas.entries()) {
     let engine: Result;
     try {
-      const r = item.analysis === "grid" ? await gridParallel(parsed.data, theta, parsed.options as never) : runAnalysis(parsed.analysis, parsed.data, theta, parsed.options as never);
+      const r =
+        item.analysis === "grid"
+          ? await gridParallel(parsed.data, theta, parsed.options as never)
+          : runAnalysis(parsed.analysis, parsed.data, theta, parsed.options as never);
       engine = fromV3Results(JSON.parse(encodeJson(r, decimals)));
     } catch (error) {
       return { ...base, status: "cannot check", detail: `the local engine cannot compute theta row ${j + 1}: ${(error as Error).message}` };
@@ -177,7 +204,8 @@ export async function checkItem(item: ProvenanceItem, index: number): Promise<Pr
     const m = largest.place.match(/(?:^|: )(\w+)\[(\d+)\]/);
     if (m !== null && OBSERVATION_FIELDS.has(m[1]) && rowLabels?.[Number(m[2])] !== undefined) largest.place += ` (row "${rowLabels[Number(m[2])]}")`;
   }
-  if (largest === undefined || largest.difference === 0) return { ...base, compared: out.compared, status: "agree", ...(largest !== undefined ? { largest } : {}) };
+  if (largest === undefined || largest.difference === 0)
+    return { ...base, compared: out.compared, status: "agree", ...(largest !== undefined ? { largest } : {}) };
   const lastDigit = decimals !== null && largest.difference <= 10 ** -decimals * (1 + 1e-9);
   return {
     ...base,
@@ -236,7 +264,10 @@ export function placeOf(page: string, pos: number): string {
 export function checkPage(provenance: Provenance, page: string): PageCheck {
   const here = packageInfo();
   if (provenance.package.version !== here.version || provenance.package.name !== here.name) {
-    return { status: "cannot check", detail: `the page was written by ${provenance.package.name} ${provenance.package.version}; this is ${here.name} ${here.version}, whose pages differ` };
+    return {
+      status: "cannot check",
+      detail: `the page was written by ${provenance.package.name} ${provenance.package.version}; this is ${here.name} ${here.version}, whose pages differ`,
+    };
   }
   let expected: string;
   try {
@@ -259,7 +290,8 @@ export async function verifyReportHtml(html: string): Promise<VerifyOutcome> {
   } catch (error) {
     throw new UsageError(`the report's provenance cannot be read: ${(error as Error).message}`);
   }
-  if (read === undefined) throw new UsageError("the file has no provenance: it is not a report written by rbp-notebook's saveReport (or was written before reports carried one)");
+  if (read === undefined)
+    throw new UsageError("the file has no provenance: it is not a report written by rbp-notebook's saveReport (or was written before reports carried one)");
   const { provenance, page } = read;
   const predictions: PredictionCheck[] = [];
   for (const [i, item] of provenance.items.entries()) predictions.push(await checkItem(item, i));
@@ -284,17 +316,27 @@ function show(v: number | string | null): string {
 
 /** The outcome as the lines `rbp verify` prints. */
 export function verifyText(file: string, outcome: VerifyOutcome): string {
-  const lines = [`${file}: written ${outcome.writtenAt} by ${outcome.package.name} ${outcome.package.version}; ${outcome.predictions.length} ${outcome.predictions.length === 1 ? "prediction" : "predictions"}`];
+  const lines = [
+    `${file}: written ${outcome.writtenAt} by ${outcome.package.name} ${outcome.package.version}; ${outcome.predictions.length} ${outcome.predictions.length === 1 ? "prediction" : "predictions"}`,
+  ];
   for (const p of outcome.predictions) {
     const head = `${p.item}. ${p.title} (from ${p.service})`;
     if (p.status === "agree") lines.push(`${head}: agree (${p.compared} numbers, largest difference ${difference(p.largest?.difference ?? 0)})`);
     else if (p.status === "differ") {
       const l = p.largest!;
-      lines.push(`${head}: differ: largest difference ${difference(l.difference)} at ${l.place} (report ${show(l.report)}, local engine ${show(l.engine)})${p.detail !== undefined ? `; ${p.detail}` : ""}`);
+      lines.push(
+        `${head}: differ: largest difference ${difference(l.difference)} at ${l.place} (report ${show(l.report)}, local engine ${show(l.engine)})${p.detail !== undefined ? `; ${p.detail}` : ""}`,
+      );
     } else lines.push(`${head}: cannot check: ${p.detail}`);
   }
   const pg = outcome.page;
-  lines.push(pg.status === "agree" ? "page: agrees with its embedded results" : pg.status === "differ" ? `page: differ at ${pg.place}: ${pg.detail}` : `page: cannot check: ${pg.detail}`);
+  lines.push(
+    pg.status === "agree"
+      ? "page: agrees with its embedded results"
+      : pg.status === "differ"
+        ? `page: differ at ${pg.place}: ${pg.detail}`
+        : `page: cannot check: ${pg.detail}`,
+  );
   const count = (s: CheckStatus) => outcome.predictions.filter((p) => p.status === s).length;
   lines.push(`${outcome.ok ? "verified" : "NOT verified"}: ${count("agree")} agree, ${count("differ")} differ, ${count("cannot check")} cannot check`);
   return lines.join("\n");

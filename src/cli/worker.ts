@@ -62,7 +62,10 @@ export function parseWorkerArgs(args: string[], env: NodeJS.ProcessEnv = process
   return { options: { ...options, database }, quiet };
 }
 
-export async function worker(args: { options: PgWorkerOptions; quiet: boolean }, io: { stdout: (s: string) => void; stderr: (s: string) => void }): Promise<void> {
+export async function worker(
+  args: { options: PgWorkerOptions; quiet: boolean },
+  io: { stdout: (s: string) => void; stderr: (s: string) => void },
+): Promise<void> {
   const log = args.quiet ? undefined : (line: string) => io.stderr(`${new Date().toISOString()} ${line}\n`);
   // Loaded here, so that other rbp commands never load the PostgreSQL driver.
   const { startPgWorker } = await import("../service/pg-worker.js");

@@ -68,10 +68,13 @@ export async function pollUntil<T>(loop: PollLoop<T>): Promise<T> {
   let polls = 0;
   let failures = 0;
   const timedOut = () =>
-    new TimeoutError(
-      `${loop.what} still running after ${loop.timeoutMs} ms of waiting; it goes on in the service: call wait() again to keep waiting`,
-      { timeoutMs: loop.timeoutMs ?? 0, phase: "wait", jobId: loop.jobId, attempts: polls, code: "wait_timeout" },
-    );
+    new TimeoutError(`${loop.what} still running after ${loop.timeoutMs} ms of waiting; it goes on in the service: call wait() again to keep waiting`, {
+      timeoutMs: loop.timeoutMs ?? 0,
+      phase: "wait",
+      jobId: loop.jobId,
+      attempts: polls,
+      code: "wait_timeout",
+    });
   const aborted = () => new AbortError(`waiting for ${loop.what} was aborted by the caller`, { attempts: polls });
 
   for (;;) {

@@ -25,17 +25,7 @@ import { JobFailedError, JobPendingError, NotFoundError, QuotaExceededError, Rbp
 import { groupState } from "../internal/group.js";
 import type { Transport } from "./http.js";
 import type { PreparedRequest } from "./prepare.js";
-import type {
-  CallOptions,
-  ExperimentJob,
-  ExperimentReceipt,
-  ExperimentRow,
-  ExperimentState,
-  FieldValue,
-  JobSnapshot,
-  QuotaStatus,
-  Receipt,
-} from "./types.js";
+import type { CallOptions, ExperimentJob, ExperimentReceipt, ExperimentRow, ExperimentState, FieldValue, JobSnapshot, QuotaStatus, Receipt } from "./types.js";
 import { expectShape, QuotaSchema, resultProblem, type JobRef, type Wire } from "./wire.js";
 
 const V2ReceiptExtras = z.object({ ignored_options: z.array(z.string()).optional() }).passthrough();
@@ -67,7 +57,9 @@ export class V2Wire implements Wire {
     for (let row = 0; row < prepared.bodies.length; row++) {
       let json: unknown;
       try {
-        json = (await this.http.request({ method: "POST", path: `/${prepared.analysis}`, body: prepared.bodies[row], signal: call.signal, timeoutMs: call.timeoutMs })).json;
+        json = (
+          await this.http.request({ method: "POST", path: `/${prepared.analysis}`, body: prepared.bodies[row], signal: call.signal, timeoutMs: call.timeoutMs })
+        ).json;
       } catch (error) {
         if (error instanceof RbpError && jobs.length > 0) error.submitted = [...jobs];
         throw error;
@@ -109,7 +101,10 @@ export class V2Wire implements Wire {
       }
       throw new JobFailedError(`job ${job.job_id} failed: ${message} (${label})`, {
         status: 200,
-        code: typeof res.json === "object" && res.json !== null && typeof (res.json as { error?: unknown }).error === "string" ? (res.json as { error: string }).error : "job_failed",
+        code:
+          typeof res.json === "object" && res.json !== null && typeof (res.json as { error?: unknown }).error === "string"
+            ? (res.json as { error: string }).error
+            : "job_failed",
         reason: message,
         jobId: job.job_id,
         errorCode,

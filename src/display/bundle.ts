@@ -263,9 +263,11 @@ export function figureHtml(figure: Figure, options: FigureHtmlOptions = {}): str
 
 /** A figure as a mime bundle (plotly JSON, HTML with its script, plain text); displayable in Deno. */
 export function figureBundle(figure: Figure, options: FigureHtmlOptions = {}): DisplayBundle {
-  const plotly: PlotlyJson = JSON.parse(JSON.stringify({ data: figure.data, layout: figure.layout, config: figure.config ?? {} }, (_k, v: unknown) =>
-    typeof v === "number" && !Number.isFinite(v) ? null : v,
-  )) as PlotlyJson;
+  const plotly: PlotlyJson = JSON.parse(
+    JSON.stringify({ data: figure.data, layout: figure.layout, config: figure.config ?? {} }, (_k, v: unknown) =>
+      typeof v === "number" && !Number.isFinite(v) ? null : v,
+    ),
+  ) as PlotlyJson;
   const types = [...new Set(traceTypes(figure))].join(", ");
   const bundle: MimeBundle = {
     [PLOTLY_MIME]: plotly,
@@ -291,7 +293,8 @@ export function toBundle(value: MimeBundle | Displayable | Figure | HtmlTable): 
   if (isOwnDisplayable(value)) return value[RBP_BUNDLE]();
   if (isDisplayable(value)) {
     const b = value[JUPYTER_DISPLAY]();
-    if (typeof (b as Promise<MimeBundle>).then === "function") throw new Error("display: this value's Jupyter.display method returns a promise; await it and display the bundle");
+    if (typeof (b as Promise<MimeBundle>).then === "function")
+      throw new Error("display: this value's Jupyter.display method returns a promise; await it and display the bundle");
     return b as MimeBundle;
   }
   if (isFigure(value)) return figureBundle(value);

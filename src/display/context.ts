@@ -89,7 +89,9 @@ export function rowLabelsOf(result: Result, context: DisplayContext): string[] {
 /** Attribute names for K values; the context's when their count matches. */
 export function attributeNames(context: DisplayContext, K: number, what: string): string[] {
   if (context.attributes.length === K) return [...context.attributes];
-  throw new Error(`${what}: the result has ${K} attribute values but the context names ${context.attributes.length} attributes (${context.attributes.join(", ")})`);
+  throw new Error(
+    `${what}: the result has ${K} attribute values but the context names ${context.attributes.length} attributes (${context.attributes.join(", ")})`,
+  );
 }
 
 /** A threshold's short label: "t=0.8", or "#3" when the thresholds are not known. */

@@ -109,7 +109,12 @@ export function weightsFigure(result: Result, context: DisplayContext, options: 
   const labels = rowLabelsOf(result, context);
   const type = pointType(N, options);
   const webgl = type === "scattergl";
-  const shown = options.calibration !== undefined ? [checkCalibration(result, options.calibration, "weightsFigure")] : T <= 6 ? [...Array(T).keys()] : [defaultCalibration(result)];
+  const shown =
+    options.calibration !== undefined
+      ? [checkCalibration(result, options.calibration, "weightsFigure")]
+      : T <= 6
+        ? [...Array(T).keys()]
+        : [defaultCalibration(result)];
   const ax = observationAxis(labels, webgl);
   const data: Trace[] = shown.map((t, s) => {
     const label = calibrationLabel(result, context, t);
@@ -122,7 +127,9 @@ export function weightsFigure(result: Result, context: DisplayContext, options: 
     };
     const color = COLORS.series[s % COLORS.series.length];
     // Bars read best for a few hundred observations; beyond, markers (WebGL above the threshold).
-    return N <= 500 ? { type: "bar", ...common, textposition: "none", marker: { color } } : { type, mode: "markers", ...common, marker: { color, size: 4, opacity: 0.8 } };
+    return N <= 500
+      ? { type: "bar", ...common, textposition: "none", marker: { color } }
+      : { type, mode: "markers", ...common, marker: { color, size: 4, opacity: 0.8 } };
   });
   return {
     data,
@@ -160,8 +167,22 @@ export function outcomeVsRelevanceFigure(result: Result, context: DisplayContext
     const include = result.include;
     const inc = pick((i) => include[i][t] === 1);
     const exc = pick((i) => include[i][t] !== 1);
-    data.push({ type, mode: "markers", name: `included (${inc.x.length})`, ...inc, hovertemplate: hover, marker: { color: COLORS.included, size, line: { width: 0 } } });
-    data.push({ type, mode: "markers", name: `excluded (${exc.x.length})`, ...exc, hovertemplate: hover, marker: { color: COLORS.excluded, size, line: { width: 0 } } });
+    data.push({
+      type,
+      mode: "markers",
+      name: `included (${inc.x.length})`,
+      ...inc,
+      hovertemplate: hover,
+      marker: { color: COLORS.included, size, line: { width: 0 } },
+    });
+    data.push({
+      type,
+      mode: "markers",
+      name: `excluded (${exc.x.length})`,
+      ...exc,
+      hovertemplate: hover,
+      marker: { color: COLORS.excluded, size, line: { width: 0 } },
+    });
   } else {
     const all = pick(() => true);
     data.push({
@@ -178,7 +199,17 @@ export function outcomeVsRelevanceFigure(result: Result, context: DisplayContext
   const annotations: unknown[] = [];
   if (yhat !== null) {
     shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, yref: "y", y0: yhat, y1: yhat, line: { color: "#444", width: 1, dash: "dash" } });
-    annotations.push({ xref: "paper", x: 1, xanchor: "right", yref: "y", y: yhat, yanchor: "bottom", text: `yhat ${formatNumber(yhat, 4)}`, showarrow: false, font: { size: 11, color: "#444" } });
+    annotations.push({
+      xref: "paper",
+      x: 1,
+      xanchor: "right",
+      yref: "y",
+      y: yhat,
+      yanchor: "bottom",
+      text: `yhat ${formatNumber(yhat, 4)}`,
+      showarrow: false,
+      font: { size: 11, color: "#444" },
+    });
   }
   return {
     data,
@@ -229,14 +260,18 @@ export function impactFigure(result: Result, context: DisplayContext, options: F
         hovertemplate: `%{y}<br>Impact on Prediction %{x:.4g} (${escapeTemplate(context.outcome)})<extra></extra>`,
       },
     ],
-    layout: layout(`Grid: Impact on Fit and Impact on Prediction by attribute`, { ...options, height }, {
-      showlegend: false,
-      xaxis: axis("Impact on Fit", { domain: [0, 0.46], anchor: "y" }),
-      yaxis: axis("", { type: "category", anchor: "x" }),
-      xaxis2: axis(`Impact on Prediction (${context.outcome})`, { domain: [0.54, 1], anchor: "y2" }),
-      yaxis2: axis("", { type: "category", anchor: "x2", showticklabels: false, matches: "y" }),
-      margin: { l: 120, r: 40, t: 60, b: 60 },
-    }),
+    layout: layout(
+      `Grid: Impact on Fit and Impact on Prediction by attribute`,
+      { ...options, height },
+      {
+        showlegend: false,
+        xaxis: axis("Impact on Fit", { domain: [0, 0.46], anchor: "y" }),
+        yaxis: axis("", { type: "category", anchor: "x" }),
+        xaxis2: axis(`Impact on Prediction (${context.outcome})`, { domain: [0.54, 1], anchor: "y2" }),
+        yaxis2: axis("", { type: "category", anchor: "x2", showticklabels: false, matches: "y" }),
+        margin: { l: 120, r: 40, t: 60, b: 60 },
+      },
+    ),
     config: { ...FIGURE_CONFIG },
   };
 }

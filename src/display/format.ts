@@ -50,6 +50,10 @@ export function scriptJson(value: unknown): string {
 /** Pads plain-text table cells into aligned columns (for text/plain outputs). */
 export function textTable(header: string[], rows: string[][]): string {
   const widths = header.map((h, j) => Math.max(h.length, ...rows.map((r) => (r[j] ?? "").length)));
-  const line = (cells: string[]) => cells.map((c, j) => (j === 0 ? c.padEnd(widths[j]) : c.padStart(widths[j]))).join("  ").trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, j) => (j === 0 ? c.padEnd(widths[j]) : c.padStart(widths[j])))
+      .join("  ")
+      .trimEnd();
   return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
 }

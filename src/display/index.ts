@@ -1,11 +1,5 @@
 /** Results out: HTML tables, plotly charts, Jupyter mime bundles and the HTML report. */
-export {
-  analysisOf,
-  calibrationThresholds,
-  contextFromRequest,
-  defaultCalibration,
-  type DisplayContext,
-} from "./context.js";
+export { analysisOf, calibrationThresholds, contextFromRequest, defaultCalibration, type DisplayContext } from "./context.js";
 export { escapeHtml, formatCount, formatNumber, MISSING } from "./format.js";
 export {
   analysisName,

@@ -134,7 +134,13 @@ export function canonicalJson(value: unknown): string {
 
 /** The canonical request text of an analysis' request (what the digest is taken of). */
 export function canonicalRequest(analysis: Analysis, request: ProvenanceRequest): string {
-  return canonicalJson({ analysis, y: request.y, X: request.X, ...(request.theta !== undefined ? { theta: request.theta } : {}), options: request.options ?? {} });
+  return canonicalJson({
+    analysis,
+    y: request.y,
+    X: request.X,
+    ...(request.theta !== undefined ? { theta: request.theta } : {}),
+    options: request.options ?? {},
+  });
 }
 
 export function sha256(text: string): string {
@@ -270,7 +276,12 @@ export function provenanceFooter(provenance: Provenance): string {
           : item.service.kind === "local"
             ? "the embedded local service"
             : `the ${item.service.kind} service`;
-    const job = item.receipt?.job_id !== undefined ? `, job ${String(item.receipt.job_id)}` : item.receipt?.experiment_id !== undefined ? `, experiment ${String(item.receipt.experiment_id)}` : "";
+    const job =
+      item.receipt?.job_id !== undefined
+        ? `, job ${String(item.receipt.job_id)}`
+        : item.receipt?.experiment_id !== undefined
+          ? `, experiment ${String(item.receipt.experiment_id)}`
+          : "";
     const when = item.startedAt !== undefined ? `, started ${item.startedAt}` : "";
     const data =
       item.request !== null
@@ -280,12 +291,10 @@ export function provenanceFooter(provenance: Provenance): string {
           : "no request recorded";
     return `<li>${escapeHtml(`${i + 1}. ${item.title}: computed by ${where}${job}${when}; ${data}`)}</li>`;
   });
-  return (
-    `<footer class="rbp-provenance"><h2>Provenance</h2><p class="rbp-meta">${escapeHtml(
-      `Written ${provenance.writtenAt} by ${provenance.package.name} ${provenance.package.version}. The requests, results, resolved options, seeds and the engine's documented choices are embedded in this file; check them with: rbp verify <this file>`,
-    )}</p><ol style="list-style:none;padding:0">${items.join("")}</ol></footer>
-`
-  );
+  return `<footer class="rbp-provenance"><h2>Provenance</h2><p class="rbp-meta">${escapeHtml(
+    `Written ${provenance.writtenAt} by ${provenance.package.name} ${provenance.package.version}. The requests, results, resolved options, seeds and the engine's documented choices are embedded in this file; check them with: rbp verify <this file>`,
+  )}</p><ol style="list-style:none;padding:0">${items.join("")}</ol></footer>
+`;
 }
 
 /** The page with its visible provenance (before the last `</main>`, else `</body>`). */
@@ -312,12 +321,17 @@ export function readProvenance(html: string): { provenance: Provenance; page: st
   const end = html.indexOf("</script>\n", start);
   if (end < 0) return undefined;
   const provenance = JSON.parse(html.slice(start + open.length, end)) as Provenance;
-  if (provenance?.format !== PROVENANCE_FORMAT) throw new Error(`the report's provenance is in format ${String(provenance?.format)}; this version reads ${PROVENANCE_FORMAT}`);
+  if (provenance?.format !== PROVENANCE_FORMAT)
+    throw new Error(`the report's provenance is in format ${String(provenance?.format)}; this version reads ${PROVENANCE_FORMAT}`);
   return { provenance, page: html.slice(0, start) + html.slice(end + "</script>\n".length) };
 }
 
 /** Writes a verifiable report to `path` (folders created as needed); returns the absolute path. */
-export async function saveVerifiableReport(items: VerifiableReportable | ReadonlyArray<VerifiableReportable>, path: string, options: VerifiableReportOptions = {}): Promise<string> {
+export async function saveVerifiableReport(
+  items: VerifiableReportable | ReadonlyArray<VerifiableReportable>,
+  path: string,
+  options: VerifiableReportOptions = {},
+): Promise<string> {
   const html = verifiableReportHtml(items, options);
   const target = resolve(path);
   await mkdir(dirname(target), { recursive: true });

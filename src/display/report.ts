@@ -126,7 +126,13 @@ export function reportHtml(items: Reportable | ReadonlyArray<Reportable>, option
   let n = 0;
   const figureId = () => `rbp-report-fig-${++n}`;
   const sections = list.map((item, i) => sectionHtml(item, i, options, figureId));
-  const analyses = [...new Set(list.map((item) => analysisOf(Array.isArray(item.result) ? (item.result as Result[])[0] : (item.result as Result), item.context)).filter((a) => a !== undefined))];
+  const analyses = [
+    ...new Set(
+      list
+        .map((item) => analysisOf(Array.isArray(item.result) ? (item.result as Result[])[0] : (item.result as Result), item.context))
+        .filter((a) => a !== undefined),
+    ),
+  ];
   const nav =
     list.length > 1
       ? `<nav><strong>Predictions</strong><ol>${list.map((item, i) => `<li><a href="#prediction-${i + 1}">${escapeHtml(item.title)}</a></li>`).join("")}</ol></nav>`
@@ -139,7 +145,10 @@ export function reportHtml(items: Reportable | ReadonlyArray<Reportable>, option
     head.script,
     `</head><body><main>`,
     `<header><h1>${escapeHtml(title)}</h1><p class="rbp-meta">${escapeHtml(
-      `Generated ${date.toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC")} by rbp-notebook` +
+      `Generated ${date
+        .toISOString()
+        .replace("T", " ")
+        .replace(/\.\d+Z$/, " UTC")} by rbp-notebook` +
         (analyses.length > 0 ? ` · ${analyses.map((a) => ({ psr: "PSR", maxfit: "MaxFit", grid: "Grid" })[a!]).join(", ")}` : "") +
         ` · ${formatCount(list.length)} ${list.length === 1 ? "prediction" : "predictions"} · ${head.words}`,
     )}</p></header>`,

@@ -83,7 +83,15 @@ export function summaryTable(result: Result, context: DisplayContext, options: T
     const k = result.k !== undefined ? (result.k.length === T ? result.k[t] : result.k[0]) : context.attributes.length;
     const n = result.n !== undefined && result.n.length === T ? formatCount(result.n[t]) : MISSING;
     rows.push({
-      cells: [threshold, censor === "" ? MISSING : censor, formatNumber(result.yhat[t]), formatNumber(result.fit[t]), formatNumber(result.adjusted_fit[t]), String(k), n],
+      cells: [
+        threshold,
+        censor === "" ? MISSING : censor,
+        formatNumber(result.yhat[t]),
+        formatNumber(result.fit[t]),
+        formatNumber(result.adjusted_fit[t]),
+        String(k),
+        n,
+      ],
     });
   }
   const title = options.title ?? `${analysisName(result, context)} prediction of ${context.outcome}`;
@@ -94,7 +102,14 @@ export function summaryTable(result: Result, context: DisplayContext, options: T
   for (const w of result.warnings ?? []) extra.push(`warning: ${w}`);
   let html = tableHtml(caption, header, rows, undefined, options.style !== false);
   if (extra.length > 0) html += `<p class="rbp-notes">${extra.map(escapeHtml).join("<br>")}</p>`;
-  const text = [caption, textTable(header, rows.map((r) => r.cells)), ...extra].join("\n");
+  const text = [
+    caption,
+    textTable(
+      header,
+      rows.map((r) => r.cells),
+    ),
+    ...extra,
+  ].join("\n");
   return { html, text };
 }
 
@@ -156,10 +171,16 @@ export function observationTable(result: Result, context: DisplayContext, option
   const footer = more > 0 ? `… and ${formatCount(more)} more ${more === 1 ? "row" : "rows"}` : undefined;
   const caption = `Observations (N = ${formatCount(N)})${sort !== "none" ? `, by ${sort === "weight" ? "|weight|" : sort} descending` : ""}`;
   const html = tableHtml(caption, header, rows, footer, options.style !== false);
-  const text = [caption, textTable(header, rows.map((r) => r.cells)), ...(footer ? [footer] : [])].join("\n");
+  const text = [
+    caption,
+    textTable(
+      header,
+      rows.map((r) => r.cells),
+    ),
+    ...(footer ? [footer] : []),
+  ].join("\n");
   return { html, text };
 }
-
 
 /** A summary across an experiment: one row per theta row (its best calibration unless one is chosen). */
 export function experimentTable(results: ReadonlyArray<Result>, context: DisplayContext, options: TableOptions & { calibration?: number } = {}): HtmlTable {
@@ -181,8 +202,18 @@ export function experimentTable(results: ReadonlyArray<Result>, context: Display
     };
   });
   const first = results[0];
-  const caption = options.title ?? `${first ? analysisName(first, context) : "Prediction"} of ${context.outcome} for ${formatCount(results.length)} circumstances`;
-  return { html: tableHtml(caption, header, rows, undefined, options.style !== false), text: [caption, textTable(header, rows.map((r) => r.cells))].join("\n") };
+  const caption =
+    options.title ?? `${first ? analysisName(first, context) : "Prediction"} of ${context.outcome} for ${formatCount(results.length)} circumstances`;
+  return {
+    html: tableHtml(caption, header, rows, undefined, options.style !== false),
+    text: [
+      caption,
+      textTable(
+        header,
+        rows.map((r) => r.cells),
+      ),
+    ].join("\n"),
+  };
 }
 
 /** Labels for the theta rows of an experiment: the context's, else "theta 1".."theta M". */
@@ -199,6 +230,15 @@ export function optionsTable(options: Record<string, unknown>, caption = "Option
     .map(([k, v]) => ({ cells: [k, typeof v === "string" ? v : JSON.stringify(v)] }));
   return {
     html: rows.length > 0 ? tableHtml(caption, ["option", "value"], rows, undefined, style) : `<p class="rbp-notes">${escapeHtml(caption)}: the defaults</p>`,
-    text: rows.length > 0 ? [caption, textTable(["option", "value"], rows.map((r) => r.cells))].join("\n") : `${caption}: the defaults`,
+    text:
+      rows.length > 0
+        ? [
+            caption,
+            textTable(
+              ["option", "value"],
+              rows.map((r) => r.cells),
+            ),
+          ].join("\n")
+        : `${caption}: the defaults`,
   };
 }

@@ -380,13 +380,7 @@ function invalidCalibration(
  * w_t,i = 1/N + coefficient_t (delta_t,i r_i - shift_t). One pass whatever the number of thresholds:
  * a row's bucket says at which thresholds it is retained. A zero factor skips its calibration.
  */
-export function addWeights(
-  rows: ScoredRows,
-  fitted: CensorCalibration,
-  factors: ArrayLike<number>,
-  target: Float64Array,
-  scratch?: CalibrationScratch,
-): void {
+export function addWeights(rows: ScoredRows, fitted: CensorCalibration, factors: ArrayLike<number>, target: Float64Array, scratch?: CalibrationScratch): void {
   const { relevance, usableCount: count } = rows;
   const { calibrations, buckets, rank } = fitted;
   const T = calibrations.length;

@@ -4,7 +4,17 @@
  * A Grid is the in-order merge of its ranges' partials (grid.ts), so that one thread or several
  * (threads/grid-parallel.ts) give bit-identical results.
  */
-import { addWeights, calibrate, CalibrationScratch, relevanceTotals, outcomeStats, type Calibration, type CensorSettings, type OutcomeStats, type ScoredRows } from "./calibrate.js";
+import {
+  addWeights,
+  calibrate,
+  CalibrationScratch,
+  relevanceTotals,
+  outcomeStats,
+  type Calibration,
+  type CensorSettings,
+  type OutcomeStats,
+  type ScoredRows,
+} from "./calibrate.js";
 import type { Dataset } from "./data.js";
 import { ComputationError } from "./errors.js";
 import { buildModel, usableRows, type Model } from "./model.js";

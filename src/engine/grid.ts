@@ -46,7 +46,13 @@ export function prepareGrid(data: Dataset, theta: Float64Array, given: Given<Gri
   const chunks: [number, number][] = [];
   for (let from = 0; from < Q; from += GRID_CHUNK) chunks.push([from, Math.min(Q, from + GRID_CHUNK)]);
   return {
-    task: { data, theta, options, combinations: plan.combinations, shared: x !== undefined ? x && withTheta(x, theta) : hasMissing(data) ? null : standardize(data, theta) },
+    task: {
+      data,
+      theta,
+      options,
+      combinations: plan.combinations,
+      shared: x !== undefined ? x && withTheta(x, theta) : hasMissing(data) ? null : standardize(data, theta),
+    },
     admissible: plan.admissible,
     sampled: plan.sampled,
     chunks,
@@ -55,7 +61,10 @@ export function prepareGrid(data: Dataset, theta: Float64Array, given: Given<Gri
 
 export function grid(data: Dataset, theta: Float64Array, given: Given<GridOptions> = {}): EngineResult {
   const prepared = prepareGrid(data, theta, given);
-  return finishGrid(prepared, prepared.chunks.map(([from, to]) => evaluateRange(prepared.task, from, to)));
+  return finishGrid(
+    prepared,
+    prepared.chunks.map(([from, to]) => evaluateRange(prepared.task, from, to)),
+  );
 }
 
 /** Merges the chunks' partials, in chunk order, into the Grid's result. */
@@ -78,10 +87,22 @@ export function finishGrid(prepared: PreparedGrid, partials: GridPartial[]): Eng
     singular += p.singular;
   }
   const cells = {
-    combination: concat(partials.map((p) => p.cellCombination), Int32Array),
-    weight: concat(partials.map((p) => p.cellWeight), Float64Array),
-    yhat: concat(partials.map((p) => p.cellYhat), Float64Array),
-    valid: concat(partials.map((p) => p.cellValid), Uint8Array),
+    combination: concat(
+      partials.map((p) => p.cellCombination),
+      Int32Array,
+    ),
+    weight: concat(
+      partials.map((p) => p.cellWeight),
+      Float64Array,
+    ),
+    yhat: concat(
+      partials.map((p) => p.cellYhat),
+      Float64Array,
+    ),
+    valid: concat(
+      partials.map((p) => p.cellValid),
+      Uint8Array,
+    ),
   };
 
   let total = 0;

@@ -263,14 +263,7 @@ export function symmetricEigen(A: Float64Array, k: number): { values: Float64Arr
 }
 
 /** a' Sinv b, with a and b read from a[aOffset..aOffset+k) and b[bOffset..bOffset+k). */
-export function quadraticForm(
-  Sinv: Float64Array,
-  k: number,
-  a: Float64Array,
-  aOffset: number,
-  b: Float64Array,
-  bOffset: number,
-): number {
+export function quadraticForm(Sinv: Float64Array, k: number, a: Float64Array, aOffset: number, b: Float64Array, bOffset: number): number {
   let sum = 0;
   for (let i = 0, row = 0; i < k; i++, row += k) {
     let inner = 0;

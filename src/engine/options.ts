@@ -139,11 +139,7 @@ export function resolveGridOptions(given: Given<GridOptions>, k: number): GridOp
   const minK = given.min_k ?? undefined;
   const maxK = given.max_k ?? undefined;
   if (allowed !== undefined && (minK !== undefined || maxK !== undefined)) {
-    invalid(
-      minK !== undefined ? "options.min_k" : "options.max_k",
-      "min_k and max_k left out when allowed_k is given",
-      "allowed_k replaces min_k and max_k",
-    );
+    invalid(minK !== undefined ? "options.min_k" : "options.max_k", "min_k and max_k left out when allowed_k is given", "allowed_k replaces min_k and max_k");
   }
   if (minK !== undefined) size("min_k", minK, k);
   if (maxK !== undefined) size("max_k", maxK, k);

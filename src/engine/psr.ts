@@ -18,15 +18,7 @@ import { firstMaximum } from "./choices.js";
 import { checkData, type Dataset } from "./data.js";
 import { ComputationError, invalid } from "./errors.js";
 import { buildModel, type Model } from "./model.js";
-import {
-  resolveMaxFitOptions,
-  resolvePsrOptions,
-  type CensorType,
-  type CommonOptions,
-  type Given,
-  type MaxFitOptions,
-  type PsrOptions,
-} from "./options.js";
+import { resolveMaxFitOptions, resolvePsrOptions, type CensorType, type CommonOptions, type Given, type MaxFitOptions, type PsrOptions } from "./options.js";
 import type { EngineResult, MaxFitPath } from "./result.js";
 import { soloHistogram, soloStatistics, soloVotes, type Histogram } from "./solo.js";
 
@@ -44,8 +36,7 @@ export function maxfit(data: Dataset, theta: Float64Array, given: Given<MaxFitOp
   const fitted = fitAllAttributes(data, theta, options, censors);
   const candidates = fitted.calibrations;
   const objective = options.objective;
-  const score = (c: Calibration): number =>
-    objective === "fit" ? c.fit : objective === "adjusted_fit" ? c.adjustedFit : c.kFit;
+  const score = (c: Calibration): number => (objective === "fit" ? c.fit : objective === "adjusted_fit" ? c.adjustedFit : c.kFit);
   // First maximum wins: relevance before similarity, thresholds in the order given.
   const best = firstMaximum(candidates.map((c) => (c.valid ? score(c) : NaN)));
   if (best < 0) {
@@ -75,12 +66,7 @@ interface Fitted {
   calibrateOne(censor: CensorType, threshold: number): CensorCalibration;
 }
 
-function fitAllAttributes(
-  data: Dataset,
-  theta: Float64Array,
-  options: PsrOptions | MaxFitOptions,
-  censors: CensorType[],
-): Fitted {
+function fitAllAttributes(data: Dataset, theta: Float64Array, options: PsrOptions | MaxFitOptions, censors: CensorType[]): Fitted {
   const logistic = options.prediction_scale === "logistic";
   const columns = Array.from({ length: data.cols }, (_, j) => j);
   const model = buildModel(data, theta, {
@@ -95,9 +81,7 @@ function fitAllAttributes(
   const settings: CensorSettings = { thresholds: options.threshold, unit: options.censor_unit, operator: options.censor_operator };
   const fitSettings: FitSettings = { multiplier: options.adj_fit_multiplier, attributes: data.cols, logistic };
   const scratch = new CalibrationScratch(data.rows, settings.thresholds.length);
-  const calibrations = censors.flatMap(
-    (censor) => calibrate(model, data.y, outcome, censor, settings, fitSettings, scratch).calibrations,
-  );
+  const calibrations = censors.flatMap((censor) => calibrate(model, data.y, outcome, censor, settings, fitSettings, scratch).calibrations);
   const single = new CalibrationScratch(data.rows, 1);
   const calibrateOne = (censor: CensorType, threshold: number): CensorCalibration =>
     calibrate(model, data.y, outcome, censor, { ...settings, thresholds: [threshold] }, fitSettings, single);
@@ -117,13 +101,7 @@ export function checkBinaryOutcome(y: Float64Array, relevance: Float64Array): vo
   if (zeros === 0 || ones === 0) invalid("y", 'both 0s and 1s when prediction_scale is "logistic"');
 }
 
-function calibrationResult(
-  analysis: "psr" | "maxfit",
-  data: Dataset,
-  fitted: Fitted,
-  calibrations: Calibration[],
-  options: CommonOptions,
-): EngineResult {
+function calibrationResult(analysis: "psr" | "maxfit", data: Dataset, fitted: Fitted, calibrations: Calibration[], options: CommonOptions): EngineResult {
   const { model, outcome } = fitted;
   const N = data.rows;
   const T = calibrations.length;
@@ -131,7 +109,13 @@ function calibrationResult(
   const include = matrix(N, T);
   const excluded = matrix(N, T);
   const ySolo = matrix(N, T);
-  const stats = { sigma: [] as number[], skewness: [] as number[], kurtosis: [] as number[], pearson_modality_index: [] as number[], bimodal_index: [] as number[] };
+  const stats = {
+    sigma: [] as number[],
+    skewness: [] as number[],
+    kurtosis: [] as number[],
+    pearson_modality_index: [] as number[],
+    bimodal_index: [] as number[],
+  };
   const distribution: Histogram[] = [];
   const concentration: number[] = [];
   const column = { weights: new Float64Array(N), include: new Float64Array(N), excluded: new Float64Array(N) };

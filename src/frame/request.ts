@@ -23,7 +23,18 @@
  */
 import { checkColumn, cellKind, notNumericError, toCell } from "./cells.js";
 import { FrameError } from "./errors.js";
-import { describeValue, isDataFrameLike, isSeriesLike, readTable, type DataFrameLike, type FrameInput, type RowObject, type ColumnObject, type SeriesLike, type Table } from "./table.js";
+import {
+  describeValue,
+  isDataFrameLike,
+  isSeriesLike,
+  readTable,
+  type DataFrameLike,
+  type FrameInput,
+  type RowObject,
+  type ColumnObject,
+  type SeriesLike,
+  type Table,
+} from "./table.js";
 
 /** New circumstances given as data: a DataFrame, row objects, an object of columns, one row object or a Series. */
 export type ThetaData = DataFrameLike | ReadonlyArray<RowObject> | ColumnObject | RowObject | SeriesLike;
@@ -252,10 +263,9 @@ function readTheta(theta: ThetaSpec, table: Table, kept: ReadonlyArray<number>, 
   }
   const missing = attributes.filter((name) => !source.data.has(name));
   if (missing.length > 0) {
-    throw new FrameError(
-      `theta has no column ${missing.map((n) => `"${n}"`).join(", ")}; the circumstances need every attribute (${attributes.join(", ")})`,
-      { column: missing[0] },
-    );
+    throw new FrameError(`theta has no column ${missing.map((n) => `"${n}"`).join(", ")}; the circumstances need every attribute (${attributes.join(", ")})`, {
+      column: missing[0],
+    });
   }
   const rows: number[][] = [];
   for (let i = 0; i < source.rows; i++) {

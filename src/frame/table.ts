@@ -146,7 +146,11 @@ function fromRows(rowsIn: ReadonlyArray<unknown>): Table {
   });
   const rows = rowsIn.length;
   const data = new Map<string, unknown[]>();
-  for (const name of columns) data.set(name, rowsIn.map((row) => (row as Record<string, unknown>)[name]));
+  for (const name of columns)
+    data.set(
+      name,
+      rowsIn.map((row) => (row as Record<string, unknown>)[name]),
+    );
   return { kind: "rows", columns, data, rows, labels: Array.from({ length: rows }, (_, i) => String(i)) };
 }
 

@@ -41,7 +41,14 @@ export async function groupState(
           : { ...base, status: snap.status, yhat: null, fit: null };
     } catch (error) {
       if (!(error instanceof JobFailedError)) throw error;
-      row = { ...base, status: "failed", yhat: null, fit: null, message: error.reason, ...(error.errorCode !== undefined ? { error_code: error.errorCode } : {}) };
+      row = {
+        ...base,
+        status: "failed",
+        yhat: null,
+        fit: null,
+        message: error.reason,
+        ...(error.errorCode !== undefined ? { error_code: error.errorCode } : {}),
+      };
     }
     known.set(job.row, row);
     return row;

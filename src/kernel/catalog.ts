@@ -14,8 +14,8 @@ export interface MagicInfo {
 
 const ANALYSIS_DETAILS = (analysis: string, extra: string[]): string[] => [
   "The first line names a dataframe (or rows, or an object of columns) in scope and the columns:",
-  "  y=<column>              the outcome; quote names with spaces: y=\"Miles per Gallon\"",
-  "  X=<col>,<col>,...       the attributes (default: every other numeric column); X=[\"a\", \"b\"] works too",
+  '  y=<column>              the outcome; quote names with spaces: y="Miles per Gallon"',
+  '  X=<col>,<col>,...       the attributes (default: every other numeric column); X=["a", "b"] works too',
   "  theta=last | <row> | <row>,<row> | <variable>",
   "                          the circumstances: the last row, row positions (0-based, negative from",
   "                          the end), or a variable holding new circumstances (a frame, rows, one row)",
@@ -42,7 +42,7 @@ export const MAGICS: readonly MagicInfo[] = [
     usage: "%%maxfit <data> [y=<column>] [X=<columns>] theta=<rows> [-> <name>]",
     summary: "run MaxFit (the threshold of greatest fit) and show the prediction",
     details: ANALYSIS_DETAILS("maxfit", []),
-    example: "%%maxfit cars y=Miles_per_Gallon theta=-1 -> best\n{ \"threshold\": [0, 0.25, 0.5, 0.75], \"objective\": \"adjusted_fit\" }",
+    example: '%%maxfit cars y=Miles_per_Gallon theta=-1 -> best\n{ "threshold": [0, 0.25, 0.5, 0.75], "objective": "adjusted_fit" }',
   },
   {
     name: "psr",
@@ -121,8 +121,12 @@ export function findMagic(name: string, kind?: MagicKind): MagicInfo | undefined
 
 export function lsmagicText(): string {
   return [
-    `Line magics: ${MAGICS.filter((m) => m.kind === "line").map(magicLabel).join("  ")}`,
-    `Cell magics: ${MAGICS.filter((m) => m.kind === "cell").map(magicLabel).join("  ")}`,
+    `Line magics: ${MAGICS.filter((m) => m.kind === "line")
+      .map(magicLabel)
+      .join("  ")}`,
+    `Cell magics: ${MAGICS.filter((m) => m.kind === "cell")
+      .map(magicLabel)
+      .join("  ")}`,
     "",
     "%magic shows them all with examples; %name? or %%name? shows one.",
   ].join("\n");
@@ -135,7 +139,15 @@ const indent = (text: string): string =>
     .join("\n");
 
 export function magicHelp(m: MagicInfo): string {
-  return [`${magicLabel(m)}: ${m.summary}`, "", `  ${m.usage}`, ...(m.details.length > 0 ? ["", ...m.details.map((d) => `  ${d}`)] : []), "", "  Example:", indent(m.example)].join("\n");
+  return [
+    `${magicLabel(m)}: ${m.summary}`,
+    "",
+    `  ${m.usage}`,
+    ...(m.details.length > 0 ? ["", ...m.details.map((d) => `  ${d}`)] : []),
+    "",
+    "  Example:",
+    indent(m.example),
+  ].join("\n");
 }
 
 /** Help for every magic (`%magic`). */

@@ -168,7 +168,7 @@ function kernelConsole(session: KernelSession): ExecutorConsole {
       try {
         bundle = value[DISPLAY]();
       } catch (error) {
-        realConsole.error("The value's Symbol.for(\"Jupyter.display\") failed:", error);
+        realConsole.error('The value\'s Symbol.for("Jupyter.display") failed:', error);
         return realConsole.log(value);
       }
       if (isPromiseLike(bundle)) {
@@ -176,7 +176,7 @@ function kernelConsole(session: KernelSession): ExecutorConsole {
         session.pendingDisplays.push(
           Promise.resolve(bundle).then(
             (b) => (session.active === run ? session.sendValue(value, b) : undefined),
-            (error: unknown) => realConsole.error("The value's Symbol.for(\"Jupyter.display\") failed:", error),
+            (error: unknown) => realConsole.error('The value\'s Symbol.for("Jupyter.display") failed:', error),
           ),
         );
         return;

@@ -23,7 +23,18 @@ import { findMagic } from "./catalog.js";
 import { LineScanner } from "./scan.js";
 import { cellMagic } from "./magics/cell.js";
 import { rbpMagic } from "./magics/rbp-line.js";
-import { Fail, LineBuilder, RUNTIME_NAME, helpCall, magicHead, tokenize, unknownMagic, type Out, type TranslateResult, type Translation } from "./magics/syntax.js";
+import {
+  Fail,
+  LineBuilder,
+  RUNTIME_NAME,
+  helpCall,
+  magicHead,
+  tokenize,
+  unknownMagic,
+  type Out,
+  type TranslateResult,
+  type Translation,
+} from "./magics/syntax.js";
 import { timeMagic, timeitMagic } from "./magics/time.js";
 
 export { RUNTIME_NAME, type MagicError, type Segment, type TranslateResult, type Translation } from "./magics/syntax.js";
@@ -144,7 +155,12 @@ function lineMagic(text: string, line: number, rt: string, out: Out): void {
     case "magic": {
       const extra = tokenize(text, head.rest, line);
       if (extra.length > 0) {
-        throw new Fail({ message: `${label} takes no arguments, got ${JSON.stringify(extra[0].text)}`, word: extra[0].text, line, column: extra[0].column + 1 });
+        throw new Fail({
+          message: `${label} takes no arguments, got ${JSON.stringify(extra[0].text)}`,
+          word: extra[0].text,
+          line,
+          column: extra[0].column + 1,
+        });
       }
       b.add(magic.name === "lsmagic" ? `${rt}.lsmagic();` : helpCall(rt, undefined, undefined));
       break;
@@ -155,4 +171,3 @@ function lineMagic(text: string, line: number, rt: string, out: Out): void {
   }
   done();
 }
-

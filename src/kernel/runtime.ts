@@ -44,7 +44,12 @@ export function run<A extends Analysis>(analysis: A, data: FrameInput, spec: Pre
 }
 
 /** A cell magic with several theta rows: an experiment, one prediction per row. */
-export async function runExperiment<A extends Analysis>(analysis: A, data: FrameInput, spec: PredictionSpec, options: Record<string, unknown>): Promise<ExperimentPrediction> {
+export async function runExperiment<A extends Analysis>(
+  analysis: A,
+  data: FrameInput,
+  spec: PredictionSpec,
+  options: Record<string, unknown>,
+): Promise<ExperimentPrediction> {
   const p = await run(analysis, data, spec, options);
   if (!isExperiment(p)) throw new Error(`${analysisLabel(analysis)}: expected a prediction per theta row, got one prediction`);
   return p;

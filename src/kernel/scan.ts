@@ -12,22 +12,7 @@
 type Frame = { kind: "code"; braces: number } | { kind: "template" };
 
 const REGEX_AFTER_CHARS = new Set("(,=:[!&|?{};+-*%<>~^");
-const REGEX_AFTER_WORDS = new Set([
-  "return",
-  "typeof",
-  "instanceof",
-  "in",
-  "of",
-  "new",
-  "delete",
-  "void",
-  "throw",
-  "case",
-  "do",
-  "else",
-  "yield",
-  "await",
-]);
+const REGEX_AFTER_WORDS = new Set(["return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case", "do", "else", "yield", "await"]);
 
 const isIdentChar = (c: string): boolean => /[\w$]/.test(c);
 
@@ -171,8 +156,8 @@ function skipRegex(line: string, i: number): number {
   while (i < line.length) {
     const c = line[i];
     if (c === "\\") i += 2;
-    else if (c === "[") (inClass = true), i++;
-    else if (c === "]") (inClass = false), i++;
+    else if (c === "[") ((inClass = true), i++);
+    else if (c === "]") ((inClass = false), i++);
     else if (c === "/" && !inClass) return i + 1;
     else i++;
   }

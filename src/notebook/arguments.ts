@@ -67,7 +67,10 @@ export function checkArguments(analysis: Analysis, spec: unknown, options: unkno
         message: `${quoted(key)} is an option, not a spec key: pass it in the options (third argument), e.g. ${analysis}(data, spec, { ${key}: ... }); the spec takes ${SPEC_KEYS.join(", ")}`,
       });
     } else {
-      problems.push({ field: `spec.${key}`, message: `unknown spec key ${quoted(key)}${didYouMean(key, SPEC_KEYS)} (ignored; the spec, the second argument, takes ${SPEC_KEYS.join(", ")})` });
+      problems.push({
+        field: `spec.${key}`,
+        message: `unknown spec key ${quoted(key)}${didYouMean(key, SPEC_KEYS)} (ignored; the spec, the second argument, takes ${SPEC_KEYS.join(", ")})`,
+      });
     }
   }
   const known = OPTION_KEYS[analysis];
@@ -89,7 +92,10 @@ export function checkArguments(analysis: Analysis, spec: unknown, options: unkno
   for (const key of keysOf(run)) {
     if ((RUN_KEYS as readonly string[]).includes(key)) continue;
     const where = ANY_OPTION_KEY.has(key) ? "; it is an option: pass it in the third argument" : didYouMean(key, RUN_KEYS);
-    problems.push({ field: `run.${key}`, message: `unknown run setting ${quoted(key)}${where} (ignored; the run settings, the fourth argument, are ${RUN_KEYS.join(", ")})` });
+    problems.push({
+      field: `run.${key}`,
+      message: `unknown run setting ${quoted(key)}${where} (ignored; the run settings, the fourth argument, are ${RUN_KEYS.join(", ")})`,
+    });
   }
   return problems;
 }

@@ -25,7 +25,18 @@
 import { availableParallelism } from "node:os";
 import type { Analysis, GridOptionsInput, MaxFitOptionsInput, PsrOptionsInput } from "../client/index.js";
 import { mapLimit } from "../internal/group.js";
-import { cellValue, JUPYTER_DISPLAY, RBP_BUNDLE, escapeHtml, formatCount, formatNumber, htmlBundle, TABLE_CSS, type Figure, type MimeBundle } from "../display/index.js";
+import {
+  cellValue,
+  JUPYTER_DISPLAY,
+  RBP_BUNDLE,
+  escapeHtml,
+  formatCount,
+  formatNumber,
+  htmlBundle,
+  TABLE_CSS,
+  type Figure,
+  type MimeBundle,
+} from "../display/index.js";
 import { textTable } from "../display/format.js";
 import { toRequest, type FrameInput } from "../frame/index.js";
 import { outputFrame, writeFrameCsv, type FrameColumns, type ToFrameOptions } from "../frame/out.js";
@@ -169,7 +180,10 @@ export class Backtest {
     this.elapsedMs = init.elapsedMs;
     this.#indexName = init.indexName;
     this.#hasLagged = init.hasLagged;
-    const m = [metricsOf(analysisLabel(init.analysis), init.rows, (r) => r.predicted), metricsOf("linear regression (same window)", init.rows, (r) => r.regression)];
+    const m = [
+      metricsOf(analysisLabel(init.analysis), init.rows, (r) => r.predicted),
+      metricsOf("linear regression (same window)", init.rows, (r) => r.regression),
+    ];
     // Persistence forecasts no change: it has no direction to hit.
     if (init.hasLagged) m.push({ ...metricsOf("persistence", init.rows, (r) => r.persistence), hitRate: null });
     this.metrics = m;
@@ -189,7 +203,14 @@ export class Backtest {
   /** The metrics as a table: forecasts, MAE, RMSE, correlation, hit rate per forecaster. */
   table(): DisplayTable {
     const header = ["forecaster", "forecasts", "MAE", "RMSE", "correlation", "hit rate"];
-    const rows = this.metrics.map((m) => [m.forecaster, formatCount(m.n), fmt(m.mae), fmt(m.rmse), fmt(m.correlation), m.hitRate === null ? "—" : `${(100 * m.hitRate).toFixed(1)} %`]);
+    const rows = this.metrics.map((m) => [
+      m.forecaster,
+      formatCount(m.n),
+      fmt(m.mae),
+      fmt(m.rmse),
+      fmt(m.correlation),
+      m.hitRate === null ? "—" : `${(100 * m.hitRate).toFixed(1)} %`,
+    ]);
     const caption = `${this.title}: ${formatCount(this.rows.length)} rows, ${this.rows[0]?.label ?? ""} to ${this.rows[this.rows.length - 1]?.label ?? ""}`;
     const html =
       `<style>${TABLE_CSS}</style><table class="rbp-table"><caption>${escapeHtml(caption)}</caption><thead><tr>${header.map((h) => `<th>${escapeHtml(h)}</th>`).join("")}</tr></thead>` +
@@ -205,10 +226,16 @@ export class Backtest {
       { type: "scatter", mode: "lines", name: analysisLabel(this.analysis), x, y: this.predicted, line: { color: "#1f77b4" } },
       { type: "scatter", mode: "lines", name: "linear regression", x, y: this.rows.map((r) => r.regression), line: { color: "#ff7f0e", dash: "dot" } },
     ];
-    if (this.#hasLagged) data.push({ type: "scatter", mode: "lines", name: "persistence", x, y: this.rows.map((r) => r.persistence), line: { color: "#2ca02c", dash: "dash" } });
+    if (this.#hasLagged)
+      data.push({ type: "scatter", mode: "lines", name: "persistence", x, y: this.rows.map((r) => r.persistence), line: { color: "#2ca02c", dash: "dash" } });
     return displayFigure({
       data,
-      layout: { title: { text: `${this.title}: actual and predicted` }, xaxis: { title: { text: this.#indexName } }, yaxis: { title: { text: this.outcome } }, height: options.height ?? 380 },
+      layout: {
+        title: { text: `${this.title}: actual and predicted` },
+        xaxis: { title: { text: this.#indexName } },
+        yaxis: { title: { text: this.outcome } },
+        height: options.height ?? 380,
+      },
     });
   }
 
@@ -227,10 +254,16 @@ export class Backtest {
       { type: "scatter", mode: "lines", name: analysisLabel(this.analysis), x, y: cumulative((r) => r.predicted), line: { color: "#1f77b4" } },
       { type: "scatter", mode: "lines", name: "linear regression", x, y: cumulative((r) => r.regression), line: { color: "#ff7f0e", dash: "dot" } },
     ];
-    if (this.#hasLagged) data.push({ type: "scatter", mode: "lines", name: "persistence", x, y: cumulative((r) => r.persistence), line: { color: "#2ca02c", dash: "dash" } });
+    if (this.#hasLagged)
+      data.push({ type: "scatter", mode: "lines", name: "persistence", x, y: cumulative((r) => r.persistence), line: { color: "#2ca02c", dash: "dash" } });
     return displayFigure({
       data,
-      layout: { title: { text: `${this.title}: cumulative absolute error` }, xaxis: { title: { text: this.#indexName } }, yaxis: { title: { text: `sum of |error| (${this.outcome})` } }, height: options.height ?? 340 },
+      layout: {
+        title: { text: `${this.title}: cumulative absolute error` },
+        xaxis: { title: { text: this.#indexName } },
+        yaxis: { title: { text: `sum of |error| (${this.outcome})` } },
+        height: options.height ?? 340,
+      },
     });
   }
 
@@ -250,7 +283,10 @@ export class Backtest {
   }
 
   text(): string {
-    const lines = [`${this.title}: ${formatCount(this.rows.length)} forecasts, ${formatCount(this.plan.jobs)} jobs on the ${this.plan.service} service`, this.table().text];
+    const lines = [
+      `${this.title}: ${formatCount(this.rows.length)} forecasts, ${formatCount(this.plan.jobs)} jobs on the ${this.plan.service} service`,
+      this.table().text,
+    ];
     for (const n of this.notes) lines.push(`Note: ${n}`);
     return lines.join("\n");
   }
@@ -266,7 +302,16 @@ export class Backtest {
   }
 
   toJSON(): Record<string, unknown> {
-    return { analysis: this.analysis, title: this.title, outcome: this.outcome, plan: this.plan, metrics: this.metrics, rows: this.rows, notes: this.notes, elapsedMs: this.elapsedMs };
+    return {
+      analysis: this.analysis,
+      title: this.title,
+      outcome: this.outcome,
+      plan: this.plan,
+      metrics: this.metrics,
+      rows: this.rows,
+      notes: this.notes,
+      elapsedMs: this.elapsedMs,
+    };
   }
 
   [Symbol.for("nodejs.util.inspect.custom")](): string {
@@ -275,7 +320,10 @@ export class Backtest {
 
   #bundles(): MimeBundle[] {
     const out: MimeBundle[] = [];
-    if (this.notes.length > 0) out.push(htmlBundle(`<p class="rbp-notes">${this.notes.map((n) => `Note: ${escapeHtml(n)}`).join("<br>")}</p>`, this.notes.map((n) => `Note: ${n}`).join("\n")));
+    if (this.notes.length > 0)
+      out.push(
+        htmlBundle(`<p class="rbp-notes">${this.notes.map((n) => `Note: ${escapeHtml(n)}`).join("<br>")}</p>`, this.notes.map((n) => `Note: ${n}`).join("\n")),
+      );
     out.push(this.table()[RBP_BUNDLE](), this.chart()[RBP_BUNDLE](), this.errorChart()[RBP_BUNDLE]());
     return out;
   }
@@ -378,7 +426,8 @@ function usage(detail: string, hint?: string): PredictionError {
 
 function positionOf(at: number | string, labels: ReadonlyArray<string>, what: string): number {
   if (typeof at === "number") {
-    if (!Number.isInteger(at) || at >= labels.length || at < -labels.length) throw usage(`${what}: row position ${at} is not a row of the data (0 to ${labels.length - 1}, or negative from the end)`);
+    if (!Number.isInteger(at) || at >= labels.length || at < -labels.length)
+      throw usage(`${what}: row position ${at} is not a row of the data (0 to ${labels.length - 1}, or negative from the end)`);
     return at < 0 ? labels.length + at : at;
   }
   const i = labels.indexOf(String(at));
@@ -406,7 +455,11 @@ export async function backtest<A extends Analysis = "psr">(data: FrameInput, spe
   const started = Date.now();
   const analysis = (options.analysis ?? "psr") as Analysis;
   if (!["psr", "maxfit", "grid"].includes(analysis)) throw usage(`analysis must be psr, maxfit or grid, got ${String(analysis)}`);
-  const frame = toRequest(data, { ...(spec.y !== undefined ? { y: spec.y } : {}), ...(spec.X !== undefined ? { X: spec.X } : {}), ...(spec.index !== undefined ? { index: spec.index } : {}) });
+  const frame = toRequest(data, {
+    ...(spec.y !== undefined ? { y: spec.y } : {}),
+    ...(spec.X !== undefined ? { X: spec.X } : {}),
+    ...(spec.index !== undefined ? { index: spec.index } : {}),
+  });
   const K = frame.attributes.length;
   const N = frame.y.length;
   const labels = frame.rowLabels;
@@ -421,13 +474,15 @@ export async function backtest<A extends Analysis = "psr">(data: FrameInput, spe
   const window = positiveInteger(options.window, "window");
   const step = positiveInteger(options.step, "step") ?? 1;
   const minTrain = positiveInteger(options.minTrain, "minTrain") ?? K + 2;
-  if (window !== undefined && window < minTrain) throw usage(`window (${window}) is smaller than minTrain (${minTrain})`, "A window needs at least the number of attributes + 2 rows.");
+  if (window !== undefined && window < minTrain)
+    throw usage(`window (${window}) is smaller than minTrain (${minTrain})`, "A window needs at least the number of attributes + 2 rows.");
   const start = options.start !== undefined ? positionOf(options.start, labels, "start") : minTrain;
   const end = options.end !== undefined ? positionOf(options.end, labels, "end") : N - 1;
   if (start < minTrain) throw usage(`start (row ${labels[start] ?? start}) has ${start} rows before it; at least ${minTrain} (minTrain) are needed`);
   if (start > end) throw usage(`start (row ${labels[start] ?? start}) comes after end (row ${labels[end] ?? end})`);
   const calibration = options.calibration ?? 0;
-  if (calibration !== "best" && (!Number.isInteger(calibration) || calibration < 0)) throw usage(`calibration must be a non-negative integer or "best", got ${String(calibration)}`);
+  if (calibration !== "best" && (!Number.isInteger(calibration) || calibration < 0))
+    throw usage(`calibration must be a non-negative integer or "best", got ${String(calibration)}`);
 
   // The steps: evaluation rows sharing one training window.
   interface Chunk {
@@ -445,7 +500,10 @@ export async function backtest<A extends Analysis = "psr">(data: FrameInput, spe
     }
     if (rows.length > 0) chunks.push({ from: window !== undefined ? Math.max(0, s - window) : 0, to: s, rows });
   }
-  if (skipped.length > 0) notes.push(`skipped ${skipped.length === 1 ? "an evaluation row" : `${skipped.length} evaluation rows`} with a missing attribute: ${skipped.slice(0, 10).join(", ")}${skipped.length > 10 ? ", ..." : ""}`);
+  if (skipped.length > 0)
+    notes.push(
+      `skipped ${skipped.length === 1 ? "an evaluation row" : `${skipped.length} evaluation rows`} with a missing attribute: ${skipped.slice(0, 10).join(", ")}${skipped.length > 10 ? ", ..." : ""}`,
+    );
   if (chunks.length === 0) throw usage("no evaluation row has every attribute");
 
   const connection = options.connection ?? (await connect());
@@ -453,14 +511,22 @@ export async function backtest<A extends Analysis = "psr">(data: FrameInput, spe
   const plan: BacktestPlan = { jobs, requests: chunks.length, units: jobs, service: connection.mode };
   if (connection.mode === "hosted") {
     const log = options.log ?? ((line: string) => console.log(line));
-    log(`backtest: ${formatCount(jobs)} predictions in ${formatCount(chunks.length)} requests: ${formatCount(jobs)} jobs, ${formatCount(jobs)} quota units on the hosted service at ${connection.baseUrl}`);
+    log(
+      `backtest: ${formatCount(jobs)} predictions in ${formatCount(chunks.length)} requests: ${formatCount(jobs)} jobs, ${formatCount(jobs)} quota units on the hosted service at ${connection.baseUrl}`,
+    );
     const threshold = options.confirmAbove ?? 100;
     if (jobs > threshold && options.confirm !== true) {
-      throw usage(`this backtest would spend ${formatCount(jobs)} quota units on the hosted service (more than ${formatCount(threshold)}); nothing was submitted`, "Pass confirm: true to spend them, or a larger step or later start for fewer jobs.");
+      throw usage(
+        `this backtest would spend ${formatCount(jobs)} quota units on the hosted service (more than ${formatCount(threshold)}); nothing was submitted`,
+        "Pass confirm: true to spend them, or a larger step or later start for fewer jobs.",
+      );
     }
     const quota = await connection.quota();
     if (quota.remaining < jobs) {
-      throw usage(`this backtest needs ${formatCount(jobs)} quota units but the plan has ${formatCount(quota.remaining)} left; nothing was submitted`, "Start later, or end earlier, for fewer jobs.");
+      throw usage(
+        `this backtest needs ${formatCount(jobs)} quota units but the plan has ${formatCount(quota.remaining)} left; nothing was submitted`,
+        "Start later, or end earlier, for fewer jobs.",
+      );
     }
   }
 
@@ -528,5 +594,16 @@ export async function backtest<A extends Analysis = "psr">(data: FrameInput, spe
   const failed = jobs - rows.length;
   progress.finish(failed > 0 ? "partial_failed" : "completed", { rows: { done: jobs, failed, total: jobs } });
   if (failed > 0) notes.push(`${formatCount(failed)} ${failed === 1 ? "row" : "rows"} failed on the service and ${failed === 1 ? "is" : "are"} left out`);
-  return new Backtest({ analysis, title, outcome: frame.outcome, rows, predictions, plan, notes, elapsedMs: Date.now() - started, indexName, hasLagged: lagged !== undefined });
+  return new Backtest({
+    analysis,
+    title,
+    outcome: frame.outcome,
+    rows,
+    predictions,
+    plan,
+    notes,
+    elapsedMs: Date.now() - started,
+    indexName,
+    hasLagged: lagged !== undefined,
+  });
 }

@@ -228,7 +228,7 @@ async function open(options: ConnectOptions): Promise<Connection> {
             ? "CSA_API_KEY is set, so predictions go to the hosted service, but its address is not known (the API specification does not publish one)."
             : "the hosted service was asked for, but its address is not known (the API specification does not publish one).",
         field: "RBP_BASE_URL",
-        hint: 'Set RBP_BASE_URL (or CSA_BASE_URL) to the address your provider gave you, or pass connect({ baseUrl }). To use the embedded local service instead, call connect({ hosted: false }).',
+        hint: "Set RBP_BASE_URL (or CSA_BASE_URL) to the address your provider gave you, or pass connect({ baseUrl }). To use the embedded local service instead, call connect({ hosted: false }).",
       });
     }
     try {
@@ -297,7 +297,11 @@ export async function connect(options?: ConnectOptions): Promise<Connection> {
     throw error;
   }
   if (state.current === entry) state.lastOptions = opts;
-  if (previous !== undefined) void previous.promise.then((c) => c.close(), () => undefined);
+  if (previous !== undefined)
+    void previous.promise.then(
+      (c) => c.close(),
+      () => undefined,
+    );
   return connection;
 }
 

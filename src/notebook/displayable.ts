@@ -5,7 +5,17 @@
  * `display()` reads it) and a short `util.inspect` text (what tslab prints for a cell's last
  * value), so neither JSON nor Object.keys sees anything but the data.
  */
-import { defineDisplay, figureBundle, figureTitle, tableBundle, traceTypes, type OwnDisplayable, type Figure, type HtmlTable, type MimeBundle } from "../display/index.js";
+import {
+  defineDisplay,
+  figureBundle,
+  figureTitle,
+  tableBundle,
+  traceTypes,
+  type OwnDisplayable,
+  type Figure,
+  type HtmlTable,
+  type MimeBundle,
+} from "../display/index.js";
 
 const INSPECT = Symbol.for("nodejs.util.inspect.custom");
 
@@ -28,5 +38,9 @@ export function displayFigure(figure: Figure): DisplayFigure {
 }
 
 export function displayTable(table: HtmlTable): DisplayTable {
-  return decorate(table, () => tableBundle(table), () => table.text);
+  return decorate(
+    table,
+    () => tableBundle(table),
+    () => table.text,
+  );
 }

@@ -226,7 +226,9 @@ const withJob = (jobId: number | undefined) => (jobId !== undefined ? { jobId } 
  */
 const TRANSLATIONS: ReadonlyArray<Translation<unknown>> = [
   row(FrameError, (error, make) => {
-    const where = [error.column !== undefined ? `column "${error.column}"` : undefined, error.row !== undefined ? `row ${error.row}` : undefined].filter(Boolean);
+    const where = [error.column !== undefined ? `column "${error.column}"` : undefined, error.row !== undefined ? `row ${error.row}` : undefined].filter(
+      Boolean,
+    );
     const mentioned = error.column === undefined || error.message.includes(error.column);
     return make("data", mentioned || where.length === 0 ? error.message : `${error.message} (${where.join(", ")})`, {
       ...withField(error.column),
@@ -249,7 +251,10 @@ const TRANSLATIONS: ReadonlyArray<Translation<unknown>> = [
     }),
   ),
   row(PayloadTooLargeError, (error, make) =>
-    make("too-large", error.message, { ...status(error), hint: error.local ? "Nothing was sent. Use fewer rows or attributes, or send X in parts." : undefined }),
+    make("too-large", error.message, {
+      ...status(error),
+      hint: error.local ? "Nothing was sent. Use fewer rows or attributes, or send X in parts." : undefined,
+    }),
   ),
   row(FieldTooLargeError, (error, make) =>
     make("too-large", error.message, {
@@ -338,5 +343,7 @@ export function toPredictionError(error: unknown, ctx: ErrorContext): Prediction
   const found = TRANSLATIONS.find((t) => error instanceof t.cls);
   if (found !== undefined) return found.translate(error, make, ctx.service === "hosted");
   const e = error instanceof Error ? error : new Error(String(error));
-  return make("internal", `${e.name === "Error" ? "" : `${e.name}: `}${e.message}`, { hint: "This looks like a bug in rbp-notebook; error.cause has the details." });
+  return make("internal", `${e.name === "Error" ? "" : `${e.name}: `}${e.message}`, {
+    hint: "This looks like a bug in rbp-notebook; error.cause has the details.",
+  });
 }

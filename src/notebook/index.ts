@@ -14,7 +14,19 @@ import type { QuotaStatus } from "../client/index.js";
 import { connect } from "./connect.js";
 
 export { connect, disconnect, currentConnection, Connection, type ConnectOptions, type ServiceKind } from "./connect.js";
-export { grid, maxfit, psr, predict, isExperiment, type AnyPrediction, type CellValue, type PredictionSpec, type RunSettings, type SingleTheta, type SinglePredictionSpec } from "./run.js";
+export {
+  grid,
+  maxfit,
+  psr,
+  predict,
+  isExperiment,
+  type AnyPrediction,
+  type CellValue,
+  type PredictionSpec,
+  type RunSettings,
+  type SingleTheta,
+  type SinglePredictionSpec,
+} from "./run.js";
 export {
   Prediction,
   ExperimentPrediction,

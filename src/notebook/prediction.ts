@@ -231,7 +231,13 @@ abstract class PredictionBase {
 
   /** The summary, the notes and the charts as one mime bundle (HTML and text). */
   bundle(options: FigureOptions = {}): MimeBundle {
-    const html = [`<div class="rbp-prediction">`, notesHtml(this.shownNotes()), this.summary().html, ...this.figures(options).map((f) => figureHtml(f)), `</div>`].join("");
+    const html = [
+      `<div class="rbp-prediction">`,
+      notesHtml(this.shownNotes()),
+      this.summary().html,
+      ...this.figures(options).map((f) => figureHtml(f)),
+      `</div>`,
+    ].join("");
     return { "text/html": html, "text/plain": this.text() };
   }
 
@@ -406,7 +412,11 @@ export class Prediction extends PredictionBase {
   get impact(): AttributeImpact[] | undefined {
     const gi = this.result.grid_insights;
     if (gi === undefined) return undefined;
-    return this.context.attributes.map((attribute, j) => ({ attribute, impactOnFit: gi.impact_on_fit[j] ?? null, impactOnPrediction: gi.impact_on_prediction[j] ?? null }));
+    return this.context.attributes.map((attribute, j) => ({
+      attribute,
+      impactOnFit: gi.impact_on_fit[j] ?? null,
+      impactOnPrediction: gi.impact_on_prediction[j] ?? null,
+    }));
   }
 
   // -------------------------------------------------------------------------------------------
@@ -474,7 +484,11 @@ export class Prediction extends PredictionBase {
   impactColumns(): FrameColumns {
     const impact = this.impact;
     if (impact === undefined) {
-      throw usage(this.#label, "Impact on Fit and Impact on Prediction come from a Grid; this is a " + this.#label + " prediction", "Run grid(...) for the attribute impacts.");
+      throw usage(
+        this.#label,
+        "Impact on Fit and Impact on Prediction come from a Grid; this is a " + this.#label + " prediction",
+        "Run grid(...) for the attribute impacts.",
+      );
     }
     return {
       indexName: "attribute",
@@ -511,7 +525,11 @@ export class Prediction extends PredictionBase {
   /** A Grid's Impact on Fit and Impact on Prediction by attribute. */
   impactChart(options: FigureOptions = {}): DisplayFigure {
     if (this.result.grid_insights === undefined) {
-      throw usage(this.#label, "Impact on Fit and Impact on Prediction come from a Grid; this is a " + this.#label + " prediction", "Run grid(...) for the attribute impacts.");
+      throw usage(
+        this.#label,
+        "Impact on Fit and Impact on Prediction come from a Grid; this is a " + this.#label + " prediction",
+        "Run grid(...) for the attribute impacts.",
+      );
     }
     return displayFigure(impactFigure(this.result, this.context, options));
   }
@@ -519,7 +537,11 @@ export class Prediction extends PredictionBase {
   /** yhat and fit across a PSR's thresholds. */
   thresholdChart(options: FigureOptions = {}): DisplayFigure {
     if (this.analysis === "grid") {
-      throw usage(this.#label, "a Grid gives one composite prediction, not one per threshold", "Run psr(..., { threshold: [0, 0.2, 0.5, 0.8] }) to see yhat and fit across thresholds.");
+      throw usage(
+        this.#label,
+        "a Grid gives one composite prediction, not one per threshold",
+        "Run psr(..., { threshold: [0, 0.2, 0.5, 0.8] }) to see yhat and fit across thresholds.",
+      );
     }
     return displayFigure(thresholdFigure(this.result, this.context, options));
   }

@@ -67,7 +67,11 @@ export interface LineStream {
 }
 
 function seconds(ms: number): string {
-  return ms < 10_000 ? `${(ms / 1000).toFixed(2)} s` : ms < 120_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+  return ms < 10_000
+    ? `${(ms / 1000).toFixed(2)} s`
+    : ms < 120_000
+      ? `${(ms / 1000).toFixed(1)} s`
+      : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
 /** The text of a progress line. */
@@ -90,7 +94,11 @@ export function progressText(e: Omit<ProgressEvent, "text">): string {
 function bundleOf(e: ProgressEvent): MimeBundle {
   const color = e.status === "failed" ? "#c62828" : e.status === "partial_failed" ? "#b26a00" : e.final ? "#2e7d32" : "#555";
   // A CSS mark, not a glyph (see the module comment): ring while running, dot when completed, square when failed.
-  const shape = !e.final ? `border:2px solid ${color};border-radius:50%` : e.status === "completed" ? `background:${color};border-radius:50%` : `background:${color}`;
+  const shape = !e.final
+    ? `border:2px solid ${color};border-radius:50%`
+    : e.status === "completed"
+      ? `background:${color};border-radius:50%`
+      : `background:${color}`;
   const mark = `<span class="rbp-progress-mark" aria-hidden="true" style="display:inline-block;box-sizing:border-box;width:.7em;height:.7em;margin-right:.45em;vertical-align:-.05em;${shape}"></span>`;
   let bar = "";
   if (e.rows !== undefined && e.rows.total > 0) {

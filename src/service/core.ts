@@ -20,7 +20,16 @@ import { Authenticator } from "./auth.js";
 import type { Credentials, Org } from "./credentials.js";
 import { MiB, ServiceError } from "./http.js";
 import type { Analysis } from "../api/options.js";
-import { DEFAULT_RESULT_MEMORY_BYTES, DEFAULT_RETENTION_MS, EmbeddedStore, LruCache, type Experiment, type Job, type JobFailure, type JobVariant } from "./jobs.js";
+import {
+  DEFAULT_RESULT_MEMORY_BYTES,
+  DEFAULT_RETENTION_MS,
+  EmbeddedStore,
+  LruCache,
+  type Experiment,
+  type Job,
+  type JobFailure,
+  type JobVariant,
+} from "./jobs.js";
 import { MemoryPersistence } from "./persistence.js";
 import { ERROR_PREDICTION_FAILED, ERROR_PROCESS_JOB, PoolJobError, PoolClosedError, STATUS_PROCESSING, WorkerPool, type PoolSettings } from "./pool.js";
 import type { WorkerDone, WorkerFailed, WorkerPartials, WorkerRows, WorkerTask } from "./worker.js";
@@ -152,7 +161,11 @@ export class PredictionService {
     const config = { ...DEFAULT_CONFIG, ...definedOnly(settings.config ?? {}) };
     const store =
       settings.store ??
-      (await EmbeddedStore.open(new MemoryPersistence(), { retentionMs: config.retentionMs, maxResultMemoryBytes: config.maxResultMemoryBytes, log: settings.log }));
+      (await EmbeddedStore.open(new MemoryPersistence(), {
+        retentionMs: config.retentionMs,
+        maxResultMemoryBytes: config.maxResultMemoryBytes,
+        log: settings.log,
+      }));
     const service = new PredictionService(settings, store);
     service.pump();
     return service;
@@ -210,13 +223,22 @@ export class PredictionService {
       }
       if (error instanceof StorageFullError) {
         this.log(`storage full: ${error.detail}`);
-        throw new ServiceError(507, "insufficient_storage", "the service's storage is full, so the request was not accepted and nothing was charged; try again once space is freed (the service's operator can remove old results or shorten --retention)");
+        throw new ServiceError(
+          507,
+          "insufficient_storage",
+          "the service's storage is full, so the request was not accepted and nothing was charged; try again once space is freed (the service's operator can remove old results or shorten --retention)",
+        );
       }
       if (error instanceof StorageBusyError) {
         this.log(`storage busy: ${error.detail}`);
-        throw new ServiceError(503, "service_busy", "the service cannot store the request right now (too many open files), so nothing was charged; try again in a moment", {
-          headers: { "retry-after": "1" },
-        });
+        throw new ServiceError(
+          503,
+          "service_busy",
+          "the service cannot store the request right now (too many open files), so nothing was charged; try again in a moment",
+          {
+            headers: { "retry-after": "1" },
+          },
+        );
       }
       throw error;
     }
@@ -291,7 +313,6 @@ export class PredictionService {
   async storedField(job: Job, segments: string[]): Promise<ResolvedField | undefined> {
     return this.store.readResultField ? await this.store.readResultField(job, segments) : undefined;
   }
-
 
   /**
    * Resolves once the job is completed or failed, or after `timeoutMs`, whichever is first: for
@@ -493,4 +514,3 @@ function rowFailure(row: WorkerFailed): JobFailure {
 function definedOnly<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
-

@@ -49,12 +49,14 @@ const dateString = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { mess
 export const CredentialsFileSchema = z.object({
   orgs: z
     .array(
-      z.object({
-        name: z.string().min(1, "a non-empty organisation name"),
-        api_key: z.string().min(8, "an API key of at least 8 characters"),
-        plan: z.object({ quota: z.number().int().nonnegative() }).passthrough().optional(),
-        users: z.array(z.object({ access_id: z.string().min(1), expires: dateString.optional() }).passthrough()),
-      }).passthrough(),
+      z
+        .object({
+          name: z.string().min(1, "a non-empty organisation name"),
+          api_key: z.string().min(8, "an API key of at least 8 characters"),
+          plan: z.object({ quota: z.number().int().nonnegative() }).passthrough().optional(),
+          users: z.array(z.object({ access_id: z.string().min(1), expires: dateString.optional() }).passthrough()),
+        })
+        .passthrough(),
     )
     .min(1, "at least one organisation"),
 });

@@ -213,7 +213,13 @@ export async function locateField(scanner: JsonScanner, segments: string[], root
         root.map((m) => m.key),
         segment,
       );
-      if (key === undefined) throw fieldNotFound(segments, path, segment, root.map((m) => m.key));
+      if (key === undefined)
+        throw fieldNotFound(
+          segments,
+          path,
+          segment,
+          root.map((m) => m.key),
+        );
       path.push(key);
       start = root.find((m) => m.key === key)!.start;
     } else if (c === LBRACK) {
@@ -231,7 +237,13 @@ export async function locateField(scanner: JsonScanner, segments: string[], root
         members.map((m) => m.key),
         segment,
       );
-      if (key === undefined) throw fieldNotFound(segments, path, segment, members.map((m) => m.key));
+      if (key === undefined)
+        throw fieldNotFound(
+          segments,
+          path,
+          segment,
+          members.map((m) => m.key),
+        );
       path.push(key);
       start = members.find((m) => m.key === key)!.start;
     } else {

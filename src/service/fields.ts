@@ -13,7 +13,11 @@ export interface ResolvedField {
   value: unknown;
 }
 
-const snake = (s: string) => s.trim().toLowerCase().replace(/[\s-]+/g, "_");
+const snake = (s: string) =>
+  s
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, "_");
 
 /** Follows `segments` inside `root`; a 404 ServiceError names the deepest valid prefix and its children. */
 export function resolveField(root: unknown, segments: string[]): ResolvedField {
@@ -100,7 +104,10 @@ export function jsonPath(path: PathPart[]): string {
 /** Smaller paths to ask for instead of a field that is too large. */
 export function smallerPaths(field: string, value: unknown, limit = 12): string[] {
   if (Array.isArray(value)) return smallerArrayPaths(field, value.length);
-  if (typeof value === "object" && value !== null) return Object.keys(value).slice(0, limit).map((k) => `${field}/${k}`);
+  if (typeof value === "object" && value !== null)
+    return Object.keys(value)
+      .slice(0, limit)
+      .map((k) => `${field}/${k}`);
   return [];
 }
 

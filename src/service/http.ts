@@ -115,7 +115,11 @@ export async function sendLargeJson(res: ServerResponse, status: number, parts: 
     for (let from = 0; from < part.length; from += LARGE_REPLY_CHARS) {
       if (res.destroyed) return;
       const more = res.write(part.slice(from, from + LARGE_REPLY_CHARS));
-      if (!more) await new Promise((resolve) => { res.once("drain", resolve); res.once("close", resolve); });
+      if (!more)
+        await new Promise((resolve) => {
+          res.once("drain", resolve);
+          res.once("close", resolve);
+        });
       else await new Promise((resolve) => setImmediate(resolve));
     }
   }
@@ -327,7 +331,8 @@ function replaceNonFiniteTokens(text: string): string | undefined {
       continue;
     }
     if (c === "N" || c === "I" || c === "-") {
-      const hit = previous === "" || previous === "[" || previous === "," || previous === ":" ? NON_FINITE_TOKENS.find(([t]) => text.startsWith(t, i)) : undefined;
+      const hit =
+        previous === "" || previous === "[" || previous === "," || previous === ":" ? NON_FINITE_TOKENS.find(([t]) => text.startsWith(t, i)) : undefined;
       if (hit && !/[A-Za-z0-9_$.]/.test(text[i + hit[0].length] ?? "")) {
         out.push(text.slice(from, i), hit[1]);
         i += hit[0].length - 1;
@@ -367,7 +372,11 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
   const [status, reason] = PARSER_STATUS[error.code ?? ""] ?? [400, "Bad Request"];
   const body = toJson(
     errorBody(
-      new ServiceError(status, status === 400 ? "bad_request" : status === 431 ? "headers_too_large" : status === 408 ? "request_timeout" : "payload_too_large", `${reason}: the request could not be read as HTTP/1.1`),
+      new ServiceError(
+        status,
+        status === 400 ? "bad_request" : status === 431 ? "headers_too_large" : status === 408 ? "request_timeout" : "payload_too_large",
+        `${reason}: the request could not be read as HTTP/1.1`,
+      ),
     ),
   );
   const head =

@@ -245,11 +245,17 @@ function checkOptions(o: LocalServiceOptions): void {
     throw new RangeError(`startLocalService: publicUrl must be an absolute http(s) URL, got ${o.publicUrl}`);
   }
   if (o.decimals !== undefined && o.decimals !== null) integer("decimals", o.decimals, 0, 15);
-  if (o.store !== undefined && (o.dataDir !== undefined || o.maxJobRecords !== undefined || o.maxResultMemoryBytes !== undefined || o.retentionMs !== undefined)) {
-    throw new RangeError("startLocalService: store replaces the embedded store; dataDir, retentionMs, maxResultMemoryBytes and maxJobRecords configure the embedded one");
+  if (
+    o.store !== undefined &&
+    (o.dataDir !== undefined || o.maxJobRecords !== undefined || o.maxResultMemoryBytes !== undefined || o.retentionMs !== undefined)
+  ) {
+    throw new RangeError(
+      "startLocalService: store replaces the embedded store; dataDir, retentionMs, maxResultMemoryBytes and maxJobRecords configure the embedded one",
+    );
   }
   for (const [name, value] of Object.entries(o.limits ?? {})) {
-    if (!Object.hasOwn(DEFAULT_LIMITS, name)) throw new RangeError(`startLocalService: limits.${name} is not a limit; the limits are ${Object.keys(DEFAULT_LIMITS).join(", ")}`);
+    if (!Object.hasOwn(DEFAULT_LIMITS, name))
+      throw new RangeError(`startLocalService: limits.${name} is not a limit; the limits are ${Object.keys(DEFAULT_LIMITS).join(", ")}`);
     integer(`limits.${name}`, value, 1);
   }
 }

@@ -21,28 +21,10 @@
  *   finish, oldest request first (`expire`), on disk too; their ids then answer 410.
  */
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import type {
-  BatchRecord,
-  ExperimentRecord,
-  JobFailure,
-  JobInput,
-  JobRecord,
-  Loaded,
-  Outcome,
-  Persistence,
-  ServiceState,
-} from "./persistence.js";
+import type { BatchRecord, ExperimentRecord, JobFailure, JobInput, JobRecord, Loaded, Outcome, Persistence, ServiceState } from "./persistence.js";
 import type { QuotaStatus } from "./quota.js";
 import { QuotaLedger } from "./quota.js";
-import {
-  QuotaExceededError,
-  storageError,
-  type Claimed,
-  type CreateFailedJob,
-  type CreateJobs,
-  type Created,
-  type Store,
-} from "./store.js";
+import { QuotaExceededError, storageError, type Claimed, type CreateFailedJob, type CreateJobs, type Created, type Store } from "./store.js";
 
 export type { ExperimentRecord as Experiment, JobFailure, JobInput, JobRecord as Job, JobStatus, JobVariant } from "./persistence.js";
 
@@ -204,7 +186,12 @@ export class EmbeddedStore implements Store {
     this.evict();
     this.nextJobId = Math.max(state?.next_job_id ?? 1, maxJob + 1, this.expiredBelowJob);
     this.nextExperimentId = Math.max(state?.next_experiment_id ?? 1, maxExperiment + 1, this.expiredBelowExperiment);
-    for (const batch of stale) void this.removeFiles(batch.first_job_id, batch.jobs.map((j) => j.id), batch.input_ref);
+    for (const batch of stale)
+      void this.removeFiles(
+        batch.first_job_id,
+        batch.jobs.map((j) => j.id),
+        batch.input_ref,
+      );
     // Inputs no unfinished job reads (a crash between writing a request's input and its batch).
     for (const ref of loaded.inputRefs) {
       if (!this.inputs.has(ref)) void this.persistence.deleteInput(ref).catch(() => undefined);
@@ -213,26 +200,31 @@ export class EmbeddedStore implements Store {
 
   /** The in-memory records of a stored request. */
   private records(batch: BatchRecord): { jobs: JobRecord[]; experiment?: ExperimentRecord } {
-    const jobs = batch.jobs.map(
-      (j, row): JobRecord => ({
-        id: j.id,
-        code: j.code,
-        org: batch.org,
-        analysis: batch.analysis,
-        status: batch.failure ? "failed" : "queued",
-        created_at: batch.created_at,
-        ...(batch.failure ? { finished_at: batch.created_at, failure: batch.failure } : {}),
-        warnings: batch.warnings,
-        ...(batch.theta_source ? { theta_source: batch.theta_source } : {}),
-        ...(batch.experiment ? { experiment_id: batch.experiment.id } : {}),
-        row,
-        input_ref: batch.input_ref,
-        ...(batch.censor_operator ? { censor_operator: batch.censor_operator } : {}),
-        ...(batch.variant ? { variant: batch.variant } : {}),
-      }),
-    );
+    const jobs = batch.jobs.map((j, row): JobRecord => ({
+      id: j.id,
+      code: j.code,
+      org: batch.org,
+      analysis: batch.analysis,
+      status: batch.failure ? "failed" : "queued",
+      created_at: batch.created_at,
+      ...(batch.failure ? { finished_at: batch.created_at, failure: batch.failure } : {}),
+      warnings: batch.warnings,
+      ...(batch.theta_source ? { theta_source: batch.theta_source } : {}),
+      ...(batch.experiment ? { experiment_id: batch.experiment.id } : {}),
+      row,
+      input_ref: batch.input_ref,
+      ...(batch.censor_operator ? { censor_operator: batch.censor_operator } : {}),
+      ...(batch.variant ? { variant: batch.variant } : {}),
+    }));
     const experiment: ExperimentRecord | undefined = batch.experiment
-      ? { id: batch.experiment.id, code: batch.experiment.code, org: batch.org, analysis: batch.analysis, job_ids: jobs.map((j) => j.id), created_at: batch.created_at }
+      ? {
+          id: batch.experiment.id,
+          code: batch.experiment.code,
+          org: batch.org,
+          analysis: batch.analysis,
+          job_ids: jobs.map((j) => j.id),
+          created_at: batch.created_at,
+        }
       : undefined;
     return { jobs, experiment };
   }
@@ -638,7 +630,9 @@ export class EmbeddedStore implements Store {
       await this.persistence.deleteInput(inputRef);
       await this.persistence.deleteBatch(first);
     } catch (error) {
-      this.log(`retention: files of request ${first} could not be removed (${error instanceof Error ? error.message : String(error)}); removed at the next start`);
+      this.log(
+        `retention: files of request ${first} could not be removed (${error instanceof Error ? error.message : String(error)}); removed at the next start`,
+      );
     }
   }
 

@@ -142,7 +142,13 @@ export function checkLimits(request: ParsedRequest, limits: ServiceLimits): Work
     throw new LimitExceededError(field, "maxCombinations", limits.maxCombinations, estimate.combinations, "Grid combinations per job");
   }
   if (estimate.retainedValues > limits.maxRetainedValues) {
-    throw new LimitExceededError("options.retain_grid_objects", "maxRetainedValues", limits.maxRetainedValues, estimate.retainedValues, "retained cell values per job");
+    throw new LimitExceededError(
+      "options.retain_grid_objects",
+      "maxRetainedValues",
+      limits.maxRetainedValues,
+      estimate.retainedValues,
+      "retained cell values per job",
+    );
   }
   if (estimate.work > limits.maxWork) {
     const field = estimate.combinations > 1 ? (given.max_iter !== undefined ? "options.max_iter" : "options.threshold") : "options.threshold";

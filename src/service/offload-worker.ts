@@ -70,7 +70,10 @@ function serialize(error: ServiceError): SerializedError {
 function parseBody(body: Uint8Array, depthStatus: number): unknown {
   const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8");
   if (text.trim() === "") {
-    throw new Refusal("body", new ServiceError(400, "malformed_json", "the request body is empty; expected a JSON object", { field: "body", expected: "a JSON object" }));
+    throw new Refusal(
+      "body",
+      new ServiceError(400, "malformed_json", "the request body is empty; expected a JSON object", { field: "body", expected: "a JSON object" }),
+    );
   }
   let value: unknown;
   try {
@@ -94,7 +97,10 @@ function v3Post(task: Extract<OffloadTask, { kind: "v3-post" }>): { reply: Offlo
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new Refusal(
       "body",
-      new ServiceError(422, "invalid_input", "body: expected a JSON object with access_id, y, X, theta and options", { field: "body", expected: "a JSON object" }),
+      new ServiceError(422, "invalid_input", "body: expected a JSON object with access_id, y, X, theta and options", {
+        field: "body",
+        expected: "a JSON object",
+      }),
     );
   }
   const accessId = (body as Record<string, unknown>).access_id;
@@ -146,7 +152,10 @@ function v2Post(task: Extract<OffloadTask, { kind: "v2-post" }>): { reply: Offlo
   const upload = task.upload;
   let request: ParsedRequest;
   try {
-    request = parseRequest(task.analysis, body, "v2", { requireAccessId: true, resolveXReference: upload ? () => matrixRows(upload) : undefined }) as ParsedRequest;
+    request = parseRequest(task.analysis, body, "v2", {
+      requireAccessId: true,
+      resolveXReference: upload ? () => matrixRows(upload) : undefined,
+    }) as ParsedRequest;
   } catch (error) {
     throw new Refusal("request", inputError(error), body.access_id);
   }
@@ -178,7 +187,10 @@ function upload(task: Extract<OffloadTask, { kind: "upload" }>): { reply: Offloa
   try {
     matrix = parseUpload(value);
   } catch (error) {
-    throw new Refusal("body", error instanceof ServiceError ? error : new ServiceError(400, "invalid_input", "the upload is not X: a list of N rows of K numbers"));
+    throw new Refusal(
+      "body",
+      error instanceof ServiceError ? error : new ServiceError(400, "invalid_input", "the upload is not X: a list of N rows of K numbers"),
+    );
   }
   const X = new Float64Array(new SharedArrayBuffer(matrix.X.byteLength));
   X.set(matrix.X);
@@ -204,7 +216,13 @@ export function runOffloadTask(task: OffloadTask): { reply: OffloadReply; transf
         ? error
         : new Refusal("body", new ServiceError(400, "bad_request", "the request body could not be read; check it against the API reference (docs/api.md)"));
     return {
-      reply: { id: task.id, ok: false, stage: refusal.stage, ...(refusal.accessId !== undefined ? { accessId: refusal.accessId } : {}), error: serialize(refusal.error) },
+      reply: {
+        id: task.id,
+        ok: false,
+        stage: refusal.stage,
+        ...(refusal.accessId !== undefined ? { accessId: refusal.accessId } : {}),
+        error: serialize(refusal.error),
+      },
       transfer: [],
     };
   }

@@ -15,7 +15,15 @@ import type { Analysis } from "../api/options.js";
 import type { ParsedRequest } from "../api/request.js";
 import { ServiceError } from "./http.js";
 import type { ServiceLimits } from "./limits.js";
-import { OFFLOAD_MARK, runOffloadTask, type OffloadReply, type OffloadTask, type PackedRequest, type SerializedError, type SharedMatrix } from "./offload-worker.js";
+import {
+  OFFLOAD_MARK,
+  runOffloadTask,
+  type OffloadReply,
+  type OffloadTask,
+  type PackedRequest,
+  type SerializedError,
+  type SharedMatrix,
+} from "./offload-worker.js";
 
 /** Bodies from this size on are parsed in the worker. */
 export const OFFLOAD_BYTES = 256 * 1024;
@@ -60,7 +68,11 @@ class OffloadWorker {
       const waiting = [...this.pending.values()];
       this.pending.clear();
       for (const p of waiting) {
-        p.reject(new ServiceError(503, "parser_unavailable", "the service's request parser stopped unexpectedly; send the request again (nothing was charged)", { errorCode: 1 }));
+        p.reject(
+          new ServiceError(503, "parser_unavailable", "the service's request parser stopped unexpectedly; send the request again (nothing was charged)", {
+            errorCode: 1,
+          }),
+        );
       }
     };
     worker.on("error", fail);
@@ -112,7 +124,10 @@ export async function v2TopLevel(body: Uint8Array): Promise<Record<string, unkno
  */
 export async function parseV2Body(analysis: Analysis, body: Uint8Array, top: Record<string, unknown>, upload?: SharedMatrix): Promise<ParsedRequest> {
   const large = body.byteLength >= OFFLOAD_BYTES || (upload !== undefined && upload.X.byteLength >= OFFLOAD_BYTES);
-  const reply = await shared.run({ kind: "v2-post", analysis, body, top, ...(upload ? { upload: { rows: upload.rows, cols: upload.cols, X: upload.X } } : {}) }, large);
+  const reply = await shared.run(
+    { kind: "v2-post", analysis, body, top, ...(upload ? { upload: { rows: upload.rows, cols: upload.cols, X: upload.X } } : {}) },
+    large,
+  );
   if (!reply.ok) throw serviceError(reply.error);
   if (reply.kind !== "v2-post") throw new Error("offload: unexpected reply");
   return unpack(reply.request);

@@ -300,7 +300,10 @@ export class DirPersistence implements Persistence {
         });
       }
     }
-    const old = await this.readDamaged<{ version?: number; next_job_id?: number; next_experiment_id?: number }>(join(this.dir, "state.json"), "restore it from a backup, or move it away");
+    const old = await this.readDamaged<{ version?: number; next_job_id?: number; next_experiment_id?: number }>(
+      join(this.dir, "state.json"),
+      "restore it from a backup, or move it away",
+    );
     const maxJob = jobs.reduce((m, j) => Math.max(m, j.id), 0);
     const maxExperiment = [...codes.keys()].reduce((m, id) => Math.max(m, id), 0);
     const backup = join(this.dir, "v1-backup");
@@ -326,7 +329,9 @@ export class DirPersistence implements Persistence {
         "or move it away to start with ids counted from the saved requests and without the units of expired jobs",
     );
     if (state !== undefined && state.version !== 2) {
-      throw new DamagedStoreError(`${join(this.dir, "state.json")} has version ${String(state.version)}; this rbp reads version 2. Start it on a new --data-dir`);
+      throw new DamagedStoreError(
+        `${join(this.dir, "state.json")} has version ${String(state.version)}; this rbp reads version 2. Start it on a new --data-dir`,
+      );
     }
     const batches: BatchRecord[] = [];
     for (const name of await readdir(join(this.dir, "batches"))) {

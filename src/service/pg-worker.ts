@@ -96,7 +96,9 @@ export async function startPgWorker(options: PgWorkerOptions): Promise<PgWorker>
     try {
       const loaded = await input(claimed.inputId);
       if (!loaded) {
-        await persist(`job ${job.id}`, () => queue.fail(job.id, { message: "its inputs were lost", error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING }));
+        await persist(`job ${job.id}`, () =>
+          queue.fail(job.id, { message: "its inputs were lost", error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING }),
+        );
         counts.failed++;
         return;
       }
@@ -179,13 +181,16 @@ export async function startPgWorker(options: PgWorkerOptions): Promise<PgWorker>
     if (!listener) void listen();
     void pump();
   }, pollMs);
-  const renew = setInterval(() => {
-    void queue.renew([...running]).then(
-      // A job that finished meanwhile is not lost; one still running here is.
-      (lost) => lost.filter((id) => running.has(id)).forEach((id) => log(`job ${id}: lease lost to another worker`)),
-      () => undefined,
-    );
-  }, Math.max(50, Math.floor(leaseMs / 3)));
+  const renew = setInterval(
+    () => {
+      void queue.renew([...running]).then(
+        // A job that finished meanwhile is not lost; one still running here is.
+        (lost) => lost.filter((id) => running.has(id)).forEach((id) => log(`job ${id}: lease lost to another worker`)),
+        () => undefined,
+      );
+    },
+    Math.max(50, Math.floor(leaseMs / 3)),
+  );
 
   await listen();
   void pump();

@@ -43,7 +43,16 @@ import type { ExperimentRecord, JobFailure, JobInput, JobRecord, JobStatus, JobV
 import type { QuotaStatus } from "./quota.js";
 import { ServiceError } from "./http.js";
 import { UploadStore, type PutOutcome, type StoredUpload, type UploadSettings, type Uploads } from "./uploads.js";
-import { QuotaExceededError, StorageBusyError, StorageFullError, type Claimed, type CreateFailedJob, type CreateJobs, type Created, type Store } from "./store.js";
+import {
+  QuotaExceededError,
+  StorageBusyError,
+  StorageFullError,
+  type Claimed,
+  type CreateFailedJob,
+  type CreateJobs,
+  type Created,
+  type Store,
+} from "./store.js";
 
 // ---------------------------------------------------------------------------------------------
 // Schema
@@ -196,7 +205,9 @@ export async function inTransaction<T>(pool: pg.Pool, body: (c: pg.PoolClient) =
 export async function migrate(pool: pg.Pool): Promise<number[]> {
   return inTransaction(pool, async (client) => {
     await client.query("SELECT pg_advisory_xact_lock(7419522)");
-    await client.query("CREATE TABLE IF NOT EXISTS rbp_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())");
+    await client.query(
+      "CREATE TABLE IF NOT EXISTS rbp_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
+    );
     const done = new Set((await client.query<{ version: number }>("SELECT version FROM rbp_schema")).rows.map((r) => r.version));
     const applied: number[] = [];
     for (const m of MIGRATIONS) {
@@ -358,9 +369,12 @@ export class PgStore implements Store {
   ) {
     if (settings.runJobs) {
       this.queue = new PgQueue(pool, settings.leaseMs);
-      this.renewer = setInterval(() => {
-        void this.queue!.renew([...this.held]).catch(() => undefined);
-      }, Math.max(50, Math.floor(settings.leaseMs / 3)));
+      this.renewer = setInterval(
+        () => {
+          void this.queue!.renew([...this.held]).catch(() => undefined);
+        },
+        Math.max(50, Math.floor(settings.leaseMs / 3)),
+      );
       this.renewer.unref();
     }
   }
@@ -414,7 +428,17 @@ export class PgStore implements Store {
       const inputRow = await c.query<{ id: number }>(
         `INSERT INTO rbp_inputs (analysis, n_rows, n_cols, y, x, thetas, options, decimals, pending)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
-        [input.analysis, input.data.rows, input.data.cols, f64Bytes(input.data.y), f64Bytes(input.data.X), f64Bytes(thetas), JSON.stringify(encodeOptions(input.options)), this.settings.decimals, m],
+        [
+          input.analysis,
+          input.data.rows,
+          input.data.cols,
+          f64Bytes(input.data.y),
+          f64Bytes(input.data.X),
+          f64Bytes(thetas),
+          JSON.stringify(encodeOptions(input.options)),
+          this.settings.decimals,
+          m,
+        ],
       );
       const inputId = inputRow.rows[0].id;
       let experiment: ExperimentRecord | undefined;
@@ -430,7 +454,17 @@ export class PgStore implements Store {
         `INSERT INTO rbp_jobs (code, org, analysis, status, warnings, theta_source, experiment_id, row_index, input_id, censor_operator, variant)
          SELECT code, $2, $3, 'queued', $4, $5, $6, ord - 1, $7, $8, $9 FROM unnest($1::text[]) WITH ORDINALITY AS t(code, ord)
          ORDER BY ord RETURNING ${JOB_COLUMNS}`,
-        [codes, org, request.analysis, JSON.stringify(request.warnings), request.thetaSource ?? null, experiment?.id ?? null, inputId, request.censorOperator ?? null, request.variant ?? null],
+        [
+          codes,
+          org,
+          request.analysis,
+          JSON.stringify(request.warnings),
+          request.thetaSource ?? null,
+          experiment?.id ?? null,
+          inputId,
+          request.censorOperator ?? null,
+          request.variant ?? null,
+        ],
       );
       await c.query("SELECT pg_notify('rbp_jobs', $1)", [String(m)]);
       const records = jobs.rows.map(toJob).sort((a, b) => a.row - b.row);
@@ -582,7 +616,10 @@ export class PgStore implements Store {
       setAt(node, path[path.length - 1], child);
       node = child;
     }
-    const r = await this.pool.query<{ text: string }>("SELECT (result #> $2::text[])::text AS text FROM rbp_results WHERE job_id = $1", [job.id, path.map(String)]);
+    const r = await this.pool.query<{ text: string }>("SELECT (result #> $2::text[])::text AS text FROM rbp_results WHERE job_id = $1", [
+      job.id,
+      path.map(String),
+    ]);
     if (!r.rows[0]) return undefined;
     return { path, value: JSON.parse(r.rows[0].text) as unknown };
   }
@@ -619,7 +656,8 @@ export class PgStore implements Store {
           "DELETE FROM rbp_experiments e WHERE e.id = ANY($1::bigint[]) AND NOT EXISTS (SELECT 1 FROM rbp_jobs j WHERE j.experiment_id = e.id) RETURNING id",
           [experiments],
         );
-        if (empty.rows.length > 0) await c.query("INSERT INTO rbp_gone (kind, id) SELECT 'experiment', unnest($1::bigint[]) ON CONFLICT DO NOTHING", [empty.rows.map((e) => e.id)]);
+        if (empty.rows.length > 0)
+          await c.query("INSERT INTO rbp_gone (kind, id) SELECT 'experiment', unnest($1::bigint[]) ON CONFLICT DO NOTHING", [empty.rows.map((e) => e.id)]);
       }
       return ids.length;
     });
@@ -728,11 +766,22 @@ class PgUploads implements Uploads {
     return this.signer.verify(token, name, now);
   }
 
-  async put(org: string, name: string, matrix: { rows: number; cols: number; X: Float64Array }, content: Buffer | { digest: string; bytes: number }, now = Date.now()): Promise<PutOutcome> {
+  async put(
+    org: string,
+    name: string,
+    matrix: { rows: number; cols: number; X: Float64Array },
+    content: Buffer | { digest: string; bytes: number },
+    now = Date.now(),
+  ): Promise<PutOutcome> {
     if (matrix.X.byteLength > this.settings.maxStoreBytes) {
-      throw new ServiceError(413, "payload_too_large", `Payload Too Large: this X needs ${matrix.X.byteLength} bytes, above the ${this.settings.maxStoreBytes} bytes the service keeps for uploads`, {
-        extra: { limit: this.settings.maxStoreBytes },
-      });
+      throw new ServiceError(
+        413,
+        "payload_too_large",
+        `Payload Too Large: this X needs ${matrix.X.byteLength} bytes, above the ${this.settings.maxStoreBytes} bytes the service keeps for uploads`,
+        {
+          extra: { limit: this.settings.maxStoreBytes },
+        },
+      );
     }
     const digest = Buffer.isBuffer(content) ? createHash("sha256").update(content).digest("hex") : content.digest;
     const size = Buffer.isBuffer(content) ? content.length : content.bytes;
@@ -778,7 +827,14 @@ function databaseError(error: unknown): unknown {
   const code = (error as { code?: string } | undefined)?.code;
   const detail = error instanceof Error ? error.message : String(error);
   if (code === "53100") return new StorageFullError(detail);
-  if (code === "53300" || code === "57P01" || code === "57P03" || code === "ECONNREFUSED" || code === "ECONNRESET" || /Connection terminated|timeout exceeded when trying to connect/i.test(detail)) {
+  if (
+    code === "53300" ||
+    code === "57P01" ||
+    code === "57P03" ||
+    code === "ECONNREFUSED" ||
+    code === "ECONNRESET" ||
+    /Connection terminated|timeout exceeded when trying to connect/i.test(detail)
+  ) {
     return new StorageBusyError(detail);
   }
   return error;
@@ -798,7 +854,6 @@ function setAt(container: unknown, key: PathPart, value: unknown): void {
   if (Array.isArray(container) && typeof key === "number") container[key] = value;
   else if (typeof container === "object" && container !== null) (container as Record<string, unknown>)[String(key)] = value;
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // The worker's side
@@ -942,7 +997,11 @@ export class PgQueue {
    * the result (when completed), the state, the input's pending count, the `rbp_done` notification.
    * The input row goes once its last job finished (jobs' input_id is set null by its foreign key).
    */
-  private async finish(jobId: number, status: "completed" | "failed", outcome: { compact: string | null; failure: string | null; result: string | null }): Promise<boolean> {
+  private async finish(
+    jobId: number,
+    status: "completed" | "failed",
+    outcome: { compact: string | null; failure: string | null; result: string | null },
+  ): Promise<boolean> {
     const r = await this.pool.query<{ done: number; input_id: number | null; pending: number | null }>(
       `WITH held AS (
          SELECT id, input_id FROM rbp_jobs WHERE id = $1 AND lease_owner = $2 AND status = 'running' FOR UPDATE
@@ -967,5 +1026,4 @@ export class PgQueue {
     }
     return true;
   }
-
 }

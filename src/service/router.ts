@@ -184,7 +184,13 @@ function match(compiled: CompiledRoute, path: string[]): { params: Record<string
     if (pattern.startsWith(":")) params[pattern.slice(1)] = path[i];
     else if (pattern !== path[i]) return undefined;
   }
-  const tail = rest === undefined ? [] : path.slice(segments.length).flatMap((s) => s.split("/")).filter((s) => s !== "");
+  const tail =
+    rest === undefined
+      ? []
+      : path
+          .slice(segments.length)
+          .flatMap((s) => s.split("/"))
+          .filter((s) => s !== "");
   if (rest !== undefined && tail.length === 0) return undefined;
   return { params, rest: tail };
 }

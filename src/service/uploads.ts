@@ -37,7 +37,13 @@ export interface Uploads {
   sign(org: string, name: string, now?: number): { token: string; expires: number };
   verify(token: string | null, name: string, now?: number): string;
   /** `content`: the raw body, or its SHA-256 and size when they were computed elsewhere (offload.ts). */
-  put(org: string, name: string, matrix: { rows: number; cols: number; X: Float64Array }, content: Buffer | { digest: string; bytes: number }, now?: number): PutOutcome | Promise<PutOutcome>;
+  put(
+    org: string,
+    name: string,
+    matrix: { rows: number; cols: number; X: Float64Array },
+    content: Buffer | { digest: string; bytes: number },
+    now?: number,
+  ): PutOutcome | Promise<PutOutcome>;
   get(org: string, name: string, now?: number): StoredUpload | undefined | Promise<StoredUpload | undefined>;
 }
 
@@ -103,7 +109,13 @@ export class UploadStore implements Uploads {
    * Stores a checked upload body (see `parseUpload`); `content` is the raw body, or its SHA-256
    * and size when they were computed elsewhere (offload.ts).
    */
-  put(org: string, name: string, matrix: { rows: number; cols: number; X: Float64Array }, content: Buffer | { digest: string; bytes: number }, now = Date.now()): PutOutcome {
+  put(
+    org: string,
+    name: string,
+    matrix: { rows: number; cols: number; X: Float64Array },
+    content: Buffer | { digest: string; bytes: number },
+    now = Date.now(),
+  ): PutOutcome {
     this.sweep(now);
     const key = uploadKey(org, name);
     const digest = Buffer.isBuffer(content) ? createHash("sha256").update(content).digest("hex") : content.digest;
@@ -113,9 +125,14 @@ export class UploadStore implements Uploads {
     if (old) this.remove(key, old);
     const upload: StoredUpload = { org, name, ...matrix, digest, bytes: size, expires: now + this.settings.ttlMs };
     if (upload.X.byteLength > this.settings.maxStoreBytes) {
-      throw new ServiceError(413, "payload_too_large", `Payload Too Large: this X needs ${upload.X.byteLength} bytes, above the ${this.settings.maxStoreBytes} bytes the service keeps for uploads`, {
-        extra: { limit: this.settings.maxStoreBytes },
-      });
+      throw new ServiceError(
+        413,
+        "payload_too_large",
+        `Payload Too Large: this X needs ${upload.X.byteLength} bytes, above the ${this.settings.maxStoreBytes} bytes the service keeps for uploads`,
+        {
+          extra: { limit: this.settings.maxStoreBytes },
+        },
+      );
     }
     this.uploads.set(key, upload);
     this.total += upload.X.byteLength;
@@ -161,10 +178,15 @@ export function parseUpload(value: unknown): { rows: number; cols: number; X: Fl
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = fieldFromPath(["X", ...issue.path]);
-    throw new ServiceError(400, "invalid_input", `${field}: expected ${issue.message} (the upload body is X alone: a list of N rows of K numbers, null for a missing value)`, {
-      field,
-      expected: issue.message,
-    });
+    throw new ServiceError(
+      400,
+      "invalid_input",
+      `${field}: expected ${issue.message} (the upload body is X alone: a list of N rows of K numbers, null for a missing value)`,
+      {
+        field,
+        expected: issue.message,
+      },
+    );
   }
   const rows = parsed.data.length;
   const cols = parsed.data[0].length;
@@ -172,7 +194,10 @@ export function parseUpload(value: unknown): { rows: number; cols: number; X: Fl
   parsed.data.forEach((row, i) =>
     row.forEach((v, j) => {
       if (v !== null && !Number.isNaN(v) && !Number.isFinite(v)) {
-        throw new ServiceError(400, "invalid_input", `X[${i}][${j}]: expected a finite number or null, got ${v}`, { field: `X[${i}][${j}]`, expected: "a finite number or null" });
+        throw new ServiceError(400, "invalid_input", `X[${i}][${j}]: expected a finite number or null, got ${v}`, {
+          field: `X[${i}][${j}]`,
+          expected: "a finite number or null",
+        });
       }
       X[i * cols + j] = v === null ? NaN : v;
     }),

@@ -190,7 +190,10 @@ function parseJsonText(text: string): unknown {
   try {
     value = parseJsonLenient(text);
   } catch (error) {
-    throw new ServiceError(400, "malformed_json", `the request body is not valid JSON: ${(error as Error).message}`, { field: "body", expected: "a JSON object" });
+    throw new ServiceError(400, "malformed_json", `the request body is not valid JSON: ${(error as Error).message}`, {
+      field: "body",
+      expected: "a JSON object",
+    });
   }
   checkJsonDepth(value, MAX_JSON_DEPTH, 400);
   return value;
@@ -227,10 +230,15 @@ async function postAnalysis(service: PredictionService, uploads: Uploads, endpoi
   if (typeof body.X === "string") {
     const name = body.X;
     if (!UPLOAD_NAME.test(name)) {
-      throw new ServiceError(400, "invalid_input", `X: expected N rows of K numbers or nulls, or the name of an uploaded X ("<crc64 hex>.json"); got ${describe(name)}`, {
-        field: "X",
-        expected: 'N rows of K numbers or nulls, or "<name>.json" of an upload',
-      });
+      throw new ServiceError(
+        400,
+        "invalid_input",
+        `X: expected N rows of K numbers or nulls, or the name of an uploaded X ("<crc64 hex>.json"); got ${describe(name)}`,
+        {
+          field: "X",
+          expected: 'N rows of K numbers or nulls, or "<name>.json" of an upload',
+        },
+      );
     }
     upload = await uploads.get(org.name, name);
     if (!upload) {
@@ -301,7 +309,10 @@ function checkBinaryOutcome(y: Float64Array, binary: boolean): void {
     }
   }
   if (zeros === 0 || ones === 0) {
-    throw new ServiceError(400, "invalid_input", `y: expected both 0s and 1s (${why}); got only ${zeros === 0 ? "1s" : "0s"}`, { field: "y", expected: "both 0s and 1s" });
+    throw new ServiceError(400, "invalid_input", `y: expected both 0s and 1s (${why}); got only ${zeros === 0 ? "1s" : "0s"}`, {
+      field: "y",
+      expected: "both 0s and 1s",
+    });
   }
 }
 
@@ -357,10 +368,15 @@ function readReceipt(body: unknown, query: URLSearchParams): V2Receipt {
     const n = Number(rawId.trim());
     id = Number.isSafeInteger(n) ? n : undefined;
   } else {
-    throw new ServiceError(400, "invalid_input", `job_id: expected the integer job_id of the receipt (a number or a string of digits), got ${describe(rawId)}`, {
-      field: "job_id",
-      expected: "an integer",
-    });
+    throw new ServiceError(
+      400,
+      "invalid_input",
+      `job_id: expected the integer job_id of the receipt (a number or a string of digits), got ${describe(rawId)}`,
+      {
+        field: "job_id",
+        expected: "an integer",
+      },
+    );
   }
   if (typeof code !== "string") {
     throw new ServiceError(400, "invalid_input", `job_code: expected the job_code string of the receipt, got ${describe(code)}`, {
@@ -413,9 +429,14 @@ export async function v2JobBody(service: PredictionService, job: Job): Promise<u
     case "running":
       return v2Running(ref, LambdaStatus.PROCESSING);
     case "failed": {
-      const failure = publicFailure(job.failure ?? { message: "the job failed", error_code: LambdaError.PROCESS_JOB, status_code: LambdaStatus.PROCESSING }).failure;
-      const stage = failure.status_code === LambdaStatus.INITIALIZED || failure.status_code === LambdaStatus.PENDING ? failure.status_code : LambdaStatus.PROCESSING;
-      const code = (Number.isInteger(failure.error_code) && failure.error_code >= 1 && failure.error_code <= 6 ? failure.error_code : LambdaError.PROCESS_JOB) as V2FailureCode;
+      const failure = publicFailure(
+        job.failure ?? { message: "the job failed", error_code: LambdaError.PROCESS_JOB, status_code: LambdaStatus.PROCESSING },
+      ).failure;
+      const stage =
+        failure.status_code === LambdaStatus.INITIALIZED || failure.status_code === LambdaStatus.PENDING ? failure.status_code : LambdaStatus.PROCESSING;
+      const code = (
+        Number.isInteger(failure.error_code) && failure.error_code >= 1 && failure.error_code <= 6 ? failure.error_code : LambdaError.PROCESS_JOB
+      ) as V2FailureCode;
       return v2Failed(ref, stage, code, failure.message);
     }
     case "completed": {
@@ -451,10 +472,15 @@ export function publicBase(service: PredictionService, req: IncomingMessage): st
 function readFileName(body: unknown, query: URLSearchParams): string {
   const value = isRecord(body) ? body.file_name : body === undefined ? (query.get("file_name") ?? undefined) : undefined;
   if (typeof value !== "string" || !UPLOAD_NAME.test(value)) {
-    throw new ServiceError(400, "invalid_input", `file_name: expected "<crc64 hex>.json" (letters, digits, ".", "_" or "-", ending in .json), got ${describe(value)}`, {
-      field: "file_name",
-      expected: '"<crc64 hex>.json"',
-    });
+    throw new ServiceError(
+      400,
+      "invalid_input",
+      `file_name: expected "<crc64 hex>.json" (letters, digits, ".", "_" or "-", ending in .json), got ${describe(value)}`,
+      {
+        field: "file_name",
+        expected: '"<crc64 hex>.json"',
+      },
+    );
   }
   return value;
 }

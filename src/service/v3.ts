@@ -162,7 +162,11 @@ async function getJob(service: PredictionService, request: RouteRequest): Promis
   const experiment = job.experiment_id !== undefined ? `"experiment_id":${job.experiment_id},"row":${job.row},` : "";
   const times = JSON.stringify(timesOf(job)).slice(1, -1);
   // A large result is measured and written a slice at a time, not as one 100 MB write.
-  await sendLargeJson(request.res, 200, [`{"job_id":${job.id},"job_code":${JSON.stringify(job.code)},"status":"completed",${experiment}${times},"results":`, json, "}"]);
+  await sendLargeJson(request.res, 200, [
+    `{"job_id":${job.id},"job_code":${JSON.stringify(job.code)},"status":"completed",${experiment}${times},"results":`,
+    json,
+    "}",
+  ]);
 }
 
 async function getField(service: PredictionService, request: RouteRequest): Promise<void> {
@@ -186,7 +190,11 @@ async function getField(service: PredictionService, request: RouteRequest): Prom
   if (bytes > limit) {
     const shown = displayPath(path);
     const smaller =
-      described.kind === "array" ? smallerArrayPaths(shown, described.length) : described.kind === "object" ? described.keys.slice(0, 12).map((k) => `${shown}/${k}`) : [];
+      described.kind === "array"
+        ? smallerArrayPaths(shown, described.length)
+        : described.kind === "object"
+          ? described.keys.slice(0, 12).map((k) => `${shown}/${k}`)
+          : [];
     throw new ServiceError(
       413,
       "field_too_large",

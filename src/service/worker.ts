@@ -104,7 +104,13 @@ function runPart(task: WorkerTask, part: GridPart): WorkerPartials | WorkerDone 
       return { type: "partials", id: task.id, partials: drawChunks(prepared.task, prepared.chunks, counter, stop) };
     }
     const result = finishGrid(prepared, part.partials);
-    return { type: "done", id: task.id, json: encodeJson(result, task.decimals), yhat: roundList(result.yhat, task.decimals), fit: roundList(result.fit, task.decimals) };
+    return {
+      type: "done",
+      id: task.id,
+      json: encodeJson(result, task.decimals),
+      yhat: roundList(result.yhat, task.decimals),
+      fit: roundList(result.fit, task.decimals),
+    };
   } catch (error) {
     return failed(task.id, error);
   }

@@ -18,12 +18,7 @@ export interface ParallelSettings {
   threads?: number;
 }
 
-export async function gridParallel(
-  data: Dataset,
-  theta: Float64Array,
-  given: Given<GridOptions> = {},
-  settings: ParallelSettings = {},
-): Promise<EngineResult> {
+export async function gridParallel(data: Dataset, theta: Float64Array, given: Given<GridOptions> = {}, settings: ParallelSettings = {}): Promise<EngineResult> {
   const prepared = prepareGrid(data, theta, given);
   const { chunks, task } = prepared;
   const threads = task.options.inner_parallel === "off" ? 1 : Math.min(settings.threads ?? availableParallelism(), chunks.length);

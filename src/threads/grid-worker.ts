@@ -7,7 +7,10 @@ if (parentPort && (workerData as { mark?: string } | undefined)?.mark === GRID_W
   port.on("message", (request: ChunkRequest) => {
     try {
       const partials = drawChunks(request.task, request.chunks, new Int32Array(request.counter));
-      port.postMessage({ id: request.id, partials } satisfies ChunkReply, partials.flatMap(([, p]) => transferables(p)));
+      port.postMessage(
+        { id: request.id, partials } satisfies ChunkReply,
+        partials.flatMap(([, p]) => transferables(p)),
+      );
     } catch (error) {
       port.postMessage({ id: request.id, error: error instanceof Error ? (error.stack ?? error.message) : String(error) } satisfies ChunkReply);
     }

@@ -43,7 +43,16 @@ describe("generated from the option table", () => {
   });
 
   it("each row's writers read back through its readers, in both dialects", () => {
-    const given = { censor_type: "relevance", censor_unit: "score", censor_operator: "gt", prediction_scale: "logistic", min_k: 2, seed: 7, retain: ["yhat_cells"], inner_parallel: "off" };
+    const given = {
+      censor_type: "relevance",
+      censor_unit: "score",
+      censor_operator: "gt",
+      prediction_scale: "logistic",
+      min_k: 2,
+      seed: 7,
+      retain: ["yhat_cells"],
+      inner_parallel: "off",
+    };
     expect(normalizeOptions("grid", toV2Options("grid", given as never), "v2").options).toEqual(given);
     expect(normalizeOptions("grid", toV3Options("grid", given as never), "v3").options).toEqual(given);
   });

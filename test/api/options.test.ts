@@ -158,9 +158,7 @@ describe("conflicting spellings", () => {
     expect(options).toEqual({ allowed_k: [1, 3] });
     expect(resolveGridOptions(options as GivenGridOptions, 4).allowed_k).toEqual([1, 3]);
     // but an explicit k != 1 with allowed_k is left for the engine to reject
-    expect(fieldOf(() => resolveGridOptions(norm("grid", { k: 2, allowed_k: [1, 3] }).options as GivenGridOptions, 4))).toBe(
-      "options.min_k",
-    );
+    expect(fieldOf(() => resolveGridOptions(norm("grid", { k: 2, allowed_k: [1, 3] }).options as GivenGridOptions, 4))).toBe("options.min_k");
   });
 
   it("a false retain flag (client default) gives way to a retain list", () => {
@@ -190,7 +188,14 @@ describe("unknown and foreign keys are ignored with warnings", () => {
 
   it("search keys on psr and cov_inv on grid are foreign; cov_inv null is fine", () => {
     expect(norm("psr", { objective: "fit" }).warnings).toEqual(['ignored option "objective" (not a psr option)']);
-    expect(norm("grid", { cov_inv: [[1, 0], [0, 1]] }).warnings).toEqual(['ignored option "cov_inv" (not a grid option)']);
+    expect(
+      norm("grid", {
+        cov_inv: [
+          [1, 0],
+          [0, 1],
+        ],
+      }).warnings,
+    ).toEqual(['ignored option "cov_inv" (not a grid option)']);
     expect(norm("grid", { cov_inv: null }).warnings).toEqual([]);
   });
 
@@ -312,10 +317,28 @@ describe("other value checks", () => {
   });
 
   it("cov_inv nested rows become a row-major Float64Array", () => {
-    const { options } = normalizeOptions("psr", { cov_inv: [[2, 1], [1, 3]] }, "v3");
+    const { options } = normalizeOptions(
+      "psr",
+      {
+        cov_inv: [
+          [2, 1],
+          [1, 3],
+        ],
+      },
+      "v3",
+    );
     expect(options.cov_inv).toEqual(Float64Array.from([2, 1, 1, 3]));
     expect(fieldOf(() => norm("psr", { cov_inv: [[2, 1], [1]] }))).toBe("options.cov_inv");
-    expect(fieldOf(() => norm("psr", { cov_inv: [[2, "a"], [1, 3]] }))).toBe("options.cov_inv[0][1]");
+    expect(
+      fieldOf(() =>
+        norm("psr", {
+          cov_inv: [
+            [2, "a"],
+            [1, 3],
+          ],
+        }),
+      ),
+    ).toBe("options.cov_inv[0][1]");
   });
 
   it("allowed_k as a single number becomes a list", () => {
@@ -420,7 +443,12 @@ describe("round trips through the client's reverse maps", () => {
     for (const analysis of ["psr", "maxfit", "grid"] as const) {
       const wire = JSON.parse(JSON.stringify(toV2Options(analysis, resolved[analysis])));
       const back = normalizeOptions(analysis, wire, "v2").options;
-      const again = analysis === "psr" ? resolvePsrOptions(back as GivenPsrOptions, 3) : analysis === "maxfit" ? resolveMaxFitOptions(back as GivenMaxFitOptions, 3) : resolveGridOptions(back as GivenGridOptions, 3);
+      const again =
+        analysis === "psr"
+          ? resolvePsrOptions(back as GivenPsrOptions, 3)
+          : analysis === "maxfit"
+            ? resolveMaxFitOptions(back as GivenMaxFitOptions, 3)
+            : resolveGridOptions(back as GivenGridOptions, 3);
       expect(again).toEqual(resolved[analysis]);
     }
   });

@@ -93,9 +93,7 @@ describe("v3 bodies", () => {
   });
 
   it("v2 spellings under options conflicting with v3 spellings name both keys", () => {
-    expect(failure("maxfit", v3({ options: { censor_type: "relevance", eval_type: "similarity" } })).field).toBe(
-      "options.censor_type/options.eval_type",
-    );
+    expect(failure("maxfit", v3({ options: { censor_type: "relevance", eval_type: "similarity" } })).field).toBe("options.censor_type/options.eval_type");
   });
 
   it("unknown options are warnings, not errors", () => {
@@ -119,7 +117,19 @@ describe("v3 bodies", () => {
     expect(failure("grid", v3({ options: { min_k: 4 } })).field).toBe("options.min_k");
     expect(failure("grid", v3({ options: { allowed_k: [1], max_k: 2 } })).field).toBe("options.max_k");
     expect(failure("psr", v3({ options: { threshold: 1.5 } })).field).toBe("options.threshold[0]");
-    expect(failure("psr", v3({ options: { cov_inv: [[1, 0], [0, 1]] } })).field).toBe("options.cov_inv");
+    expect(
+      failure(
+        "psr",
+        v3({
+          options: {
+            cov_inv: [
+              [1, 0],
+              [0, 1],
+            ],
+          },
+        }),
+      ).field,
+    ).toBe("options.cov_inv");
   });
 
   it("access_id is required unless the caller says otherwise (the CLI)", () => {

@@ -36,7 +36,23 @@ function expectSameOnCommonFields(a: Record<string, unknown>, b: Record<string, 
 }
 
 /** Fields the two versions must both carry (so the comparison above is not vacuous). */
-const CORE = ["yhat", "fit", "adjusted_fit", "agreement", "asymmetry", "outlier_influence", "k_fit", "weights", "relevance", "similarity", "info_x", "info_theta", "yhat_linear", "k", "censor_type"];
+const CORE = [
+  "yhat",
+  "fit",
+  "adjusted_fit",
+  "agreement",
+  "asymmetry",
+  "outlier_influence",
+  "k_fit",
+  "weights",
+  "relevance",
+  "similarity",
+  "info_x",
+  "info_theta",
+  "yhat_linear",
+  "k",
+  "censor_type",
+];
 const CALIBRATION = ["include", "n", "r_star", "r_star_percent", "phi", "lambda_sq", "rho"];
 
 describe("round trip: the same job read as v3 and as v2 normalises to the same values", () => {
@@ -152,7 +168,15 @@ describe("fromV2Result reads every nesting G12 leaves open", () => {
     for (const key of ["yhat", "fit", "adjusted_fit", "kfit", "agreement", "asymmetry", "outlier_influence", "K", "yhat_linear", "ysolo_sigma"]) {
       loose[key] = flatten(base[key])[0];
     }
-    for (const key of ["relevance", "similarity", "info_x", "weights", "variable_importance", "contribution_to_prediction", "component_contribution_to_prediction"]) {
+    for (const key of [
+      "relevance",
+      "similarity",
+      "info_x",
+      "weights",
+      "variable_importance",
+      "contribution_to_prediction",
+      "component_contribution_to_prediction",
+    ]) {
       loose[key] = flatten(base[key]);
     }
     loose.info_theta = new Array(7).fill([(base.info_theta as number[][])[0][0]]);
@@ -194,8 +218,32 @@ describe("malformed, running and failed bodies", () => {
 
   it("names the field of a malformed v2 body", () => {
     fails(() => fromV2Result({ ...v2, fit: "abc" }), "fit", "malformed", /got the string "abc"/);
-    fails(() => fromV2Result({ ...v2, kfit: [[1, 2], [3, 4]] }), "kfit", "malformed", /got a 2 x 2 array/);
-    fails(() => fromV2Result({ ...v2, K: [[5, 5], [5, 5]] }), "K", "malformed", /got a 2 x 2 array/);
+    fails(
+      () =>
+        fromV2Result({
+          ...v2,
+          kfit: [
+            [1, 2],
+            [3, 4],
+          ],
+        }),
+      "kfit",
+      "malformed",
+      /got a 2 x 2 array/,
+    );
+    fails(
+      () =>
+        fromV2Result({
+          ...v2,
+          K: [
+            [5, 5],
+            [5, 5],
+          ],
+        }),
+      "K",
+      "malformed",
+      /got a 2 x 2 array/,
+    );
     fails(() => fromV2Result({ ...v2, weights: [[1, 2], [3]] }), "weights[1]", "malformed", /2 values/);
     fails(() => fromV2Result({ ...v2, relevance: [[1], ["x"], [3]] }), "relevance[1]", "malformed", /a number or null/);
     fails(() => fromV2Result({ ...v2, eval_type: [["sideways"]] }), "eval_type");

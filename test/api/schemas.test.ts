@@ -47,7 +47,12 @@ describe("array shapes", () => {
   it("theta: one row or several, always rows out", () => {
     expect(ThetaSchema.parse([1, 2])).toEqual([[1, 2]]);
     expect(ThetaSchema.parse([[1, 2]])).toEqual([[1, 2]]);
-    expect(ThetaSchema.parse([[1, 2], [3, 4]])).toEqual([
+    expect(
+      ThetaSchema.parse([
+        [1, 2],
+        [3, 4],
+      ]),
+    ).toEqual([
       [1, 2],
       [3, 4],
     ]);

@@ -59,7 +59,22 @@ describe("toV2Result: PSR with several thresholds", () => {
   });
 
   it("writes per-threshold fields as 1 x T, per-observation fields as N x 1, matrices N x T", () => {
-    for (const key of ["yhat", "fit", "adjusted_fit", "kfit", "agreement", "asymmetry", "outlier_influence", "K", "n", "phi", "lambda_sq", "rho", "r_star", "r_star_percent"]) {
+    for (const key of [
+      "yhat",
+      "fit",
+      "adjusted_fit",
+      "kfit",
+      "agreement",
+      "asymmetry",
+      "outlier_influence",
+      "K",
+      "n",
+      "phi",
+      "lambda_sq",
+      "rho",
+      "r_star",
+      "r_star_percent",
+    ]) {
       expect(shape(body[key]), key).toEqual([1, 4]);
     }
     for (const key of ["relevance", "similarity", "info_x"]) expect(shape(body[key]), key).toEqual([N, 1]);
@@ -134,7 +149,20 @@ describe("toV2Result: Grid", () => {
 
   it("writes the composite as 1 x 1, K as the attribute count, no include or auxiliaries", () => {
     expectCompletedEnvelope(body);
-    for (const key of ["yhat", "fit", "adjusted_fit", "kfit", "agreement", "asymmetry", "outlier_influence", "K", "info_theta", "yhat_linear", "eval_type", "most_eval"]) {
+    for (const key of [
+      "yhat",
+      "fit",
+      "adjusted_fit",
+      "kfit",
+      "agreement",
+      "asymmetry",
+      "outlier_influence",
+      "K",
+      "info_theta",
+      "yhat_linear",
+      "eval_type",
+      "most_eval",
+    ]) {
       expect(shape(body[key]), key).toEqual([1, 1]);
     }
     expect(body.K).toEqual([[K]]);

@@ -27,7 +27,12 @@ import { IN_CI } from "../ci.js";
 
 const notebookApp = spawnSync("jupyter-notebook", ["--version"], { encoding: "utf8" }).status === 0;
 const available = notebookApp && existsSync(CHROMIUM);
-const why = [!notebookApp ? "jupyter-notebook is not installed (scripts/install-notebook-deps.sh)" : "", !existsSync(CHROMIUM) ? `no Chromium at ${CHROMIUM}` : ""].filter(Boolean).join("; ");
+const why = [
+  !notebookApp ? "jupyter-notebook is not installed (scripts/install-notebook-deps.sh)" : "",
+  !existsSync(CHROMIUM) ? `no Chromium at ${CHROMIUM}` : "",
+]
+  .filter(Boolean)
+  .join("; ");
 if (!available && !IN_CI) console.warn(`[test/browser/notebook] SKIPPED: ${why}`);
 
 const SHOTS = resolve("test-output", "screenshots");
@@ -77,7 +82,15 @@ describe.skipIf(!available && !IN_CI)("the classic Notebook in Chromium", () => 
     const env = { ...notebookEnv(), JUPYTER_CONFIG_DIR: join(dir, ".config"), JUPYTER_DATA_DIR: join(dir, ".data") };
     server = spawn(
       "jupyter-notebook",
-      ["--no-browser", "--ip=127.0.0.1", `--port=${port}`, `--NotebookApp.token=${token}`, `--notebook-dir=${dir}`, "--NotebookApp.open_browser=False", ...(process.getuid?.() === 0 ? ["--allow-root"] : [])],
+      [
+        "--no-browser",
+        "--ip=127.0.0.1",
+        `--port=${port}`,
+        `--NotebookApp.token=${token}`,
+        `--notebook-dir=${dir}`,
+        "--NotebookApp.open_browser=False",
+        ...(process.getuid?.() === 0 ? ["--allow-root"] : []),
+      ],
       { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] },
     );
     base = await new Promise<string>((ok, fail) => {
@@ -115,7 +128,11 @@ describe.skipIf(!available && !IN_CI)("the classic Notebook in Chromium", () => 
   }
 
   async function kernelIdle(page: Page): Promise<void> {
-    await page.waitForFunction(`Jupyter.notebook.kernel && Jupyter.notebook.kernel.is_connected() && document.querySelector("#kernel_indicator_icon.kernel_idle_icon") !== null`, undefined, { timeout: 120_000 });
+    await page.waitForFunction(
+      `Jupyter.notebook.kernel && Jupyter.notebook.kernel.is_connected() && document.querySelector("#kernel_indicator_icon.kernel_idle_icon") !== null`,
+      undefined,
+      { timeout: 120_000 },
+    );
   }
 
   /** Runs cells and waits until each has its prompt number (the kernel went idle for it). */
@@ -130,9 +147,9 @@ describe.skipIf(!available && !IN_CI)("the classic Notebook in Chromium", () => 
   }
 
   const figures = (page: Page) =>
-    page.evaluate(`Array.from(document.querySelectorAll(".rbp-figure")).map((el) => ({ drawn: el.getAttribute("data-rbp-drawn") === "1", svg: el.querySelectorAll(".main-svg").length, text: (el.textContent || "").slice(0, 300) }))`) as Promise<
-      Array<{ drawn: boolean; svg: number; text: string }>
-    >;
+    page.evaluate(
+      `Array.from(document.querySelectorAll(".rbp-figure")).map((el) => ({ drawn: el.getAttribute("data-rbp-drawn") === "1", svg: el.querySelectorAll(".main-svg").length, text: (el.textContent || "").slice(0, 300) }))`,
+    ) as Promise<Array<{ drawn: boolean; svg: number; text: string }>>;
 
   it("after a page reload (kernel running, notebook not saved), running the chart's cell again draws it with no remedy", async () => {
     const page = await open("reload.ipynb");
@@ -144,9 +161,7 @@ describe.skipIf(!available && !IN_CI)("the classic Notebook in Chromium", () => 
     expect(await page.evaluate(`document.querySelectorAll(".rbp-figure").length`)).toBe(0);
     await runCells(page, [2]);
     await page.waitForFunction(`document.querySelectorAll(".rbp-figure").length === 1`, undefined, { timeout: 60_000 });
-    await page
-      .waitForFunction(`document.querySelector('.rbp-figure[data-rbp-drawn="1"]') !== null`, undefined, { timeout: 20_000 })
-      .catch(() => undefined);
+    await page.waitForFunction(`document.querySelector('.rbp-figure[data-rbp-drawn="1"]') !== null`, undefined, { timeout: 20_000 }).catch(() => undefined);
     const after = await figures(page);
     await page.screenshot({ path: join(SHOTS, "classic-reload.png"), fullPage: true });
     expect(after).toHaveLength(1);

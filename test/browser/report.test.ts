@@ -31,7 +31,9 @@ import { IN_CI } from "../ci.js";
 
 const available = existsSync(CHROMIUM);
 if (!available && !IN_CI) {
-  console.warn(`[test/browser] SKIPPED: no Chromium at ${CHROMIUM}. Install it with scripts/install-browser.sh (apt-get install chromium), then run npm run test:browser.`);
+  console.warn(
+    `[test/browser] SKIPPED: no Chromium at ${CHROMIUM}. Install it with scripts/install-browser.sh (apt-get install chromium), then run npm run test:browser.`,
+  );
 }
 
 const OUT = resolve("test-output");
@@ -170,7 +172,12 @@ describe.skipIf(!available && !IN_CI)("in Chromium", () => {
           context: quickstartContext({ analysis: "grid" }),
           options: { threshold: [0, 0.2, 0.5, 0.8], censor_type: "both" },
         },
-        { title: "PSR on 5,000 synthetic rows", result: big.result, context: big.context, options: { threshold: [0, 0.2, 0.5, 0.8], censor_type: "relevance" } },
+        {
+          title: "PSR on 5,000 synthetic rows",
+          result: big.result,
+          context: big.context,
+          options: { threshold: [0, 0.2, 0.5, 0.8], censor_type: "relevance" },
+        },
       ],
       join(OUT, "report.html"),
       { title: "rbp-notebook browser test" },

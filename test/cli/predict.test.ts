@@ -60,7 +60,13 @@ describe("rbp predict", () => {
     ["a field with the wrong shape", { ...body, theta: [1, 2, 3] }, "psr", 3, /theta/],
     ["PSR with both censors", { ...body, options: { censor_type: "both" } }, "psr", 3, /censor_type/],
     ["N <= K", { ...body, y: body.y.slice(0, 5), X: body.X.slice(0, 5) }, "maxfit", 3, /N > K/],
-    ["a singular covariance", { ...body, X: body.X.map((r: number[]) => [...r, 2 * r[0]]), theta: [...body.theta, 48], options: {} }, "psr", 4, /pseudoinverse/],
+    [
+      "a singular covariance",
+      { ...body, X: body.X.map((r: number[]) => [...r, 2 * r[0]]), theta: [...body.theta, 48], options: {} },
+      "psr",
+      4,
+      /pseudoinverse/,
+    ],
   ])("rejects %s with a message naming it", (_name, input, analysis, exitCode, message) => {
     const { code, stdout, stderr } = run(["predict", analysis as string, "--input", "-"], JSON.stringify(input));
     expect(code).toBe(exitCode);

@@ -24,7 +24,17 @@ let server: FaultServer;
 let client: RbpClient;
 
 function make(options: ClientOptions = {}): RbpClient {
-  return createClient({ baseUrl: server.url, apiKey: KEY, accessId: ACCESS, env: {}, envFile: false, timeoutMs: 10_000, retryBaseDelayMs: 20, retryMaxDelayMs: 100, ...options });
+  return createClient({
+    baseUrl: server.url,
+    apiKey: KEY,
+    accessId: ACCESS,
+    env: {},
+    envFile: false,
+    timeoutMs: 10_000,
+    retryBaseDelayMs: 20,
+    retryMaxDelayMs: 100,
+    ...options,
+  });
 }
 
 async function failure(fn: () => Promise<unknown>): Promise<RbpError> {

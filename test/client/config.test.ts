@@ -45,7 +45,13 @@ describe("resolveConfig", () => {
   it("arguments win over the environment, which wins over .env", () => {
     const file = envFile("CSA_API_KEY=from-file-key\nCSA_ACCESS_ID=file-user\nRBP_BASE_URL=http://file:1\nRBP_API_VERSION=v2\n");
     const fromFile = resolveConfig({ env: {}, envFile: file });
-    expect(fromFile).toMatchObject({ apiKey: "from-file-key", accessId: "file-user", origin: "http://file:1", apiVersion: "v2", root: "/v2/prediction-engine" });
+    expect(fromFile).toMatchObject({
+      apiKey: "from-file-key",
+      accessId: "file-user",
+      origin: "http://file:1",
+      apiVersion: "v2",
+      root: "/v2/prediction-engine",
+    });
 
     const env = { CSA_API_KEY: "from-env-key", CSA_BASE_URL: "http://env:2" };
     const fromEnv = resolveConfig({ env, envFile: file });

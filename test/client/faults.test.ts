@@ -248,7 +248,15 @@ describe("a POST is never sent twice once it may have reached the server", () =>
     server.on(
       "POST",
       "/v3/grid",
-      json(429, { message: "Limit Exceeded: this request costs 1 unit and the plan has 0 left", error: "quota_exceeded", status_code: 429, error_code: 1, remaining: 0, required: 1, quota: 5 }),
+      json(429, {
+        message: "Limit Exceeded: this request costs 1 unit and the plan has 0 left",
+        error: "quota_exceeded",
+        status_code: 429,
+        error_code: 1,
+        remaining: 0,
+        required: 1,
+        quota: 5,
+      }),
     );
     const throttled = await failure(() => client.submit("psr", small));
     expect(throttled).toBeInstanceOf(RateLimitError);
@@ -263,7 +271,15 @@ describe("a POST is never sent twice once it may have reached the server", () =>
 
   it("connection refused: provably never sent, so retried; then ConnectionError saying no job was created", async () => {
     const port = await freePort();
-    const refused = createClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: KEY, accessId: ACCESS, env: {}, envFile: false, retryBaseDelayMs: 10, retryMaxDelayMs: 20 });
+    const refused = createClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      apiKey: KEY,
+      accessId: ACCESS,
+      env: {},
+      envFile: false,
+      retryBaseDelayMs: 10,
+      retryMaxDelayMs: 20,
+    });
     try {
       const e = await failure(() => refused.submit("psr", small));
       expect(e).toBeInstanceOf(ConnectionError);
@@ -277,7 +293,16 @@ describe("a POST is never sent twice once it may have reached the server", () =>
 
   it("a POST that was refused at connect succeeds once the server is up", async () => {
     const port = await freePort();
-    const late = createClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: KEY, accessId: ACCESS, env: {}, envFile: false, maxRetries: 10, retryBaseDelayMs: 50, retryMaxDelayMs: 100 });
+    const late = createClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      apiKey: KEY,
+      accessId: ACCESS,
+      env: {},
+      envFile: false,
+      maxRetries: 10,
+      retryBaseDelayMs: 50,
+      retryMaxDelayMs: 100,
+    });
     let posts = 0;
     const srv = (await import("node:http")).createServer((req, res) => {
       posts++;
@@ -306,7 +331,11 @@ describe("error bodies map to classes a caller can catch", () => {
     server.on("GET", "/v3/quota", err(403, "forbidden", { field: "x-api-key" }));
     server.on("GET", RESULTS, err(409, "job_failed", { job_id: 7, reason: "singular covariance", error_code: 3 }));
     server.on("GET", "/v3/results/8/00000000000000bb", err(404, "not_found"));
-    server.on("GET", "/v3/jobs/7/00000000000000aa/prediction_weights", err(413, "field_too_large", { field: "prediction_weights", smaller_fields: ["prediction_weights/weights"], bytes: 9000, limit: 4096 }));
+    server.on(
+      "GET",
+      "/v3/jobs/7/00000000000000aa/prediction_weights",
+      err(413, "field_too_large", { field: "prediction_weights", smaller_fields: ["prediction_weights/weights"], bytes: 9000, limit: 4096 }),
+    );
     server.on("POST", "/v3/psr", err(413, "payload_too_large", { limit: 1000 }));
     server.on("POST", "/v3/grid", err(422, "invalid_input", { field: "options.min_k", details: [{ field: "options.min_k", expected: "an integer <= K" }] }));
 
@@ -386,7 +415,14 @@ describe("wait", () => {
 
   it("a 429 while polling slows down and goes on", async () => {
     const j = job(0);
-    server.on("GET", RESULTS, json(429, { message: "Too Many Requests" }, { "retry-after": "0" }), json(429, { message: "Too Many Requests" }, { "retry-after": "0" }), json(429, { message: "Too Many Requests" }, { "retry-after": "0" }), j.behaviour);
+    server.on(
+      "GET",
+      RESULTS,
+      json(429, { message: "Too Many Requests" }, { "retry-after": "0" }),
+      json(429, { message: "Too Many Requests" }, { "retry-after": "0" }),
+      json(429, { message: "Too Many Requests" }, { "retry-after": "0" }),
+      j.behaviour,
+    );
     const r = await client.wait(receipt);
     expect(r.fit[0]).toBeCloseTo(0.183713, 5);
   });
@@ -421,7 +457,12 @@ describe("wait", () => {
   });
 
   it("a failed job ends the wait with JobFailedError", async () => {
-    server.on("GET", RESULTS, json(202, { status: "running" }), json(409, { message: "the job failed: singular", error: "job_failed", status_code: 409, error_code: 3, job_id: 7, reason: "singular" }));
+    server.on(
+      "GET",
+      RESULTS,
+      json(202, { status: "running" }),
+      json(409, { message: "the job failed: singular", error: "job_failed", status_code: 409, error_code: 3, job_id: 7, reason: "singular" }),
+    );
     const e = await failure(() => client.wait(receipt));
     expect(e).toBeInstanceOf(JobFailedError);
     expect((e as JobFailedError).reason).toBe("singular");
@@ -437,7 +478,11 @@ describe("the API key is never in an error or a log line", () => {
   });
 
   it("a JSON error body that quotes the key is scrubbed", async () => {
-    server.on("GET", "/v3/quota", json(403, { message: `Forbidden: key ${KEY} is unknown`, error: "forbidden", status_code: 403, error_code: 1, echo: { "x-api-key": KEY } }));
+    server.on(
+      "GET",
+      "/v3/quota",
+      json(403, { message: `Forbidden: key ${KEY} is unknown`, error: "forbidden", status_code: 403, error_code: 1, echo: { "x-api-key": KEY } }),
+    );
     const e = await failure(() => client.quota());
     expect(e.message).toContain("[redacted]");
   });

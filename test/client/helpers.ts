@@ -19,7 +19,6 @@ export function clientFor(service: LocalService, options: ClientOptions = {}): R
   });
 }
 
-
 /** X with two equal columns: a singular covariance, so a job with inv_method gaussian fails. */
 export const singular = () => ({
   y: [1, 2, 3, 4, 5, 6],

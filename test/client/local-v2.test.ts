@@ -58,7 +58,20 @@ describe.skipIf(!V2)("v2 through the client (waits for the v2 routes of the loca
 
   /** Fields both versions carry are equal (v2 has no thresholds/analysis/warnings; v3 no most_eval). */
   function sameOnCommonFields(a: Result, b: Result): void {
-    for (const key of ["yhat", "fit", "adjusted_fit", "agreement", "asymmetry", "outlier_influence", "k_fit", "weights", "relevance", "similarity", "info_x", "info_theta"] as const) {
+    for (const key of [
+      "yhat",
+      "fit",
+      "adjusted_fit",
+      "agreement",
+      "asymmetry",
+      "outlier_influence",
+      "k_fit",
+      "weights",
+      "relevance",
+      "similarity",
+      "info_x",
+      "info_theta",
+    ] as const) {
       expect(b[key], key).toEqual(a[key]);
     }
   }

@@ -212,7 +212,10 @@ describe("v3: quota and validation before sending", () => {
       ["y[1]", () => client.submit("psr", { y: [y[0], NaN, ...y.slice(2)], X, theta })],
       ["theta[0]", () => client.submit("psr", { y, X, theta: [Infinity, 1, 2, 3, 4] })],
       ["options.censor_type", () => client.submit("psr", { y, X, theta, options: { censor_type: "both" as never } })],
-      ["options.required_attributes", () => client.run("grid", { y, X, theta, options: { attribute_combi: [[1, 0, 1, 0, 0]], required_attributes: [1, 0, 0, 0, 0] } })],
+      [
+        "options.required_attributes",
+        () => client.run("grid", { y, X, theta, options: { attribute_combi: [[1, 0, 1, 0, 0]], required_attributes: [1, 0, 0, 0, 0] } }),
+      ],
       ["options.threshold", () => client.submit("maxfit", { y, X, theta, options: { threshold: "high" as never } })],
       ["theta[1]", () => client.submit("psr", { y, X, theta: [theta, [1, 2]] })],
     ];
@@ -281,7 +284,13 @@ describe("v3: typed errors from the service", () => {
     const e = await client.field(receipt, "insights/nothing_here").catch((e: unknown) => e);
     expect(e).toBeInstanceOf(NotFoundError);
     expect((e as NotFoundError).message).toMatch(/relevance/); // lists what is there
-    const fake: ExperimentReceipt = { experiment_id: 987654, experiment_code: "0000000000000000", n_rows: 1, jobs: [{ row: 0, job_id: 1, job_code: "x" }], grouped_by: "service" };
+    const fake: ExperimentReceipt = {
+      experiment_id: 987654,
+      experiment_code: "0000000000000000",
+      n_rows: 1,
+      jobs: [{ row: 0, job_id: 1, job_code: "x" }],
+      grouped_by: "service",
+    };
     expect(await client.experiment(fake).catch((e: unknown) => e)).toBeInstanceOf(NotFoundError);
   });
 

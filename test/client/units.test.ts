@@ -86,7 +86,10 @@ describe("size bounds of X's JSON", () => {
   });
 
   it("is exact for integers and nulls", () => {
-    const X = [[0, -0, 1, -1, 10, 999, -1000, null], [123456789012, 1e20, -99, NaN, Infinity, 7, 8, 9]];
+    const X = [
+      [0, -0, 1, -1, 10, 999, -1000, null],
+      [123456789012, 1e20, -99, NaN, Infinity, 7, 8, 9],
+    ];
     const b = jsonSizeBounds(X)!;
     expect(b.lower).toBe(JSON.stringify(X).length);
     expect(b.upper).toBe(JSON.stringify(X).length);
@@ -142,7 +145,12 @@ describe("prepareRequest", () => {
     ["y and X of different lengths", { ...small, y: small.y.slice(1) }, "psr", "y"],
     ["PSR and censor_type both", { ...small, options: { censor_type: "both" } }, "psr", "options.censor_type"],
     ["an unknown option value", { ...small, options: { censor_operator: "ge" } }, "psr", "options.censor_operator"],
-    ["required_attributes with attribute_combi", { ...small, options: { attribute_combi: [[1, 1, 0, 0, 0]], required_attributes: [1, 0, 0, 0, 0] } }, "grid", "options.required_attributes"],
+    [
+      "required_attributes with attribute_combi",
+      { ...small, options: { attribute_combi: [[1, 1, 0, 0, 0]], required_attributes: [1, 0, 0, 0, 0] } },
+      "grid",
+      "options.required_attributes",
+    ],
     ["min_k above K", { ...small, options: { min_k: 9 } }, "grid", "options.min_k"],
     ["PSR without theta", { y: small.y, X: small.X }, "psr", "theta"],
   ])("refuses %s, naming the field", (_name, request, analysis, field) => {
@@ -200,7 +208,11 @@ describe("prepareRequest", () => {
 });
 
 describe("X's encoding and the limit, whatever the numbers", () => {
-  const finite = fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer({ min: -1e6, max: 1e6 }), fc.double({ min: -1, max: 1, noNaN: true }));
+  const finite = fc.oneof(
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.integer({ min: -1e6, max: 1e6 }),
+    fc.double({ min: -1, max: 1, noNaN: true }),
+  );
   it("refuses exactly when JSON.stringify(X) is over the limit, and sends exactly that text", () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(finite, finite), { minLength: 3, maxLength: 30 }), fc.integer({ min: 20, max: 1500 }), (rows, limit) => {
@@ -224,8 +236,8 @@ describe("X's encoding and the limit, whatever the numbers", () => {
 
 describe("secrets", () => {
   it("the redactor scrubs plain, URL-encoded and JSON-escaped forms, deep", () => {
-    const r = new Redactor(["s3cr+t/key\"x", undefined, "ab"]);
-    expect(r.text("key=s3cr+t/key\"x!")).toBe("key=[redacted]!");
+    const r = new Redactor(['s3cr+t/key"x', undefined, "ab"]);
+    expect(r.text('key=s3cr+t/key"x!')).toBe("key=[redacted]!");
     expect(r.text(`k=${encodeURIComponent('s3cr+t/key"x')}`)).toBe("k=[redacted]");
     expect(r.text(JSON.stringify({ k: 's3cr+t/key"x' }))).toBe('{"k":"[redacted]"}');
     expect(r.value({ a: ['s3cr+t/key"x', 1], b: { 's3cr+t/key"x': 2 } })).toEqual({ a: ["[redacted]", 1], b: { "[redacted]": 2 } });

@@ -121,7 +121,9 @@ describe("plotly.js loading", () => {
   it("is guarded and hidden from module loaders (require.js define, CommonJS module)", () => {
     const script = plotlyInlineScript();
     expect(script).toContain(`data-rbp-plotly="${plotlyVersion()}"`);
-    expect(script).toContain('if(!(window.Plotly&&window.Plotly.newPlot)){(new Function("module","exports","define",code)).call(window,undefined,undefined,undefined)}');
+    expect(script).toContain(
+      'if(!(window.Plotly&&window.Plotly.newPlot)){(new Function("module","exports","define",code)).call(window,undefined,undefined,undefined)}',
+    );
     // One <script> element: the inlined source never closes it.
     expect(script.match(/<\/script/gi)).toHaveLength(1);
     expect(script).toContain("window.__rbpPlotlyQueue=[]");

@@ -86,7 +86,9 @@ describe("outcomeVsRelevanceFigure", () => {
   });
 
   it("needs the outcomes", () => {
-    expect(() => outcomeVsRelevanceFigure(quickstartGrid(), { outcome: "Points", attributes: QUICKSTART_ATTRIBUTES })).toThrow(/needs the 7 outcomes sent \(context.y\)/);
+    expect(() => outcomeVsRelevanceFigure(quickstartGrid(), { outcome: "Points", attributes: QUICKSTART_ATTRIBUTES })).toThrow(
+      /needs the 7 outcomes sent \(context.y\)/,
+    );
   });
 });
 

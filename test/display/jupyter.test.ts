@@ -1,7 +1,18 @@
 /** display(): tslab and Deno detection, with the kernels simulated the way they present themselves. */
 import { createRequire } from "node:module";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { JUPYTER_DISPLAY, PLOTLY_MIME, allShown, display, figureBundle, isDisplayable, jupyterKernel, summaryTable, tslabWriter, weightsFigure } from "../../src/display/index.js";
+import {
+  JUPYTER_DISPLAY,
+  PLOTLY_MIME,
+  allShown,
+  display,
+  figureBundle,
+  isDisplayable,
+  jupyterKernel,
+  summaryTable,
+  tslabWriter,
+  weightsFigure,
+} from "../../src/display/index.js";
 import { quickstartContext, quickstartGrid } from "./fixtures.js";
 
 const g = globalThis as Record<string, unknown>;

@@ -1,14 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatNumber, observationTable, optionsTable, summaryTable, experimentTable } from "../../src/display/index.js";
-import {
-  quickstartContext,
-  quickstartExperiment,
-  quickstartGrid,
-  quickstartMaxfit,
-  quickstartPsr,
-  quickstartPsrV2,
-  syntheticPsr,
-} from "./fixtures.js";
+import { quickstartContext, quickstartExperiment, quickstartGrid, quickstartMaxfit, quickstartPsr, quickstartPsrV2, syntheticPsr } from "./fixtures.js";
 
 /** The rows of an HTML table as arrays of cell texts (header row first). */
 function cells(html: string): string[][] {

@@ -243,9 +243,7 @@ describe("planCombinations: random constraints against brute force", () => {
           fc.record({ allowed_k: fc.uniqueArray(fc.integer({ min: 1, max: k }), { minLength: 1, maxLength: k }) }),
           fc.record({ min_k: fc.integer({ min: 1, max: k }) }),
           fc.record({ max_k: fc.integer({ min: 1, max: k }) }),
-          fc
-            .tuple(fc.integer({ min: 1, max: k }), fc.integer({ min: 1, max: k }))
-            .map(([a, b]) => ({ min_k: Math.min(a, b), max_k: Math.max(a, b) })),
+          fc.tuple(fc.integer({ min: 1, max: k }), fc.integer({ min: 1, max: k })).map(([a, b]) => ({ min_k: Math.min(a, b), max_k: Math.max(a, b) })),
         ),
         maxIter: fc.oneof(fc.constant(1000), fc.integer({ min: 1, max: 40 })),
         seed: fc.integer({ min: 0, max: 2 ** 32 - 1 }),
@@ -425,9 +423,7 @@ describe("planCombinations: impossible constraints", () => {
   });
 
   it("a required attribute whose group overflows allowed_k", () => {
-    const e = thrown(() =>
-      planCombinations(5, opts({ required_attributes: mask(5, [1]), attribute_groups: [mask(5, [0, 1, 2])], allowed_k: [1, 2] })),
-    );
+    const e = thrown(() => planCombinations(5, opts({ required_attributes: mask(5, [1]), attribute_groups: [mask(5, [0, 1, 2])], allowed_k: [1, 2] })));
     expect(e.field).toBe("options");
     expect(e.message).toMatch(/required_attributes switch on 3 attributes \(with their attribute_groups\) but the largest allowed_k is 2/);
   });

@@ -114,7 +114,11 @@ export function exactScores(X: number[][], theta: number[], columns: number[]): 
   const ct = t.map((v, a) => v.sub(mean[a]));
   const direction = inv.map((row) => row.reduce((s, v, b) => s.add(v.mul(ct[b])), ZERO));
   const dot = (u: Q[], v: Q[]) => u.reduce((s, ua, a) => s.add(ua.mul(v[a])), ZERO);
-  const quad = (u: Q[]) => dot(u, inv.map((row) => dot(row, u)));
+  const quad = (u: Q[]) =>
+    dot(
+      u,
+      inv.map((row) => dot(row, u)),
+    );
   const infoTheta = dot(ct, direction);
   const relevance = centred.map((row) => dot(row, direction));
   const similarity = centred.map((row, i) => relevance[i].sub(quad(row).add(infoTheta).div(q(2))));
@@ -211,30 +215,56 @@ export function exactCalibration(scores: ExactScores, y: number[], s: ExactSetti
   const s2 = sum((i) => r[i].mul(r[i]), inSet);
   const sy = sum((i) => r[i].mul(dy[i]), inSet);
   const invalid: ExactCalibration = {
-    valid: false, kept, n, rStar: cut, rStarPercent, yhat: NaN, fit: NaN, asymmetry: NaN, adjustedFit: NaN, kFit: NaN,
+    valid: false,
+    kept,
+    n,
+    rStar: cut,
+    rStarPercent,
+    yhat: NaN,
+    fit: NaN,
+    asymmetry: NaN,
+    adjustedFit: NaN,
+    kFit: NaN,
     fixed: { fit: -1n, adjusted_fit: -1n, kfit: -1n },
   };
   if (n < 2 || s2.sign() <= 0) return invalid;
   const fullVar = totalR2.div(q(N - 1));
   const partVar = s2.div(q(n - 1));
-  const yhat = ybar.add(fullVar.div(partVar).div(q(n - 1)).mul(sy));
+  const yhat = ybar.add(
+    fullVar
+      .div(partVar)
+      .div(q(n - 1))
+      .mul(sy),
+  );
   const spread = s2.sub(s1.mul(s1).div(q(N)));
   // rho = sy / sqrt(spread syy); 0 when the weights are constant.
-  const rhoOf = (cross: Q, sp: Q): bigint =>
-    sp.sign() > 0 && syy.sign() > 0 ? BigInt(cross.sign()) * fixedSqrt(cross.mul(cross).div(sp.mul(syy))) : 0n;
+  const rhoOf = (cross: Q, sp: Q): bigint => (sp.sign() > 0 && syy.sign() > 0 ? BigInt(cross.sign()) * fixedSqrt(cross.mul(cross).div(sp.mul(syy))) : 0n);
   const rho = rhoOf(sy, spread);
   const nc = N - n;
   const s1c = sum((i) => r[i], outSet);
   const s2c = sum((i) => r[i].mul(r[i]), outSet);
   const complementValid = nc >= 2 && s2c.sign() > 0;
-  const rhoC = complementValid ? rhoOf(sum((i) => r[i].mul(dy[i]), outSet), s2c.sub(s1c.mul(s1c).div(q(N)))) : 0n;
+  const rhoC = complementValid
+    ? rhoOf(
+        sum((i) => r[i].mul(dy[i]), outSet),
+        s2c.sub(s1c.mul(s1c).div(q(N))),
+      )
+    : 0n;
   const fitFixed = (rho * rho) / SCALE;
   const asymFixed = complementValid ? ((rho - rhoC) * (rho - rhoC)) / SCALE / 2n : 0n;
   const K = BigInt(s.attributes);
   const fixed = { fit: fitFixed, adjusted_fit: K * (fitFixed + asymFixed), kfit: K * fitFixed };
   return {
-    valid: true, kept, n, rStar: cut, rStarPercent, yhat: yhat.toNumber(),
-    fit: fixedToNumber(fixed.fit), asymmetry: fixedToNumber(asymFixed), adjustedFit: fixedToNumber(fixed.adjusted_fit), kFit: fixedToNumber(fixed.kfit),
+    valid: true,
+    kept,
+    n,
+    rStar: cut,
+    rStarPercent,
+    yhat: yhat.toNumber(),
+    fit: fixedToNumber(fixed.fit),
+    asymmetry: fixedToNumber(asymFixed),
+    adjustedFit: fixedToNumber(fixed.adjusted_fit),
+    kFit: fixedToNumber(fixed.kfit),
     fixed,
   };
 }
@@ -242,14 +272,30 @@ export function exactCalibration(scores: ExactScores, y: number[], s: ExactSetti
 const allColumns = (X: number[][]) => Array.from({ length: X[0].length }, (_, j) => j);
 
 /** Exact PSR on every attribute at each threshold of one censor. */
-export function exactPsr(y: number[], X: number[][], theta: number[], censor: CensorType, thresholds: number[], unit: CensorUnit, operator: CensorOperator): ExactCalibration[] {
+export function exactPsr(
+  y: number[],
+  X: number[][],
+  theta: number[],
+  censor: CensorType,
+  thresholds: number[],
+  unit: CensorUnit,
+  operator: CensorOperator,
+): ExactCalibration[] {
   const scores = exactScores(X, theta, allColumns(X));
   if (!scores) throw new Error("singular");
   return thresholds.map((threshold) => exactCalibration(scores, y, { censor, threshold, unit, operator, attributes: X[0].length }));
 }
 
 /** Exact MaxFit: the first maximum of the objective, relevance before similarity, thresholds in order. */
-export function exactMaxFit(y: number[], X: number[][], theta: number[], thresholds: number[], objective: Objective, unit: CensorUnit = "percent", operator: CensorOperator = "gte"): { selected: number; candidates: ExactCalibration[] } {
+export function exactMaxFit(
+  y: number[],
+  X: number[][],
+  theta: number[],
+  thresholds: number[],
+  objective: Objective,
+  unit: CensorUnit = "percent",
+  operator: CensorOperator = "gte",
+): { selected: number; candidates: ExactCalibration[] } {
   const candidates = (["relevance", "similarity"] as const).flatMap((c) => exactPsr(y, X, theta, c, thresholds, unit, operator));
   let selected = -1;
   candidates.forEach((c, i) => {
@@ -266,7 +312,14 @@ export interface ExactGridCell {
 }
 
 /** Exact Grid over every combination (sizes 1..K), both censors: the adjusted-fit-weighted composite yhat. */
-export function exactGrid(y: number[], X: number[][], theta: number[], thresholds: number[], unit: CensorUnit = "percent", operator: CensorOperator = "gte"): { yhat: number; cells: ExactGridCell[] } {
+export function exactGrid(
+  y: number[],
+  X: number[][],
+  theta: number[],
+  thresholds: number[],
+  unit: CensorUnit = "percent",
+  operator: CensorOperator = "gte",
+): { yhat: number; cells: ExactGridCell[] } {
   const K = X[0].length;
   const cells: ExactGridCell[] = [];
   let total = 0n;

@@ -6,7 +6,6 @@ import { invertCovariance, matVec, quadraticForm, symmetricEigen } from "../../s
 
 const METHODS: InvMethod[] = ["gaussian", "cholesky", "pseudoinverse"];
 
-
 function randomMatrix(rows: number, cols: number, rand: () => number): Float64Array {
   return Float64Array.from({ length: rows * cols }, () => 2 * rand() - 1);
 }

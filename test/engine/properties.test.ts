@@ -16,7 +16,6 @@ import type { EngineResult } from "../../src/engine/result.js";
 // Random data
 // ---------------------------------------------------------------------------------------------
 
-
 function normal(rand: () => number): number {
   const u = 1 - rand();
   const v = rand();
@@ -76,8 +75,7 @@ const caseArb = (maxK = 5, maxN = 60) =>
     .map(({ N, K, seed }) => makeCase(N, K, seed));
 
 const RUNS = { numRuns: 60 };
-const run = <T>(arb: fc.Arbitrary<T>, seed: number, body: (value: T) => void, numRuns = RUNS.numRuns) =>
-  fc.assert(fc.property(arb, body), { seed, numRuns });
+const run = <T>(arb: fc.Arbitrary<T>, seed: number, body: (value: T) => void, numRuns = RUNS.numRuns) => fc.assert(fc.property(arb, body), { seed, numRuns });
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -220,9 +218,7 @@ describe("weights sum to 1", () => {
       for (const censor_type of CENSORS) {
         for (const censor_operator of ["gte", "lte"] as CensorOperator[]) {
           const result = psr(data, theta, { threshold: thresholdsFor(censor_operator), censor_type, censor_operator });
-          THRESHOLDS.forEach((_, t) =>
-            close(sum(column(result.prediction_weights.weights, t)), 1, 1e-9, `psr ${censor_type} ${censor_operator} t=${t}`),
-          );
+          THRESHOLDS.forEach((_, t) => close(sum(column(result.prediction_weights.weights, t)), 1, 1e-9, `psr ${censor_type} ${censor_operator} t=${t}`));
         }
       }
       const mf = maxfit(data, theta, { threshold: THRESHOLDS });
@@ -310,22 +306,22 @@ describe("results do not depend on the attributes' units or origins", () => {
   });
 
   it("the Grid (composite and cells) is invariant to rescaling and shifting one column", () => {
-    run(fc.tuple(caseArb(4, 40), affineArb), 402, ([c, a]) => {
-      const t = transformed(c, a);
-      const options = { threshold: THRESHOLDS, retain: ["yhat_cells", "adjusted_fit_cells"] as ("yhat_cells" | "adjusted_fit_cells")[] };
-      const before = grid(c.data, c.theta, options);
-      const after = grid(t.data, t.theta, options);
-      expectSameResult(after, before, 1e-8, "grid");
-      for (const censor of CENSORS) {
-        closeMatrix(after.grid_cells![censor]!.yhat_cells!, before.grid_cells![censor]!.yhat_cells!, 1e-8, `${censor} yhat_cells`);
-        closeMatrix(
-          after.grid_cells![censor]!.adjusted_fit_cells!,
-          before.grid_cells![censor]!.adjusted_fit_cells!,
-          1e-8,
-          `${censor} adjusted_fit_cells`,
-        );
-      }
-    }, 40);
+    run(
+      fc.tuple(caseArb(4, 40), affineArb),
+      402,
+      ([c, a]) => {
+        const t = transformed(c, a);
+        const options = { threshold: THRESHOLDS, retain: ["yhat_cells", "adjusted_fit_cells"] as ("yhat_cells" | "adjusted_fit_cells")[] };
+        const before = grid(c.data, c.theta, options);
+        const after = grid(t.data, t.theta, options);
+        expectSameResult(after, before, 1e-8, "grid");
+        for (const censor of CENSORS) {
+          closeMatrix(after.grid_cells![censor]!.yhat_cells!, before.grid_cells![censor]!.yhat_cells!, 1e-8, `${censor} yhat_cells`);
+          closeMatrix(after.grid_cells![censor]!.adjusted_fit_cells!, before.grid_cells![censor]!.adjusted_fit_cells!, 1e-8, `${censor} adjusted_fit_cells`);
+        }
+      },
+      40,
+    );
   });
 
   it("MaxFit picks the same winner after rescaling and shifting one column", () => {
@@ -345,10 +341,13 @@ describe("results do not depend on the attributes' units or origins", () => {
 /** One to three random non-empty masks over the K columns. */
 const combiCaseArb = caseArb(5, 40).chain((c) =>
   fc
-    .array(fc.array(fc.boolean(), { minLength: c.K, maxLength: c.K }).filter((m) => m.some((b) => b)), {
-      minLength: 1,
-      maxLength: 3,
-    })
+    .array(
+      fc.array(fc.boolean(), { minLength: c.K, maxLength: c.K }).filter((m) => m.some((b) => b)),
+      {
+        minLength: 1,
+        maxLength: 3,
+      },
+    )
     .map((masks) => ({ c, masks: masks.map((m) => m.map((b) => (b ? 1 : 0))) })),
 );
 
@@ -464,7 +463,10 @@ describe("rows with missing values", () => {
           closeAll(result.auxiliary!.n, expected.auxiliary!.n, 0, `${label} n`);
           closeAll(result.yhat_linear!, expected.yhat_linear!, 1e-9, `${label} yhat_linear`);
           for (const i of missing) {
-            expect(result.prediction_weights.weights[i].every((w) => w === 0), `${label} weight of NaN row ${i}`).toBe(true);
+            expect(
+              result.prediction_weights.weights[i].every((w) => w === 0),
+              `${label} weight of NaN row ${i}`,
+            ).toBe(true);
             expect(result.insights.relevance[i], `${label} relevance of NaN row ${i}`).toBeNaN();
             expect(result.insights.similarity[i], `${label} similarity of NaN row ${i}`).toBeNaN();
           }
@@ -514,12 +516,16 @@ describe("rows with missing values", () => {
           1e-9,
           "weights of the other rows",
         );
-        closeAll(keep.map((i) => result.insights.relevance[i]), expected.insights.relevance, 1e-9, "relevance");
+        closeAll(
+          keep.map((i) => result.insights.relevance[i]),
+          expected.insights.relevance,
+          1e-9,
+          "relevance",
+        );
       },
       40,
     );
   });
-
 });
 
 /**
@@ -689,8 +695,18 @@ describe("MaxFit", () => {
       });
       expect(path.censor_type).toEqual(candidates.map((x) => x.censor));
       expect(path.threshold).toEqual(candidates.map((x) => x.threshold));
-      closeAll(path.yhat, candidates.map((x) => x.yhat), 1e-12, "path yhat");
-      closeAll(path.fit, candidates.map((x) => x.fit), 1e-12, "path fit");
+      closeAll(
+        path.yhat,
+        candidates.map((x) => x.yhat),
+        1e-12,
+        "path yhat",
+      );
+      closeAll(
+        path.fit,
+        candidates.map((x) => x.fit),
+        1e-12,
+        "path fit",
+      );
     });
   });
 });
@@ -790,79 +806,95 @@ describe("diagnostic identities", () => {
 
 describe("Grid robustness", () => {
   it("a constant y does not throw and gives yhat = that constant", () => {
-    run(fc.tuple(caseArb(4, 40), fc.double({ min: -100, max: 100, noNaN: true })), 1001, ([c, value]) => {
-      const y = new Float64Array(c.N).fill(value);
-      const result = grid({ ...c.data, y }, c.theta, { threshold: THRESHOLDS });
-      expect(Number.isFinite(result.yhat[0])).toBe(true);
-      close(result.yhat[0], value, 1e-9, "yhat");
-      close(sum(column(result.prediction_weights.weights, 0)), 1, 1e-9, "weights sum");
-    }, 30);
+    run(
+      fc.tuple(caseArb(4, 40), fc.double({ min: -100, max: 100, noNaN: true })),
+      1001,
+      ([c, value]) => {
+        const y = new Float64Array(c.N).fill(value);
+        const result = grid({ ...c.data, y }, c.theta, { threshold: THRESHOLDS });
+        expect(Number.isFinite(result.yhat[0])).toBe(true);
+        close(result.yhat[0], value, 1e-9, "yhat");
+        close(sum(column(result.prediction_weights.weights, 0)), 1, 1e-9, "weights sum");
+      },
+      30,
+    );
   });
 
   it("adj_fit_multiplier log with K = 1 (every cell has weight 0) does not throw and gives a finite yhat (the mean of y)", () => {
-    run(caseArb(1), 1002, ({ data, theta }) => {
-      const result = grid(data, theta, { threshold: THRESHOLDS, adj_fit_multiplier: "log" });
-      expect(Number.isFinite(result.yhat[0])).toBe(true);
-      close(result.yhat[0], sum(data.y) / data.rows, 1e-9, "yhat = ybar");
-      close(sum(column(result.prediction_weights.weights, 0)), 1, 1e-9, "weights sum");
-    }, 30);
+    run(
+      caseArb(1),
+      1002,
+      ({ data, theta }) => {
+        const result = grid(data, theta, { threshold: THRESHOLDS, adj_fit_multiplier: "log" });
+        expect(Number.isFinite(result.yhat[0])).toBe(true);
+        close(result.yhat[0], sum(data.y) / data.rows, 1e-9, "yhat = ybar");
+        close(sum(column(result.prediction_weights.weights, 0)), 1, 1e-9, "weights sum");
+      },
+      30,
+    );
   });
 
   it("inv_method gaussian, cholesky and pseudoinverse give the same Grid on well-conditioned data (complete and with gaps)", () => {
-    run(fc.tuple(caseArb(4, 40), fc.boolean()), 1003, ([c, gaps]) => {
-      let data = c.data;
-      if (gaps) {
-        const rand = randFor(c);
-        const X = Float64Array.from(c.data.X);
-        const holes = Math.min(3, c.N - c.K - 4);
-        for (let h = 0; h < holes; h++) X[Math.floor(rand() * c.N) * c.K + Math.floor(rand() * c.K)] = NaN;
-        data = { ...c.data, X };
-      }
-      const results = (["gaussian", "cholesky", "pseudoinverse"] as const).map((inv_method) =>
-        grid(data, c.theta, { threshold: THRESHOLDS, inv_method }),
-      );
-      for (const other of results.slice(1)) {
-        expectSameResult(other, results[0], 1e-8, "grid");
-        closeAll(other.yhat_linear!, results[0].yhat_linear!, 1e-8, "yhat_linear");
-      }
-    }, 40);
+    run(
+      fc.tuple(caseArb(4, 40), fc.boolean()),
+      1003,
+      ([c, gaps]) => {
+        let data = c.data;
+        if (gaps) {
+          const rand = randFor(c);
+          const X = Float64Array.from(c.data.X);
+          const holes = Math.min(3, c.N - c.K - 4);
+          for (let h = 0; h < holes; h++) X[Math.floor(rand() * c.N) * c.K + Math.floor(rand() * c.K)] = NaN;
+          data = { ...c.data, X };
+        }
+        const results = (["gaussian", "cholesky", "pseudoinverse"] as const).map((inv_method) => grid(data, c.theta, { threshold: THRESHOLDS, inv_method }));
+        for (const other of results.slice(1)) {
+          expectSameResult(other, results[0], 1e-8, "grid");
+          closeAll(other.yhat_linear!, results[0].yhat_linear!, 1e-8, "yhat_linear");
+        }
+      },
+      40,
+    );
   });
 
   it("inv_method gaussian, cholesky and pseudoinverse give the same PSR on well-conditioned data", () => {
     run(caseArb(), 1004, ({ data, theta }) => {
-      const results = (["gaussian", "cholesky", "pseudoinverse"] as const).map((inv_method) =>
-        psr(data, theta, { threshold: THRESHOLDS, inv_method }),
-      );
+      const results = (["gaussian", "cholesky", "pseudoinverse"] as const).map((inv_method) => psr(data, theta, { threshold: THRESHOLDS, inv_method }));
       for (const other of results.slice(1)) expectSameResult(other, results[0], 1e-8, "psr");
     });
   });
 
   it("the Grid composite equals the adjusted-fit-weighted average over every cell of a full enumeration", () => {
-    run(caseArb(4, 30), 1005, (c) => {
-      const result = grid(c.data, c.theta, {
-        threshold: THRESHOLDS,
-        retain: ["yhat_cells", "adjusted_fit_cells", "combi_cells", "k_cells"],
-      });
-      const combi = result.grid_cells!.combi_cells!;
-      expect(combi).toHaveLength(2 ** c.K - 1);
-      expect(result.grid_cells!.k_cells).toEqual(combi.map((m) => sum(m)));
-      let total = 0;
-      let weighted = 0;
-      let squares = 0;
-      for (const censor of CENSORS) {
-        const cells = result.grid_cells![censor]!;
-        cells.yhat_cells!.forEach((row, q) =>
-          row.forEach((yhat, t) => {
-            const a = cells.adjusted_fit_cells![q][t];
-            if (!(a > 0) || !Number.isFinite(yhat)) return;
-            total += a;
-            squares += a * a;
-            weighted += a * yhat;
-          }),
-        );
-      }
-      close(result.yhat[0], weighted / total, 1e-9, "composite yhat");
-      close(result.adjusted_fit[0], squares / total, 1e-9, "composite adjusted fit");
-    }, 30);
+    run(
+      caseArb(4, 30),
+      1005,
+      (c) => {
+        const result = grid(c.data, c.theta, {
+          threshold: THRESHOLDS,
+          retain: ["yhat_cells", "adjusted_fit_cells", "combi_cells", "k_cells"],
+        });
+        const combi = result.grid_cells!.combi_cells!;
+        expect(combi).toHaveLength(2 ** c.K - 1);
+        expect(result.grid_cells!.k_cells).toEqual(combi.map((m) => sum(m)));
+        let total = 0;
+        let weighted = 0;
+        let squares = 0;
+        for (const censor of CENSORS) {
+          const cells = result.grid_cells![censor]!;
+          cells.yhat_cells!.forEach((row, q) =>
+            row.forEach((yhat, t) => {
+              const a = cells.adjusted_fit_cells![q][t];
+              if (!(a > 0) || !Number.isFinite(yhat)) return;
+              total += a;
+              squares += a * a;
+              weighted += a * yhat;
+            }),
+          );
+        }
+        close(result.yhat[0], weighted / total, 1e-9, "composite yhat");
+        close(result.adjusted_fit[0], squares / total, 1e-9, "composite adjusted fit");
+      },
+      30,
+    );
   });
 });

@@ -69,7 +69,18 @@ const allSimilarTied: Case = {
 const thetaAtMean: Case = {
   name: "theta at the mean (all relevance tied at 0)",
   y: [1, 4, 2, 8, 5, 7, 3, 6, 2, 9],
-  X: [[0.1, 1.3], [0.7, 1.1], [0.3, 0.9], [0.9, 1.7], [0.1, 0.3], [0.7, 1.3], [0.3, 0.7], [0.5, 1.9], [0.3, 1.1], [0.1, 1.7]],
+  X: [
+    [0.1, 1.3],
+    [0.7, 1.1],
+    [0.3, 0.9],
+    [0.9, 1.7],
+    [0.1, 0.3],
+    [0.7, 1.3],
+    [0.3, 0.7],
+    [0.5, 1.9],
+    [0.3, 1.1],
+    [0.1, 1.7],
+  ],
   theta: [0.4, 1.2],
 };
 
@@ -101,7 +112,11 @@ function expectCalibration(label: string, exact: ExactCalibration, got: { n: num
     expect(got.yhat === null || Number.isNaN(got.yhat), `${label}: invalid in exact arithmetic, got yhat ${got.yhat}`).toBe(true);
     return;
   }
-  for (const [key, want, have] of [["yhat", exact.yhat, got.yhat], ["fit", exact.fit, got.fit], ["adjusted_fit", exact.adjustedFit, got.adjustedFit]] as const) {
+  for (const [key, want, have] of [
+    ["yhat", exact.yhat, got.yhat],
+    ["fit", exact.fit, got.fit],
+    ["adjusted_fit", exact.adjustedFit, got.adjustedFit],
+  ] as const) {
     expect(Math.abs((have as number) - want), `${label} ${key}: ${have} vs exact ${want}`).toBeLessThanOrEqual(1e-8 * Math.max(1, Math.abs(want)));
   }
 }
@@ -133,11 +148,18 @@ describe("ties at the cut agree with exact arithmetic", () => {
   it("the data do tie at the cut: every default threshold's exact cut is a score two rows share, somewhere in the cases", () => {
     for (const threshold of DEFAULT_THRESHOLDS) {
       const hit = CASES.some((c) => {
-        const scores = exactScores(c.X, c.theta, c.X[0].map((_, j) => j));
-        return scores !== null && CENSORS.some((censor) => {
-          const cut = exactPercentile(scores[censor], threshold);
-          return scores[censor].filter((s) => s.cmp(cut) === 0).length >= 2;
-        });
+        const scores = exactScores(
+          c.X,
+          c.theta,
+          c.X[0].map((_, j) => j),
+        );
+        return (
+          scores !== null &&
+          CENSORS.some((censor) => {
+            const cut = exactPercentile(scores[censor], threshold);
+            return scores[censor].filter((s) => s.cmp(cut) === 0).length >= 2;
+          })
+        );
       });
       expect(hit, `a tie exactly at ${threshold}`).toBe(true);
     }
@@ -146,7 +168,10 @@ describe("ties at the cut agree with exact arithmetic", () => {
   for (const c of CASES) {
     it(`PSR, ${c.name}: kept rows, cut, n and yhat for each censor, unit and operator`, () => {
       const { data, theta } = run(c);
-      const units: [CensorUnit, number[]][] = [["percent", PERCENTS], ["score", c.scores ?? [0, -0.5, 0.5, -1]]];
+      const units: [CensorUnit, number[]][] = [
+        ["percent", PERCENTS],
+        ["score", c.scores ?? [0, -0.5, 0.5, -1]],
+      ];
       for (const [unit, thresholds] of units) {
         for (const censor of CENSORS) {
           for (const operator of OPERATORS) {
@@ -183,14 +208,22 @@ describe("ties at the cut agree with exact arithmetic", () => {
           const result = maxfit(data, theta, { objective, censor_operator: operator });
           expect(result.maxfit_index!.selected, `${objective} ${operator}`).toBe(exact.selected);
           const w = exact.candidates[exact.selected];
-          expectCalibration(`${objective} ${operator}`, w, { n: result.auxiliary!.n[0], yhat: result.yhat[0], fit: result.fit[0], adjustedFit: result.adjusted_fit[0] });
+          expectCalibration(`${objective} ${operator}`, w, {
+            n: result.auxiliary!.n[0],
+            yhat: result.yhat[0],
+            fit: result.fit[0],
+            adjustedFit: result.adjusted_fit[0],
+          });
         }
       }
     });
 
     it(`Grid, ${c.name}: every cell's n and the composite yhat, percent and score units`, () => {
       const { data, theta } = run(c);
-      const units: [CensorUnit, number[]][] = [["percent", DEFAULT_THRESHOLDS], ["score", c.scores ?? [0, -0.5]]];
+      const units: [CensorUnit, number[]][] = [
+        ["percent", DEFAULT_THRESHOLDS],
+        ["score", c.scores ?? [0, -0.5]],
+      ];
       for (const [unit, thresholds] of units) {
         for (const operator of ["gte", "lt"] as CensorOperator[]) {
           const label = `${unit} ${operator}`;
@@ -208,7 +241,10 @@ describe("ties at the cut agree with exact arithmetic", () => {
             const n = cells[cell.censor]!.n_cells![q][cell.t];
             expect(n, `${label} ${cell.censor} [${cell.columns}] at ${thresholds[cell.t]}`).toBe(cell.calibration ? cell.calibration.n : null);
           }
-          if (valid) expect(Math.abs(result.yhat[0] - exact.yhat), `${label} yhat ${result.yhat[0]} vs exact ${exact.yhat}`).toBeLessThanOrEqual(1e-9 * Math.max(1, Math.abs(exact.yhat)));
+          if (valid)
+            expect(Math.abs(result.yhat[0] - exact.yhat), `${label} yhat ${result.yhat[0]} vs exact ${exact.yhat}`).toBeLessThanOrEqual(
+              1e-9 * Math.max(1, Math.abs(exact.yhat)),
+            );
         }
       }
     });
@@ -241,7 +277,11 @@ describe("the tie tolerance sits between rounding and real gaps", () => {
       const X = Array.from({ length: N }, () => Array.from({ length: K }, () => dec(next(4))));
       const y = Array.from({ length: N }, () => next(10));
       const theta = Array.from({ length: K }, () => dec(next(5)));
-      const exact = exactScores(X, theta, X[0].map((_, j) => j));
+      const exact = exactScores(
+        X,
+        theta,
+        X[0].map((_, j) => j),
+      );
       if (!exact) continue;
       let result;
       try {

@@ -60,7 +60,15 @@ describe("codes", () => {
       new client.ConfigurationError("baseUrl", "no base URL"),
       new client.JobPendingError("running", { jobStatus: "running" }),
     ];
-    expect(made.map((e) => e.code)).toEqual(["invalid_input", "computation_failed", "invalid_data", "not_found", "invalid_request", "configuration", "pending"]);
+    expect(made.map((e) => e.code)).toEqual([
+      "invalid_input",
+      "computation_failed",
+      "invalid_data",
+      "not_found",
+      "invalid_request",
+      "configuration",
+      "pending",
+    ]);
     expect(new client.ApiError("x", { code: "internal_error" }).code).toBe("internal_error");
   });
 });

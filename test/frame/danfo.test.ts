@@ -109,10 +109,7 @@ describe("danfo DataFrames", () => {
   });
 
   it("theta as a DataFrame of new circumstances, columns picked by name", () => {
-    const next = new dfd.DataFrame(
-      { Origin: ["USA", "Japan"], Displacement: [250, 120], Cylinders: [6, 4] },
-      { index: ["plan A", "plan B"] },
-    );
+    const next = new dfd.DataFrame({ Origin: ["USA", "Japan"], Displacement: [250, 120], Cylinders: [6, 4] }, { index: ["plan A", "plan B"] });
     const r = toRequest(cars(), { y: "Miles_per_Gallon", X: ["Cylinders", "Displacement"], theta: next });
     expect(r.theta).toEqual([
       [6, 250],

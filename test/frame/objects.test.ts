@@ -57,7 +57,15 @@ describe("row objects", () => {
 
   it("booleans and infinities are errors", () => {
     expect(catchFrameError(() => toRequest([{ y: 1, a: true }], { y: "y", X: ["a"] })).message).toMatch(/holds boolean true/);
-    const inf = catchFrameError(() => toRequest([{ y: 1, a: 2 }, { y: 2, a: Infinity }], { y: "y", X: ["a"] }));
+    const inf = catchFrameError(() =>
+      toRequest(
+        [
+          { y: 1, a: 2 },
+          { y: 2, a: Infinity },
+        ],
+        { y: "y", X: ["a"] },
+      ),
+    );
     expect(inf.message).toMatch(/"a" is not finite: row 1 holds number Infinity/);
   });
 
@@ -127,7 +135,9 @@ describe("column objects", () => {
   });
 
   it("other inputs are an error saying what is accepted", () => {
-    expect(() => toRequest(42 as never, { y: "y" })).toThrow(/expected a danfo DataFrame, an array of row objects, an object of columns or \{ y, X \} arrays, got number 42/);
+    expect(() => toRequest(42 as never, { y: "y" })).toThrow(
+      /expected a danfo DataFrame, an array of row objects, an object of columns or \{ y, X \} arrays, got number 42/,
+    );
     expect(() => toRequest({ a: 1 } as never, { y: "y" })).toThrow(FrameError);
   });
 });
@@ -155,7 +165,10 @@ describe("plain arrays", () => {
   });
 
   it("carries the names given, and X can pick some of them", () => {
-    const r = toRequest({ y, X, names: ["Age", "Rank", "Height"], outcome: "Points", rowLabels: ["a", "b", "c", "d", "e", "f", "g"] }, { X: ["Height", "Age"], theta: "last" });
+    const r = toRequest(
+      { y, X, names: ["Age", "Rank", "Height"], outcome: "Points", rowLabels: ["a", "b", "c", "d", "e", "f", "g"] },
+      { X: ["Height", "Age"], theta: "last" },
+    );
     expect(r.outcome).toBe("Points");
     expect(r.attributes).toEqual(["Height", "Age"]);
     expect(r.X[0]).toEqual([76, 25]);
@@ -169,7 +182,9 @@ describe("plain arrays", () => {
     expect(() => toRequest({ y: [1, 2], X: [[1, 2], [3]] })).toThrow(/X row 1 has 1 values but the first row has 2/);
     expect(() => toRequest({ y: [1, 2], X: [[1], [2]], names: ["a", "b"] })).toThrow(/names has 2 entries but X has 1 columns/);
     expect(() => toRequest({ y: [1, 2], X: [[1], [2]], names: ["y"] })).toThrow(/"y" is used twice/);
-    expect(() => toRequest({ y: [1, 2], X: [[1], [2]], outcome: "Points" }, { y: "mpg" })).toThrow(/spec.y is "mpg" but the arrays name their outcome "Points"/);
+    expect(() => toRequest({ y: [1, 2], X: [[1], [2]], outcome: "Points" }, { y: "mpg" })).toThrow(
+      /spec.y is "mpg" but the arrays name their outcome "Points"/,
+    );
   });
 
   it("a string in X is an error naming the column", () => {
@@ -242,7 +257,15 @@ describe("theta", () => {
     const noB = catchFrameError(() => toRequest(data, { y: "y", theta: { a: 1 } }));
     expect(noB.column).toBe("b");
     expect(noB.message).toMatch(/theta has no column "b"; the circumstances need every attribute \(a, b\)/);
-    const nan = catchFrameError(() => toRequest(data, { y: "y", theta: [{ a: 1, b: 2 }, { a: NaN, b: 2 }] }));
+    const nan = catchFrameError(() =>
+      toRequest(data, {
+        y: "y",
+        theta: [
+          { a: 1, b: 2 },
+          { a: NaN, b: 2 },
+        ],
+      }),
+    );
     expect(nan.row).toBe("1");
     expect(nan.column).toBe("a");
     const str = catchFrameError(() => toRequest(data, { y: "y", theta: { a: "1", b: 2 } }));
@@ -260,7 +283,14 @@ describe("index: a column that labels the rows", () => {
   ];
 
   it("labels the data's rows and theta's rows by its values, and is never an attribute", () => {
-    const r = toRequest(days, { y: "next", theta: [{ date: "2015-02-01", t: 3, w: 2 }, { date: "2015-02-02", t: 4, w: 1 }], index: "date" });
+    const r = toRequest(days, {
+      y: "next",
+      theta: [
+        { date: "2015-02-01", t: 3, w: 2 },
+        { date: "2015-02-02", t: 4, w: 1 },
+      ],
+      index: "date",
+    });
     expect(r.rowLabels).toEqual(["2015-01-01", "2015-01-02", "2015-01-03"]);
     expect(r.thetaLabels).toEqual(["2015-02-01", "2015-02-02"]);
     expect(r.attributes).toEqual(["t", "w"]);
@@ -270,7 +300,13 @@ describe("index: a column that labels the rows", () => {
   });
 
   it("without index, positions (and a note on the skipped text column)", () => {
-    const r = toRequest(days, { y: "next", theta: [{ t: 3, w: 2 }, { t: 4, w: 1 }] });
+    const r = toRequest(days, {
+      y: "next",
+      theta: [
+        { t: 3, w: 2 },
+        { t: 4, w: 1 },
+      ],
+    });
     expect(r.rowLabels).toEqual(["0", "1", "2"]);
     expect(r.thetaLabels).toEqual(["0", "1"]);
     expect(r.notes.join(" ")).toMatch(/not numeric: date/);
@@ -278,6 +314,8 @@ describe("index: a column that labels the rows", () => {
 
   it("an index column that is missing, or also an attribute, is refused by name", () => {
     expect(catchFrameError(() => toRequest(days, { y: "next", index: "day" })).message).toMatch(/index column "day" is not in the data/);
-    expect(catchFrameError(() => toRequest(days, { y: "next", X: ["t", "date"], index: "date" })).message).toMatch(/"date" is the index \(the row labels\) and cannot also be an attribute/);
+    expect(catchFrameError(() => toRequest(days, { y: "next", X: ["t", "date"], index: "date" })).message).toMatch(
+      /"date" is the index \(the row labels\) and cannot also be an attribute/,
+    );
   });
 });

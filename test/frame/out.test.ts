@@ -56,7 +56,10 @@ describe("with danfojs 1.1.2", { timeout: 60_000 }, () => {
 
   it("e.toFrame() is indexed by the theta rows' labels", async () => {
     useDataFrames(dfd);
-    const theta = new dfd.DataFrame({ Age: [30, 40], Experience: [5, 10], Height: [180, 170], Weight: [80, 70], Score: [5, 6] }, { index: ["plan A", "plan B"] });
+    const theta = new dfd.DataFrame(
+      { Age: [30, 40], Experience: [5, 10], Height: [180, 170], Weight: [80, 70], Score: [5, 6] },
+      { index: ["plan A", "plan B"] },
+    );
     const e = (await psr(quickstartFrame(), { y: "Points", theta }, { threshold: [0, 0.5] }, quiet)) as unknown as ExperimentPrediction;
     const df = e.toFrame() as dfd.DataFrame;
     expect(df.index).toEqual(["plan A", "plan B"]);
@@ -134,13 +137,17 @@ describe("finding danfo in a fresh Node process (the built package, as a tslab k
   const frame = `{ indexName: "date", index: ["2015-01-01", "2015-01-02"], columns: ["y"], data: { y: [1, null] } }`;
 
   it("a danfo a CommonJS cell required is found in the require cache: a DataFrame indexed by the labels", () => {
-    const r = run(`const dfd = require("danfojs"); import(${JSON.stringify(out)}).then((m) => { const f = m.outputFrame(${frame}); console.log(JSON.stringify([f instanceof dfd.DataFrame, f.index])); });`);
+    const r = run(
+      `const dfd = require("danfojs"); import(${JSON.stringify(out)}).then((m) => { const f = m.outputFrame(${frame}); console.log(JSON.stringify([f instanceof dfd.DataFrame, f.index])); });`,
+    );
     expect(r.stderr).toBe("");
     expect(JSON.parse(r.stdout)).toEqual([true, ["2015-01-01", "2015-01-02"]]);
   });
 
   it("without danfo loaded, plain column objects (danfo is never loaded by the package)", () => {
-    const r = run(`import(${JSON.stringify(out)}).then((m) => { const f = m.outputFrame(${frame}); const loaded = Object.keys(require.cache).some((k) => k.includes("danfojs")); console.log(JSON.stringify([f, loaded])); });`);
+    const r = run(
+      `import(${JSON.stringify(out)}).then((m) => { const f = m.outputFrame(${frame}); const loaded = Object.keys(require.cache).some((k) => k.includes("danfojs")); console.log(JSON.stringify([f, loaded])); });`,
+    );
     expect(r.stderr).toBe("");
     expect(JSON.parse(r.stdout)).toEqual([{ date: ["2015-01-01", "2015-01-02"], y: [1, null] }, false]);
   });

@@ -181,7 +181,13 @@ const hasJupyter = jupyter.status === 0;
 const why = `jupyter nbconvert is not available (${jupyter.error?.message ?? jupyter.stderr?.trim().split("\n").pop() ?? `exit ${jupyter.status}`}); install it with scripts/install-notebook-deps.sh`;
 
 interface Notebook {
-  cells: Array<{ cell_type: string; source: string[] | string; metadata: { tags?: string[] }; execution_count?: number | null; outputs?: Array<Record<string, any>> }>;
+  cells: Array<{
+    cell_type: string;
+    source: string[] | string;
+    metadata: { tags?: string[] };
+    execution_count?: number | null;
+    outputs?: Array<Record<string, any>>;
+  }>;
 }
 
 function nbconvert(notebook: string, outName: string, kernel?: string): Promise<{ code: number | null; stderr: string }> {
@@ -221,7 +227,10 @@ describe.skipIf(!hasJupyter && !IN_CI)(`notebooks under the rbp kernel, headless
     if (!hasJupyter) throw new Error(`CI is set but ${why}`);
     requireBuilt();
     rmSync(JUPYTER_DIR, { recursive: true, force: true });
-    for (const args of [["--kind", "rbp"], ["--kind", "tslab", "--name", "tslab-plain"]]) {
+    for (const args of [
+      ["--kind", "rbp"],
+      ["--kind", "tslab", "--name", "tslab-plain"],
+    ]) {
       const r = spawnSync(process.execPath, [RBP, "kernel", "install", ...args, "--jupyter-path", JUPYTER_DIR], { encoding: "utf8" });
       expect(r.status, r.stderr).toBe(0);
     }
@@ -231,7 +240,11 @@ describe.skipIf(!hasJupyter && !IN_CI)(`notebooks under the rbp kernel, headless
     const list = spawnSync("jupyter", ["kernelspec", "list", "--json"], { encoding: "utf8", env: kernelEnv() });
     expect(list.status, list.stderr).toBe(0);
     const specs = JSON.parse(list.stdout).kernelspecs;
-    expect(specs.rbp.spec).toMatchObject({ display_name: "TypeScript (rbp)", language: "typescript", argv: [process.execPath, MAIN, "--config-path", "{connection_file}"] });
+    expect(specs.rbp.spec).toMatchObject({
+      display_name: "TypeScript (rbp)",
+      language: "typescript",
+      argv: [process.execPath, MAIN, "--config-path", "{connection_file}"],
+    });
     expect(specs["tslab-plain"].spec.display_name).toBe("TypeScript (tslab)");
   });
 
@@ -245,7 +258,11 @@ describe.skipIf(!hasJupyter && !IN_CI)(`notebooks under the rbp kernel, headless
       return c.outputs ?? [];
     };
     const result = (outs: Array<Record<string, any>>) => outs.find((o) => o.output_type === "execute_result");
-    const stdout = (outs: Array<Record<string, any>>) => outs.filter((o) => o.output_type === "stream").map((o) => text(o.text)).join("");
+    const stdout = (outs: Array<Record<string, any>>) =>
+      outs
+        .filter((o) => o.output_type === "stream")
+        .map((o) => text(o.text))
+        .join("");
 
     expect(stdout(find("%lsmagic"))).toContain("Cell magics: %%grid  %%maxfit  %%psr");
     expect(text(find("%rbp connect local")[0].data["text/plain"])).toMatch(/^Connected to the embedded local service at http:\/\/127\.0\.0\.1:\d+\/v3/);

@@ -113,7 +113,10 @@ describe("%rbp", () => {
     ["%rbp connect local fresh", 'await $rbp.connect({"hosted":false,"fresh":true});'],
     ["%rbp connect local v2 workers=2 quota=50", 'await $rbp.connect({"hosted":false,"apiVersion":"v2","local":{"workers":2,"quota":50}});'],
     ["%rbp connect hosted", 'await $rbp.connect({"hosted":true});'],
-    ["%rbp connect hosted url=https://rbp.example.com/v3 access_id=me timeout=30s", 'await $rbp.connect({"hosted":true,"baseUrl":"https://rbp.example.com/v3","accessId":"me","timeoutMs":30000});'],
+    [
+      "%rbp connect hosted url=https://rbp.example.com/v3 access_id=me timeout=30s",
+      'await $rbp.connect({"hosted":true,"baseUrl":"https://rbp.example.com/v3","accessId":"me","timeoutMs":30000});',
+    ],
     ["%rbp connect http://127.0.0.1:8765 v2", 'await $rbp.connect({"hosted":true,"baseUrl":"http://127.0.0.1:8765","apiVersion":"v2"});'],
     ["%rbp connect hosted version=3 timeout=500ms", 'await $rbp.connect({"hosted":true,"apiVersion":"v3","timeoutMs":500});'],
     ["%rbp connect hosted timeout=2m", 'await $rbp.connect({"hosted":true,"timeoutMs":120000});'],
@@ -201,7 +204,7 @@ describe("cell magics", () => {
     ["theta=[0, 2]", "theta: [0,2]"],
     ["theta=LAST", 'theta: "last"'],
     ["theta=frames.next", "theta: frames.next"],
-    ["X=[\"Horse power\", \"Weight\"]", 'X: ["Horse power","Weight"]'],
+    ['X=["Horse power", "Weight"]', 'X: ["Horse power","Weight"]'],
     ["X='Horse power',Weight", 'X: ["Horse power","Weight"]'],
     ["x=a", 'X: ["a"]'],
     ["Y=a", 'y: "a"'],
@@ -292,7 +295,7 @@ describe("malformed magics answer with a message naming the word", () => {
     ["%%grid cars y=a,b", /^%%grid: y names one column \(the outcome\), got a,b/, "a,b", 1, 15],
     ["%%grid cars X=a,,b", /^%%grid: an empty column name in X=a,,b/, "a,,b", 1, 15],
     ["%%grid cars X=[1, 2]", /^%%grid: X lists column names/, "[1, 2]", 1, 15],
-    ["%%grid cars X=[\"a\",", /^unclosed bracket in X=\["a",: expected \]/, 'X=["a",', 1, 13],
+    ['%%grid cars X=["a",', /^unclosed bracket in X=\["a",: expected \]/, 'X=["a",', 1, 13],
     ['%%grid cars y="Miles per Gallon', /^unterminated string: "Miles per Gallon has no closing "/, '"Miles per Gallon', 1, 15],
     ["%%grid cars theta=1.5", /^%%grid: theta takes last, a row position/, "1.5", 1, 19],
     ["%%grid cars theta=0,x", /^%%grid: theta positions are whole row numbers/, "0,x", 1, 19],
@@ -308,11 +311,29 @@ describe("malformed magics answer with a message naming the word", () => {
     ["%%grid cars y=a\ncensor-type: both", /^%%grid: unknown option "censor-type"; did you mean "censor_type"\?/, "censor-type", 2, 1],
     ["%%psr cars y=a theta=0\nmax_k: 3", /^%%psr: max_k is an option of grid, not of psr/, "max_k", 2, 1],
     ["%%psr cars theta=0 objective=fit", /^%%psr: objective is an option of maxfit and grid, not of psr/, "objective", 1, 20],
-    ["%%grid cars y=a\ncensor_type: sideways", /^%%grid: bad value for option censor_type: expected one of "relevance", "similarity", "both".*got "sideways"/, "censor_type", 2, 1],
+    [
+      "%%grid cars y=a\ncensor_type: sideways",
+      /^%%grid: bad value for option censor_type: expected one of "relevance", "similarity", "both".*got "sideways"/,
+      "censor_type",
+      2,
+      1,
+    ],
     ["%%grid cars y=a\nseed: 1.5", /^%%grid: bad value for option seed: expected an integer >= 0; got 1.5/, "seed", 2, 1],
-    ["%%grid cars y=a\nthreshold: [0, \"half\"]", /^%%grid: bad value for option threshold/, "threshold", 2, 1],
-    ["%%grid cars y=a\ncensor_type: both\neval_type: relevance", /^%%grid: bad value for option censor_type\/eval_type: expected one value for censor_type/, "censor_type", 2, 1],
-    ["%%grid cars y=a\nthreshold: [0, 0.5", /^%%grid: the value of option threshold is not valid JSON: expected ',' or '\]' in the list, found the end/, "[0, 0.5", 2, 12],
+    ['%%grid cars y=a\nthreshold: [0, "half"]', /^%%grid: bad value for option threshold/, "threshold", 2, 1],
+    [
+      "%%grid cars y=a\ncensor_type: both\neval_type: relevance",
+      /^%%grid: bad value for option censor_type\/eval_type: expected one value for censor_type/,
+      "censor_type",
+      2,
+      1,
+    ],
+    [
+      "%%grid cars y=a\nthreshold: [0, 0.5",
+      /^%%grid: the value of option threshold is not valid JSON: expected ',' or '\]' in the list, found the end/,
+      "[0, 0.5",
+      2,
+      12,
+    ],
     ["%%grid cars y=a\nthreshold:", /^%%grid: option threshold needs a value/, "threshold", 2, 1],
     ["%%grid cars y=a\nseed: 1\nseed: 2", /^%%grid: option seed is given twice/, "seed", 3, 1],
     ["%%grid cars seed=1\nseed: 2", /^%%grid: option seed is given twice/, "seed", 2, 1],
@@ -353,7 +374,7 @@ describe("malformed magics answer with a message naming the word", () => {
 
 describe("positions", () => {
   it("moves a diagnostic on a generated line back to the user's word", () => {
-    const src = '%%grid carz y=a theta=nextRow\nseed: 1';
+    const src = "%%grid carz y=a theta=nextRow\nseed: 1";
     const t = ok(src);
     const gen = t.code.split("\n")[0];
     const at = (word: string) => gen.indexOf(word) + 1;

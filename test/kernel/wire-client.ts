@@ -36,10 +36,14 @@ const DELIM = "<IDS|MSG>";
 
 async function freePorts(n: number): Promise<number[]> {
   const servers = await Promise.all(
-    Array.from({ length: n }, () => new Promise<ReturnType<typeof createServer>>((resolve) => {
-      const s = createServer();
-      s.listen(0, "127.0.0.1", () => resolve(s));
-    })),
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<ReturnType<typeof createServer>>((resolve) => {
+          const s = createServer();
+          s.listen(0, "127.0.0.1", () => resolve(s));
+        }),
+    ),
   );
   const ports = servers.map((s) => (s.address() as { port: number }).port);
   await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
@@ -168,7 +172,11 @@ export class KernelClient {
 
   /** Runs a cell. After an error it waits 300 ms: tslab cancels requests that arrive within 200 ms of one. */
   async execute(code: string, timeoutMs?: number): Promise<ExecuteResult> {
-    const { reply, iopub } = await this.request("execute_request", { code, silent: false, store_history: true, user_expressions: {}, allow_stdin: false }, timeoutMs);
+    const { reply, iopub } = await this.request(
+      "execute_request",
+      { code, silent: false, store_history: true, user_expressions: {}, allow_stdin: false },
+      timeoutMs,
+    );
     if (reply.content.status === "error") await new Promise((r) => setTimeout(r, 300));
     return { reply: reply.content, outputs: iopub.filter((m) => m.header.msg_type !== "status" && m.header.msg_type !== "execute_input") };
   }

@@ -58,20 +58,31 @@ describe("checkArguments", () => {
     expect(problems[3].message).toContain('did you mean "progress"?');
   });
   it("accepts every key the call reads, in both dialects, and undefined values", () => {
-    expect(checkArguments("grid", { y: "a", X: ["b"], theta: "last", title: "t" }, { threshold: [0], eval_type: "both", _seed: 1, max_k: undefined }, { progress: "none", strict: true })).toEqual([]);
+    expect(
+      checkArguments(
+        "grid",
+        { y: "a", X: ["b"], theta: "last", title: "t" },
+        { threshold: [0], eval_type: "both", _seed: 1, max_k: undefined },
+        { progress: "none", strict: true },
+      ),
+    ).toEqual([]);
     expect(checkArguments("psr", {}, { adjust_impact_for_missing: true, missing_moments: "pairwise" }, {})).toEqual([]);
   });
 });
 
 describe("grid(...) in plain JavaScript", () => {
   it("a misspelt option: warned with a did-you-mean on stderr, and the call runs with the defaults", async () => {
-    const { value: p, stderr } = await withStderr(() => grid(quickstartRows(), { y: "Points", theta: quickstartTheta() }, { treshold: [0, 0.5] } as never, { progress: "none" }));
+    const { value: p, stderr } = await withStderr(() =>
+      grid(quickstartRows(), { y: "Points", theta: quickstartTheta() }, { treshold: [0, 0.5] } as never, { progress: "none" }),
+    );
     expect(stderr).toContain('warning: Grid: unknown option "treshold"; did you mean "threshold"?');
     expect(p.thresholds).toEqual([0, 0.2, 0.5, 0.8]);
   });
 
   it("threshold in the spec: warned, and noted in p.notes", async () => {
-    const { value: p, stderr } = await withStderr(() => grid(quickstartRows(), { y: "Points", theta: quickstartTheta(), threshold: [0, 0.5] } as never, {}, { progress: "none" }));
+    const { value: p, stderr } = await withStderr(() =>
+      grid(quickstartRows(), { y: "Points", theta: quickstartTheta(), threshold: [0, 0.5] } as never, {}, { progress: "none" }),
+    );
     expect(stderr).toContain('"threshold" is an option, not a spec key');
     expect(p.notes.join("\n")).toContain('ignored spec key: "threshold" is an option');
   });
@@ -90,7 +101,9 @@ describe("grid(...) in plain JavaScript", () => {
   it("in a kernel: shown in the cell as a warning box, not on stderr", async () => {
     const tslab = simulateTslab();
     try {
-      const { stderr } = await withStderr(() => psr(quickstartRows(), { y: "Points", theta: quickstartTheta() }, { threshhold: 0.5 } as never, { progress: "none" }));
+      const { stderr } = await withStderr(() =>
+        psr(quickstartRows(), { y: "Points", theta: quickstartTheta() }, { threshhold: 0.5 } as never, { progress: "none" }),
+      );
       expect(stderr).toBe("");
       const warning = tslab.messages.find((m) => String(m.data["text/html"] ?? "").includes("rbp-warning"));
       expect(warning).toBeDefined();

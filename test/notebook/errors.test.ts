@@ -44,7 +44,15 @@ async function failure(p: Promise<unknown>): Promise<PredictionError> {
 
 /** Every text form of the error: readable, no stack frames, no key. */
 function expectReadable(e: PredictionError, secret = KEY): void {
-  const forms = [e.message, String(e.stack), inspect(e), JSON.stringify(e), e.bundle()["text/html"]!, e.bundle()["text/plain"], (e[JUPYTER_DISPLAY]() as MimeBundle)["text/plain"]];
+  const forms = [
+    e.message,
+    String(e.stack),
+    inspect(e),
+    JSON.stringify(e),
+    e.bundle()["text/html"]!,
+    e.bundle()["text/plain"],
+    (e[JUPYTER_DISPLAY]() as MimeBundle)["text/plain"],
+  ];
   for (const text of forms) {
     expect(text).not.toContain(secret);
     expect(text).not.toMatch(/\n\s+at /); // no stack frames

@@ -208,7 +208,14 @@ describe("a single call's progress events", () => {
 
 describe("defaults(analysis)", () => {
   it("lists the service's defaults in v3 names", () => {
-    expect(defaults("psr")).toMatchObject({ threshold: [0.5], censor_type: "relevance", censor_unit: "percent", censor_operator: "gte", adj_fit_multiplier: "K", missing_moments: "pairwise" });
+    expect(defaults("psr")).toMatchObject({
+      threshold: [0.5],
+      censor_type: "relevance",
+      censor_unit: "percent",
+      censor_operator: "gte",
+      adj_fit_multiplier: "K",
+      missing_moments: "pairwise",
+    });
     expect(defaults("maxfit")).toMatchObject({ threshold: [0, 0.2, 0.5, 0.8], censor_type: "both", objective: "kfit" });
     const g = defaults("grid");
     expect(g).toMatchObject({ threshold: [0, 0.2, 0.5, 0.8], censor_type: "both", max_iter: 1000, seed: 42, retain_grid_objects: false });

@@ -13,7 +13,11 @@ import { REPO, ensureBuilt, userProject } from "./package.js";
 
 beforeAll(() => ensureBuilt());
 
-function run(command: string, args: string[], options: { cwd: string; timeoutMs: number; env?: NodeJS.ProcessEnv }): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; timeoutMs: number; env?: NodeJS.ProcessEnv },
+): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   return new Promise((done, fail) => {
     const started = Date.now();
     const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env });
@@ -44,7 +48,11 @@ describe("npm run demo", () => {
   it("runs the quickstart Grid through the helper, writes the report and prints the headline numbers", async () => {
     const project = userProject("rbp-demo-");
     const out = join(project, "reports", "quickstart.html");
-    const r = await run(process.execPath, [join(REPO, "dist/cli/demo.js"), join(REPO, "examples/quickstart-7x5.json"), out], { cwd: project, timeoutMs: 60_000, env: localEnv() });
+    const r = await run(process.execPath, [join(REPO, "dist/cli/demo.js"), join(REPO, "examples/quickstart-7x5.json"), out], {
+      cwd: project,
+      timeoutMs: 60_000,
+      env: localEnv(),
+    });
     expect(r.stderr).toMatch(/^Grid · job 1 · completed in \d+\.\d\d s · local service\n$/);
     expect(r.code).toBe(0);
     const lines = r.stdout.trim().split("\n");
@@ -96,7 +104,9 @@ describe("the public declarations", () => {
     const walk = (file: string) => {
       if (seen.has(file)) return;
       seen.add(file);
-      const text = readFileSync(file, "utf8").replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/(?!\/).*$/gm, "");
+      const text = readFileSync(file, "utf8")
+        .replace(/\/\*[\s\S]*?\*\//g, "")
+        .replace(/^\s*\/\/(?!\/).*$/gm, "");
       for (const m of text.matchAll(/(?:from|import\()\s*"([^"]+)"/g)) {
         if (m[1].startsWith(".")) walk(resolve(dirname(file), m[1].replace(/\.js$/, ".d.ts")));
         else external.add(m[1]);
@@ -162,11 +172,16 @@ export async function cell(): Promise<void> {
       typeRoots: [join(REPO, "node_modules", "tslab", "node_modules", "@types")],
     };
     const program = ts.createProgram([file], options);
-    const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => `${d.file ? `${relative(project, d.file.fileName)}: ` : ""}${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
+    const diagnostics = ts
+      .getPreEmitDiagnostics(program)
+      .map((d) => `${d.file ? `${relative(project, d.file.fileName)}: ` : ""}${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
     expect(ts.version).toBe("5.0.4");
     expect(diagnostics).toEqual([]);
     // The declarations came from the package (dist), not from sources.
-    const resolved = program.getSourceFiles().map((f) => f.fileName).filter((f) => f.includes("rbp-notebook") || f.startsWith(REPO));
+    const resolved = program
+      .getSourceFiles()
+      .map((f) => f.fileName)
+      .filter((f) => f.includes("rbp-notebook") || f.startsWith(REPO));
     expect(resolved.some((f) => f.endsWith("dist/index.d.ts"))).toBe(true);
     expect(existsSync(join(project, "node_modules", "rbp-notebook", "dist", "index.d.ts"))).toBe(true);
   });

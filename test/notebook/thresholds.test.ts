@@ -28,18 +28,40 @@ const spec = () => ({ y: "Points", theta: quickstartTheta() });
 const CASES: Array<{ name: string; analysis: "psr" | "maxfit" | "grid"; options: Record<string, unknown>; want: { v2: number[]; v3: number[] } | "winner" }> = [
   { name: "PSR with no threshold (v2 sweeps five, v3 takes 0.5)", analysis: "psr", options: {}, want: { v2: [0, 0.2, 0.4, 0.6, 0.8], v3: [0.5] } },
   { name: "PSR with a threshold list", analysis: "psr", options: { threshold: [0.2, 0.8] }, want: { v2: [0.2, 0.8], v3: [0.2, 0.8] } },
-  { name: "PSR with threshold_range and stepsize", analysis: "psr", options: { threshold_range: [0.1, 0.5], stepsize: 0.2 }, want: { v2: [0.1, 0.3, 0.5], v3: [0.1, 0.3, 0.5] } },
+  {
+    name: "PSR with threshold_range and stepsize",
+    analysis: "psr",
+    options: { threshold_range: [0.1, 0.5], stepsize: 0.2 },
+    want: { v2: [0.1, 0.3, 0.5], v3: [0.1, 0.3, 0.5] },
+  },
   { name: "Grid with its defaults", analysis: "grid", options: {}, want: { v2: [0, 0.2, 0.5, 0.8], v3: [0, 0.2, 0.5, 0.8] } },
-  { name: "Grid with threshold_range and stepsize", analysis: "grid", options: { threshold_range: [0, 0.6], stepsize: 0.3 }, want: { v2: [0, 0.3, 0.6], v3: [0, 0.3, 0.6] } },
+  {
+    name: "Grid with threshold_range and stepsize",
+    analysis: "grid",
+    options: { threshold_range: [0, 0.6], stepsize: 0.3 },
+    want: { v2: [0, 0.3, 0.6], v3: [0, 0.3, 0.6] },
+  },
   { name: "MaxFit with its defaults (the winner)", analysis: "maxfit", options: {}, want: "winner" },
-  { name: "MaxFit, adjusted fit, a threshold_range (the winner)", analysis: "maxfit", options: { objective: "adjusted_fit", threshold_range: [0.2, 0.8], stepsize: 0.3 }, want: "winner" },
+  {
+    name: "MaxFit, adjusted fit, a threshold_range (the winner)",
+    analysis: "maxfit",
+    options: { objective: "adjusted_fit", threshold_range: [0.2, 0.8], stepsize: 0.3 },
+    want: "winner",
+  },
   { name: "MaxFit in score units (the winner)", analysis: "maxfit", options: { censor_unit: "score", threshold: [-6, -2, 0, 2] }, want: "winner" },
 ];
 
 for (const version of ["v2", "v3"] as const) {
   describe(`a ${version} connection`, () => {
     beforeAll(async () => {
-      await connect({ baseUrl: service.url, apiKey: service.credentials.apiKey, accessId: service.credentials.accessId, apiVersion: version, env: {}, envFile: false });
+      await connect({
+        baseUrl: service.url,
+        apiKey: service.credentials.apiKey,
+        accessId: service.credentials.accessId,
+        apiVersion: version,
+        env: {},
+        envFile: false,
+      });
     });
 
     for (const c of CASES) {

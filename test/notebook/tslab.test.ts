@@ -25,7 +25,10 @@ import { IN_CI } from "../ci.js";
 
 const nbconvert = spawnSync("jupyter-nbconvert", ["--version"], { encoding: "utf8" });
 const available = nbconvert.status === 0;
-if (!available && !IN_CI) console.warn(`test/notebook/tslab.test.ts skipped: jupyter-nbconvert is not installed (${nbconvert.error?.message ?? nbconvert.stderr}); scripts/install-notebook-deps.sh installs it`);
+if (!available && !IN_CI)
+  console.warn(
+    `test/notebook/tslab.test.ts skipped: jupyter-nbconvert is not installed (${nbconvert.error?.message ?? nbconvert.stderr}); scripts/install-notebook-deps.sh installs it`,
+  );
 
 interface Output {
   output_type: string;
@@ -63,12 +66,25 @@ let service: LocalService;
 const KEY = "kernel-org-key-93be0c1d77aa";
 
 /** Executes a notebook of the project; resolves with its cells after the run. */
-function execute(name: string, cells: string[], options: { allowErrors?: boolean; env?: Record<string, string> } = {}): Promise<{ code: number | null; log: string; cells: Cell[]; raw: string }> {
+function execute(
+  name: string,
+  cells: string[],
+  options: { allowErrors?: boolean; env?: Record<string, string> } = {},
+): Promise<{ code: number | null; log: string; cells: Cell[]; raw: string }> {
   const file = join(project, `${name}.ipynb`);
   writeFileSync(file, notebook(cells));
   const env: NodeJS.ProcessEnv = { ...process.env, JUPYTER_PATH: jupyterPath, ...options.env };
   for (const k of Object.keys(env)) if (/^(CSA_|RBP_BASE_URL|RBP_API_VERSION)/.test(k)) delete env[k];
-  const args = ["--to", "notebook", "--execute", "--ExecutePreprocessor.timeout=120", "--ExecutePreprocessor.kernel_name=tslab", "--output", `${name}.out.ipynb`, file];
+  const args = [
+    "--to",
+    "notebook",
+    "--execute",
+    "--ExecutePreprocessor.timeout=120",
+    "--ExecutePreprocessor.kernel_name=tslab",
+    "--output",
+    `${name}.out.ipynb`,
+    file,
+  ];
   if (options.allowErrors) args.splice(3, 0, "--allow-errors");
   return new Promise((done, fail) => {
     const child = spawn("jupyter-nbconvert", args, { cwd: project, env });
@@ -175,7 +191,10 @@ console.log(path.endsWith("report.html"));`,
 
   it("control: a type error in a cell is reported by tslab (so the check above can fail)", async () => {
     const r = await execute("type-error", [`import * as rbp from "rbp-notebook";`, `const seed: string = rbp.defaults("grid").seed;`], { allowErrors: true });
-    const stderr = r.cells[1].outputs.filter((o) => o.name === "stderr").map((o) => join_(o.text)).join("");
+    const stderr = r.cells[1].outputs
+      .filter((o) => o.name === "stderr")
+      .map((o) => join_(o.text))
+      .join("");
     expect(stderr).toMatch(/is not assignable to type 'string'/);
   }, 120_000);
 
@@ -197,7 +216,10 @@ await rbp.grid(rows, { y: "Points", theta: circumstance });`,
     expect(html(box!)).toContain("field: <code>x-api-key</code>");
     // Shown once: the box, and not the same text again as a stderr block.
     expect(cell.outputs.filter((o) => html(o).includes("rbp-error"))).toHaveLength(1);
-    const stderr = cell.outputs.filter((o) => o.name === "stderr").map((o) => join_(o.text)).join("");
+    const stderr = cell.outputs
+      .filter((o) => o.name === "stderr")
+      .map((o) => join_(o.text))
+      .join("");
     expect(stderr).toBe("");
     // The run still stops at the failed cell (tslab's error reply): the next cell does not run.
     expect(r.cells[3]?.outputs ?? []).toEqual([]);

@@ -154,7 +154,26 @@ describe("the README's code blocks", () => {
         writeFileSync(file, b.code);
         if (b.lang === "ts") {
           const tsc = join(REPO, "node_modules", "typescript", "bin", "tsc");
-          const check = await run(process.execPath, [tsc, "--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022", "--skipLibCheck", "--types", "node", file], project, readerEnv());
+          const check = await run(
+            process.execPath,
+            [
+              tsc,
+              "--noEmit",
+              "--strict",
+              "--module",
+              "nodenext",
+              "--moduleResolution",
+              "nodenext",
+              "--target",
+              "es2022",
+              "--skipLibCheck",
+              "--types",
+              "node",
+              file,
+            ],
+            project,
+            readerEnv(),
+          );
           expect(check.out, `tsc on README.md:${b.line}`).toBe("");
           expect(check.code).toBe(0);
         }

@@ -78,7 +78,9 @@ describe("the provenance a report carries", { timeout: 60_000 }, () => {
     expect(x.results).toHaveLength(2);
     expect(x.request!.theta).toHaveLength(2);
     expect(x.shape).toEqual({ rows: 7, attributes: 5, thetaRows: 2 });
-    expect(html).toContain(`1. Grid prediction of Points: computed by the embedded local service, job ${p.receipt.job_id}, started ${p.startedAt}; request embedded`);
+    expect(html).toContain(
+      `1. Grid prediction of Points: computed by the embedded local service, job ${p.receipt.job_id}, started ${p.startedAt}; request embedded`,
+    );
   });
 });
 
@@ -97,7 +99,13 @@ describe("rbp verify", { timeout: 60_000 }, () => {
     const { provenance, page } = readProvenance(html)!;
     const shown = page.match(/<td>(\d+\.\d+)<\/td>/)!; // the first number in a table cell
     const at = page.indexOf(shown[0]);
-    const path = await edited("shown.html", (h) => h.slice(0, h.indexOf(page.slice(at, at + 200))) + `<td>${bumpLastDigit(shown[1])}</td>` + h.slice(h.indexOf(page.slice(at, at + 200)) + shown[0].length));
+    const path = await edited(
+      "shown.html",
+      (h) =>
+        h.slice(0, h.indexOf(page.slice(at, at + 200))) +
+        `<td>${bumpLastDigit(shown[1])}</td>` +
+        h.slice(h.indexOf(page.slice(at, at + 200)) + shown[0].length),
+    );
     const r = cli(path);
     expect(r.status).toBe(1);
     expect(r.stdout).toMatch(/page: differ at prediction 1 "Grid prediction of Points", table "[^"]+", row "[^"]+", column "[^"]+"/);
@@ -114,7 +122,11 @@ describe("rbp verify", { timeout: 60_000 }, () => {
     });
     const r = cli(path);
     expect(r.status).toBe(1);
-    expect(r.stdout).toMatch(new RegExp(`1\\. Grid prediction of Points .*: differ: largest difference [0-9.e-]+ at yhat\\[0\\] \\(report ${bumpLastDigit(yhat).replace(".", "\\.")}, local engine ${yhat.replace(".", "\\.")}\\)`));
+    expect(r.stdout).toMatch(
+      new RegExp(
+        `1\\. Grid prediction of Points .*: differ: largest difference [0-9.e-]+ at yhat\\[0\\] \\(report ${bumpLastDigit(yhat).replace(".", "\\.")}, local engine ${yhat.replace(".", "\\.")}\\)`,
+      ),
+    );
     expect(r.stdout).toMatch(/2\. PSR .*: agree/);
   });
 
@@ -168,7 +180,11 @@ describe("a report from the hosted service", { timeout: 60_000 }, () => {
     expect(page).toContain('"service":{"kind":"hosted"');
     // The page says so where a reader sees it; rewriting that is an edit verify finds.
     expect(page).toContain(`computed by the hosted service at ${hosted.url}/v3, job ${h.receipt.job_id}`);
-    const forged = await edited("forged.html", (h) => h.replace(`computed by the hosted service at ${hosted.url}/v3`, "computed by the embedded local service"), page);
+    const forged = await edited(
+      "forged.html",
+      (h) => h.replace(`computed by the hosted service at ${hosted.url}/v3`, "computed by the embedded local service"),
+      page,
+    );
     const f = cli(forged);
     expect(f.status).toBe(1);
     expect(f.stdout).toMatch(/page: differ at the provenance footer/);

@@ -58,15 +58,16 @@ function plan(): Planned[] {
   const analyses = ["psr", "maxfit", "grid"] as const;
   const thetas = [gold.inputs.theta, gold.inputs.X[0], gold.inputs.X[3]];
   const out: Planned[] = [];
-  const body = (analysis: Planned["analysis"], theta?: number[][]) =>
-    quickstart({ options: GOLD[analysis].options, ...(theta ? { theta } : {}) });
+  const body = (analysis: Planned["analysis"], theta?: number[][]) => quickstart({ options: GOLD[analysis].options, ...(theta ? { theta } : {}) });
   for (let i = 0; i < 150; i++) out.push({ analysis: analyses[i % 3], rows: 1, body: body(analyses[i % 3]) });
   for (let i = 0; i < 30; i++) out.push({ analysis: analyses[i % 3], rows: 2, body: body(analyses[i % 3], thetas.slice(0, 2)) });
   for (let i = 0; i < 20; i++) out.push({ analysis: analyses[i % 3], rows: 3, body: body(analyses[i % 3], thetas) });
   // Interleave deterministically so experiments and single jobs race each other.
-  return out.map((p, i) => ({ p, k: (i * 7919) % out.length })).sort((x, y) => x.k - y.k).map((x) => x.p);
+  return out
+    .map((p, i) => ({ p, k: (i * 7919) % out.length }))
+    .sort((x, y) => x.k - y.k)
+    .map((x) => x.p);
 }
-
 
 describe("200 concurrent POSTs against a plan of 150 units", () => {
   it("spends exactly 150 units, refuses the rest with 429, loses no job, and completes every accepted one", async () => {
@@ -76,9 +77,7 @@ describe("200 concurrent POSTs against a plan of 150 units", () => {
 
     // a second organisation posts at the same time
     const calmPosts = Array.from({ length: 5 }, () => calm.post("/v3/psr", quickstart()));
-    const replies: Reply[] = await Promise.all(
-      planned.map((p, i) => busy.as(KEYS.busy, i % 2 === 0 ? "u1" : "u2").post(`/v3/${p.analysis}`, p.body)),
-    );
+    const replies: Reply[] = await Promise.all(planned.map((p, i) => busy.as(KEYS.busy, i % 2 === 0 ? "u1" : "u2").post(`/v3/${p.analysis}`, p.body)));
     const calmReplies = await Promise.all(calmPosts);
 
     const accepted = replies.map((r, i) => ({ r, p: planned[i] })).filter(({ r }) => r.status === 200);

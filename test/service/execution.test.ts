@@ -84,9 +84,6 @@ describe("execution on the worker pool", () => {
     const last = await client.poll(`/v3/experiments/${receipt.experiment_id}/${receipt.experiment_code}`);
     expect(last.status).toBe(200);
     expect(last.body.status).toBe("failed");
-    expect(last.body.rows.map((r: { message: string }) => r.message)).toEqual([
-      expect.stringContaining("time limit"),
-      expect.stringContaining("time limit"),
-    ]);
+    expect(last.body.rows.map((r: { message: string }) => r.message)).toEqual([expect.stringContaining("time limit"), expect.stringContaining("time limit")]);
   });
 });

@@ -76,7 +76,9 @@ describe("faults in one service: each ends as a failed job with its reason, the 
       post("psr", quickstart({ theta: killer(EXIT_ON) })),
       post("maxfit", quickstart({ theta: killer(CRASH_ON) })),
       post("psr", quickstart({ theta: [gold.inputs.theta, killer(EXIT_ON), gold.inputs.X[0]] })),
-      ...Array.from({ length: 4 }, () => ordinary).flat().map((o) => post(o.analysis, o.body)),
+      ...Array.from({ length: 4 }, () => ordinary)
+        .flat()
+        .map((o) => post(o.analysis, o.body)),
     ]);
     for (const r of [timeLimit, throws, exits, crashes, experiment, ...others]) expect(r.status, JSON.stringify(r.body)).toBe(200);
 

@@ -11,9 +11,21 @@ import { JsonScanner, locateField, rootMembers } from "../../src/service/field-s
 import { resolveField } from "../../src/service/fields.js";
 import { ServiceError } from "../../src/service/http.js";
 
-const key = fc.oneof(fc.constantFrom("yhat", "Impact on Fit", "impact on fit", "a b", "a_b", "0", "x\"y", "back\\slash", "__proto__", "constructor"), fc.string({ maxLength: 6 }));
+const key = fc.oneof(
+  fc.constantFrom("yhat", "Impact on Fit", "impact on fit", "a b", "a_b", "0", 'x"y', "back\\slash", "__proto__", "constructor"),
+  fc.string({ maxLength: 6 }),
+);
 const value = fc.letrec((tie) => ({
-  node: fc.oneof({ maxDepth: 4 }, fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer(), fc.string({ maxLength: 8 }), fc.constant(null), fc.boolean(), fc.array(tie("node"), { maxLength: 5 }), fc.dictionary(key, tie("node"), { maxKeys: 5 })),
+  node: fc.oneof(
+    { maxDepth: 4 },
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.integer(),
+    fc.string({ maxLength: 8 }),
+    fc.constant(null),
+    fc.boolean(),
+    fc.array(tie("node"), { maxLength: 5 }),
+    fc.dictionary(key, tie("node"), { maxKeys: 5 }),
+  ),
 })).node;
 const segment = fc.oneof(key, fc.nat(6).map(String), fc.constantFrom("impact_on_fit", "a_b", "a b", "YHAT", "01", "-1"));
 

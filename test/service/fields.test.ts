@@ -10,7 +10,13 @@ const results = {
   n_observations: 3,
   insights: { relevance: [1, 2, 3], "Impact on Fit": [0.1, 0.2] },
   grid_insights: { impact_on_fit: [0.1, 0.2] },
-  prediction_weights: { weights: [[1, 2], [3, 4], [5, 6]] },
+  prediction_weights: {
+    weights: [
+      [1, 2],
+      [3, 4],
+      [5, 6],
+    ],
+  },
   "odd 'key'": true,
 };
 
@@ -48,7 +54,13 @@ describe("json_path, shape, smaller paths", () => {
     expect(shapeOf(3)).toEqual([]);
     expect(shapeOf(null)).toEqual([]);
     expect(shapeOf([1, 2])).toEqual([2]);
-    expect(shapeOf([[1, 2], [3, 4], [5, 6]])).toEqual([3, 2]);
+    expect(
+      shapeOf([
+        [1, 2],
+        [3, 4],
+        [5, 6],
+      ]),
+    ).toEqual([3, 2]);
     expect(shapeOf([[[1], [2]]])).toEqual([1, 2, 1]);
     expect(shapeOf({ a: 1 })).toBeNull();
   });

@@ -75,16 +75,25 @@ const prefix = fc.constantFrom("/v3", "/v3/prediction-engine");
 const optionKeys = [...new Set([...OPTION_KEYS.grid, ...OPTION_KEYS.psr, ...OPTION_KEYS.maxfit])];
 const bodyKeys = ["access_id", "y", "X", "theta", "options"];
 
-const number = fc.oneof(
-  fc.double(),
-  fc.integer(),
-  fc.constantFrom(0, -0, 1, -1, 0.5, 1e308, -1e308, 5e-324, 2 ** 53 + 2, 2 ** 32, 1e21, 4294967295, 16383),
-);
+const number = fc.oneof(fc.double(), fc.integer(), fc.constantFrom(0, -0, 1, -1, 0.5, 1e308, -1e308, 5e-324, 2 ** 53 + 2, 2 ** 32, 1e21, 4294967295, 16383));
 /** Values an option might plausibly hold, to get past the first checks and into the engine. */
 const plausible = fc.oneof(
   fc.constantFrom("both", "relevance", "similarity", "percent", "score", "gte", "lt", "logistic", "response", "pseudoinverse", "cholesky"),
   fc.constantFrom("kfit", "fit", "adjusted_fit", "K", "log", "identity", "off", "auto", "complete", "pairwise", "all", "none", "true"),
-  fc.constantFrom([0, 0.5], [0.2], [1, 0, 0, 0, 0], [0, 1, 1, 0, 0], [[1, 1, 0, 0, 0]], [[0, 0, 1, 1, 0], [1, 0, 0, 0, 0]], [1, 3], [5], []),
+  fc.constantFrom(
+    [0, 0.5],
+    [0.2],
+    [1, 0, 0, 0, 0],
+    [0, 1, 1, 0, 0],
+    [[1, 1, 0, 0, 0]],
+    [
+      [0, 0, 1, 1, 0],
+      [1, 0, 0, 0, 0],
+    ],
+    [1, 3],
+    [5],
+    [],
+  ),
   fc.integer({ min: -1, max: 6 }),
   fc.double({ min: -1, max: 2, noNaN: true }),
   fc.boolean(),
@@ -155,7 +164,7 @@ const mutatedBody = fc
     fc.array(
       mutationPath.chain((path) => {
         // options mostly get plausible values, so that many bodies reach the engine and run
-        const option = path[0] === "options" || path.length === 1 && !["y", "X", "theta", "access_id"].includes(path[0] as string);
+        const option = path[0] === "options" || (path.length === 1 && !["y", "X", "theta", "access_id"].includes(path[0] as string));
         // elements of y, X and theta mostly get numbers (huge, tiny, negative zero) or null
         const element = path.length > 1 && path[0] !== "options";
         const value = option
@@ -178,7 +187,24 @@ const mutatedBody = fc
   });
 
 const segment = fc.oneof(
-  fc.constantFrom("grid", "psr", "maxfit", "results", "jobs", "experiments", "quota", "insights", "Impact%20on%20Fit", "yhat", "..", ".", "%", "%zz", "%2F", "%00"),
+  fc.constantFrom(
+    "grid",
+    "psr",
+    "maxfit",
+    "results",
+    "jobs",
+    "experiments",
+    "quota",
+    "insights",
+    "Impact%20on%20Fit",
+    "yhat",
+    "..",
+    ".",
+    "%",
+    "%zz",
+    "%2F",
+    "%00",
+  ),
   fc.nat({ max: 20 }).map(String),
   fc.stringMatching(/^[0-9a-f]{16}$/),
   fc.string({ maxLength: 10 }).map(encodeURIComponent),
@@ -191,7 +217,10 @@ const randomRequest = fc
     fc.array(segment, { maxLength: 5 }),
     fc.option(fc.constantFrom("?x=1", "?job_id=1&job_code=0", "?%zz", "#frag"), { nil: undefined }),
     fc.constantFrom<string | null | undefined>(undefined, undefined, undefined, null, "wrong-key"),
-    fc.option(fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v) ?? "null"), { nil: undefined }),
+    fc.option(
+      fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v) ?? "null"),
+      { nil: undefined },
+    ),
   )
   .map(([method, base, segments, query, key, body]): Sent => {
     const head = base === "field" ? `/v3/jobs/${completed.job_id}/${completed.job_code}` : base;
@@ -221,7 +250,10 @@ describe("fuzz: never a 5xx, always JSON", () => {
   }, 30_000);
 
   it("random methods and paths", async () => {
-    await fc.assert(fc.asyncProperty(randomRequest, async (req) => check(req)), { seed: 777, numRuns: RUNS });
+    await fc.assert(
+      fc.asyncProperty(randomRequest, async (req) => check(req)),
+      { seed: 777, numRuns: RUNS },
+    );
   }, 30_000);
 
   it("every accepted POST runs to an end, and nothing was logged as an internal error", async () => {

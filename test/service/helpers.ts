@@ -31,8 +31,7 @@ export class Client {
 
   /** POSTs `body` (objects get this client's access_id unless they have one) as JSON, or a raw string. */
   async post(path: string, body: unknown, apiKey: string | null = this.apiKey ?? null): Promise<Reply> {
-    const payload =
-      typeof body === "string" ? body : JSON.stringify({ access_id: this.accessId, ...(body as Record<string, unknown>) });
+    const payload = typeof body === "string" ? body : JSON.stringify({ access_id: this.accessId, ...(body as Record<string, unknown>) });
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (apiKey !== null) headers["x-api-key"] = apiKey;
     return reply(await fetch(this.base + path, { method: "POST", headers, body: payload }));
@@ -124,4 +123,3 @@ export function writeCredentials(dir: string, orgs: unknown[]): string {
 export function quickstart(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { y: gold.inputs.y, X: gold.inputs.X, theta: gold.inputs.theta, ...extra };
 }
-

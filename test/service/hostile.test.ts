@@ -86,7 +86,11 @@ describe("failure reasons sent to clients", () => {
 
   it("keep the engine's own reasons and the service's own sentences", () => {
     const kept = [
-      { message: "No threshold retains at least 2 observations, so MaxFit has no calibration to choose; lower the thresholds.", error_code: 3, status_code: 10 },
+      {
+        message: "No threshold retains at least 2 observations, so MaxFit has no calibration to choose; lower the thresholds.",
+        error_code: 3,
+        status_code: 10,
+      },
       { message: "the job exceeded its time limit of 600 s", error_code: 2, status_code: 10 },
       { message: "interrupted by a restart, and its inputs were lost", error_code: 2, status_code: 10 },
     ];
@@ -138,7 +142,12 @@ describe("warnings quote at most a short prefix of what the caller sent", () => 
     const r = await client.post("/v3/psr", { ...quickstart(), [name]: 1 });
     expect(r.status).toBe(200);
     expect(JSON.stringify(r.body).length).toBeLessThan(500);
-    const v2 = await send("POST", `${service.url}${V2}/grid`, { "x-api-key": client.apiKey! }, { ...officialGridBody(), access_id: client.accessId, [name]: 1 });
+    const v2 = await send(
+      "POST",
+      `${service.url}${V2}/grid`,
+      { "x-api-key": client.apiKey! },
+      { ...officialGridBody(), access_id: client.accessId, [name]: 1 },
+    );
     expect(v2.status).toBe(200);
     expect(JSON.stringify(v2.body).length).toBeLessThan(500);
   });

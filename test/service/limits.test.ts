@@ -108,12 +108,22 @@ describe("the service's limits (item 3)", () => {
 
     const { y, X } = synthetic(2000, 14, 3);
     // weights_cells: N x T x Q x censors = 2000 x 4 x 1000 x 2 = 16,000,000 values.
-    const r = await refusedV3("/v3/grid", { y, X, theta: X[0], options: { retain_grid_objects: ["weights_cells"] } }, "options.retain_grid_objects", "limit_exceeded");
+    const r = await refusedV3(
+      "/v3/grid",
+      { y, X, theta: X[0], options: { retain_grid_objects: ["weights_cells"] } },
+      "options.retain_grid_objects",
+      "limit_exceeded",
+    );
     expect(r).toMatchObject({ limit_name: "maxRetainedValues", requested: 16_000_000 });
 
     const big = synthetic(20_000, 14, 3);
     // 20,000 rows x 16,383 combinations x 2 thresholds x 2 censors
-    const w = await refusedV3("/v3/grid", { y: big.y, X: big.X, theta: big.X[0], options: { max_iter: 16383, threshold: [0, 0.5] } }, "options.max_iter", "limit_exceeded");
+    const w = await refusedV3(
+      "/v3/grid",
+      { y: big.y, X: big.X, theta: big.X[0], options: { max_iter: 16383, threshold: [0, 0.5] } },
+      "options.max_iter",
+      "limit_exceeded",
+    );
     expect(w).toMatchObject({ limit_name: "maxWork", limit: 1e9, requested: 20_000 * 16383 * 4 });
   });
 

@@ -21,7 +21,6 @@ import { gold, synthetic } from "../gold.js";
 const RUN = postgresBin() !== undefined || IN_CI;
 if (!RUN) console.warn("[test/service] SKIPPED: no PostgreSQL server; install it with bash scripts/install-postgres.sh");
 
-
 let server: PostgresServer;
 let store: PgStore;
 let db: pg.Pool;
@@ -68,7 +67,10 @@ async function waitAll(ids: number[], timeoutMs = 120_000): Promise<Array<{ id: 
   const until = Date.now() + timeoutMs;
   for (;;) {
     const r = await db
-      .query<{ id: string; status: string; attempts: number; ran_by: string | null }>("SELECT id, status, attempts, ran_by FROM rbp_jobs WHERE id = ANY($1::bigint[]) ORDER BY id", [ids])
+      .query<{ id: string; status: string; attempts: number; ran_by: string | null }>(
+        "SELECT id, status, attempts, ran_by FROM rbp_jobs WHERE id = ANY($1::bigint[]) ORDER BY id",
+        [ids],
+      )
       .catch(() => undefined);
     if (r && r.rows.every((x) => x.status === "completed" || x.status === "failed")) return r.rows.map((x) => ({ ...x, id: Number(x.id) }));
     if (Date.now() > until) throw new Error(`jobs not finished after ${timeoutMs} ms: ${JSON.stringify(r?.rows.filter((x) => x.status !== "completed"))}`);
@@ -301,7 +303,9 @@ describe.skipIf(!RUN)("workers", () => {
     await sleep(300);
     await server.restart("immediate", 500);
     const rows = await waitAll(ids, 60_000).catch((error: Error) => {
-      throw new Error(`${error.message}\n${workers.map((w) => `worker ${w.owner} exit ${w.child.exitCode ?? w.child.signalCode}: ${w.stderr().slice(-3000)}`).join("\n")}`);
+      throw new Error(
+        `${error.message}\n${workers.map((w) => `worker ${w.owner} exit ${w.child.exitCode ?? w.child.signalCode}: ${w.stderr().slice(-3000)}`).join("\n")}`,
+      );
     });
     expect(rows.filter((x) => x.status === "completed")).toHaveLength(40);
     expect(rows.every((x) => x.attempts <= MAX_ATTEMPTS)).toBe(true);
@@ -327,7 +331,14 @@ describe.skipIf(!RUN)("retention", () => {
       for (let i = 0; i < 3; i++) {
         const claimed = await runner.claim();
         if (!claimed) break;
-        const done = runTask({ id: claimed.job.id, analysis: claimed.input.analysis, ...claimed.input.data, theta: claimed.input.thetas[claimed.job.row], options: claimed.input.options, decimals: 6 });
+        const done = runTask({
+          id: claimed.job.id,
+          analysis: claimed.input.analysis,
+          ...claimed.input.data,
+          theta: claimed.input.thetas[claimed.job.row],
+          options: claimed.input.options,
+          decimals: 6,
+        });
         if (done.type !== "done") throw new Error(`not a result: ${JSON.stringify(done).slice(0, 200)}`);
         expect(await runner.complete(claimed.job, done.json, { yhat: done.yhat, fit: done.fit })).toBe("completed");
       }

@@ -27,7 +27,17 @@ function pool(settings: { size?: number; timeoutMs?: number; failStart?: boolean
 let nextId = 1;
 function task(analysis: string, value = 0): WorkerTask {
   const empty = new Float64Array(0);
-  return { id: nextId++, analysis: analysis as WorkerTask["analysis"], y: empty, X: empty, rows: 0, cols: 0, theta: Float64Array.of(value), options: {}, decimals: 6 };
+  return {
+    id: nextId++,
+    analysis: analysis as WorkerTask["analysis"],
+    y: empty,
+    X: empty,
+    rows: 0,
+    cols: 0,
+    theta: Float64Array.of(value),
+    options: {},
+    decimals: 6,
+  };
 }
 
 async function failure(promise: Promise<unknown>): Promise<PoolJobError> {

@@ -33,7 +33,11 @@ function raw(text: string, timeoutMs = 5000): Promise<RawReply> {
     const chunks: Buffer[] = [];
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new Error(`no complete answer within ${timeoutMs} ms to ${JSON.stringify(text.slice(0, 200))}; got ${JSON.stringify(Buffer.concat(chunks).toString("latin1").slice(0, 200))}`));
+      reject(
+        new Error(
+          `no complete answer within ${timeoutMs} ms to ${JSON.stringify(text.slice(0, 200))}; got ${JSON.stringify(Buffer.concat(chunks).toString("latin1").slice(0, 200))}`,
+        ),
+      );
     }, timeoutMs);
     socket.on("data", (c: Buffer) => chunks.push(c));
     socket.on("error", () => undefined);
@@ -102,13 +106,57 @@ describe("request targets that are no URL", () => {
 // ---------------------------------------------------------------------------------------------
 
 const METHODS = ["GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "get", "G ET", "", "CONNECT"];
-const PIECES = ["/", "//", "v3", "v2", "prediction-engine", "jobs", "results", "1", "0", "%", "%2F", "%zz", "..", ".", "?", "#", "@", ":", "[", "]", "::1", "99999", "http:", "https:", "a", "grid", "quota", " ", "\t", "\\", "\x00", "\x7f", "é", "~"];
+const PIECES = [
+  "/",
+  "//",
+  "v3",
+  "v2",
+  "prediction-engine",
+  "jobs",
+  "results",
+  "1",
+  "0",
+  "%",
+  "%2F",
+  "%zz",
+  "..",
+  ".",
+  "?",
+  "#",
+  "@",
+  ":",
+  "[",
+  "]",
+  "::1",
+  "99999",
+  "http:",
+  "https:",
+  "a",
+  "grid",
+  "quota",
+  " ",
+  "\t",
+  "\\",
+  "\x00",
+  "\x7f",
+  "é",
+  "~",
+];
 const HEADER_NAMES = ["Host", "x-api-key", "Accept", "Content-Type", "X-Forwarded-For", "Cookie", "Bad Name", "", "x-\x01", "Host"];
 
 const target = fc.oneof(
   fc.array(fc.constantFrom(...PIECES), { maxLength: 12 }).map((parts) => parts.join("")),
   fc.string({ maxLength: 40 }),
-  fc.constantFrom("//", "///", "http://", "http://[::1/", "http://a:99999/", "https://x@y:0/v3/quota", "/v3/jobs/1/x/%", "/v2/prediction-engine/results?job_id=1"),
+  fc.constantFrom(
+    "//",
+    "///",
+    "http://",
+    "http://[::1/",
+    "http://a:99999/",
+    "https://x@y:0/v3/quota",
+    "/v3/jobs/1/x/%",
+    "/v2/prediction-engine/results?job_id=1",
+  ),
 );
 const header = fc.tuple(fc.oneof(fc.constantFrom(...HEADER_NAMES), fc.string({ maxLength: 12 })), fc.string({ maxLength: 60 }));
 const version = fc.constantFrom("HTTP/1.1", "HTTP/1.0", "HTTP/2.0", "HTTP/1.1 extra", "", "http/1.1");

@@ -85,12 +85,34 @@ describe("rbp serve", () => {
   });
 
   it("reads the limit flags, and --help lists every limit with its default", () => {
-    expect(parseServeArgs(["--max-combinations", "500000", "--max-work=2000000000", "--max-attributes", "200", "--max-theta-rows", "50000", "--max-retained-values", "9"]).options).toEqual({
+    expect(
+      parseServeArgs([
+        "--max-combinations",
+        "500000",
+        "--max-work=2000000000",
+        "--max-attributes",
+        "200",
+        "--max-theta-rows",
+        "50000",
+        "--max-retained-values",
+        "9",
+      ]).options,
+    ).toEqual({
       port: 8765,
       limits: { maxCombinations: 500_000, maxWork: 2_000_000_000, maxAttributes: 200, maxThetaRows: 50_000, maxRetainedValues: 9 },
     });
     expect(() => parseServeArgs(["--max-work", "0"])).toThrow(UsageError);
-    for (const text of ["--max-combinations N", "(default 100,000)", "--max-attributes N", "--max-theta-rows N", "(default 10,000)", "--max-retained-values N", "(default 5,000,000)", "--max-work N", "(default 1,000,000,000)"]) {
+    for (const text of [
+      "--max-combinations N",
+      "(default 100,000)",
+      "--max-attributes N",
+      "--max-theta-rows N",
+      "(default 10,000)",
+      "--max-retained-values N",
+      "(default 5,000,000)",
+      "--max-work N",
+      "(default 1,000,000,000)",
+    ]) {
       expect(SERVE_USAGE).toContain(text);
     }
   });

@@ -23,14 +23,24 @@ beforeAll(async () => {
 afterAll(() => service?.close());
 
 /** Sends a request on its own connection; resolves when its answer's head arrives (with the time order). */
-function sendRaw(method: string, url: string, headers: Record<string, string>, body?: string | Buffer, onSent?: () => void): Promise<{ status: number; order: number; body: Promise<string> }> {
+function sendRaw(
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body?: string | Buffer,
+  onSent?: () => void,
+): Promise<{ status: number; order: number; body: Promise<string> }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method, headers: { ...headers, ...(body !== undefined ? { "content-length": String(Buffer.byteLength(body)) } : {}) }, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      const done = new Promise<string>((r) => res.on("end", () => r(Buffer.concat(chunks).toString("utf8"))));
-      res.on("data", (c: Buffer) => chunks.push(c));
-      resolve({ status: res.statusCode!, order: ++answered, body: done });
-    });
+    const req = httpRequest(
+      url,
+      { method, headers: { ...headers, ...(body !== undefined ? { "content-length": String(Buffer.byteLength(body)) } : {}) }, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        const done = new Promise<string>((r) => res.on("end", () => r(Buffer.concat(chunks).toString("utf8"))));
+        res.on("data", (c: Buffer) => chunks.push(c));
+        resolve({ status: res.statusCode!, order: ++answered, body: done });
+      },
+    );
     req.on("error", reject);
     if (body !== undefined) req.write(body);
     req.end(() => onSent?.());
@@ -66,7 +76,10 @@ describe("a small read is answered while a large request is served", () => {
   it("the first field read of a 60 MB result", async () => {
     const large = await completedJob(1);
     const small = await completedJob(-1);
-    const { big, small: s } = await race((onSent) => sendRaw("GET", `${service.url}${large}/small`, { "x-api-key": client.apiKey! }, undefined, onSent), `${small}/small`);
+    const { big, small: s } = await race(
+      (onSent) => sendRaw("GET", `${service.url}${large}/small`, { "x-api-key": client.apiKey! }, undefined, onSent),
+      `${small}/small`,
+    );
     expect(big.status).toBe(200);
     expect(s.status).toBe(200);
     expect(s.order).toBeLessThan(big.order);
@@ -75,7 +88,10 @@ describe("a small read is answered while a large request is served", () => {
   it("a whole 60 MB result", async () => {
     const large = (await completedJob(1)).replace("/jobs/", "/results/");
     const small = await completedJob(-1);
-    const { big, small: s } = await race((onSent) => sendRaw("GET", `${service.url}${large}`, { "x-api-key": client.apiKey! }, undefined, onSent), `${small}/small`);
+    const { big, small: s } = await race(
+      (onSent) => sendRaw("GET", `${service.url}${large}`, { "x-api-key": client.apiKey! }, undefined, onSent),
+      `${small}/small`,
+    );
     expect(big.status).toBe(200);
     const text = await (big as any).body;
     expect(text.length).toBeGreaterThan(50_000_000);

@@ -314,9 +314,29 @@ describe("state that survives crashes (item 8) and private files (item 9)", () =
     };
     const base = { org, analysis: "psr", created_at: now, warnings: ["an old warning"] };
     write("state.json", { version: 1, next_job_id: 4, next_experiment_id: 2, quota_used: { [org]: 3 } });
-    write("jobs/1.json", { ...base, id: 1, code: "aaaaaaaaaaaaaaaa", status: "completed", started_at: now, finished_at: now, row: 0, input_ref: "j1", compact: { yhat: [1.5], fit: [0.5] } });
+    write("jobs/1.json", {
+      ...base,
+      id: 1,
+      code: "aaaaaaaaaaaaaaaa",
+      status: "completed",
+      started_at: now,
+      finished_at: now,
+      row: 0,
+      input_ref: "j1",
+      compact: { yhat: [1.5], fit: [0.5] },
+    });
     write("results/1.json", '{"yhat":[1.5],"fit":[0.5]}');
-    write("jobs/2.json", { ...base, id: 2, code: "bbbbbbbbbbbbbbbb", status: "failed", finished_at: now, row: 0, input_ref: "e1", experiment_id: 1, failure: { message: "old failure", error_code: 3, status_code: 10 } });
+    write("jobs/2.json", {
+      ...base,
+      id: 2,
+      code: "bbbbbbbbbbbbbbbb",
+      status: "failed",
+      finished_at: now,
+      row: 0,
+      input_ref: "e1",
+      experiment_id: 1,
+      failure: { message: "old failure", error_code: 3, status_code: 10 },
+    });
     write("jobs/3.json", { ...base, id: 3, code: "cccccccccccccccc", status: "running", row: 1, input_ref: "e1", experiment_id: 1 });
     write("experiments/1.json", { id: 1, code: "dddddddddddddddd", org, analysis: "psr", job_ids: [2, 3], created_at: now });
     const X = gold.inputs.X.flat();

@@ -18,7 +18,6 @@ import { officialPsrBody, send, V2, V2Client } from "./v2-helpers.js";
 const RUN = postgresBin() !== undefined || IN_CI;
 if (!RUN) console.warn("[test/service] SKIPPED: no PostgreSQL server; install it with bash scripts/install-postgres.sh");
 
-
 const KEY = "team-key-0123456789abcdef";
 const TIGHT_KEY = "tight-key-0123456789abcdef";
 
@@ -95,9 +94,7 @@ describe.skipIf(!RUN)("two front ends and three workers on one PostgreSQL", () =
   }, 120_000);
 
   it("concurrent POSTs to both front ends against one quota spend exactly the quota", async () => {
-    const posts = await Promise.all(
-      Array.from({ length: 70 }, (_, i) => client(fronts[i % 2], TIGHT_KEY, "tom").post("/v3/psr", quickstart())),
-    );
+    const posts = await Promise.all(Array.from({ length: 70 }, (_, i) => client(fronts[i % 2], TIGHT_KEY, "tom").post("/v3/psr", quickstart())));
     expect(posts.filter((p) => p.status === 200)).toHaveLength(40);
     expect(posts.filter((p) => p.status === 429)).toHaveLength(30);
     const quota = await client(fronts[1], TIGHT_KEY, "tom").get("/v3/quota");
@@ -114,10 +111,9 @@ describe.skipIf(!RUN)("two front ends and three workers on one PostgreSQL", () =
     const view = await client(fronts[1]).poll(`/v3/experiments/${receipt.body.experiment_id}/${receipt.body.experiment_code}`, 120_000);
     expect(view.status).toBe(200);
     expect(view.body.n_completed).toBe(300);
-    const ranBy = await db.query<{ ran_by: string; n: number }>(
-      "SELECT ran_by, count(*)::int AS n FROM rbp_jobs WHERE experiment_id = $1 GROUP BY ran_by",
-      [receipt.body.experiment_id],
-    );
+    const ranBy = await db.query<{ ran_by: string; n: number }>("SELECT ran_by, count(*)::int AS n FROM rbp_jobs WHERE experiment_id = $1 GROUP BY ran_by", [
+      receipt.body.experiment_id,
+    ]);
     expect(ranBy.rows.map((r) => r.ran_by).sort()).toEqual(workers.map((w) => w.owner).sort());
   }, 180_000);
 
@@ -128,7 +124,8 @@ describe.skipIf(!RUN)("two front ends and three workers on one PostgreSQL", () =
     expect(receipt.status).toBe(200);
     let owner: string | undefined;
     for (let i = 0; i < 1000 && owner === undefined; i++) {
-      owner = (await db.query("SELECT lease_owner FROM rbp_jobs WHERE id = $1 AND status = 'running'", [receipt.body.job_id])).rows[0]?.lease_owner ?? undefined;
+      owner =
+        (await db.query("SELECT lease_owner FROM rbp_jobs WHERE id = $1 AND status = 'running'", [receipt.body.job_id])).rows[0]?.lease_owner ?? undefined;
       if (owner === undefined) await sleep(20);
     }
     const victim = workers.find((w) => w.owner === owner);

@@ -23,13 +23,7 @@ export interface V2Reply {
  * One HTTP request with Content-Length framing (what python-requests does for a GET with a body).
  * `body`: an object is sent as JSON, a string as it is, undefined sends nothing.
  */
-export function send(
-  method: string,
-  url: string,
-  headers: Record<string, string>,
-  body?: unknown,
-  settings: { signal?: AbortSignal } = {},
-): Promise<V2Reply> {
+export function send(method: string, url: string, headers: Record<string, string>, body?: unknown, settings: { signal?: AbortSignal } = {}): Promise<V2Reply> {
   const payload = body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body);
   const started = performance.now();
   return new Promise((resolve, reject) => {

@@ -46,9 +46,13 @@ describe("long-poll (v2LongPollMs 20 s)", () => {
   it("a caller that goes away during the long-poll leaves the service working", async () => {
     const post = await v2.post("grid", slow);
     const abort = new AbortController();
-    const pending = send("GET", `${service.url}${V2}/results`, { "x-api-key": v2.apiKey! }, { job_id: post.body.job_id, job_code: post.body.job_code }, { signal: abort.signal }).catch(
-      (e: unknown) => e,
-    );
+    const pending = send(
+      "GET",
+      `${service.url}${V2}/results`,
+      { "x-api-key": v2.apiKey! },
+      { job_id: post.body.job_id, job_code: post.body.job_code },
+      { signal: abort.signal },
+    ).catch((e: unknown) => e);
     await new Promise((r) => setTimeout(r, 100));
     abort.abort();
     expect(await pending).toBeInstanceOf(Error);

@@ -52,7 +52,9 @@ function closeNested(actual: unknown, expected: unknown, path = "value"): void {
   } else if (typeof expected === "number" && !Number.isFinite(expected)) {
     expect(actual, path).toBeNull();
   } else {
-    expect(Math.abs((actual as number) - (expected as number)), `${path}: ${actual} vs ${expected}`).toBeLessThanOrEqual(5e-7 + 1e-9 * Math.abs(expected as number));
+    expect(Math.abs((actual as number) - (expected as number)), `${path}: ${actual} vs ${expected}`).toBeLessThanOrEqual(
+      5e-7 + 1e-9 * Math.abs(expected as number),
+    );
   }
 }
 
@@ -93,7 +95,11 @@ describe("v2 Grid with retained cells, as the official client asks", () => {
     const flat = result.body;
     const present = CELL_KEYS.filter((key) => key in flat);
     expect(present.sort()).toEqual(["combi_cells", "k_cells", "yhat_cells"]);
-    closeNested(flat.yhat_cells, engine.relevance!.yhat_cells!.map((row, q) => [...row, ...engine.similarity!.yhat_cells![q]]), "yhat_cells");
+    closeNested(
+      flat.yhat_cells,
+      engine.relevance!.yhat_cells!.map((row, q) => [...row, ...engine.similarity!.yhat_cells![q]]),
+      "yhat_cells",
+    );
     expect(flat.combi_cells).toEqual(engine.combi_cells);
     // The composite is unchanged by what is kept.
     expect(flat.yhat[0][0]).toBeCloseTo(3.2852397, 6);

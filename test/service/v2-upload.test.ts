@@ -106,7 +106,11 @@ describe("the upload flow", () => {
 
 describe("tokens", () => {
   it("a wrong, foreign, missing or expired token is a 403 JSON, and nothing is stored", async () => {
-    const { text, name } = xUpload([[1, 2], [3, 4], [5, 7]]);
+    const { text, name } = xUpload([
+      [1, 2],
+      [3, 4],
+      [5, 7],
+    ]);
     const url = new URL(await uploadUrl(a, name));
     const token = url.searchParams.get("token")!;
 
@@ -199,7 +203,11 @@ describe("bad upload requests: 4xx JSON, never 5xx", () => {
       expectRefusal(r, 400);
     }
     // an inline X that does not match y, through the reference: a 400 at POST naming y or X
-    const { text, name: small } = xUpload([[1, 2], [3, 4], [5, 7]]);
+    const { text, name: small } = xUpload([
+      [1, 2],
+      [3, 4],
+      [5, 7],
+    ]);
     await send("PUT", await uploadUrl(a, small), {}, text);
     const r = await a.post("psr", officialPsrBody({ X: small }));
     expectRefusal(r, 400, "invalid_input");

@@ -45,7 +45,7 @@ describe("the quickstart 7x5 through v2, with the bodies the official client sen
     expect(flat.K).toEqual([[5]]);
   });
 
-  it("PSR: the client's PSR body with eval_type \"both\" (its default) is computed with relevance; weights, include and the scores are the published ones", async () => {
+  it('PSR: the client\'s PSR body with eval_type "both" (its default) is computed with relevance; weights, include and the scores are the published ones', async () => {
     const c = goldCase("psr relevance t=0.8");
     const scores = goldCase("scores").expect;
     const { receipt, result } = await v2.run("psr", officialPsrBody({ threshold: [0.8] }));
@@ -105,7 +105,12 @@ describe("the quickstart 7x5 through v2, with the bodies the official client sen
     expect(d.result.body.r_star_percent).toEqual([[0, 0.2, 0.4, 0.6, 0.8]]);
     expect(d.result.body.yhat[0]).toHaveLength(5);
     // conflicting spellings of one option: 400 naming both
-    expectRefusal(await v2.post("psr", { ...base, eval_type: "relevance", censor_type: "similarity" }), 400, "invalid_input", "options.censor_type/options.eval_type");
+    expectRefusal(
+      await v2.post("psr", { ...base, eval_type: "relevance", censor_type: "similarity" }),
+      400,
+      "invalid_input",
+      "options.censor_type/options.eval_type",
+    );
   });
 
   it("unknown keys are accepted, ignored and listed in ignored_options", async () => {
@@ -122,7 +127,20 @@ describe("the flat result object (docs/api.md section 3)", () => {
     expectNested2D(flat);
     expect(flat.error).toBeUndefined();
     expect(flat.status).toBeUndefined();
-    for (const key of ["yhat", "fit", "adjusted_fit", "kfit", "agreement", "asymmetry", "outlier_influence", "info_theta", "K", "eval_type", "most_eval", "yhat_linear"]) {
+    for (const key of [
+      "yhat",
+      "fit",
+      "adjusted_fit",
+      "kfit",
+      "agreement",
+      "asymmetry",
+      "outlier_influence",
+      "info_theta",
+      "K",
+      "eval_type",
+      "most_eval",
+      "yhat_linear",
+    ]) {
       expect(flat[key], key).toHaveLength(1);
       expect(flat[key][0], key).toHaveLength(1);
     }
@@ -217,7 +235,8 @@ describe("/binary, /grid-singularity and the legacy URLs", () => {
     for (const censor of ["relevance", "similarity"]) {
       gc[censor].adjusted_fit_cells.forEach((row: Array<number | null>, q: number) =>
         row.forEach((af, t) => {
-          if (af !== null && gc[censor].yhat_cells[q][t] !== null && af > best.af) best = { af, yhat: gc[censor].yhat_cells[q][t], combi: gc.combi_cells[q], censor };
+          if (af !== null && gc[censor].yhat_cells[q][t] !== null && af > best.af)
+            best = { af, yhat: gc[censor].yhat_cells[q][t], combi: gc.combi_cells[q], censor };
         }),
       );
     }
@@ -324,7 +343,19 @@ describe("GET /results", () => {
   });
 
   it("malformed receipts are 400 JSON, never 5xx", async () => {
-    for (const body of ["", "{", "[]", "null", '"1"', { job_id: "abc", job_code: "x" }, { job_id: 1.5, job_code: "x" }, { job_id: 1 }, { job_id: true, job_code: "x" }, { job_code: "x" }, { job_id: 1, job_code: 7 }]) {
+    for (const body of [
+      "",
+      "{",
+      "[]",
+      "null",
+      '"1"',
+      { job_id: "abc", job_code: "x" },
+      { job_id: 1.5, job_code: "x" },
+      { job_id: 1 },
+      { job_id: true, job_code: "x" },
+      { job_code: "x" },
+      { job_id: 1, job_code: 7 },
+    ]) {
       const r = await v2.results(body);
       expectRefusal(r, 400);
     }
@@ -357,7 +388,8 @@ describe("quota, authentication and organisations", () => {
       expectRefusal(await a.post("psr", officialPsrBody(), key), 403, "forbidden");
       expectRefusal(await a.results({ job_id: 1, job_code: "0000000000000000" }, key), 403, "forbidden");
       expectRefusal(await a.get(`${V2}/payload/upload/url/X`, { file_name: "1234.json" }, key), 403, "forbidden");
-      for (const q of ["/quota", "/quota/used", "/quota/remaining", "/quota/summary"]) expectRefusal(await a.get(`${V2}${q}`, undefined, key), 403, "forbidden");
+      for (const q of ["/quota", "/quota/used", "/quota/remaining", "/quota/summary"])
+        expectRefusal(await a.get(`${V2}${q}`, undefined, key), 403, "forbidden");
     }
     expectRefusal(await a.post("psr", { ...officialPsrBody(), access_id: undefined }), 403, "forbidden", "access_id");
     expectRefusal(await a.as(KEYS.a, "bob").post("psr", officialPsrBody()), 403, "forbidden", "access_id");

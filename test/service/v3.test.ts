@@ -128,7 +128,14 @@ describe("experiments", () => {
 
   it("a failed experiment: every row failed with its reason", async () => {
     const X = gold.inputs.X.map((row) => [...row, row[0]]); // a duplicate column: singular covariance
-    const r = await client.post("/v3/psr", { y: gold.inputs.y, X, theta: [[...gold.inputs.theta, 24], [...gold.inputs.X[1], 29]] });
+    const r = await client.post("/v3/psr", {
+      y: gold.inputs.y,
+      X,
+      theta: [
+        [...gold.inputs.theta, 24],
+        [...gold.inputs.X[1], 29],
+      ],
+    });
     expect(r.status).toBe(200);
     const parent = await client.poll(`/v3/experiments/${r.body.experiment_id}/${r.body.experiment_code}`);
     expect(parent.status).toBe(200);
@@ -224,10 +231,7 @@ describe("refusals: one JSON error shape, never a 5xx for bad input", () => {
     expectError(await client.post("/v3/psr", quickstart({ theta: [1, 2, 3] })), 422, "invalid_input", "theta");
     expectError(await client.post("/v3/psr", quickstart({ options: { censor_type: "both" } })), 422, "invalid_input", "options.censor_type");
     expectError(await client.post("/v3/psr", quickstart({ options: { censor_operator: "ge" } })), 422, "invalid_input", "options.censor_operator");
-    const combi = await client.post(
-      "/v3/grid",
-      quickstart({ options: { required_attributes: [1, 0, 0, 0, 0], attribute_combi: [[1, 1, 0, 0, 0]] } }),
-    );
+    const combi = await client.post("/v3/grid", quickstart({ options: { required_attributes: [1, 0, 0, 0, 0], attribute_combi: [[1, 1, 0, 0, 0]] } }));
     expectError(combi, 422, "invalid_input");
     expect(combi.body.message).toContain("attribute_combi");
     const both = await client.post("/v3/psr", quickstart({ options: { censor_type: "relevance", eval_type: "similarity" } }));

@@ -5,15 +5,25 @@
 import { OPTION_KEYS, type Analysis } from "../../api/options.js";
 import { parseJson } from "../json.js";
 import { findMagic } from "../catalog.js";
-import { Fail, IDENT, IDENT_PATH, LineBuilder, Out, RESERVED, Token, helpCall, magicHead, readValue, splitCommas, tokenize, unknownMagic, unquote } from "./syntax.js";
+import {
+  Fail,
+  IDENT,
+  IDENT_PATH,
+  LineBuilder,
+  Out,
+  RESERVED,
+  Token,
+  helpCall,
+  magicHead,
+  readValue,
+  splitCommas,
+  tokenize,
+  unknownMagic,
+  unquote,
+} from "./syntax.js";
 import { COLUMN_KEYS, checkOptions, readBody, unknownOption, type Located } from "./options-body.js";
 
-
-
-
 // Cell magics.
-
-
 
 export function cellMagic(lines: string[], index: number, rt: string, out: Out): void {
   const line = index + 1;
@@ -48,7 +58,12 @@ export function cellMagic(lines: string[], index: number, rt: string, out: Out):
   const usage = magic.usage;
   const dataTok = tokens.shift();
   if (dataTok === undefined) {
-    throw new Fail({ message: `${label} needs the data: the name of a dataframe (or rows, or columns) in scope, as in ${usage}`, word: label, line, column: at + 1 });
+    throw new Fail({
+      message: `${label} needs the data: the name of a dataframe (or rows, or columns) in scope, as in ${usage}`,
+      word: label,
+      line,
+      column: at + 1,
+    });
   }
   if (dataTok.text === "->" || dataTok.text.includes("=")) {
     throw new Fail({
@@ -87,12 +102,22 @@ export function cellMagic(lines: string[], index: number, rt: string, out: Out):
         });
       }
       if (name.text === dataTok.text.split(".")[0]) {
-        throw new Fail({ message: `-> ${name.text} would replace the data the cell reads; choose another name`, word: name.text, line, column: name.column + 1 });
+        throw new Fail({
+          message: `-> ${name.text} would replace the data the cell reads; choose another name`,
+          word: name.text,
+          line,
+          column: name.column + 1,
+        });
       }
       bind = name.text;
       const after = tokens[i + 2];
       if (after !== undefined) {
-        throw new Fail({ message: `-> ${bind} must end the line, got ${JSON.stringify(after.text)} after it`, word: after.text, line, column: after.column + 1 });
+        throw new Fail({
+          message: `-> ${bind} must end the line, got ${JSON.stringify(after.text)} after it`,
+          word: after.text,
+          line,
+          column: after.column + 1,
+        });
       }
       break;
     }
@@ -113,7 +138,13 @@ export function cellMagic(lines: string[], index: number, rt: string, out: Out):
     const col = COLUMN_KEYS[key];
     if (col !== undefined) {
       if (spec[col] !== undefined) throw new Fail({ message: `${label}: ${col} is given twice`, word: key, line, column });
-      if (raw === "") throw new Fail({ message: `${label}: ${key}= needs a value${col === "theta" ? " (last, a row position, positions like 0,-1, or a variable)" : ""}`, word: key, line, column });
+      if (raw === "")
+        throw new Fail({
+          message: `${label}: ${key}= needs a value${col === "theta" ? " (last, a row position, positions like 0,-1, or a variable)" : ""}`,
+          word: key,
+          line,
+          column,
+        });
       spec[col] = columnValue(col, raw, line, valueColumn, label);
       continue;
     }
@@ -133,7 +164,9 @@ export function cellMagic(lines: string[], index: number, rt: string, out: Out):
   // Several row positions are an experiment: typed as one (a variable's rows are only known at run time).
   const theta = spec.theta?.value;
   const call = Array.isArray(theta) && theta.length > 1 ? "runExperiment" : "run";
-  b.add(`const ${name} = await ${rt}.${call}(${JSON.stringify(analysis)}, `).user(dataTok.text, dataTok.column).add(", {");
+  b.add(`const ${name} = await ${rt}.${call}(${JSON.stringify(analysis)}, `)
+    .user(dataTok.text, dataTok.column)
+    .add(", {");
   const parts = (["y", "X", "theta"] as const).filter((k) => spec[k] !== undefined);
   parts.forEach((k, i) => {
     const v = spec[k]!;
@@ -184,7 +217,13 @@ export function columnValue(col: "y" | "X" | "theta", raw: string, line: number,
     });
   if (raw.startsWith("[")) {
     const r = parseJson(raw);
-    if (!r.ok || !Array.isArray(r.value)) throw new Fail({ message: `${label}: theta=${raw} is not a list of row positions${r.ok ? "" : `: ${r.message}`}`, word: raw, line, column: at + (r.ok ? 0 : r.index) });
+    if (!r.ok || !Array.isArray(r.value))
+      throw new Fail({
+        message: `${label}: theta=${raw} is not a list of row positions${r.ok ? "" : `: ${r.message}`}`,
+        word: raw,
+        line,
+        column: at + (r.ok ? 0 : r.index),
+      });
     return { value: rows(r.value) };
   }
   if (raw.includes(",")) {
@@ -199,5 +238,3 @@ export function columnValue(col: "y" | "X" | "theta", raw: string, line: number,
     column: at,
   });
 }
-
-

@@ -9,9 +9,6 @@ import { Fail, readValue } from "./syntax.js";
 import { didYouMean } from "../../internal/suggest.js";
 import { ANALYSES } from "../../api/options.js";
 
-
-
-
 export const COLUMN_KEYS: Record<string, "y" | "X" | "theta"> = { y: "y", Y: "y", X: "X", x: "X", theta: "theta", Theta: "theta", THETA: "theta" };
 
 export interface Located {
@@ -24,7 +21,12 @@ export interface Located {
 export function unknownOption(key: string, analysis: Analysis, label: string, line: number, column: number, header: boolean): Fail {
   const elsewhere = ANALYSES.filter((a) => a !== analysis && OPTION_KEYS[a].includes(key));
   if (elsewhere.length > 0) {
-    return new Fail({ message: `${label}: ${key} is an option of ${elsewhere.join(" and ")}, not of ${analysis} (%rbp options ${analysis} lists ${analysis}'s)`, word: key, line, column });
+    return new Fail({
+      message: `${label}: ${key} is an option of ${elsewhere.join(" and ")}, not of ${analysis} (%rbp options ${analysis} lists ${analysis}'s)`,
+      word: key,
+      line,
+      column,
+    });
   }
   const candidates = header ? ["y", "X", "theta", ...OPTION_KEYS[analysis]] : [...OPTION_KEYS[analysis]];
   return new Fail({
@@ -63,7 +65,12 @@ export function readBody(lines: string[], from: number, analysis: Analysis, labe
       throw new Fail({ message: `${label}: the options are not valid JSON: ${r.message}`, word, line, column });
     }
     if (typeof r.value !== "object" || r.value === null || Array.isArray(r.value)) {
-      throw new Fail({ message: `${label}: the options must be a JSON object ({"threshold": [0, 0.5]}), got a ${Array.isArray(r.value) ? "list" : typeof r.value}`, word: "{", line: firstBody + 1, column: 1 });
+      throw new Fail({
+        message: `${label}: the options must be a JSON object ({"threshold": [0, 0.5]}), got a ${Array.isArray(r.value) ? "list" : typeof r.value}`,
+        word: "{",
+        line: firstBody + 1,
+        column: 1,
+      });
     }
     for (const [key, value] of Object.entries(r.value)) {
       // Where the key is written, for messages.

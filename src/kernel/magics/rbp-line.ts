@@ -8,9 +8,6 @@ import { didYouMean } from "../../internal/suggest.js";
 import { parseJson } from "../json.js";
 import { Fail, IDENT_PATH, LineBuilder, RESERVED, Token, helpCall, tokenize, unquote } from "./syntax.js";
 
-
-
-
 export const RBP_SUBCOMMANDS = ["connect", "quota", "status", "options", "help"];
 export const CONNECT_KEYS = ["url", "access_id", "timeout", "workers", "quota", "version"];
 export const SECRET_KEYS = ["api_key", "apikey", "key", "csa_api_key", "token", "secret"];
@@ -45,7 +42,12 @@ export function rbpMagic(text: string, from: number, line: number, rt: string, b
       }
       const analysis = a.text.toLowerCase();
       if (!(ANALYSES as readonly string[]).includes(analysis)) {
-        throw new Fail({ message: `unknown analysis ${JSON.stringify(a.text)}${didYouMean(a.text, ANALYSES)}; expected one of ${ANALYSES.join(", ")}`, word: a.text, line, column: col(a) });
+        throw new Fail({
+          message: `unknown analysis ${JSON.stringify(a.text)}${didYouMean(a.text, ANALYSES)}; expected one of ${ANALYSES.join(", ")}`,
+          word: a.text,
+          line,
+          column: col(a),
+        });
       }
       if (rest.length > 1) {
         throw new Fail({ message: `%rbp options takes one analysis, got ${JSON.stringify(rest[1].text)} too`, word: rest[1].text, line, column: col(rest[1]) });
@@ -73,9 +75,16 @@ export function statusMagic(sub: Token, rest: Token[], line: number, rt: string,
   const usage = "%rbp status <prediction or receipt variable> | <job_id> <job_code> | <job_id>/<job_code>";
   if (rest.length === 0) throw new Fail({ message: `%rbp status needs a job: ${usage}`, word: "status", line, column: sub.column + 1 });
   const [a, c, ...more] = rest;
-  if (more.length > 0) throw new Fail({ message: `%rbp status takes one job, got ${JSON.stringify(more[0].text)} too (${usage})`, word: more[0].text, line, column: more[0].column + 1 });
+  if (more.length > 0)
+    throw new Fail({
+      message: `%rbp status takes one job, got ${JSON.stringify(more[0].text)} too (${usage})`,
+      word: more[0].text,
+      line,
+      column: more[0].column + 1,
+    });
   const receipt = (id: string, code: string, at: Token) => {
-    if (!/^\d+$/.test(id)) throw new Fail({ message: `a job id is a whole number, got ${JSON.stringify(id)} (${usage})`, word: id, line, column: at.column + 1 });
+    if (!/^\d+$/.test(id))
+      throw new Fail({ message: `a job id is a whole number, got ${JSON.stringify(id)} (${usage})`, word: id, line, column: at.column + 1 });
     if (code === "") throw new Fail({ message: `the job code is missing (${usage})`, word: at.text, line, column: at.column + 1 });
     return `{ job_id: ${Number(id)}, job_code: ${JSON.stringify(code)} }`;
   };
@@ -176,7 +185,12 @@ export function connectOptions(tokens: Token[], line: number): ConnectSpec {
       });
     }
     if (!CONNECT_KEYS.includes(key)) {
-      throw new Fail({ message: `%rbp connect has no setting ${JSON.stringify(key)}${didYouMean(key, CONNECT_KEYS)}; it takes ${CONNECT_KEYS.join(", ")}`, word: key, line, column });
+      throw new Fail({
+        message: `%rbp connect has no setting ${JSON.stringify(key)}${didYouMean(key, CONNECT_KEYS)}; it takes ${CONNECT_KEYS.join(", ")}`,
+        word: key,
+        line,
+        column,
+      });
     }
     if (seen.has(key)) throw new Fail({ message: `%rbp connect: ${key} is given twice`, word: key, line, column });
     seen.add(key);
@@ -184,11 +198,21 @@ export function connectOptions(tokens: Token[], line: number): ConnectSpec {
     const hostedOnly = key === "url" || key === "access_id";
     const localOnly = key === "workers" || key === "quota";
     if ((hostedOnly && target === "local") || (localOnly && (target === "hosted" || target === "url"))) {
-      throw new Fail({ message: `%rbp connect: ${key} is a setting of ${hostedOnly ? "a hosted" : "the local"} service, not of ${target === "local" ? "the local one" : "a hosted one"}`, word: key, line, column });
+      throw new Fail({
+        message: `%rbp connect: ${key} is a setting of ${hostedOnly ? "a hosted" : "the local"} service, not of ${target === "local" ? "the local one" : "a hosted one"}`,
+        word: key,
+        line,
+        column,
+      });
     }
     const wholeNumber = (min: number): number => {
       if (!/^\d+$/.test(value) || Number(value) < min) {
-        throw new Fail({ message: `%rbp connect: ${key} must be a whole number of at least ${min}, got ${JSON.stringify(value)}`, word: value, line, column: column + eq + 1 });
+        throw new Fail({
+          message: `%rbp connect: ${key} must be a whole number of at least ${min}, got ${JSON.stringify(value)}`,
+          word: value,
+          line,
+          column: column + eq + 1,
+        });
       }
       return Number(value);
     };
@@ -209,7 +233,12 @@ export function connectOptions(tokens: Token[], line: number): ConnectSpec {
       case "timeout": {
         const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(value);
         if (m === null || Number(m[1]) <= 0) {
-          throw new Fail({ message: `%rbp connect: timeout must be a positive duration (30, 30s, 500ms, 2m), got ${JSON.stringify(value)}`, word: value, line, column: column + eq + 1 });
+          throw new Fail({
+            message: `%rbp connect: timeout must be a positive duration (30, 30s, 500ms, 2m), got ${JSON.stringify(value)}`,
+            word: value,
+            line,
+            column: column + eq + 1,
+          });
         }
         const unit = m[2] ?? "s";
         spec.timeoutMs = Math.round(Number(m[1]) * (unit === "ms" ? 1 : unit === "s" ? 1000 : 60_000));
@@ -230,4 +259,3 @@ export function connectOptions(tokens: Token[], line: number): ConnectSpec {
   }
   return spec;
 }
-

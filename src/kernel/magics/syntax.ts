@@ -112,7 +112,12 @@ export function tokenize(text: string, from: number, line: number): Token[] {
       i++;
     }
     if (closers.length > 0) {
-      throw new Fail({ message: `unclosed bracket in ${text.slice(start)}: expected ${closers.reverse().join("")}`, word: text.slice(start), line, column: start + 1 });
+      throw new Fail({
+        message: `unclosed bracket in ${text.slice(start)}: expected ${closers.reverse().join("")}`,
+        word: text.slice(start),
+        line,
+        column: start + 1,
+      });
     }
     tokens.push({ text: text.slice(start, i), column: start });
   }
@@ -123,7 +128,8 @@ export function tokenize(text: string, from: number, line: number): Token[] {
 export function unquote(tok: string, line: number, column: number): string {
   if (tok.startsWith('"')) {
     const r = parseJson(tok);
-    if (!r.ok || typeof r.value !== "string") throw new Fail({ message: `bad quoted name ${tok}: ${r.ok ? "not a string" : r.message}`, word: tok, line, column });
+    if (!r.ok || typeof r.value !== "string")
+      throw new Fail({ message: `bad quoted name ${tok}: ${r.ok ? "not a string" : r.message}`, word: tok, line, column });
     return r.value;
   }
   if (tok.startsWith("'")) return tok.slice(1, -1).replace(/\\(.)/g, "$1");
@@ -158,7 +164,12 @@ export function splitCommas(text: string): Array<{ text: string; offset: number 
 export function readValue(raw: string, at: { label: string; key: string; line: number; keyColumn: number; column: number }): unknown {
   const { label, key, line, column } = at;
   // Without a trailing "# comment" or "// comment", and a trailing comma (lines pasted from JSON).
-  const clean = (t: string) => t.replace(/\s(#|\/\/).*$/, "").trim().replace(/,$/, "").trimEnd();
+  const clean = (t: string) =>
+    t
+      .replace(/\s(#|\/\/).*$/, "")
+      .trim()
+      .replace(/,$/, "")
+      .trimEnd();
   const text = raw.trim();
   if (clean(text) === "") throw new Fail({ message: `${label}: option ${key} needs a value (${key}: <value>)`, word: key, line, column: at.keyColumn });
   for (const candidate of [text, clean(text)]) {
@@ -233,7 +244,12 @@ export function magicHead(text: string, at: number, prefix: string, line: number
     // "%?" or "%%?" alone: help on every magic.
     if (help && text.slice(rest).trim() === "") return { name: "", help: true, rest };
     const word = text.slice(at).split(/\s/)[0];
-    throw new Fail({ message: `a magic name must follow ${prefix} directly, as in ${prefix}${prefix === "%%" ? "grid" : "time"} (%lsmagic lists them), got ${JSON.stringify(word)}`, word, line, column: at + 1 });
+    throw new Fail({
+      message: `a magic name must follow ${prefix} directly, as in ${prefix}${prefix === "%%" ? "grid" : "time"} (%lsmagic lists them), got ${JSON.stringify(word)}`,
+      word,
+      line,
+      column: at + 1,
+    });
   }
   if (rest < text.length && !/\s/.test(text[rest])) {
     const word = text.slice(at).split(/\s/)[0];
@@ -246,4 +262,3 @@ export function magicHead(text: string, at: number, prefix: string, line: number
   }
   return { name, help, rest };
 }
-

@@ -7,16 +7,18 @@ import { splitLineComment } from "../scan.js";
 import { didYouMean } from "../../internal/suggest.js";
 import { Fail, LineBuilder, STATEMENT_START } from "./syntax.js";
 
-
-
-
 /** The statement of `%time` / `%timeit`: its text, column, and a trailing comment to keep. */
 export function statementOf(args: string, from: number, label: string, line: number, magicColumn: number): { stmt: string; column: number; comment: string } {
   const { code, comment } = splitLineComment(args);
   const lead = code.length - code.trimStart().length;
   const stmt = code.trim().replace(/;+$/, "").trimEnd();
   if (stmt === "") {
-    throw new Fail({ message: `${label} needs a statement to time, e.g. ${findMagic(label.slice(1), "line")!.example.split("\n")[0]}`, word: label, line, column: magicColumn });
+    throw new Fail({
+      message: `${label} needs a statement to time, e.g. ${findMagic(label.slice(1), "line")!.example.split("\n")[0]}`,
+      word: label,
+      line,
+      column: magicColumn,
+    });
   }
   return { stmt, column: from + lead, comment: comment === "" ? "" : ` ${comment}` };
 }
@@ -57,7 +59,12 @@ export function timeitMagic(args: string, from: number, line: number, rt: string
     const col = from + i + m[1].length + 1;
     const known = flag.startsWith("-n") ? "n" : flag.startsWith("-r") ? "r" : undefined;
     if (known === undefined) {
-      throw new Fail({ message: `%timeit has no option ${flag}${didYouMean(flag, ["-n", "-r"], (s) => s)} (-n <loops>, -r <repeats>)`, word: flag, line, column: col });
+      throw new Fail({
+        message: `%timeit has no option ${flag}${didYouMean(flag, ["-n", "-r"], (s) => s)} (-n <loops>, -r <repeats>)`,
+        word: flag,
+        line,
+        column: col,
+      });
     }
     // -n100 as well as -n 100.
     const glued = flag.length > 2 ? flag.slice(2) : undefined;
@@ -84,4 +91,3 @@ export function timeitMagic(args: string, from: number, line: number, rt: string
     .user(stmt, column)
     .add(`; }, ${JSON.stringify(opts)});${comment}`);
 }
-
