@@ -461,6 +461,8 @@ export class PredictionService {
 
   /** One Grid on its own worker plus the free ones, merged in chunk order by a "finish" part. */
   private async runSpread(task: WorkerTask): Promise<WorkerDone> {
+    // Every part, and the merge, ends by the job's own time limit counted from now.
+    const deadline = Date.now() + this.config.jobTimeoutMs;
     const helpers = this.pool.capacity() - 1;
     const counter = new Int32Array(new SharedArrayBuffer(8));
     this.lending.add(counter);
@@ -468,7 +470,7 @@ export class PredictionService {
     try {
       replies = await Promise.all(
         Array.from({ length: 1 + helpers }, (_, k) =>
-          this.pool.run<WorkerPartials>({ ...task, part: { kind: "draw", counter: counter.buffer as SharedArrayBuffer, lead: k === 0 } }),
+          this.pool.run<WorkerPartials>({ ...task, part: { kind: "draw", counter: counter.buffer as SharedArrayBuffer, lead: k === 0 } }, undefined, deadline),
         ),
       );
     } finally {
@@ -476,7 +478,7 @@ export class PredictionService {
     }
     const partials: GridPartial[] = [];
     for (const reply of replies) for (const [c, partial] of reply.partials) partials[c] = partial;
-    return this.pool.run<WorkerDone>({ ...task, part: { kind: "finish", partials } });
+    return this.pool.run<WorkerDone>({ ...task, part: { kind: "finish", partials } }, undefined, deadline);
   }
 
   /** Several rows of one experiment's Grid in one task; each row completes or fails on its own. */

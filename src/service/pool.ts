@@ -57,6 +57,8 @@ interface Pending {
   resolve: (done: WorkerResult) => void;
   reject: (error: Error) => void;
   onStart?: () => void;
+  /** Absolute time (ms) by which the task must end: the rest of its job's time limit (a part of a spread Grid). */
+  deadline?: number;
 }
 
 interface Slot {
@@ -92,11 +94,15 @@ export class WorkerPool {
     this.spawn = settings.spawn ?? defaultSpawn;
   }
 
-  /** Runs a task; resolves with its result or rejects with PoolJobError (or PoolClosedError). */
-  run<R extends WorkerResult = WorkerDone>(task: WorkerTask, onStart?: () => void): Promise<R> {
+  /**
+   * Runs a task; resolves with its result or rejects with PoolJobError (or PoolClosedError). A task
+   * that is one part of a job gives the job's `deadline` (absolute ms): it then fails with the job's
+   * time-limit reason at the deadline, or at its own time limit if that comes first.
+   */
+  run<R extends WorkerResult = WorkerDone>(task: WorkerTask, onStart?: () => void, deadline?: number): Promise<R> {
     if (this.closed) return Promise.reject(new PoolClosedError());
     return new Promise<R>((resolve, reject) => {
-      this.queue.push({ task, resolve: resolve as (done: WorkerResult) => void, reject, onStart });
+      this.queue.push({ task, resolve: resolve as (done: WorkerResult) => void, reject, onStart, ...(deadline !== undefined ? { deadline } : {}) });
       this.pump();
     });
   }
@@ -192,7 +198,8 @@ export class WorkerPool {
     } catch {
       // a bookkeeping hook must not stop the job
     }
-    slot.timer = setTimeout(() => this.retire(slot, `the job exceeded its time limit of ${seconds(this.timeoutMs)} s`), this.timeoutMs);
+    const limitMs = pending.deadline !== undefined ? Math.max(1, Math.min(this.timeoutMs, pending.deadline - Date.now())) : this.timeoutMs;
+    slot.timer = setTimeout(() => this.retire(slot, `the job exceeded its time limit of ${seconds(this.timeoutMs)} s`), limitMs);
     try {
       slot.worker.postMessage(pending.task);
     } catch (error) {

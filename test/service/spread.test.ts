@@ -23,7 +23,7 @@ afterEach(async () => {
 });
 
 /** A service whose workers' tasks are recorded (kind: "whole", "draw", "finish" or "rows:<n>"). */
-async function openService(workers: number, experimentRowsPerTask = 1): Promise<{ service: PredictionService; tasks: string[] }> {
+async function openService(workers: number, experimentRowsPerTask = 1, jobTimeoutMs?: number): Promise<{ service: PredictionService; tasks: string[] }> {
   const tasks: string[] = [];
   const spawn = (): Worker => {
     const worker = defaultSpawn();
@@ -34,7 +34,11 @@ async function openService(workers: number, experimentRowsPerTask = 1): Promise<
     };
     return worker;
   };
-  const service = await PredictionService.open({ credentials: local.credentials, config: { workers, decimals: null, experimentRowsPerTask }, spawn });
+  const service = await PredictionService.open({
+    credentials: local.credentials,
+    config: { workers, decimals: null, experimentRowsPerTask, ...(jobTimeoutMs !== undefined ? { jobTimeoutMs } : {}) },
+    spawn,
+  });
   services.push(service);
   return { service, tasks };
 }
@@ -79,6 +83,17 @@ describe("a Grid through the service", () => {
     await service.waitForJob(gridJob, 300_000);
     expect(gridJob.status).toBe("completed");
   }, 400_000);
+
+  it("keeps the job's time limit when spread: no part, nor the merge, runs past it", async () => {
+    // Each part of a spread Grid is a task of its own; the job's limit must bound them together.
+    const big = synthetic(3000, 12, 4);
+    const { service, tasks } = await openService(2, 1, 400);
+    const { jobs } = await service.submit(org, request("grid", { y: big.y, X: big.X, theta: big.X[0] }));
+    await service.waitForJob(jobs[0], 60_000);
+    expect(tasks.filter((t) => t === "draw")).toHaveLength(2);
+    expect(jobs[0].status).toBe("failed");
+    expect(jobs[0].failure?.message).toBe("the job exceeded its time limit of 0.4 s");
+  }, 120_000);
 
   it("runs an experiment's rows in one task when experimentRowsPerTask allows, each row identical to the row run alone", async () => {
     const thetas = [X[1], X[2], X[3].map((v) => v * 0.5), X[4]];
