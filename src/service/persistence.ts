@@ -584,7 +584,8 @@ function decodeInput(raw: EncodedInput): JobInput {
   };
 }
 
-function encodeValue(value: unknown): unknown {
+/** A value (options) as JSON: Float64Arrays as `{ $float64: [...] }`, NaN as null; `decodeValue` reverses it. Shared by the PostgreSQL store. */
+export function encodeValue(value: unknown): unknown {
   if (value instanceof Float64Array) return { $float64: Array.from(value, (v) => (Number.isFinite(v) ? v : null)) };
   if (Array.isArray(value)) return value.map(encodeValue);
   if (typeof value === "object" && value !== null) {
@@ -593,7 +594,7 @@ function encodeValue(value: unknown): unknown {
   return value;
 }
 
-function decodeValue(value: unknown): unknown {
+export function decodeValue(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(decodeValue);
   if (typeof value === "object" && value !== null) {
     const record = value as Record<string, unknown>;

@@ -39,7 +39,16 @@ import type { Analysis } from "../api/options.js";
 import type { CensorOperator } from "../engine/options.js";
 import { resolveField, type PathPart, type ResolvedField } from "./fields.js";
 import { newCode, sameCode } from "./jobs.js";
-import type { ExperimentRecord, JobFailure, JobInput, JobRecord, JobStatus, JobVariant } from "./persistence.js";
+import {
+  decodeValue,
+  encodeValue,
+  type ExperimentRecord,
+  type JobFailure,
+  type JobInput,
+  type JobRecord,
+  type JobStatus,
+  type JobVariant,
+} from "./persistence.js";
 import type { QuotaStatus } from "./quota.js";
 import { ServiceError } from "./http.js";
 import { UploadStore, type PutOutcome, type StoredUpload, type UploadSettings, type Uploads } from "./uploads.js";
@@ -255,25 +264,6 @@ function bytesF64(bytes: Buffer): Float64Array {
   return out;
 }
 
-function encodeOptions(value: unknown): unknown {
-  if (value instanceof Float64Array) return { $float64: Array.from(value, (v) => (Number.isFinite(v) ? v : null)) };
-  if (Array.isArray(value)) return value.map(encodeOptions);
-  if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, encodeOptions(v)]));
-  return value;
-}
-
-function decodeOptions(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(decodeOptions);
-  if (typeof value === "object" && value !== null) {
-    const record = value as Record<string, unknown>;
-    if (Array.isArray(record.$float64) && Object.keys(record).length === 1) {
-      return Float64Array.from(record.$float64 as Array<number | null>, (v) => (v === null ? NaN : v));
-    }
-    return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, decodeOptions(v)]));
-  }
-  return value;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Rows
 
@@ -435,7 +425,7 @@ export class PgStore implements Store {
           f64Bytes(input.data.y),
           f64Bytes(input.data.X),
           f64Bytes(thetas),
-          JSON.stringify(encodeOptions(input.options)),
+          JSON.stringify(encodeValue(input.options)),
           this.settings.decimals,
           m,
         ],
@@ -962,7 +952,7 @@ export class PgQueue {
         analysis: row.analysis,
         data: { rows: row.n_rows, cols: row.n_cols, y: bytesF64(row.y), X: bytesF64(row.x) },
         thetas,
-        options: decodeOptions(row.options) as Record<string, unknown>,
+        options: decodeValue(row.options) as Record<string, unknown>,
       },
       decimals: row.decimals,
     };
