@@ -116,9 +116,15 @@ export async function sendLargeJson(res: ServerResponse, status: number, parts: 
       if (res.destroyed) return;
       const more = res.write(part.slice(from, from + LARGE_REPLY_CHARS));
       if (!more)
-        await new Promise((resolve) => {
-          res.once("drain", resolve);
-          res.once("close", resolve);
+        await new Promise<void>((resolve) => {
+          // Whichever comes first; the other listener is removed, so a long reply adds none per slice.
+          const done = (): void => {
+            res.off("drain", done);
+            res.off("close", done);
+            resolve();
+          };
+          res.once("drain", done);
+          res.once("close", done);
         });
       else await new Promise((resolve) => setImmediate(resolve));
     }
