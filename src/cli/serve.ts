@@ -6,6 +6,7 @@
 import { startLocalService, type LocalServiceOptions } from "../service/index.js";
 import { DamagedStoreError } from "../service/store.js";
 import { DEFAULT_LIMITS, LIMIT_FLAGS, type ServiceLimits } from "../service/limits.js";
+import { flags } from "./flags.js";
 import { UsageError } from "./predict.js";
 
 export const DEFAULT_PORT = 8765;
@@ -73,22 +74,11 @@ export interface ServeArgs {
 export function parseServeArgs(args: string[]): ServeArgs {
   const options: LocalServiceOptions = { port: DEFAULT_PORT };
   let quiet = false;
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    const [name, inline] = arg.startsWith("--") && arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
-    const value = () => {
-      const v = inline ?? args[++i];
-      if (v === undefined || v === "") throw new UsageError(`${name} needs a value\n\n${SERVE_USAGE}`);
-      return v;
-    };
-    const integer = (min: number) => {
-      const v = value();
-      if (!/^\d+$/.test(v) || Number(v) < min) throw new UsageError(`${name} expects an integer >= ${min}, got "${v}"`);
-      return Number(v);
-    };
+  for (const flag of flags(args, SERVE_USAGE)) {
+    const { name, arg, value } = flag;
     switch (name) {
       case "--port":
-        options.port = integer(0);
+        options.port = flag.integer(0);
         if (options.port > 65535) throw new UsageError(`--port expects a port number up to 65535, got ${options.port}`);
         break;
       case "--host":
@@ -101,7 +91,7 @@ export function parseServeArgs(args: string[]): ServeArgs {
         options.dataDir = value();
         break;
       case "--workers":
-        options.workers = integer(0);
+        options.workers = flag.integer(0);
         break;
       case "--database":
         options.database = value();
@@ -124,10 +114,10 @@ export function parseServeArgs(args: string[]): ServeArgs {
         break;
       }
       case "--quota":
-        options.quota = integer(0);
+        options.quota = flag.integer(0);
         break;
       case "--v2-long-poll": {
-        const seconds = integer(0);
+        const seconds = flag.integer(0);
         if (seconds > 290) throw new UsageError(`--v2-long-poll expects 0 to 290 seconds (the official client drops a GET after 300 s), got ${seconds}`);
         options.v2LongPollMs = seconds * 1000;
         break;
@@ -140,7 +130,7 @@ export function parseServeArgs(args: string[]): ServeArgs {
         break;
       }
       case "--result-memory":
-        options.maxResultMemoryBytes = integer(0) * 1024 * 1024;
+        options.maxResultMemoryBytes = flag.integer(0) * 1024 * 1024;
         break;
       case "--quiet":
         quiet = true;
@@ -148,7 +138,7 @@ export function parseServeArgs(args: string[]): ServeArgs {
       default: {
         const limit = LIMIT_OF_FLAG.get(name);
         if (limit !== undefined) {
-          options.limits = { ...options.limits, [limit]: integer(1) };
+          options.limits = { ...options.limits, [limit]: flag.integer(1) };
           break;
         }
         throw new UsageError(`unexpected argument "${arg}"\n\n${SERVE_USAGE}`);

@@ -5,6 +5,7 @@
  * The URL may also come from RBP_DATABASE_URL (keeps a password out of `ps`).
  */
 import type { PgWorkerOptions } from "../service/pg-worker.js";
+import { flags } from "./flags.js";
 import { UsageError } from "./predict.js";
 
 export const WORKER_USAGE = `Usage: rbp worker --database postgres://USER@HOST:PORT/DB [--workers N] [--lease SECONDS]
@@ -22,32 +23,21 @@ export function parseWorkerArgs(args: string[], env: NodeJS.ProcessEnv = process
   let database = env.RBP_DATABASE_URL;
   const options: Partial<PgWorkerOptions> = {};
   let quiet = false;
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    const [name, inline] = arg.startsWith("--") && arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
-    const value = () => {
-      const v = inline ?? args[++i];
-      if (v === undefined || v === "") throw new UsageError(`${name} needs a value\n\n${WORKER_USAGE}`);
-      return v;
-    };
-    const number = (min: number) => {
-      const v = value();
-      if (!/^\d+(\.\d+)?$/.test(v) || Number(v) < min) throw new UsageError(`${name} expects a number >= ${min}, got "${v}"`);
-      return Number(v);
-    };
+  for (const flag of flags(args, WORKER_USAGE)) {
+    const { name, arg, value } = flag;
     switch (name) {
       case "--database":
         database = value();
         break;
       case "--workers":
-        options.workers = number(1);
+        options.workers = flag.number(1);
         if (!Number.isInteger(options.workers) || options.workers > 1024) throw new UsageError(`--workers expects an integer from 1 to 1024`);
         break;
       case "--lease":
-        options.leaseMs = Math.round(number(0.1) * 1000);
+        options.leaseMs = Math.round(flag.number(0.1) * 1000);
         break;
       case "--timeout":
-        options.jobTimeoutMs = Math.round(number(0.001) * 1000);
+        options.jobTimeoutMs = Math.round(flag.number(0.001) * 1000);
         break;
       case "--quiet":
         quiet = true;
