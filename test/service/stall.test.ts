@@ -100,20 +100,6 @@ describe("a small read is answered while a large request is served", () => {
     expect(s.order).toBeLessThan(big.order);
   }, 120_000);
 
-  it("a 10,000-row experiment POST", async () => {
-    const small = await completedJob(-1);
-    const { y, X } = synthetic(200, 5, 3);
-    const theta = X[0];
-    const body = JSON.stringify({ access_id: client.accessId, y, X, theta: Array.from({ length: 10_000 }, () => theta) });
-    const { big, small: s } = await race(
-      (onSent) => sendRaw("POST", `${service.url}/v3/psr`, { "x-api-key": client.apiKey!, "content-type": "application/json" }, body, onSent),
-      `${small}/small`,
-    );
-    expect(big.status).toBe(200);
-    expect(s.status).toBe(200);
-    expect(s.order).toBeLessThan(big.order);
-  }, 120_000);
-
   it("a 40 MB X upload", async () => {
     const small = await completedJob(-1);
     const url = await client.get(`${V2}/payload/upload/url/X?file_name=big.json`);
@@ -138,4 +124,20 @@ describe("a small read is answered while a large request is served", () => {
     expect(JSON.parse(await (second.big as any).body).job_id).toBeGreaterThan(0);
     expect(second.small.order).toBeLessThan(second.big.order);
   }, 180_000);
+
+  // Last: its 10,000 jobs stay queued behind the tests that follow it otherwise (one organisation,
+  // served in order), which on the PostgreSQL store takes minutes.
+  it("a 10,000-row experiment POST", async () => {
+    const small = await completedJob(-1);
+    const { y, X } = synthetic(200, 5, 3);
+    const theta = X[0];
+    const body = JSON.stringify({ access_id: client.accessId, y, X, theta: Array.from({ length: 10_000 }, () => theta) });
+    const { big, small: s } = await race(
+      (onSent) => sendRaw("POST", `${service.url}/v3/psr`, { "x-api-key": client.apiKey!, "content-type": "application/json" }, body, onSent),
+      `${small}/small`,
+    );
+    expect(big.status).toBe(200);
+    expect(s.status).toBe(200);
+    expect(s.order).toBeLessThan(big.order);
+  }, 120_000);
 });
