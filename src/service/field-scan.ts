@@ -208,20 +208,14 @@ export async function locateField(scanner: JsonScanner, segments: string[], root
   let start = scanner.ws(0);
   for (const [depth, segment] of segments.entries()) {
     const c = t.charCodeAt(start);
-    if (c === LBRACE && depth === 0 && root !== undefined) {
-      const key = chooseKey(
-        root.map((m) => m.key),
-        segment,
-      );
-      if (key === undefined)
-        throw fieldNotFound(
-          segments,
-          path,
-          segment,
-          root.map((m) => m.key),
-        );
+    if (c === LBRACE) {
+      // The top level's members come from the result's index when there is one.
+      const members = depth === 0 && root !== undefined ? root : await scanner.members(start);
+      const keys = members.map((m) => m.key);
+      const key = chooseKey(keys, segment);
+      if (key === undefined) throw fieldNotFound(segments, path, segment, keys);
       path.push(key);
-      start = root.find((m) => m.key === key)!.start;
+      start = members.find((m) => m.key === key)!.start;
     } else if (c === LBRACK) {
       const numeric = /^\d+$/.test(segment);
       const found = numeric ? await scanner.element(start, Number(segment)) : { length: await scanner.arrayLength(start) };
@@ -231,21 +225,6 @@ export async function locateField(scanner: JsonScanner, segments: string[], root
       }
       path.push(Number(segment));
       start = found.start;
-    } else if (c === LBRACE) {
-      const members = await scanner.members(start);
-      const key = chooseKey(
-        members.map((m) => m.key),
-        segment,
-      );
-      if (key === undefined)
-        throw fieldNotFound(
-          segments,
-          path,
-          segment,
-          members.map((m) => m.key),
-        );
-      path.push(key);
-      start = members.find((m) => m.key === key)!.start;
     } else {
       throw fieldNotFound(segments, path, segment, []);
     }
