@@ -1,8 +1,8 @@
 /**
- * The walkthrough notebooks under Deno's own Jupyter kernel (Deno 2.9.6, the npm package `deno`, a
- * devDependency): its kernelspec written into the project-local JUPYTER_PATH, each notebook
- * executed by nbconvert (reading a little past each cell's idle status, scripts/notebooks/
- * late_outputs.py), then the same checks as under tslab: no error and no stderr output, the
+ * The walkthrough notebooks under Deno's own Jupyter kernel (Deno 2.9.6, the npm package `deno`,
+ * installed by scripts/install-deno.sh into .tools/deno): its kernelspec written into the
+ * project-local JUPYTER_PATH, each notebook executed by nbconvert (reading a little past each
+ * cell's idle status, scripts/notebooks/late_outputs.py), then the same checks as under tslab: no error and no stderr output, the
  * manifest's tables, charts and strings, no rbp-notebook output arriving after its cell went idle
  * (a front end drops those), and the HTML export in Chromium with every chart drawn.
  *
@@ -10,29 +10,19 @@
  * a missing tool fails instead. `npx tsx scripts/notebooks/run.ts --kernel deno` runs the same.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   browserCheck,
-  checkExecuted,
-  defaultConcurrency,
   denoBinary,
   executedPath,
-  executeNotebook,
-  expectationOf,
-  exportHtml,
   findTools,
   installDenoKernelspec,
   linkPackage,
   notebookNames,
-  openBrowser,
-  pool,
   readNotebook,
-  type Browser,
-  type CheckReport,
-  type Run,
 } from "../../scripts/notebooks/lib.js";
 import { IN_CI } from "../ci.js";
+import { executeWalkthroughs, type Walkthroughs } from "./walkthroughs.js";
 
 const names = notebookNames();
 const tools = findTools();
@@ -53,46 +43,22 @@ if (!ready && IN_CI) {
   });
 }
 
-interface Executed {
-  run: Run;
-  check?: CheckReport;
-  html?: { run: Run; path: string };
-}
 
 describe.runIf(ready)("walkthrough notebooks under Deno's kernel", () => {
-  const executions = new Map<string, Promise<Executed>>();
-  let browser: Promise<Browser> | undefined;
+  let runs: Walkthroughs | undefined;
 
   beforeAll(() => {
     linkPackage();
     installDenoKernelspec(deno);
-    const tasks = pool(
-      defaultConcurrency(),
-      names.map((name) => async (): Promise<Executed> => {
-        const run = await executeNotebook(name, undefined, "deno");
-        if (run.code !== 0 || !existsSync(executedPath(name, "deno"))) return { run };
-        const check = checkExecuted(readNotebook(executedPath(name, "deno")), expectationOf(name));
-        const html = await exportHtml(name, "deno");
-        return { run, check, html };
-      }),
-    );
-    names.forEach((name, i) => {
-      tasks[i].catch(() => {}); // awaited by its test
-      executions.set(name, tasks[i]);
-    });
-    browser = openBrowser();
-    browser.catch(() => {});
+    runs = executeWalkthroughs(names, "deno");
   }, 120_000);
 
-  afterAll(async () => {
-    await Promise.allSettled(executions.values());
-    await (await browser?.catch(() => undefined))?.close();
-  }, 60_000);
+  afterAll(() => runs?.stop(), 60_000);
 
   it.each(names)(
     "%s: every output present (none of rbp-notebook's late), every chart drawn",
     async (name) => {
-      const { run, check, html } = await executions.get(name)!;
+      const { run, check, html } = await runs!.executed(name);
       expect(run.code, `jupyter nbconvert (Deno): ${run.stderr.split("\n").slice(-15).join("\n")}`).toBe(0);
       const nb = readNotebook(executedPath(name, "deno"));
       // Deno's kernel ran it: the notebook records the kernel's language_info (Deno's TypeScript), not tslab's.
@@ -100,7 +66,7 @@ describe.runIf(ready)("walkthrough notebooks under Deno's kernel", () => {
       expect(check!.problems, `test-output/notebooks/deno/${name}.ipynb`).toEqual([]);
       expect(check!.errors).toBe(0);
       expect(html!.run.code, `jupyter nbconvert --to html: ${html!.run.stderr}`).toBe(0);
-      const page = await browserCheck(await browser!, html!.path, `deno-${name}`, check!.figures);
+      const page = await browserCheck(await runs!.browser(), html!.path, `deno-${name}`, check!.figures);
       expect(page.problems, `${name}.html (Deno) in Chromium`).toEqual([]);
       expect(page.figures).toHaveLength(check!.figures);
       for (const f of page.figures) expect(f.svg + f.canvas, `${f.title} drew`).toBeGreaterThan(0);

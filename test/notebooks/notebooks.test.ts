@@ -12,7 +12,7 @@
  * when CI is set, a missing tool fails instead. Run alone with `npm run test:notebooks`, or
  * `npx tsx scripts/notebooks/run.ts [NAME ...]` for a summary without vitest.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -20,26 +20,19 @@ import {
   browserCheck,
   checkExecuted,
   checkSource,
-  defaultConcurrency,
   executedPath,
   executeNotebook,
-  expectationOf,
-  exportHtml,
   findTools,
   installKernelspec,
   linkPackage,
   NOTEBOOK_DIR,
   notebookNames,
-  openBrowser,
-  pool,
   readNotebook,
-  type Browser,
-  type CheckReport,
   type Notebook,
-  type Run,
 } from "../../scripts/notebooks/lib.js";
 import { EXPECTATIONS } from "../../scripts/notebooks/manifest.js";
 import { IN_CI } from "../ci.js";
+import { executeWalkthroughs, type Walkthroughs } from "./walkthroughs.js";
 
 const names = notebookNames();
 
@@ -146,41 +139,17 @@ if (!ready && IN_CI) {
   });
 }
 
-interface Executed {
-  run: Run;
-  check?: CheckReport;
-  html?: { run: Run; path: string };
-}
 
 describe.runIf(ready)("walkthrough notebooks, executed", () => {
-  const executions = new Map<string, Promise<Executed>>();
-  let browser: Promise<Browser> | undefined;
+  let runs: Walkthroughs | undefined;
 
   beforeAll(() => {
     linkPackage();
     installKernelspec();
-    const tasks = pool(
-      defaultConcurrency(),
-      names.map((name) => async (): Promise<Executed> => {
-        const run = await executeNotebook(name);
-        if (run.code !== 0 || !existsSync(executedPath(name))) return { run };
-        const check = checkExecuted(readNotebook(executedPath(name)), expectationOf(name));
-        const html = await exportHtml(name);
-        return { run, check, html };
-      }),
-    );
-    names.forEach((name, i) => {
-      tasks[i].catch(() => {}); // awaited by its test
-      executions.set(name, tasks[i]);
-    });
-    browser = openBrowser();
-    browser.catch(() => {});
+    runs = executeWalkthroughs(names);
   }, 120_000);
 
-  afterAll(async () => {
-    await Promise.allSettled(executions.values());
-    await (await browser?.catch(() => undefined))?.close();
-  }, 60_000);
+  afterAll(() => runs?.stop(), 60_000);
 
   it("fail a notebook whose cell does not compile or throws (tslab writes both to stderr)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "rbp-nb-broken-"));
@@ -201,12 +170,12 @@ describe.runIf(ready)("walkthrough notebooks, executed", () => {
   it.each(names)(
     "%s executes without an error and shows its tables and charts",
     async (name) => {
-      const { run, check, html } = await executions.get(name)!;
+      const { run, check, html } = await runs!.executed(name);
       expect(run.code, `jupyter nbconvert --execute: ${run.stderr.split("\n").slice(-15).join("\n")}`).toBe(0);
       expect(check!.problems, `notebooks/${name}.ipynb`).toEqual([]);
       expect(check!.errors).toBe(0);
       expect(html!.run.code, `jupyter nbconvert --to html: ${html!.run.stderr}`).toBe(0);
-      const page = await browserCheck(await browser!, html!.path, name, check!.figures);
+      const page = await browserCheck(await runs!.browser(), html!.path, name, check!.figures);
       expect(page.problems, `${name}.html in Chromium`).toEqual([]);
       expect(page.figures).toHaveLength(check!.figures);
       for (const f of page.figures) expect(f.svg + f.canvas, `${f.title} drew`).toBeGreaterThan(0);
