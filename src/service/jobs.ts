@@ -394,8 +394,9 @@ export class EmbeddedStore implements Store {
     } catch (error) {
       this.quota.refund(batch.org, units);
       // Best effort (the disk may be full): the ids this request drew are not handed out again after a restart.
-      void this.persistence.saveState(this.state()).catch(() => undefined);
+      // Awaited with the clean-up, so that the refusal is answered only once nothing of it is left on disk.
       await Promise.all([
+        this.persistence.saveState(this.state()).catch(() => undefined),
         input ? this.persistence.deleteInput(batch.input_ref).catch(() => undefined) : undefined,
         this.persistence.deleteBatch(batch.first_job_id).catch(() => undefined),
       ]);
