@@ -5,10 +5,8 @@
  * writes both; test/api/option-table.test.ts fails when either is out of date.
  */
 import { RETAIN_KEYS } from "../engine/options.js";
-import { ANALYSES, type Analysis } from "../engine/result.js";
+import { ANALYSES, analysisLabel, type Analysis } from "../engine/result.js";
 import { CANONICAL_VALUES, OPTION_TABLE, resolveOptions, toV3Options, type OptionRow } from "./options.js";
-
-const LABEL: Record<Analysis, string> = { psr: "PSR", maxfit: "MaxFit", grid: "Grid" };
 
 /** The client's TypeScript type of an option for an analysis. */
 function clientType(row: OptionRow, analysis: Analysis): { type: string; comment?: string } {
@@ -65,12 +63,12 @@ function engineDefault(row: OptionRow): string {
     byText.set(text, [...(byText.get(text) ?? []), a]);
   }
   if (byText.size === 1) return [...byText.keys()][0];
-  return [...byText].map(([text, as]) => `${as.map((a) => LABEL[a]).join(", ")} ${text}`).join("; ");
+  return [...byText].map(([text, as]) => `${as.map(analysisLabel).join(", ")} ${text}`).join("; ");
 }
 
 function analysesText(row: OptionRow): string {
   if (row.doc.analyses !== undefined) return row.doc.analyses;
-  return row.analyses.length === ANALYSES.length ? "all" : row.analyses.map((a) => LABEL[a]).join(", ");
+  return row.analyses.length === ANALYSES.length ? "all" : row.analyses.map(analysisLabel).join(", ");
 }
 
 /**

@@ -11,7 +11,8 @@
  */
 import { resolveConfig, type ResolvedConfig } from "./config.js";
 import { JobFailedError, JobPendingError, ValidationError } from "./errors.js";
-import { groupState, mapLimit, GROUP_CONCURRENCY } from "../internal/group.js";
+import { groupState } from "./group.js";
+import { mapLimit, GROUP_CONCURRENCY } from "../internal/group.js";
 import { Transport } from "./http.js";
 import { pollUntil, type PollCheck } from "./polling.js";
 import { prepareRequest, X_LIMIT_BYTES } from "./prepare.js";

@@ -1,6 +1,6 @@
 /**
- * Resolves the client's settings: explicit arguments win over the environment, which wins over a
- * `.env` file in the working directory.
+ * Resolves the client's configuration from its settings (settings.ts: read once, explicit arguments
+ * over the environment over a `.env` file in the working directory) and its own options.
  *
  * | setting | argument | variables |
  * | --- | --- | --- |
@@ -16,12 +16,13 @@
  * v2 under `/v2/prediction-engine`; a URL ending in `/v3`, `/v3/prediction-engine`, `/v2` or
  * `/v2/prediction-engine` is used as it is (and sets the version unless one is given).
  */
-import { resolve } from "node:path";
-import { readDotEnv } from "./dotenv.js";
 import { ConfigurationError } from "./errors.js";
+import { readSettings, type Settings } from "./settings.js";
 import type { ApiVersion, ClientOptions, PollOptions } from "./types.js";
 
 export interface ResolvedConfig {
+  /** What was read (once): the transport scrubs with its redactor. */
+  settings: Settings;
   apiKey: string;
   accessId: string | undefined;
   apiVersion: ApiVersion;
@@ -58,37 +59,22 @@ const VERSION_ROOTS: Array<{ suffix: string; version: ApiVersion }> = [
   { suffix: "/v2", version: "v2" },
 ];
 
-/**
- * A setting by the first of its names that is set: the options' env (default process.env), then
- * the .env file (default `.env` in the working directory; false: none). Blank values are unset.
- * An unreadable file is a ConfigurationError; a missing one is no file.
- */
-export function settingsReader(options: Pick<ClientOptions, "env" | "envFile"> = {}): (...names: string[]) => string | undefined {
-  const env = options.env ?? process.env;
-  let file: Record<string, string> | undefined;
-  if (options.envFile !== false) {
-    const path = resolve(options.envFile ?? ".env");
-    try {
-      file = readDotEnv(path);
-    } catch (error) {
-      throw new ConfigurationError("envFile", `the settings file ${path} could not be read: ${(error as Error).message}`);
-    }
-  }
-  return (...names) => {
-    for (const source of [env, file ?? {}]) {
-      for (const name of names) {
-        const v = source[name];
-        if (v !== undefined && v.trim() !== "") return v.trim();
-      }
-    }
-    return undefined;
-  };
-}
+/** Options that say where to read the settings; with `settings` given, nothing is read and these must be absent. */
+const READ_OPTIONS = ["apiKey", "accessId", "baseUrl", "apiVersion", "env", "envFile"] as const;
 
 export function resolveConfig(options: ClientOptions = {}): ResolvedConfig {
-  const pick = settingsReader(options);
+  let settings: Settings;
+  if (options.settings !== undefined) {
+    const both = READ_OPTIONS.filter((name) => options[name] !== undefined);
+    if (both.length > 0) {
+      throw new ConfigurationError("settings", `pass either settings (already read) or ${both.join(", ")}, not both: settings are read once, by readSettings`);
+    }
+    settings = options.settings;
+  } else {
+    settings = readSettings(options);
+  }
 
-  const apiKey = options.apiKey ?? pick("CSA_API_KEY");
+  const apiKey = settings.apiKey;
   if (apiKey === undefined || apiKey === "") {
     throw new ConfigurationError(
       "CSA_API_KEY",
@@ -98,9 +84,9 @@ export function resolveConfig(options: ClientOptions = {}): ResolvedConfig {
   if (/[\r\n\0]/.test(apiKey) || apiKey.trim() !== apiKey) {
     throw new ConfigurationError("CSA_API_KEY", "the API key contains spaces or control characters; check the value of CSA_API_KEY");
   }
-  const accessId = options.accessId ?? pick("CSA_ACCESS_ID");
+  const accessId = settings.accessId;
 
-  const rawBase = options.baseUrl ?? pick("RBP_BASE_URL", "CSA_BASE_URL");
+  const rawBase = settings.baseUrl;
   if (rawBase === undefined || rawBase === "") {
     throw new ConfigurationError(
       "baseUrl",
@@ -122,7 +108,7 @@ export function resolveConfig(options: ClientOptions = {}): ResolvedConfig {
   const path = url.pathname.replace(/\/+$/, "");
   const versionRoot = VERSION_ROOTS.find((r) => path.endsWith(r.suffix));
 
-  const rawVersion = options.apiVersion ?? pick("RBP_API_VERSION");
+  const rawVersion = settings.apiVersion;
   let apiVersion: ApiVersion;
   if (rawVersion !== undefined) {
     const v = String(rawVersion).trim().toLowerCase();
@@ -155,6 +141,7 @@ export function resolveConfig(options: ClientOptions = {}): ResolvedConfig {
   };
   const poll = options.poll ?? {};
   const resolved: ResolvedConfig = {
+    settings,
     apiKey,
     accessId: accessId === "" ? undefined : accessId,
     apiVersion,

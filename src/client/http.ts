@@ -31,7 +31,8 @@ import { attemptSignal, DEADLINE, sleep } from "./abort.js";
 import type { ResolvedConfig } from "./config.js";
 import { errorFromResponse } from "./error-map.js";
 import { AbortError, ApiError, ConnectionError, RbpError, safeCause, TimeoutError } from "./errors.js";
-import { Redactor } from "../internal/redact.js";
+import type { Redactor } from "../internal/redact.js";
+import { redactorOf } from "./settings.js";
 import { backoffDelay, isRetryableStatus, parseRetryAfter } from "./retry.js";
 
 export const CLIENT_VERSION = "0.1.0";
@@ -82,7 +83,7 @@ export class Transport {
   constructor(config: ResolvedConfig) {
     this.#apiKey = config.apiKey;
     this.#config = config;
-    this.redactor = new Redactor([config.apiKey, config.accessId]);
+    this.redactor = redactorOf(config.settings);
     this.#agent = new Agent({
       keepAliveTimeout: 10_000,
       keepAliveMaxTimeout: 60_000,

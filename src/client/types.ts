@@ -3,6 +3,7 @@
  * declarations type-check in tslab's TypeScript 5.0.
  */
 import type { Result } from "../api/result.js";
+import type { Settings } from "./settings.js";
 
 export type { Num, Result, ResultGridInsights, ResultGridSearch, ResultSoloStatistics } from "../api/result.js";
 
@@ -230,6 +231,11 @@ export interface ClientOptions {
   env?: Record<string, string | undefined>;
   /** The .env file to read; default `.env` in the working directory; false: none. */
   envFile?: string | false;
+  /**
+   * Settings already read by `readSettings` (key, access id, base URL, version): nothing is read
+   * again, and apiKey, accessId, baseUrl, apiVersion, env and envFile must then be left out.
+   */
+  settings?: Settings;
   /** One line per request and retry (no secrets); default: none. */
   log?: (line: string) => void;
 }

@@ -22,7 +22,7 @@ import { fromV2Result } from "../api/result.js";
 import { ReceiptSchema } from "../api/schemas.js";
 import { lambdaErrorMessage } from "../api/v2-status.js";
 import { JobFailedError, JobPendingError, NotFoundError, QuotaExceededError, RbpError } from "./errors.js";
-import { groupState } from "../internal/group.js";
+import { groupState } from "./group.js";
 import type { Transport } from "./http.js";
 import type { PreparedRequest } from "./prepare.js";
 import type { CallOptions, ExperimentJob, ExperimentReceipt, ExperimentRow, ExperimentState, FieldValue, JobSnapshot, QuotaStatus, Receipt } from "./types.js";

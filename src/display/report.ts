@@ -11,6 +11,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import type { Result } from "../api/result.js";
+import { analysisLabel } from "../engine/result.js";
 import { figureHtml, plotlyFileName, plotlyInlineScript, plotlyMinifiedSource, plotlyVersion } from "./bundle.js";
 import { analysisOf, type DisplayContext } from "./context.js";
 import { experimentFigure, resultFigures, type Figure, type FigureOptions } from "./figures.js";
@@ -149,7 +150,7 @@ export function reportHtml(items: Reportable | ReadonlyArray<Reportable>, option
         .toISOString()
         .replace("T", " ")
         .replace(/\.\d+Z$/, " UTC")} by rbp-notebook` +
-        (analyses.length > 0 ? ` · ${analyses.map((a) => ({ psr: "PSR", maxfit: "MaxFit", grid: "Grid" })[a!]).join(", ")}` : "") +
+        (analyses.length > 0 ? ` · ${analyses.map((a) => analysisLabel(a!)).join(", ")}` : "") +
         ` · ${formatCount(list.length)} ${list.length === 1 ? "prediction" : "predictions"} · ${head.words}`,
     )}</p></header>`,
     nav,

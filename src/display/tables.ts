@@ -4,6 +4,7 @@
  * weight and include), truncated with a count for large N. Every string is escaped.
  */
 import type { Num, Result } from "../api/result.js";
+import { analysisLabel } from "../engine/result.js";
 import {
   analysisOf,
   calibrationLabel,
@@ -44,11 +45,9 @@ function tableHtml(caption: string, header: string[], rows: { cells: string[]; c
   return `${style ? `<style>${TABLE_CSS}</style>` : ""}<div class="rbp-scroll" style="overflow-x:auto;max-width:100%"><table class="rbp-table"><caption>${escapeHtml(caption)}</caption>${head}<tbody>${body}${foot}</tbody></table></div>`;
 }
 
-const ANALYSIS_NAMES = { psr: "PSR", maxfit: "MaxFit", grid: "Grid" } as const;
-
 export function analysisName(result: Result, context: DisplayContext): string {
   const a = analysisOf(result, context);
-  return a !== undefined ? ANALYSIS_NAMES[a] : "Prediction";
+  return a !== undefined ? analysisLabel(a) : "Prediction";
 }
 
 export interface TableOptions {

@@ -9,6 +9,18 @@ import type { Histogram, SoloStatistics } from "./solo.js";
 export const ANALYSES = ["psr", "maxfit", "grid"] as const;
 export type Analysis = (typeof ANALYSES)[number];
 
+const ANALYSIS_LABELS: Record<Analysis, string> = { psr: "PSR", maxfit: "MaxFit", grid: "Grid" };
+
+/**
+ * An analysis as people write it: PSR, MaxFit or Grid.
+ *
+ * @example
+ * analysisLabel("maxfit"); // "MaxFit"
+ */
+export function analysisLabel(analysis: Analysis): string {
+  return ANALYSIS_LABELS[analysis];
+}
+
 export interface Auxiliary {
   phi: number[];
   lambda_sq: number[];

@@ -12,7 +12,6 @@
 import { cpuUsage } from "node:process";
 import { performance } from "node:perf_hooks";
 import type { Analysis, ExperimentReceipt, JobReceipt, OptionsInputFor } from "../client/index.js";
-import { isExperimentReceipt, JobFailedError } from "../client/index.js";
 import { display, escapeHtml, formatCount, optionsTable, tableBundle, type Displayable, type MimeBundle } from "../display/index.js";
 import type { FrameInput } from "../frame/index.js";
 import {
@@ -28,7 +27,7 @@ import {
   type PredictionSpec,
   type SinglePredictionSpec,
 } from "../notebook/index.js";
-import { analysisLabel, toPredictionError } from "../notebook/errors.js";
+import { analysisLabel } from "../engine/result.js";
 import { allHelp, findMagic, lsmagicText, magicHelp, type MagicKind } from "./catalog.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -223,29 +222,8 @@ type StatusTarget = { receipt: JobReceipt | ExperimentReceipt } | JobReceipt | E
 export async function status(target: StatusTarget): Promise<void> {
   const receipt = "receipt" in target ? target.receipt : target;
   const connection = await helperConnect();
-  try {
-    if (isExperimentReceipt(receipt)) {
-      const st = await connection.client.experiment(receipt);
-      const name = st.experiment_id === null ? "group of jobs" : `experiment ${st.experiment_id}`;
-      const text = `${name}: ${st.status}, ${st.n_completed} of ${st.n_rows} rows completed${st.n_failed > 0 ? `, ${st.n_failed} failed` : ""}`;
-      show(box(text, escapeHtml(text)));
-      return;
-    }
-    let text: string;
-    try {
-      const snap = await connection.client.status(receipt);
-      text =
-        snap.status === "completed"
-          ? `job ${receipt.job_id}: completed, yhat ${snap.result.yhat[0] ?? "null"}, fit ${snap.result.fit[0] ?? "null"}`
-          : `job ${receipt.job_id}: ${snap.status}`;
-    } catch (error) {
-      if (!(error instanceof JobFailedError)) throw error;
-      text = `job ${receipt.job_id}: failed: ${connection.scrub(error.reason || error.message)}`;
-    }
-    show(box(text, escapeHtml(text)));
-  } catch (error) {
-    throw toPredictionError(error, { subject: "status", service: connection.mode, scrub: (s) => connection.scrub(s) });
-  }
+  const text = await connection.stateOf(receipt);
+  show(box(text, escapeHtml(text)));
 }
 
 /** `%rbp options <analysis>`: the options and the defaults the service uses when they are left out. */

@@ -24,9 +24,18 @@
  * `local.quota` differ from the running service's.
  */
 import { randomBytes } from "node:crypto";
-import { createClient, type ApiVersion, type QuotaStatus, type RbpClient } from "../client/index.js";
-import { settingsReader } from "../client/config.js";
-import { Redactor } from "../internal/redact.js";
+import {
+  createClient,
+  isExperimentReceipt,
+  JobFailedError,
+  readSettings,
+  type ApiVersion,
+  type ExperimentReceipt,
+  type JobReceipt,
+  type QuotaStatus,
+  type RbpClient,
+  type Settings,
+} from "../client/index.js";
 import { JUPYTER_DISPLAY, RBP_BUNDLE, cellValue, escapeHtml, type MimeBundle } from "../display/index.js";
 import { startLocalService, type LocalService } from "../service/index.js";
 import { PredictionError, toPredictionError } from "./errors.js";
@@ -86,41 +95,36 @@ export class Connection {
   /** The version root, e.g. `http://127.0.0.1:41234/v3`. */
   readonly baseUrl: string;
   readonly apiVersion: ApiVersion;
-  readonly #redactor: Redactor;
+  /** What the connection was made from (read once); it scrubs the secrets from every failure. */
+  readonly #settings: Settings;
   /** The embedded service this connection stops when closed (moved to its successor by #handOver). */
   #service: Embedded | undefined;
   #closed = false;
 
   /** @internal */
-  constructor(mode: ServiceKind, client: RbpClient, secrets: ReadonlyArray<string | undefined>, service?: Embedded) {
+  constructor(mode: ServiceKind, client: RbpClient, settings: Settings, service?: Embedded) {
     this.mode = mode;
     this.client = client;
     this.baseUrl = client.baseUrl;
     this.apiVersion = client.apiVersion;
-    this.#redactor = new Redactor(secrets);
+    this.#settings = settings;
     this.#service = service;
   }
 
   /**
    * @internal A new connection to this one's embedded service, which it takes over (this one then
-   * closes only its client), when `options` can be served by it; undefined otherwise.
+   * closes only its client), when `options` (whose settings were read as `settings`) can be served
+   * by it; undefined otherwise.
    */
-  static handOver(from: Connection, options: ConnectOptions): Connection | undefined {
+  static handOver(from: Connection, options: ConnectOptions, settings: Settings): Connection | undefined {
     const embedded = from.#service;
     if (from.#closed || embedded === undefined) return undefined;
     const { workers, quota } = options.local ?? {};
     if ((workers !== undefined && workers !== embedded.workers) || (quota !== undefined && quota !== embedded.quota)) return undefined;
-    const client = createClient({
-      apiVersion: options.apiVersion,
-      timeoutMs: options.timeoutMs,
-      env: options.env,
-      envFile: options.envFile,
-      baseUrl: embedded.url,
-      apiKey: embedded.apiKey,
-      accessId: embedded.accessId,
-    });
+    const local = settings.with({ baseUrl: embedded.url, apiKey: embedded.apiKey, accessId: embedded.accessId });
+    const client = createClient({ settings: local, timeoutMs: options.timeoutMs });
     from.#service = undefined;
-    return new Connection("local", client, [embedded.apiKey, embedded.accessId], embedded);
+    return new Connection("local", client, local, embedded);
   }
 
   /** Whether close() was called. */
@@ -130,7 +134,7 @@ export class Connection {
 
   /** `text` without this connection's key or access id. */
   scrub(text: string): string {
-    return this.#redactor.text(text);
+    return this.#settings.scrub(text);
   }
 
   /** The plan's quota: units, used, remaining (reads cost nothing). */
@@ -139,6 +143,34 @@ export class Connection {
       return await this.client.quota();
     } catch (error) {
       throw toPredictionError(error, { subject: "quota", service: this.mode, scrub: (s) => this.scrub(s) });
+    }
+  }
+
+  /**
+   * One line: the state of a job or an experiment, read from the service (reads cost nothing).
+   * A failed job is a state (with its reason); a failure to read it is a PredictionError.
+   *
+   * @example
+   * await connection.stateOf(p.receipt); // "job 7: completed, yhat 3.285239, fit 0.412"
+   */
+  async stateOf(receipt: JobReceipt | ExperimentReceipt): Promise<string> {
+    try {
+      if (isExperimentReceipt(receipt)) {
+        const st = await this.client.experiment(receipt);
+        const name = st.experiment_id === null ? "group of jobs" : `experiment ${st.experiment_id}`;
+        return `${name}: ${st.status}, ${st.n_completed} of ${st.n_rows} rows completed${st.n_failed > 0 ? `, ${st.n_failed} failed` : ""}`;
+      }
+      try {
+        const snap = await this.client.status(receipt);
+        return snap.status === "completed"
+          ? `job ${receipt.job_id}: completed, yhat ${snap.result.yhat[0] ?? "null"}, fit ${snap.result.fit[0] ?? "null"}`
+          : `job ${receipt.job_id}: ${snap.status}`;
+      } catch (error) {
+        if (!(error instanceof JobFailedError)) throw error;
+        return `job ${receipt.job_id}: failed: ${this.scrub(error.reason || error.message)}`;
+      }
+    } catch (error) {
+      throw toPredictionError(error, { subject: "status", service: this.mode, scrub: (s) => this.scrub(s) });
     }
   }
 
@@ -184,47 +216,46 @@ interface State {
 
 const state: State = {};
 
-function signatureOf(options: ConnectOptions): string {
-  // Compared in memory only; never shown.
+function signatureOf(options: ConnectOptions, settings: Settings): string {
+  // What the connection is made from, as read: two env objects that give the same settings are the same. Compared in memory only; never shown.
   return JSON.stringify([
     options.hosted,
-    options.baseUrl,
-    options.apiKey,
-    options.accessId,
-    options.apiVersion,
+    settings.apiKey,
+    settings.accessId,
+    settings.baseUrl,
+    settings.apiVersion,
+    options.baseUrl !== undefined,
     options.timeoutMs,
-    options.env === undefined ? null : Object.entries(options.env).sort(),
-    options.envFile,
     options.local?.workers,
     options.local?.quota,
   ]);
 }
 
-async function open(options: ConnectOptions): Promise<Connection> {
-  let setting: ReturnType<typeof settingsReader>;
+/** The settings of `options`, read once for the whole connect (an unreadable .env file is a configuration failure). */
+function settingsOf(options: ConnectOptions): Settings {
+  const { apiKey, accessId, baseUrl, apiVersion, env, envFile } = options;
   try {
-    setting = settingsReader(options);
+    return readSettings({ apiKey, accessId, baseUrl, apiVersion, env, envFile });
   } catch (error) {
-    const given = new Redactor([options.apiKey, options.accessId]);
-    throw toPredictionError(error, { subject: "connect", scrub: (s) => given.text(s) });
+    // readSettings scrubs the secrets it was given from its own message.
+    throw toPredictionError(error, { subject: "connect", scrub: (s) => s });
   }
-  const apiKey = options.apiKey ?? setting("CSA_API_KEY");
-  const hosted = options.hosted ?? (apiKey !== undefined || options.baseUrl !== undefined);
-  const common = {
-    apiVersion: options.apiVersion,
-    timeoutMs: options.timeoutMs,
-    env: options.env,
-    envFile: options.envFile,
-  };
-  const scrub = new Redactor([apiKey, options.accessId ?? setting("CSA_ACCESS_ID")]);
-  if (hosted) {
-    const baseUrl = options.baseUrl ?? setting("RBP_BASE_URL", "CSA_BASE_URL");
-    if (baseUrl === undefined) {
+}
+
+/** Whether `options` ask for the hosted service: asked for, or a key given or set, or a base URL given. */
+function asksForHosted(options: ConnectOptions, settings: Settings): boolean {
+  return options.hosted ?? (settings.apiKey !== undefined || options.baseUrl !== undefined);
+}
+
+async function open(options: ConnectOptions, settings: Settings): Promise<Connection> {
+  const scrub = (s: string) => settings.scrub(s);
+  if (asksForHosted(options, settings)) {
+    if (settings.baseUrl === undefined) {
       throw new PredictionError({
         kind: "configuration",
         subject: "connect",
         detail:
-          apiKey !== undefined
+          settings.apiKey !== undefined
             ? "CSA_API_KEY is set, so predictions go to the hosted service, but its address is not known (the API specification does not publish one)."
             : "the hosted service was asked for, but its address is not known (the API specification does not publish one).",
         field: "RBP_BASE_URL",
@@ -232,27 +263,28 @@ async function open(options: ConnectOptions): Promise<Connection> {
       });
     }
     try {
-      const client = createClient({ ...common, baseUrl, apiKey, accessId: options.accessId });
-      return new Connection("hosted", client, [apiKey, options.accessId ?? setting("CSA_ACCESS_ID")]);
+      const client = createClient({ settings, timeoutMs: options.timeoutMs });
+      return new Connection("hosted", client, settings);
     } catch (error) {
-      throw toPredictionError(error, { subject: "connect", service: "hosted", scrub: (s) => scrub.text(s) });
+      throw toPredictionError(error, { subject: "connect", service: "hosted", scrub });
     }
   }
   // The embedded service: its own generated credentials, never the hosted key.
-  const local = { apiKey: `rbp-local-${randomBytes(24).toString("base64url")}`, accessId: `rbp-notebook-${randomBytes(6).toString("hex")}` };
+  const credentials = { apiKey: `rbp-local-${randomBytes(24).toString("base64url")}`, accessId: `rbp-notebook-${randomBytes(6).toString("hex")}` };
   let service: LocalService;
   try {
-    service = await startLocalService({ port: 0, ...local, workers: options.local?.workers, quota: options.local?.quota, unref: true });
+    service = await startLocalService({ port: 0, ...credentials, workers: options.local?.workers, quota: options.local?.quota, unref: true });
   } catch (error) {
-    throw toPredictionError(error, { subject: "connect", service: "local", scrub: (s) => scrub.text(s) });
+    throw toPredictionError(error, { subject: "connect", service: "local", scrub });
   }
+  const local = settings.with({ ...credentials, baseUrl: service.url });
   try {
-    const client = createClient({ ...common, baseUrl: service.url, apiKey: local.apiKey, accessId: local.accessId });
-    const embedded: Embedded = { service, url: service.url, ...local, workers: options.local?.workers, quota: options.local?.quota };
-    return new Connection("local", client, [local.apiKey, local.accessId], embedded);
+    const client = createClient({ settings: local, timeoutMs: options.timeoutMs });
+    const embedded: Embedded = { service, url: service.url, ...credentials, workers: options.local?.workers, quota: options.local?.quota };
+    return new Connection("local", client, local, embedded);
   } catch (error) {
     await service.close();
-    throw toPredictionError(error, { subject: "connect", service: "local", scrub: (s) => scrub.text(s) });
+    throw toPredictionError(error, { subject: "connect", service: "local", scrub: (s) => local.scrub(s) });
   }
 }
 
@@ -261,24 +293,28 @@ async function open(options: ConnectOptions): Promise<Connection> {
  * local service (started once). See the module comment for when a new one is made.
  */
 export async function connect(options?: ConnectOptions): Promise<Connection> {
+  // The settings of `options`, read once by this call (connect() without options reads none while connected).
+  const settings = options === undefined ? undefined : settingsOf(options);
+  const signature = settings === undefined ? undefined : signatureOf(options!, settings);
   for (;;) {
     const current = state.current;
     if (current === undefined || options?.fresh === true) break;
-    const same = options === undefined || current.signature === signatureOf(options);
+    const same = options === undefined || current.signature === signature;
     const connection = await current.promise.catch(() => undefined);
     if (state.current !== current) continue; // replaced meanwhile: look again
     if (connection === undefined || connection.closed) break; // it failed or was closed: make it again
     if (same) return connection;
     // Other options that still ask for the local service: a new client of the running one.
-    if (connection.mode !== "local" || !asksForLocal(options!)) break;
+    if (connection.mode !== "local") break;
+    if (asksForHosted(options!, settings!)) break;
     let next: Connection | undefined;
     try {
-      next = Connection.handOver(connection, options!);
+      next = Connection.handOver(connection, options!, settings!);
     } catch (error) {
       throw toPredictionError(error, { subject: "connect", service: "local", scrub: (s) => connection.scrub(s) });
     }
     if (next === undefined) break; // other workers or quota: a new service
-    state.current = { signature: signatureOf(options!), promise: Promise.resolve(next) };
+    state.current = { signature: signature!, promise: Promise.resolve(next) };
     state.lastOptions = withoutFresh(options!);
     void connection.close(); // its client only: the service went to `next`
     return next;
@@ -286,7 +322,8 @@ export async function connect(options?: ConnectOptions): Promise<Connection> {
   const opts = withoutFresh(options ?? state.lastOptions ?? {});
   const previous = state.current;
   // Concurrent callers wait on this one; the previous connection stays until it has opened.
-  const entry = { signature: signatureOf(opts), promise: open(opts) };
+  const read = settings ?? settingsOf(opts);
+  const entry = { signature: signatureOf(opts, read), promise: open(opts, read) };
   state.current = entry;
   let connection: Connection;
   try {
@@ -303,17 +340,6 @@ export async function connect(options?: ConnectOptions): Promise<Connection> {
       () => undefined,
     );
   return connection;
-}
-
-/** Whether `options` ask for the embedded local service (as open() decides; a setting that cannot be read counts as no). */
-function asksForLocal(options: ConnectOptions): boolean {
-  if (options.hosted !== undefined) return !options.hosted;
-  if (options.apiKey !== undefined || options.baseUrl !== undefined) return false;
-  try {
-    return settingsReader(options)("CSA_API_KEY") === undefined;
-  } catch {
-    return false;
-  }
 }
 
 function withoutFresh(options: ConnectOptions): ConnectOptions {

@@ -37,7 +37,6 @@ import {
 } from "../client/index.js";
 import { brand, RbpBaseError } from "../errors/index.js";
 import { FrameError } from "../frame/index.js";
-import type { Analysis } from "../client/index.js";
 
 /** The class of problem behind a PredictionError. */
 export type ProblemKind =
@@ -77,12 +76,7 @@ const HEADINGS: Record<ProblemKind, string> = {
   internal: "rbp-notebook failed",
 };
 
-const LABELS: Record<Analysis, string> = { psr: "PSR", maxfit: "MaxFit", grid: "Grid" };
-
-/** PSR, MaxFit or Grid. */
-export function analysisLabel(analysis: Analysis): string {
-  return LABELS[analysis];
-}
+export { analysisLabel } from "../engine/result.js";
 
 export interface PredictionErrorInit {
   kind: ProblemKind;

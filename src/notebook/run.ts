@@ -26,9 +26,8 @@ import { normalizeOptions, resolveForVersion, type ResolvedOptionsFor } from "..
 import { GROUP_CONCURRENCY, mapLimit } from "../internal/group.js";
 import { contextFromRequest, display, jupyterKernel, type DisplayContext } from "../display/index.js";
 import { toRequest, type FrameInput, type FrameRequest, type FrameSpec } from "../frame/index.js";
-import { Redactor } from "../internal/redact.js";
 import { argumentError, checkArguments, reportArgumentProblems } from "./arguments.js";
-import { connect, currentConnection, type Connection } from "./connect.js";
+import { connect, type Connection } from "./connect.js";
 import { PredictionError, analysisLabel, dropStderrEcho, toPredictionError } from "./errors.js";
 import { ExperimentPrediction, Prediction, type FailedRow } from "./prediction.js";
 import { Progress, type ProgressSetting } from "./progress.js";
@@ -116,6 +115,8 @@ export async function predict<A extends Analysis>(
   const startedAt = new Date().toISOString();
   let connection: Connection | undefined;
   try {
+    // Where it runs is settled first, so that every later failure is scrubbed with the connection's secrets.
+    connection = run.connection ?? (await connect());
     // Plain JavaScript: keys the call does not read are reported (or, strict, refused) before anything is sent.
     const unread = checkArguments(analysis, spec, options, run);
     if (unread.length > 0 && run.strict === true) throw argumentError(analysis, unread);
@@ -123,7 +124,6 @@ export async function predict<A extends Analysis>(
     const { title, ...frameSpec } = spec ?? {};
     const frame = toRequest(data, frameSpec);
     frame.notes.push(...unread.filter((u) => u.field.startsWith("spec.")).map((u) => `ignored spec key: ${u.message}`));
-    connection = run.connection ?? (await connect());
     progress.update({ service: connection.mode, status: "submitting" });
     const request = {
       y: frame.y,
@@ -141,10 +141,9 @@ export async function predict<A extends Analysis>(
       progress.finish("failed");
       await progress.settled().catch(() => undefined);
     }
-    // A failure before connecting (the data) is scrubbed with the current connection's secrets, or the environment's.
-    const by = connection ?? (await currentConnection());
-    const envSecrets = new Redactor([process.env.CSA_API_KEY, process.env.CSA_ACCESS_ID]);
-    const scrub = (text: string) => envSecrets.text(by !== undefined ? by.scrub(text) : text);
+    // The connection's settings scrub the failure (a failure to connect was scrubbed by connect itself).
+    const by = connection;
+    const scrub = (text: string) => (by !== undefined ? by.scrub(text) : text);
     const failure = toPredictionError(error, { subject: label, service: connection?.mode, scrub });
     if (run.showErrors !== false && jupyterKernel() !== "none") {
       try {

@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { resolveConfig } from "../../src/client/config.js";
 import { parseDotEnv } from "../../src/client/dotenv.js";
-import { ConfigurationError, createClient } from "../../src/client/index.js";
+import { ConfigurationError, createClient, readSettings, Settings } from "../../src/client/index.js";
+import { inspect } from "node:util";
 
 const dir = mkdtempSync(join(tmpdir(), "rbp-client-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -105,5 +106,54 @@ describe("resolveConfig", () => {
       return;
     }
     throw new Error("expected a ConfigurationError");
+  });
+});
+
+describe("readSettings: the settings read once", () => {
+  /** An environment that counts how often each variable is read. */
+  const counting = (values: Record<string, string>) => {
+    const reads: Record<string, number> = {};
+    const env = new Proxy(values, {
+      get(target, name: string) {
+        reads[name] = (reads[name] ?? 0) + 1;
+        return target[name];
+      },
+    }) as Record<string, string | undefined>;
+    return { env, reads };
+  };
+
+  it("a client made from settings reads no variable again and scrubs with the same secrets", () => {
+    const { env, reads } = counting({ CSA_API_KEY: "k-abcdef-123", CSA_ACCESS_ID: "user-0042", RBP_BASE_URL: "http://h:1", RBP_API_VERSION: "v2" });
+    const settings = readSettings({ env, envFile: false });
+    const after = { ...reads };
+    expect(after).toEqual({ CSA_API_KEY: 1, CSA_ACCESS_ID: 1, RBP_BASE_URL: 1, RBP_API_VERSION: 1 });
+    const client = createClient({ settings, timeoutMs: 1000 });
+    expect(reads).toEqual(after);
+    expect(client.baseUrl).toBe("http://h:1/v2/prediction-engine");
+    expect(settings.scrub("k-abcdef-123 and user-0042")).toBe("[redacted] and [redacted]");
+  });
+
+  it("never shows the secrets when printed, inspected or serialised", () => {
+    const settings = readSettings({ apiKey: "k-abcdef-123", accessId: "user-0042", env: {}, envFile: false });
+    expect(settings).toBeInstanceOf(Settings);
+    for (const text of [JSON.stringify(settings), inspect(settings), String(settings), inspect({ settings }, { depth: 5, showHidden: true })]) {
+      expect(text).not.toContain("k-abcdef-123");
+      expect(text).not.toContain("user-0042");
+    }
+    expect(JSON.parse(JSON.stringify(settings))).toMatchObject({ apiKey: "set", accessId: "set" });
+  });
+
+  it("settings and the options that say where to read them are not both taken", () => {
+    const settings = readSettings({ apiKey: "k-abcdef-123", baseUrl: "http://h:1", env: {}, envFile: false });
+    const both = () => createClient({ settings, apiKey: "other-key-1234" });
+    expect(both).toThrow(ConfigurationError);
+    expect(both).toThrow(/settings .*apiKey/);
+  });
+
+  it("derived settings (the embedded service's credentials) still scrub the ones read", () => {
+    const settings = readSettings({ env: { CSA_API_KEY: "hosted-key-98765" }, envFile: false });
+    const local = settings.with({ apiKey: "local-key-12345", accessId: "local-user-1", baseUrl: "http://127.0.0.1:9" });
+    expect(local.apiKey).toBe("local-key-12345");
+    expect(local.scrub("hosted-key-98765 / local-key-12345 / local-user-1")).toBe("[redacted] / [redacted] / [redacted]");
   });
 });

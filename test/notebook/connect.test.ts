@@ -179,6 +179,24 @@ describe("the hosted service", () => {
     expect(e.message).toMatch(/no API key/);
   });
 
+  it("reads each setting once per connect, and the connection scrubs with what it read", async () => {
+    const reads: Record<string, number> = {};
+    const env = new Proxy(hostedEnv() as Record<string, string>, {
+      get(target, name: string) {
+        reads[name] = (reads[name] ?? 0) + 1;
+        return target[name];
+      },
+    });
+    const c = await connect({ env, envFile: false });
+    expect(c.mode).toBe("hosted");
+    // Read once each (before: the access id three times, by connect, its redactor and the client).
+    for (const name of ["CSA_API_KEY", "CSA_ACCESS_ID", "RBP_BASE_URL"]) expect(reads[name], name).toBe(1);
+    expect(c.scrub(`${HOSTED_KEY} ${HOSTED_USER}`)).toBe("[redacted] [redacted]");
+    // A local connection made while CSA_API_KEY is set scrubs that key too, though it never sends it.
+    const l = await connect({ ...LOCAL, env: hostedEnv() });
+    expect(l.scrub(`${HOSTED_KEY}`)).toBe("[redacted]");
+  });
+
   it("reads CSA_API_KEY and RBP_BASE_URL from a .env file like the client", async () => {
     const { mkdtempSync, writeFileSync } = await import("node:fs");
     const { join } = await import("node:path");
