@@ -1,13 +1,7 @@
 /**
  * Resolves the client's configuration from its settings (settings.ts: read once, explicit arguments
  * over the environment over a `.env` file in the working directory) and its own options.
- *
- * | setting | argument | variables |
- * | --- | --- | --- |
- * | API key | apiKey | CSA_API_KEY (the official Python client's name) |
- * | access id | accessId | CSA_ACCESS_ID |
- * | base URL | baseUrl | RBP_BASE_URL, then CSA_BASE_URL |
- * | version | apiVersion | RBP_API_VERSION (v3 or v2; also "3", "2") |
+ * Here they are checked: the key is present and plain; the version is v3 or v2 (also "3", "2").
  *
  * The base URL has no default: the specification gives the hosted address only as a
  * placeholder, so a caller names it (the notebook layer passes the local service's URL).
