@@ -42,10 +42,13 @@ import { toRequest, type FrameInput } from "../frame/index.js";
 import { outputFrame, writeFrameCsv, type FrameColumns, type ToFrameOptions } from "../frame/out.js";
 import { connect, type Connection, type ServiceKind } from "./connect.js";
 import { displayFigure, displayTable, type DisplayFigure, type DisplayTable } from "./displayable.js";
-import { PredictionError, analysisLabel } from "./errors.js";
+import { PredictionError, analysisLabel, toPredictionError } from "./errors.js";
 import { ExperimentPrediction, Prediction, showAll, type FrameOut } from "./prediction.js";
 import { Progress } from "./progress.js";
-import { predict, type RunSettings } from "./run.js";
+import { predict, resolvedOf, thresholdsOf, type RunSettings } from "./run.js";
+import { fromOwnV3Results } from "../api/result.js";
+import { InvalidInputError } from "../engine/errors.js";
+import { laneAt, LaneWindowError, ServiceError, type Lane, type LaneSubmitted } from "../service/index.js";
 
 /** The columns of a backtest: the outcome, the attributes, the row labels and the lagged outcome. */
 export interface BacktestSpec {
@@ -387,37 +390,126 @@ export function metricsOf(forecaster: string, rows: ReadonlyArray<BacktestRow>, 
  * there are fewer complete rows than coefficients or the attributes are collinear.
  */
 export function olsPredict(y: ReadonlyArray<number>, X: ReadonlyArray<ReadonlyArray<number | null>>, theta: ReadonlyArray<number>): number | null {
-  const K = theta.length;
-  const P = K + 1;
-  const A = Array.from({ length: P }, () => new Float64Array(P + 1));
-  let rows = 0;
-  for (let i = 0; i < y.length; i++) {
-    const x = X[i];
-    if (x.some((v) => v === null)) continue;
-    rows++;
-    const z = [1, ...(x as number[])];
-    for (let a = 0; a < P; a++) {
-      for (let b = 0; b < P; b++) A[a][b] += z[a] * z[b];
-      A[a][P] += z[a] * y[i];
+  const normal = new NormalEquations(theta.length);
+  normal.add(y, X, 0, y.length);
+  return normal.predict(theta);
+}
+
+/**
+ * The normal equations of OLS with an intercept, summed row by row (complete rows only). Adding
+ * rows [0, a) and then [a, b) sums in the same order as adding [0, b) at once: an expanding
+ * window's equations grow from the previous step's, with the same numbers as summed anew.
+ */
+class NormalEquations {
+  readonly #P: number;
+  readonly #A: Float64Array[];
+  #rows = 0;
+
+  constructor(K: number, from?: NormalEquations) {
+    this.#P = K + 1;
+    this.#A = from !== undefined ? from.#A.map((r) => r.slice()) : Array.from({ length: K + 1 }, () => new Float64Array(K + 2));
+    this.#rows = from !== undefined ? from.#rows : 0;
+  }
+
+  add(y: ReadonlyArray<number>, X: ReadonlyArray<ReadonlyArray<number | null>>, from: number, to: number): void {
+    const P = this.#P;
+    const A = this.#A;
+    for (let i = from; i < to; i++) {
+      const x = X[i];
+      if (x.some((v) => v === null)) continue;
+      this.#rows++;
+      const z = [1, ...(x as number[])];
+      for (let a = 0; a < P; a++) {
+        for (let b = 0; b < P; b++) A[a][b] += z[a] * z[b];
+        A[a][P] += z[a] * y[i];
+      }
     }
   }
-  if (rows < P) return null;
-  // Gaussian elimination with partial pivoting on the normal equations.
-  const scale = Math.max(...A.map((r, a) => Math.abs(r[a])), 1e-300);
-  for (let c = 0; c < P; c++) {
-    let p = c;
-    for (let r = c + 1; r < P; r++) if (Math.abs(A[r][c]) > Math.abs(A[p][c])) p = r;
-    if (Math.abs(A[p][c]) <= 1e-12 * scale) return null;
-    [A[c], A[p]] = [A[p], A[c]];
-    for (let r = 0; r < P; r++) {
-      if (r === c) continue;
-      const f = A[r][c] / A[c][c];
-      if (f !== 0) for (let k = c; k <= P; k++) A[r][k] -= f * A[c][k];
+
+  /** The fit at theta (the equations are kept: the elimination works on a copy). */
+  predict(theta: ReadonlyArray<number>): number | null {
+    const K = theta.length;
+    const P = this.#P;
+    if (this.#rows < P) return null;
+    const A = this.#A.map((r) => r.slice());
+    // Gaussian elimination with partial pivoting on the normal equations.
+    const scale = Math.max(...A.map((r, a) => Math.abs(r[a])), 1e-300);
+    for (let c = 0; c < P; c++) {
+      let p = c;
+      for (let r = c + 1; r < P; r++) if (Math.abs(A[r][c]) > Math.abs(A[p][c])) p = r;
+      if (Math.abs(A[p][c]) <= 1e-12 * scale) return null;
+      [A[c], A[p]] = [A[p], A[c]];
+      for (let r = 0; r < P; r++) {
+        if (r === c) continue;
+        const f = A[r][c] / A[c][c];
+        if (f !== 0) for (let k = c; k <= P; k++) A[r][k] -= f * A[c][k];
+      }
     }
+    let yhat = A[0][P] / A[0][0];
+    for (let j = 0; j < K; j++) yhat += (A[j + 1][P] / A[j + 1][j + 1]) * theta[j];
+    return Number.isFinite(yhat) ? yhat : null;
   }
-  let yhat = A[0][P] / A[0][0];
-  for (let j = 0; j < K; j++) yhat += (A[j + 1][P] / A[j + 1][j + 1]) * theta[j];
-  return Number.isFinite(yhat) ? yhat : null;
+}
+
+/**
+ * The regression baseline of every step: OLS on the step's training rows. An expanding window's
+ * equations are carried from step to step (each row summed once, the same numbers as anew); a
+ * rolling window's are summed over its rows.
+ */
+function regressionBaselines(
+  y: ReadonlyArray<number>,
+  X: ReadonlyArray<ReadonlyArray<number | null>>,
+  chunks: ReadonlyArray<{ from: number; to: number }>,
+  expanding: boolean,
+): Array<(theta: ReadonlyArray<number>) => number | null> {
+  const K = X[0]?.length ?? 0;
+  let running = new NormalEquations(K);
+  let at = 0;
+  return chunks.map(({ from, to }) => {
+    let normal: NormalEquations;
+    if (expanding && from === 0 && to >= at) {
+      running.add(y, X, at, to);
+      at = to;
+      normal = running;
+      running = new NormalEquations(K, running);
+    } else {
+      normal = new NormalEquations(K);
+      normal.add(y, X, from, to);
+    }
+    return (theta) => normal.predict(theta);
+  });
+}
+
+/** A refusal of the in-process lane (nothing was charged) as the error `predict` would have thrown for that step. */
+function laneRefusal(error: unknown, labelOf: (window: number) => string): PredictionError {
+  if (error instanceof LaneWindowError)
+    return new PredictionError({
+      kind: "invalid-request",
+      subject: "backtest",
+      detail: `the step from row ${labelOf(error.window)}: ${error.message}`,
+      field: error.field,
+      hint: "Nothing was submitted or charged.",
+      cause: error,
+    });
+  if (error instanceof InvalidInputError)
+    return new PredictionError({
+      kind: "invalid-request",
+      subject: "backtest",
+      detail: error.message,
+      field: error.field,
+      hint: "Nothing was submitted or charged.",
+      cause: error,
+    });
+  if (error instanceof ServiceError && error.status === 429)
+    return new PredictionError({
+      kind: "quota",
+      subject: "backtest",
+      detail: error.message,
+      status: 429,
+      hint: "Nothing was charged. quota() shows what is left of the plan.",
+      cause: error,
+    });
+  return toPredictionError(error, { subject: "backtest", service: "local", scrub: (text) => text });
 }
 
 function usage(detail: string, hint?: string): PredictionError {
@@ -543,33 +635,121 @@ export async function backtest<A extends Analysis = "psr">(data: FrameInput, spe
   const concurrency = positiveInteger(options.concurrency, "concurrency") ?? (local ? Math.min(16, 2 * availableParallelism()) : 8);
   // One progress line for the whole backtest (the rows: evaluation rows forecast so far).
   const progress = new Progress(analysis, options.progress ?? "auto");
-  let done = 0;
   progress.update({ service: connection.mode, status: "running", rows: { done: 0, failed: 0, total: jobs } });
   const title = spec.title ?? `Backtest of ${analysisLabel(analysis)} on ${frame.outcome}`;
+  const baselines = regressionBaselines(frame.y, frame.X, chunks, window === undefined);
 
-  const predicted = await mapLimit(chunks, concurrency, async (chunk) => {
-    const train = Array.from({ length: chunk.to - chunk.from }, (_, k) => chunk.from + k);
-    const p = await predict(
-      analysis,
-      columnsOf(train, true) as never,
-      { y: frame.outcome, X: frame.attributes, index: labelKey, theta: columnsOf(chunk.rows, false) as never, title },
-      options.options as never,
-      { progress: "none", connection, showErrors: false, ...(options.signal !== undefined ? { signal: options.signal } : {}) },
-    );
-    done += chunk.rows.length;
-    progress.update({ rows: { done, failed: 0, total: jobs } });
-    return p instanceof ExperimentPrediction ? [...p.rows] : [p];
-  }).catch((error: unknown) => {
+  // The embedded service of this process (v3): its in-process lane, the table shared by every window.
+  const lane = local && connection.apiVersion === "v3" ? laneAt(connection.baseUrl) : undefined;
+  const run = lane !== undefined ? viaLane(lane) : viaHttp();
+  const predicted = await run.catch((error: unknown) => {
     progress.finish("failed");
     throw error;
   });
+
+  /** Every step as a request through the client (the hosted service, or v2), `concurrency` at a time. */
+  function viaHttp(): Promise<Prediction[][]> {
+    let done = 0;
+    return mapLimit(chunks, concurrency, async (chunk) => {
+      const train = Array.from({ length: chunk.to - chunk.from }, (_, k) => chunk.from + k);
+      const p = await predict(
+        analysis,
+        columnsOf(train, true) as never,
+        { y: frame.outcome, X: frame.attributes, index: labelKey, theta: columnsOf(chunk.rows, false) as never, title },
+        options.options as never,
+        { progress: "none", connection, showErrors: false, ...(options.signal !== undefined ? { signal: options.signal } : {}) },
+      );
+      done += chunk.rows.length;
+      progress.update({ rows: { done, failed: 0, total: jobs } });
+      return p instanceof ExperimentPrediction ? [...p.rows] : [p];
+    });
+  }
+
+  /**
+   * Every step as one request of the embedded service's in-process lane (service/lane.ts): checked,
+   * paid and stored as the same POST would be (one job and one unit per evaluation row), all at
+   * once, the data shared instead of sent; each Prediction built as `predict` builds it.
+   */
+  async function viaLane(lane: Lane): Promise<Prediction[][]> {
+    const startedAt = new Date().toISOString();
+    const given = { ...((options.options as Record<string, unknown> | undefined) ?? {}) };
+    const resolved = resolvedOf(analysis, given, K, "v3");
+    let submitted: LaneSubmitted[];
+    try {
+      submitted = await lane.submit(
+        {
+          analysis,
+          y: frame.y,
+          X: frame.X,
+          options: given,
+          windows: chunks.map((c) => ({ from: c.from, to: c.to, thetas: c.rows.map((i) => frame.X[i] as number[]) })),
+        },
+        { ...(options.signal !== undefined ? { signal: options.signal } : {}) },
+      );
+    } catch (error) {
+      throw laneRefusal(error, (n) => labels[chunks[n].rows[0]]);
+    }
+    let done = 0;
+    let failedRows = 0;
+    const t0 = performance.now();
+    return Promise.all(
+      submitted.map(async (w, c) => {
+        const chunk = chunks[c];
+        const ended = await w.rows;
+        const elapsedMs = Math.round(performance.now() - t0);
+        const y = frame.y.slice(chunk.from, chunk.to);
+        const X = frame.X.slice(chunk.from, chunk.to);
+        const rowLabels = labels.slice(chunk.from, chunk.to);
+        const experiment = w.experiment !== undefined;
+        const out: Prediction[] = [];
+        for (const row of ended) {
+          const i = chunk.rows[row.row];
+          if (row.status === "failed") {
+            if (!experiment || ended.every((r) => r.status === "failed"))
+              throw new PredictionError({
+                kind: "job-failed",
+                subject: analysisLabel(analysis),
+                detail: `${experiment ? "every row of the experiment failed; " : ""}row ${labels[i]}: ${row.reason}`,
+                jobId: row.job_id,
+              });
+            failedRows++;
+            continue;
+          }
+          const result = fromOwnV3Results(row.results);
+          const thresholds = thresholdsOf(analysis, resolved, result);
+          const theta = frame.X[i] as number[];
+          const shown = new Set(result.warnings ?? []);
+          out.push(
+            new Prediction({
+              analysis,
+              title: experiment ? `${title} for ${/^\d+$/.test(labels[i]) ? `row ${labels[i]}` : labels[i]}` : title,
+              result,
+              context: { outcome: frame.outcome, attributes: frame.attributes, y, rowLabels, analysis, ...(thresholds !== undefined ? { thresholds } : {}) },
+              receipt: { job_id: row.job_id, job_code: row.job_code },
+              options: given,
+              notes: experiment ? [] : w.warnings.filter((n) => !shown.has(n)),
+              theta,
+              thetaLabel: labels[i],
+              elapsedMs,
+              service: "local",
+              request: { y, X, theta, options: given },
+              startedAt,
+              serviceUrl: "embedded",
+              indexName: labelKey,
+            }),
+          );
+        }
+        done += chunk.rows.length;
+        progress.update({ rows: { done, failed: failedRows, total: jobs } });
+        return out;
+      }),
+    );
+  }
 
   const rows: BacktestRow[] = [];
   const predictions: Prediction[] = [];
   chunks.forEach((chunk, c) => {
     const ps = predicted[c];
-    const trainY = frame.y.slice(chunk.from, chunk.to);
-    const trainX = frame.X.slice(chunk.from, chunk.to);
     chunk.rows.forEach((i, j) => {
       const p = ps.find((q) => q.thetaLabel === labels[i]) ?? ps[j];
       if (p === undefined) return; // a failed row of an experiment
@@ -582,7 +762,7 @@ export async function backtest<A extends Analysis = "psr">(data: FrameInput, spe
         position: i,
         actual: frame.y[i],
         predicted: p.result.yhat[t] ?? null,
-        regression: olsPredict(trainY, trainX, frame.X[i] as number[]),
+        regression: baselines[c](frame.X[i] as number[]),
         persistence,
         reference: lagged !== undefined ? persistence : i > 0 ? frame.y[i - 1] : null,
         trainRows: chunk.to - chunk.from,
