@@ -10,9 +10,10 @@
  *    (here a service started in this process with one worker per core, connected to by URL and
  *    key: one POST, polling and GET per window, every body validated);
  * 3. the embedded service's in-process lane, as `backtest` runs locally by default: every window
- *    checked, paid and stored as the POST would be, the table shared with the workers, results
- *    read from the store;
- * 4. the lane with step 5 (five rows per request as one experiment).
+ *    checked, paid and stored as the POST would be, the table shared with the workers, each
+ *    forecast read from the store (a result is parsed when `bt.predictions` is first read);
+ * 4. the same, then every Prediction read (`bt.predictions`: each stored result parsed);
+ * 5. the lane with step 5 (five rows per request as one experiment).
  * Prints wall times and ratios to (1), and the lane's speed-up over HTTP. Figures depend on the
  * machine's load: say so when quoting.
  */
@@ -67,6 +68,7 @@ await served.close();
 await connect({ hosted: false, env: {}, envFile: false, local: { quota: 1e9 } });
 await backtest(days, spec, { options, start: -8, progress: quiet });
 const lane = await best(() => backtest(days, spec, { options, start: -ROWS, progress: quiet }));
+const laneRead = await best(async () => (await backtest(days, spec, { options, start: -ROWS, progress: quiet })).predictions.length);
 const laneStep5 = await best(() => backtest(days, spec, { options, start: -ROWS, step: 5, progress: quiet }));
 await disconnect();
 
@@ -74,6 +76,7 @@ const rows: Array<[string, { wall: number; cpu: number }]> = [
   ["engine alone (one thread, no service)", engine],
   ["backtest over HTTP (as hosted)", httpMs],
   ["backtest, embedded in-process lane", lane],
+  ["lane, then every bt.predictions read", laneRead],
   ["backtest, lane, step 5 (experiments of 5)", laneStep5],
 ];
 console.log(`backtest of ${ROWS} rows (PSR 0.8, expanding window of ${start}..${days.length - 1} days), ${availableParallelism()} cores, best of ${REPEAT}`);

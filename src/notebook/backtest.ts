@@ -153,8 +153,7 @@ export class Backtest {
   readonly rows: ReadonlyArray<BacktestRow>;
   /** The model, linear regression and (with `lagged`) persistence. */
   readonly metrics: ReadonlyArray<BacktestMetrics>;
-  /** The Prediction of every evaluation row (its weights, relevance, report), in row order. */
-  readonly predictions: ReadonlyArray<Prediction>;
+  readonly #predictions: () => ReadonlyArray<Prediction>;
   readonly plan: BacktestPlan;
   readonly notes: ReadonlyArray<string>;
   readonly elapsedMs: number;
@@ -166,7 +165,8 @@ export class Backtest {
     title: string;
     outcome: string;
     rows: BacktestRow[];
-    predictions: Prediction[];
+    /** The Predictions, or how to make them when first read (the local lane parses each result only then). */
+    predictions: Prediction[] | (() => Prediction[]);
     plan: BacktestPlan;
     notes: string[];
     elapsedMs: number;
@@ -177,7 +177,9 @@ export class Backtest {
     this.title = init.title;
     this.outcome = init.outcome;
     this.rows = init.rows;
-    this.predictions = init.predictions;
+    const make = init.predictions;
+    let made: Prediction[] | undefined = typeof make === "function" ? undefined : make;
+    this.#predictions = () => (made ??= (make as () => Prediction[])());
     this.plan = init.plan;
     this.notes = init.notes;
     this.elapsedMs = init.elapsedMs;
@@ -190,6 +192,11 @@ export class Backtest {
     // Persistence forecasts no change: it has no direction to hit.
     if (init.hasLagged) m.push({ ...metricsOf("persistence", init.rows, (r) => r.persistence), hitRate: null });
     this.metrics = m;
+  }
+
+  /** The Prediction of every evaluation row (its weights, relevance, report), in row order. */
+  get predictions(): ReadonlyArray<Prediction> {
+    return this.#predictions();
   }
 
   /** The row labels (dates) of the evaluation rows. */
@@ -349,6 +356,17 @@ export class Backtest {
       },
     };
   }
+}
+
+/** One evaluation row's forecast: its yhat per calibration, and its Prediction (made when first asked for). */
+interface Forecast {
+  thetaLabel: string | undefined;
+  yhat: ReadonlyArray<number | null>;
+  prediction(): Prediction;
+}
+
+function forecastOf(p: Prediction): Forecast {
+  return { thetaLabel: p.thetaLabel, yhat: p.result.yhat, prediction: () => p };
 }
 
 function fmt(v: number | null): string {
@@ -641,7 +659,7 @@ export async function backtest<A extends Analysis = "psr">(data: FrameInput, spe
 
   // The embedded service of this process (v3): its in-process lane, the table shared by every window.
   const lane = local && connection.apiVersion === "v3" ? laneAt(connection.baseUrl) : undefined;
-  const run = lane !== undefined ? viaLane(lane) : viaHttp();
+  const run: Promise<Forecast[][]> = lane !== undefined ? viaLane(lane) : viaHttp().then((ps) => ps.map((row) => row.map(forecastOf)));
   const predicted = await run.catch((error: unknown) => {
     progress.finish("failed");
     throw error;
@@ -670,7 +688,7 @@ export async function backtest<A extends Analysis = "psr">(data: FrameInput, spe
    * paid and stored as the same POST would be (one job and one unit per evaluation row), all at
    * once, the data shared instead of sent; each Prediction built as `predict` builds it.
    */
-  async function viaLane(lane: Lane): Promise<Prediction[][]> {
+  async function viaLane(lane: Lane): Promise<Forecast[][]> {
     const startedAt = new Date().toISOString();
     const given = { ...((options.options as Record<string, unknown> | undefined) ?? {}) };
     const resolved = resolvedOf(analysis, given, K, "v3");
@@ -701,7 +719,7 @@ export async function backtest<A extends Analysis = "psr">(data: FrameInput, spe
         const X = frame.X.slice(chunk.from, chunk.to);
         const rowLabels = labels.slice(chunk.from, chunk.to);
         const experiment = w.experiment !== undefined;
-        const out: Prediction[] = [];
+        const out: Forecast[] = [];
         for (const row of ended) {
           const i = chunk.rows[row.row];
           if (row.status === "failed") {
@@ -715,17 +733,19 @@ export async function backtest<A extends Analysis = "psr">(data: FrameInput, spe
             failedRows++;
             continue;
           }
-          const result = fromOwnV3Results(row.results);
-          const thresholds = thresholdsOf(analysis, resolved, result);
           const theta = frame.X[i] as number[];
-          const shown = new Set(result.warnings ?? []);
-          out.push(
-            new Prediction({
+          const { json, job_id, job_code } = row;
+          // Built, and its result parsed, when first read (bt.predictions); the forecast needs only yhat.
+          const build = (): Prediction => {
+            const result = fromOwnV3Results(JSON.parse(json));
+            const thresholds = thresholdsOf(analysis, resolved, result);
+            const shown = new Set(result.warnings ?? []);
+            return new Prediction({
               analysis,
               title: experiment ? `${title} for ${/^\d+$/.test(labels[i]) ? `row ${labels[i]}` : labels[i]}` : title,
               result,
               context: { outcome: frame.outcome, attributes: frame.attributes, y, rowLabels, analysis, ...(thresholds !== undefined ? { thresholds } : {}) },
-              receipt: { job_id: row.job_id, job_code: row.job_code },
+              receipt: { job_id, job_code },
               options: given,
               notes: experiment ? [] : w.warnings.filter((n) => !shown.has(n)),
               theta,
@@ -736,8 +756,10 @@ export async function backtest<A extends Analysis = "psr">(data: FrameInput, spe
               startedAt,
               serviceUrl: "embedded",
               indexName: labelKey,
-            }),
-          );
+            });
+          };
+          let made: Prediction | undefined;
+          out.push({ thetaLabel: labels[i], yhat: row.yhat, prediction: () => (made ??= build()) });
         }
         done += chunk.rows.length;
         progress.update({ rows: { done, failed: failedRows, total: jobs } });
@@ -747,21 +769,21 @@ export async function backtest<A extends Analysis = "psr">(data: FrameInput, spe
   }
 
   const rows: BacktestRow[] = [];
-  const predictions: Prediction[] = [];
+  const forecasts: Forecast[] = [];
   chunks.forEach((chunk, c) => {
     const ps = predicted[c];
     chunk.rows.forEach((i, j) => {
       const p = ps.find((q) => q.thetaLabel === labels[i]) ?? ps[j];
       if (p === undefined) return; // a failed row of an experiment
-      predictions.push(p);
-      const t = calibration === "best" ? p.best.index : calibration;
-      if (t >= p.result.yhat.length) throw usage(`calibration ${t} is not one of the result's (0 to ${p.result.yhat.length - 1})`);
+      forecasts.push(p);
+      const t = calibration === "best" ? p.prediction().best.index : calibration;
+      if (t >= p.yhat.length) throw usage(`calibration ${t} is not one of the result's (0 to ${p.yhat.length - 1})`);
       const persistence = lagged?.[i] ?? null;
       rows.push({
         label: labels[i],
         position: i,
         actual: frame.y[i],
-        predicted: p.result.yhat[t] ?? null,
+        predicted: p.yhat[t] ?? null,
         regression: baselines[c](frame.X[i] as number[]),
         persistence,
         reference: lagged !== undefined ? persistence : i > 0 ? frame.y[i - 1] : null,
@@ -779,7 +801,7 @@ export async function backtest<A extends Analysis = "psr">(data: FrameInput, spe
     title,
     outcome: frame.outcome,
     rows,
-    predictions,
+    predictions: () => forecasts.map((f) => f.prediction()),
     plan,
     notes,
     elapsedMs: Date.now() - started,

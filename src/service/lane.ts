@@ -16,7 +16,8 @@
  *   429 `ServiceError` for the quota) and nothing is charged.
  * - The jobs run on the service's pool like every job (the store's fair queue, the time limit);
  *   the table is copied once into shared memory, so handing a job to a worker copies no rows.
- * - Results are the stored JSON, rounded as the service publishes them, parsed once.
+ * - Results are the stored JSON, rounded as the service publishes them, with each job's yhat as
+ *   the store keeps it beside (the same numbers): a caller parses a result only when it needs it.
  *
  * What differs from HTTP: no body is sent, so `maxBodyBytes` does not apply (the caller is the
  * service's own process); v3 only (the caller falls back to HTTP for v2).
@@ -50,9 +51,13 @@ export interface LaneBatch {
   windows: ReadonlyArray<LaneWindow>;
 }
 
-/** One theta row's job as it ended: its results object (parsed), or the reason it failed. */
+/**
+ * One theta row's job as it ended: its results as the service stored them (JSON, rounded as it
+ * publishes them) with its yhat (the same numbers, read without parsing the rest), or the reason
+ * it failed.
+ */
 export type LaneRow =
-  | { row: number; job_id: number; job_code: string; status: "completed"; results: unknown }
+  | { row: number; job_id: number; job_code: string; status: "completed"; json: string; yhat: Array<number | null> }
   | { row: number; job_id: number; job_code: string; status: "failed"; reason: string };
 
 /** One window's receipt (a job, or an experiment for several theta rows), its notes, and its rows once they end. */
@@ -86,7 +91,7 @@ export class Lane {
    *
    * @example
    * const [w] = await lane.submit({ analysis: "psr", y, X, options: { threshold: 0.8 }, windows: [{ from: 0, to: 100, thetas: [X[100]] }] });
-   * const [row] = await w.rows; // { status: "completed", results: {...}, job_id, job_code, row: 0 }
+   * const [row] = await w.rows; // { status: "completed", json: "{...}", yhat: [71.2], job_id, job_code, row: 0 }
    */
   async submit(batch: LaneBatch, settings: { signal?: AbortSignal } = {}): Promise<LaneSubmitted[]> {
     const requests = this.#check(batch);
@@ -179,7 +184,9 @@ export class Lane {
       const failure = publicFailure(current.failure ?? { message: "the job failed", error_code: 2, status_code: 10 }).failure;
       return { ...base, status: "failed", reason: failure.message };
     }
-    return { ...base, status: "completed", results: JSON.parse(await this.#service.resultJson(current)) as unknown };
+    const json = await this.#service.resultJson(current);
+    const yhat = current.compact?.yhat ?? (JSON.parse(json) as { yhat: Array<number | null> }).yhat;
+    return { ...base, status: "completed", json, yhat };
   }
 }
 
