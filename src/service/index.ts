@@ -186,7 +186,11 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
   }
   const port = (server.address() as AddressInfo).port;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
-  LANES.set(new URL(url).origin, new Lane(service, service.auth.organisation({ "x-api-key": shown.apiKey })));
+  try {
+    LANES.set(new URL(url).origin, new Lane(service, service.auth.organisation({ "x-api-key": shown.apiKey })));
+  } catch {
+    // No organisation has the key handed out: no lane (HTTP serves as ever).
+  }
 
   let closing: Promise<void> | undefined;
   return {
