@@ -173,6 +173,14 @@ describe("backtest", { timeout: 60_000 }, () => {
     expect((await connection.quota()).used).toBe(before);
   });
 
+  it("locally a job that fails on the service fails the backtest with its reason and row, as over HTTP", async () => {
+    const constant = days.map((d) => ({ ...d, one: 1 }));
+    const error = await backtest(constant, { y: "tomorrow_max", X: [...ATTRIBUTES, "one"], index: "date" }, { start: -2, progress: "none" }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ kind: "job-failed", message: expect.stringMatching(/row 2012-05-2\d: .*singular/) });
+  });
+
   it("locally a backtest the plan cannot pay for is refused whole before any job runs", async () => {
     try {
       const small = await connect({ hosted: false, env: {}, envFile: false, local: { workers: 2, quota: 5 } });
