@@ -17,10 +17,13 @@
  *   only), and, when `lagged` names the outcome's last known value (today's value of tomorrow's
  *   outcome), persistence. The direction of change is measured from the lagged value, else from
  *   the previous row's outcome.
- * - Cost: one job and one quota unit per evaluation row. Locally every request is submitted at
- *   once (bounded) and the embedded service's worker pool spreads them over the cores. Against
- *   the hosted service the call first says how many requests, jobs and units it will spend,
- *   checks the quota, and above `confirmAbove` units (default 100) refuses without `confirm: true`.
+ * - Cost: one job and one quota unit per evaluation row. Locally (the embedded service, v3) the
+ *   steps go through the service's in-process lane (service/lane.ts): checked, paid and stored as
+ *   their POSTs would be, all or nothing, the data shared with the worker pool instead of sent,
+ *   each forecast read from its job's yhat and its Prediction built when first read. Against the
+ *   hosted service (or v2) each step is a POST: the call first says how many requests, jobs and
+ *   units it will spend, checks the quota, and above `confirmAbove` units (default 100) refuses
+ *   without `confirm: true`.
  */
 import { availableParallelism } from "node:os";
 import type { Analysis, GridOptionsInput, MaxFitOptionsInput, PsrOptionsInput } from "../client/index.js";
@@ -86,7 +89,7 @@ export interface BacktestOptions<A extends Analysis = Analysis> {
   confirm?: boolean;
   /** Quota units above which the hosted service needs `confirm: true` (default 100). */
   confirmAbove?: number;
-  /** Requests in flight at once (default: local, twice the cores, at most 16; hosted, 8). */
+  /** Requests in flight at once over HTTP (default: hosted, 8; a local v2 connection, twice the cores, at most 16). The embedded service's lane takes every step at once; its worker pool bounds what runs. */
   concurrency?: number;
   /** The connection; default: connect(). */
   connection?: Connection;
