@@ -13,7 +13,10 @@
  * - All or nothing before anything runs: every window is checked, and the plan's remaining units
  *   compared with the whole batch's, before the first is paid for; a refusal throws the error the
  *   route would have answered (`InvalidInputError` naming the field, prefixed with the window; a
- *   429 `ServiceError` for the quota) and nothing is charged.
+ *   429 `ServiceError` for the quota) and nothing is charged. The windows are then paid for one
+ *   request at a time, as POSTs are: with the in-memory store nothing else runs in between (no
+ *   store call waits for I/O); with a durable store another request may take units between two,
+ *   and a window then refused (429) leaves the ones before it paid for and running.
  * - The jobs run on the service's pool like every job (the store's fair queue, the time limit);
  *   the table is copied once into shared memory, so handing a job to a worker copies no rows.
  * - Results are the stored JSON, rounded as the service publishes them, with each job's yhat as
