@@ -431,7 +431,14 @@ export function parseVerifyArgs(args: string[]): VerifyArgs {
   return { file, json, data };
 }
 
-/** A --data file: JSON (the request as sent, or y and X) or CSV (the data table with a header). Throws UsageError when it cannot be read. */
+/**
+ * A --data file: JSON (the request as sent, or y and X) or CSV (the data table with a header).
+ * Throws UsageError when it cannot be read.
+ *
+ * @example
+ * const data = await readDataSource("people.csv");
+ * const outcome = await verifyReportHtml(html, [data]);
+ */
 export async function readDataSource(path: string): Promise<DataSource> {
   let text: string;
   try {
@@ -503,7 +510,12 @@ function csvSource(path: string, text: string): DataSource {
   };
 }
 
-/** RFC 4180: rows of cells (quoted cells may hold commas, quotes as "" and line breaks). */
+/**
+ * RFC 4180: rows of cells (quoted cells may hold commas, quotes as "" and line breaks).
+ *
+ * @example
+ * parseCsv('a,b\r\n1,"x, ""y"""\r\n'); // [["a", "b"], ["1", 'x, "y"']]
+ */
 export function parseCsv(text: string): string[][] {
   const rows: string[][] = [];
   let row: string[] = [];
