@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, disconnect, grid, psr, saveReport, type Connection, type ExperimentPrediction, type Prediction } from "../../src/notebook/index.js";
 import { readProvenance, PROVENANCE_FORMAT, canonicalRequest, sha256 } from "../../src/display/provenance.js";
-import { verifyReportHtml } from "../../src/cli/verify.js";
+import { parseCsv, verifyReportHtml } from "../../src/cli/verify.js";
 import { startLocalService, type LocalService } from "../../src/service/index.js";
 import { quickstartFrame, quickstartRows, quickstartTheta } from "../notebook/helpers.js";
 
@@ -195,6 +195,14 @@ describe("rbp verify --data: a report that holds its requests by digest only", {
     expect(r.stdout).toMatch(/1\. .*: agree .*people\.csv/);
     expect(r.stdout).toMatch(/2\. .*: agree .*people\.csv/);
     expect(r.status).toBe(0);
+  });
+
+  it("reads CSV as RFC 4180 (quoted commas, quotes and line breaks; CRLF or LF)", () => {
+    expect(parseCsv('a,b\r\n1,"x, ""y"""\n"multi\nline",\r\n')).toEqual([
+      ["a", "b"],
+      ["1", 'x, "y"'],
+      ["multi\nline", ""],
+    ]);
   });
 
   it("other data (one number changed): cannot check, the data differs, both digests printed, exit 1", async () => {
