@@ -82,6 +82,7 @@ export {
   ResultError,
   fromV2Result,
   fromV3Results,
+  fromOwnV3Results,
   type Num,
   type Result,
   type ResultErrorReason,

@@ -15,7 +15,7 @@ Commands:
   serve [--port N] [--data-dir DIR] ...        run the local prediction service (API versions 3 and 2)
   worker --database postgres://...             run jobs of a team service kept in PostgreSQL
   kernel install [--user | --prefix DIR]       register the TypeScript (tslab) kernel with Jupyter
-  verify <report.html> [--json]                recompute a saved report's predictions with the local engine
+  verify <report.html> [--data F] [--json]     recompute a saved report's predictions with the local engine
 
 Run "rbp <command> --help" for a command's options.`;
 

@@ -6,7 +6,12 @@
  *   with the local engine, rounded as the producing service rounded (the most decimals the
  *   report's numbers show), and compared number for number with the results the report shows:
  *   agree, or differ with the largest difference and its place (field, position, row label);
- * - the request embedded by digest only (too large): cannot check (data not embedded);
+ * - the request embedded by digest only (too large): cannot check (data not embedded), unless
+ *   the data is given with `--data`: the request as sent (JSON: y, X, and theta and options, which
+ *   default to the report's), or the data table (CSV with a header: the outcome and attribute
+ *   columns the report names; theta and options from the report). Its canonical request must
+ *   have the report's SHA-256 (else: cannot check, the data differs, both digests printed); then
+ *   it is recomputed and compared as an embedded request is;
  * - no request (results built by hand): cannot check.
  * Then the page itself: rendered again from the embedded results with this package's report code
  * and compared with the file, so that an edit to a shown number (a table cell, a chart) is found
@@ -17,6 +22,7 @@
  * and files that are not reports.
  */
 import { readFile } from "node:fs/promises";
+import { extname } from "node:path";
 import { parseRequest } from "../api/request.js";
 import { fromV3Results, type Result } from "../api/result.js";
 import {
@@ -29,19 +35,31 @@ import {
   withFooter,
   type Provenance,
   type ProvenanceItem,
+  type ProvenanceRequest,
 } from "../display/provenance.js";
 import { reportHtml } from "../display/report.js";
 import { gridParallel, runAnalysis } from "../engine/index.js";
 import { encodeJson } from "../service/encode.js";
 import { UsageError } from "./predict.js";
 
-export const VERIFY_USAGE = `Usage: rbp verify <report.html> [--json]
+export const VERIFY_USAGE = `Usage: rbp verify <report.html> [--data <file>]... [--json]
 
 Recomputes every prediction of a report saved by rbp-notebook (saveReport, p.report) with the
 local engine, from the request the report embeds, and compares the numbers it shows. Prints
 agree / differ (the largest difference and where) / cannot check per prediction, then whether
 the page still shows its embedded results. Exit status 0 only when everything agrees.
-  --json   print the checks as JSON`;
+  --data <file>  the data of a prediction whose request the report holds by SHA-256 only (too
+                 large to embed): the request as sent (.json: y, X, and theta and options, which
+                 default to the report's), or the data table (.csv with a header naming the
+                 outcome and attribute columns). It must have the report's SHA-256; then it is
+                 recomputed. Give it once per such prediction.
+  --json         print the checks as JSON`;
+
+/** Data given with --data: the request it makes for an item of the report, or why it cannot make one. */
+export interface DataSource {
+  path: string;
+  requestFor(item: ProvenanceItem): ProvenanceRequest | string;
+}
 
 export type CheckStatus = "agree" | "differ" | "cannot check";
 
@@ -144,15 +162,46 @@ function describeService(item: ProvenanceItem): string {
 }
 
 /** Recomputes one prediction and compares it with what the report shows. */
-export async function checkItem(item: ProvenanceItem, index: number): Promise<PredictionCheck> {
+export async function checkItem(item: ProvenanceItem, index: number, data: ReadonlyArray<DataSource> = []): Promise<PredictionCheck> {
   const base = { item: index + 1, title: item.title, service: describeService(item), compared: 0 };
   if (item.analysis === null) return { ...base, status: "cannot check", detail: "the report does not say which analysis produced it" };
-  if (item.request === null) {
+  let request = item.request;
+  let given = "";
+  if (request === null) {
     if (item.requestSha256 === null) return { ...base, status: "cannot check", detail: "the request was not recorded (results given by hand)" };
     const shape = item.shape !== null ? `, ${item.shape.rows} x ${item.shape.attributes} data` : "";
-    return { ...base, status: "cannot check", detail: `data not embedded (too large; request SHA-256 ${item.requestSha256}${shape})` };
+    if (data.length === 0)
+      return {
+        ...base,
+        status: "cannot check",
+        detail: `data not embedded (too large; request SHA-256 ${item.requestSha256}${shape}); give the data with --data <request.json or data.csv>`,
+      };
+    // The data given: the one whose request has the report's digest.
+    const tried: string[] = [];
+    for (const source of data) {
+      const made = source.requestFor(item);
+      if (typeof made === "string") {
+        tried.push(`${source.path}: ${made}`);
+        continue;
+      }
+      const digest = sha256(canonicalRequest(item.analysis, made));
+      if (digest === item.requestSha256) {
+        request = made;
+        given = ` with the data of ${source.path}`;
+        break;
+      }
+      tried.push(`${source.path} gives sha256 ${digest}`);
+    }
+    if (request === null)
+      return {
+        ...base,
+        status: "cannot check",
+        detail: `data differs from the report's (sha256 ${item.requestSha256}${shape}; ${tried.join("; ")})`,
+      };
+    const checked = await recompute(item, request, base);
+    return { ...checked, ...(checked.detail === undefined ? { detail: `checked${given}` } : { detail: `${checked.detail} (checked${given})` }) };
   }
-  const digest = sha256(canonicalRequest(item.analysis, item.request));
+  const digest = sha256(canonicalRequest(item.analysis, request));
   if (digest !== item.requestSha256) {
     return {
       ...base,
@@ -161,15 +210,26 @@ export async function checkItem(item: ProvenanceItem, index: number): Promise<Pr
       largest: { difference: Infinity, place: "request", report: item.requestSha256, engine: digest },
     };
   }
+  return recompute(item, request, base);
+}
+
+/** Computes the request again with the local engine and compares the results the report shows. */
+async function recompute(
+  item: ProvenanceItem,
+  request: ProvenanceRequest,
+  base: Pick<PredictionCheck, "item" | "title" | "service" | "compared">,
+): Promise<PredictionCheck> {
+  const analysis = item.analysis;
+  if (analysis === null) return { ...base, status: "cannot check", detail: "the report does not say which analysis produced it" };
   const body = {
-    y: item.request.y,
-    X: item.request.X,
-    ...(item.request.theta !== undefined ? { theta: item.request.theta } : {}),
-    options: item.request.options ?? {},
+    y: request.y,
+    X: request.X,
+    ...(request.theta !== undefined ? { theta: request.theta } : {}),
+    options: request.options ?? {},
   };
   let parsed;
   try {
-    parsed = parseRequest(item.analysis, body, "v3", { requireAccessId: false });
+    parsed = parseRequest(analysis, body, "v3", { requireAccessId: false });
   } catch (error) {
     return { ...base, status: "cannot check", detail: `the local engine refuses the embedded request: ${(error as Error).message}` };
   }
@@ -188,7 +248,7 @@ export async function checkItem(item: ProvenanceItem, index: number): Promise<Pr
     let engine: Result;
     try {
       const r =
-        item.analysis === "grid"
+        analysis === "grid"
           ? await gridParallel(parsed.data, theta, parsed.options as never)
           : runAnalysis(parsed.analysis, parsed.data, theta, parsed.options as never);
       engine = fromV3Results(JSON.parse(encodeJson(r, decimals)));
@@ -283,7 +343,7 @@ export function checkPage(provenance: Provenance, page: string): PageCheck {
 }
 
 /** Checks a report's HTML. Throws UsageError for a page that is not a report with provenance. */
-export async function verifyReportHtml(html: string): Promise<VerifyOutcome> {
+export async function verifyReportHtml(html: string, data: ReadonlyArray<DataSource> = []): Promise<VerifyOutcome> {
   let read;
   try {
     read = readProvenance(html);
@@ -294,7 +354,7 @@ export async function verifyReportHtml(html: string): Promise<VerifyOutcome> {
     throw new UsageError("the file has no provenance: it is not a report written by rbp-notebook's saveReport (or was written before reports carried one)");
   const { provenance, page } = read;
   const predictions: PredictionCheck[] = [];
-  for (const [i, item] of provenance.items.entries()) predictions.push(await checkItem(item, i));
+  for (const [i, item] of provenance.items.entries()) predictions.push(await checkItem(item, i, data));
   const pageCheck = checkPage(provenance, page);
   return {
     package: provenance.package,
@@ -321,7 +381,10 @@ export function verifyText(file: string, outcome: VerifyOutcome): string {
   ];
   for (const p of outcome.predictions) {
     const head = `${p.item}. ${p.title} (from ${p.service})`;
-    if (p.status === "agree") lines.push(`${head}: agree (${p.compared} numbers, largest difference ${difference(p.largest?.difference ?? 0)})`);
+    if (p.status === "agree")
+      lines.push(
+        `${head}: agree (${p.compared} numbers, largest difference ${difference(p.largest?.difference ?? 0)}${p.detail !== undefined ? `; ${p.detail}` : ""})`,
+      );
     else if (p.status === "differ") {
       const l = p.largest!;
       lines.push(
@@ -345,24 +408,151 @@ export function verifyText(file: string, outcome: VerifyOutcome): string {
 export interface VerifyArgs {
   file: string;
   json: boolean;
+  /** Files given with --data. */
+  data: string[];
 }
 
 export function parseVerifyArgs(args: string[]): VerifyArgs {
   let file: string | undefined;
   let json = false;
-  for (const arg of args) {
+  const data: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
     if (arg === "--json") json = true;
+    else if (arg === "--data") {
+      const value = args[++i];
+      if (value === undefined || value === "") throw new UsageError(`--data needs a file\n\n${VERIFY_USAGE}`);
+      data.push(value);
+    } else if (arg.startsWith("--data=") && arg.length > "--data=".length) data.push(arg.slice("--data=".length));
     else if (!arg.startsWith("-") && file === undefined) file = arg;
     else throw new UsageError(`unexpected argument "${arg}"\n\n${VERIFY_USAGE}`);
   }
   if (file === undefined) throw new UsageError(`which report?\n\n${VERIFY_USAGE}`);
-  return { file, json };
+  return { file, json, data };
+}
+
+/**
+ * A --data file: JSON (the request as sent, or y and X) or CSV (the data table with a header).
+ * Throws UsageError when it cannot be read.
+ *
+ * @example
+ * const data = await readDataSource("people.csv");
+ * const outcome = await verifyReportHtml(html, [data]);
+ */
+export async function readDataSource(path: string): Promise<DataSource> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    throw new UsageError(`--data ${path}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`);
+  }
+  const ext = extname(path).toLowerCase();
+  if (ext === ".csv" || (ext !== ".json" && !/^\s*[{[]/.test(text))) return csvSource(path, text);
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--data ${path}: not JSON (${(error as Error).message}); give the request as sent (.json) or the data table (.csv)`);
+  }
+  if (
+    body === null ||
+    typeof body !== "object" ||
+    Array.isArray(body) ||
+    !Array.isArray((body as { y?: unknown }).y) ||
+    !Array.isArray((body as { X?: unknown }).X)
+  )
+    throw new UsageError(`--data ${path}: expected the request as sent, an object with y and X (and theta and options)`);
+  const b = body as { y: number[]; X: Array<Array<number | null>>; theta?: ProvenanceRequest["theta"]; options?: Record<string, unknown> };
+  return {
+    path,
+    requestFor: (item) => ({
+      y: b.y,
+      X: b.X,
+      ...(b.theta !== undefined ? { theta: b.theta } : item.theta !== undefined ? { theta: item.theta } : {}),
+      options: b.options ?? item.options,
+    }),
+  };
+}
+
+/** The data table as CSV: the report's outcome and attribute columns by name; theta and options from the report. */
+function csvSource(path: string, text: string): DataSource {
+  const table = parseCsv(text);
+  const header = table[0] ?? [];
+  return {
+    path,
+    requestFor(item) {
+      const { outcome, attributes } = item.context;
+      const missing = [outcome, ...attributes].filter((name) => !header.includes(name));
+      if (missing.length > 0) return `no column ${missing.map((m) => `"${m}"`).join(", ")} (the columns are ${header.join(", ")})`;
+      if (item.shape !== null && item.shape.thetaRows > 0 && item.theta === undefined)
+        return "the report does not hold the theta rows, so a CSV of the data cannot make its request; give the request as sent (.json)";
+      const at = (name: string) => header.indexOf(name);
+      const y: number[] = [];
+      const X: Array<Array<number | null>> = [];
+      for (let r = 1; r < table.length; r++) {
+        const row = table[r];
+        if (row.length === 1 && row[0] === "") continue;
+        const out = Number(row[at(outcome)] ?? "");
+        // A row without an outcome is dropped, as every call drops it.
+        if ((row[at(outcome)] ?? "").trim() === "" || !Number.isFinite(out)) continue;
+        const x: Array<number | null> = [];
+        for (const name of attributes) {
+          const cell = (row[at(name)] ?? "").trim();
+          const v = cell === "" ? null : Number(cell);
+          if (v !== null && !Number.isFinite(v)) return `row ${r + 1}, column "${name}": "${cell}" is not a number`;
+          x.push(v);
+        }
+        y.push(out);
+        X.push(x);
+      }
+      return { y, X, ...(item.theta !== undefined ? { theta: item.theta } : {}), options: item.options };
+    },
+  };
+}
+
+/**
+ * RFC 4180: rows of cells (quoted cells may hold commas, quotes as "" and line breaks).
+ *
+ * @example
+ * parseCsv('a,b\r\n1,"x, ""y"""\r\n'); // [["a", "b"], ["1", 'x, "y"']]
+ */
+export function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let cell = "";
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else cell += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ",") {
+      row.push(cell);
+      cell = "";
+    } else if (c === "\n" || c === "\r") {
+      if (c === "\r" && text[i + 1] === "\n") i++;
+      row.push(cell);
+      rows.push(row);
+      row = [];
+      cell = "";
+    } else cell += c;
+  }
+  if (cell !== "" || row.length > 0) {
+    row.push(cell);
+    rows.push(row);
+  }
+  return rows;
 }
 
 /** `rbp verify`: returns the exit status. */
 export async function verify(args: VerifyArgs, io: { stdout: (s: string) => void }): Promise<number> {
   const html = await readFile(args.file, "utf8");
-  const outcome = await verifyReportHtml(html);
+  const data = await Promise.all(args.data.map(readDataSource));
+  const outcome = await verifyReportHtml(html, data);
   io.stdout((args.json ? JSON.stringify(outcome, (_k, v: unknown) => (v === Infinity ? "Infinity" : v), 2) : verifyText(args.file, outcome)) + "\n");
   return outcome.ok ? 0 : 1;
 }

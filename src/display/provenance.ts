@@ -10,8 +10,9 @@
  * - per prediction: its title, analysis, the service that produced it (local or hosted, and
  *   where), the job or experiment, when it started and how long it took; the request (y, X,
  *   theta, options) inline when its canonical JSON is at most `inlineLimit` bytes (default
- *   4 MiB), else only its SHA-256 and the data's shape; the SHA-256 of the canonical request
- *   either way; the options as the engine resolves them (defaults filled in, so seeds too); the
+ *   4 MiB), else only its SHA-256, the data's shape and its theta rows (so that a reader who
+ *   has the data, as the request's JSON or as a CSV table, can have it checked against the
+ *   digest: `rbp verify --data`); the SHA-256 of the canonical request either way; the options as the engine resolves them (defaults filled in, so seeds too); the
  *   engine's documented choices that applied (docs/methodology.md); the display context; and the
  *   results the page shows, number for number.
  *
@@ -85,6 +86,12 @@ export interface ProvenanceItem {
   requestSha256: string | null;
   /** The data's shape: observations, attributes, theta rows (0: the last row of X). */
   shape: { rows: number; attributes: number; thetaRows: number } | null;
+  /**
+   * When the request is embedded by digest only: its theta as sent (absent when there was none,
+   * or when even it is larger than the inline limit), so that the data alone (a CSV table) and this,
+   * with `options`, make the request again.
+   */
+  theta?: ProvenanceRequest["theta"];
   /** The options as the engine resolves them (defaults filled in); includes the seed where there is one. */
   resolvedOptions: Record<string, unknown> | null;
   seed: number | null;
@@ -195,6 +202,7 @@ export function provenanceItem(item: VerifiableReportable, inlineLimit = DEFAULT
     resolved = resolvedOf(analysis, request);
   }
   const inline = canonical !== null && Buffer.byteLength(canonical, "utf8") <= inlineLimit;
+  const theta = !inline && request?.theta !== undefined ? canonicalJson(request.theta) : undefined;
   return {
     title: item.title,
     analysis,
@@ -205,6 +213,7 @@ export function provenanceItem(item: VerifiableReportable, inlineLimit = DEFAULT
     request: inline && request !== undefined ? (JSON.parse(canonical!) as ProvenanceRequest) : null,
     requestSha256: canonical !== null ? sha256(canonical) : null,
     shape: request !== undefined ? { rows: request.y.length, attributes: request.X[0]?.length ?? 0, thetaRows: thetaRows(request.theta) } : null,
+    ...(theta !== undefined && Buffer.byteLength(theta, "utf8") <= inlineLimit ? { theta: JSON.parse(theta) as ProvenanceRequest["theta"] } : {}),
     resolvedOptions: resolved,
     seed: typeof resolved?.seed === "number" ? resolved.seed : null,
     choices: analysis !== null ? documentedChoices(analysis, resolved) : [],

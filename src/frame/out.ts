@@ -14,7 +14,11 @@
  *   back with `toRequest(frame, { index: "label", ... })`.
  *
  * CSV: RFC 4180 quoting, the label column first, missing values as empty cells, numbers in full
- * precision (JavaScript's shortest round-trip form).
+ * precision (JavaScript's shortest round-trip form). A text cell (a label, a column name, a text
+ * value) that a spreadsheet would run as a formula, one beginning with =, +, -, @, a tab or a
+ * carriage return, is written with a leading ' (OWASP's advice for CSV injection), which the
+ * spreadsheet shows as text; numbers are never altered (-1.5 stays -1.5), nor a text cell that
+ * is a plain decimal number ("-1.5", read back as that number, runs nothing).
  */
 import { createRequire } from "node:module";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -130,9 +134,15 @@ export function outputFrame(frame: FrameColumns, options: ToFrameOptions = {}): 
   return out;
 }
 
+/** What a spreadsheet runs as a formula when a cell begins with it (OWASP, CSV injection). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+/** A plain decimal number written as text: a spreadsheet reads it as that number. */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
 function csvCell(v: OutCell | undefined): string {
   if (v === null || v === undefined || (typeof v === "number" && Number.isNaN(v))) return "";
-  const s = typeof v === "number" ? String(v) : typeof v === "boolean" ? (v ? "true" : "false") : v;
+  let s = typeof v === "number" ? String(v) : typeof v === "boolean" ? (v ? "true" : "false") : v;
+  if (typeof v === "string" && FORMULA_START.test(s) && !DECIMAL.test(s)) s = `'${s}`;
   return /[",\r\n]/.test(s) || s !== s.trim() ? `"${s.replace(/"/g, '""')}"` : s;
 }
 

@@ -21,7 +21,7 @@ import { didYouMean } from "../internal/suggest.js";
 import { PredictionError, analysisLabel } from "./errors.js";
 
 /** The keys a spec is read for (src/frame's FrameSpec, plus the title). */
-export const SPEC_KEYS = ["y", "X", "theta", "title"] as const;
+export const SPEC_KEYS = ["y", "X", "theta", "index", "title"] as const;
 
 /** The keys of the run settings (RunSettings in run.ts). */
 export const RUN_KEYS = ["progress", "signal", "timeoutMs", "connection", "showErrors", "strict"] as const;

@@ -17,10 +17,13 @@
  *   only), and, when `lagged` names the outcome's last known value (today's value of tomorrow's
  *   outcome), persistence. The direction of change is measured from the lagged value, else from
  *   the previous row's outcome.
- * - Cost: one job and one quota unit per evaluation row. Locally every request is submitted at
- *   once (bounded) and the embedded service's worker pool spreads them over the cores. Against
- *   the hosted service the call first says how many requests, jobs and units it will spend,
- *   checks the quota, and above `confirmAbove` units (default 100) refuses without `confirm: true`.
+ * - Cost: one job and one quota unit per evaluation row. Locally (the embedded service, v3) the
+ *   steps go through the service's in-process lane (service/lane.ts): checked, paid and stored as
+ *   their POSTs would be, all or nothing, the data shared with the worker pool instead of sent,
+ *   each forecast read from its job's yhat and its Prediction built when first read. Against the
+ *   hosted service (or v2) each step is a POST: the call first says how many requests, jobs and
+ *   units it will spend, checks the quota, and above `confirmAbove` units (default 100) refuses
+ *   without `confirm: true`.
  */
 import { availableParallelism } from "node:os";
 import type { Analysis, GridOptionsInput, MaxFitOptionsInput, PsrOptionsInput } from "../client/index.js";
@@ -42,10 +45,13 @@ import { toRequest, type FrameInput } from "../frame/index.js";
 import { outputFrame, writeFrameCsv, type FrameColumns, type ToFrameOptions } from "../frame/out.js";
 import { connect, type Connection, type ServiceKind } from "./connect.js";
 import { displayFigure, displayTable, type DisplayFigure, type DisplayTable } from "./displayable.js";
-import { PredictionError, analysisLabel } from "./errors.js";
+import { PredictionError, analysisLabel, toPredictionError } from "./errors.js";
 import { ExperimentPrediction, Prediction, showAll, type FrameOut } from "./prediction.js";
 import { Progress } from "./progress.js";
-import { predict, type RunSettings } from "./run.js";
+import { predict, resolvedOf, thresholdsOf, type RunSettings } from "./run.js";
+import { fromOwnV3Results } from "../api/result.js";
+import { InvalidInputError } from "../engine/errors.js";
+import { laneAt, LaneWindowError, ServiceError, type Lane, type LaneSubmitted } from "../service/index.js";
 
 /** The columns of a backtest: the outcome, the attributes, the row labels and the lagged outcome. */
 export interface BacktestSpec {
@@ -83,7 +89,7 @@ export interface BacktestOptions<A extends Analysis = Analysis> {
   confirm?: boolean;
   /** Quota units above which the hosted service needs `confirm: true` (default 100). */
   confirmAbove?: number;
-  /** Requests in flight at once (default: local, twice the cores, at most 16; hosted, 8). */
+  /** Requests in flight at once over HTTP (default: hosted, 8; a local v2 connection, twice the cores, at most 16). The embedded service's lane takes every step at once; its worker pool bounds what runs. */
   concurrency?: number;
   /** The connection; default: connect(). */
   connection?: Connection;
@@ -150,8 +156,7 @@ export class Backtest {
   readonly rows: ReadonlyArray<BacktestRow>;
   /** The model, linear regression and (with `lagged`) persistence. */
   readonly metrics: ReadonlyArray<BacktestMetrics>;
-  /** The Prediction of every evaluation row (its weights, relevance, report), in row order. */
-  readonly predictions: ReadonlyArray<Prediction>;
+  readonly #predictions: () => ReadonlyArray<Prediction>;
   readonly plan: BacktestPlan;
   readonly notes: ReadonlyArray<string>;
   readonly elapsedMs: number;
@@ -163,7 +168,8 @@ export class Backtest {
     title: string;
     outcome: string;
     rows: BacktestRow[];
-    predictions: Prediction[];
+    /** The Predictions, or how to make them when first read (the local lane parses each result only then). */
+    predictions: Prediction[] | (() => Prediction[]);
     plan: BacktestPlan;
     notes: string[];
     elapsedMs: number;
@@ -174,7 +180,9 @@ export class Backtest {
     this.title = init.title;
     this.outcome = init.outcome;
     this.rows = init.rows;
-    this.predictions = init.predictions;
+    const make = init.predictions;
+    let made: Prediction[] | undefined = typeof make === "function" ? undefined : make;
+    this.#predictions = () => (made ??= (make as () => Prediction[])());
     this.plan = init.plan;
     this.notes = init.notes;
     this.elapsedMs = init.elapsedMs;
@@ -187,6 +195,11 @@ export class Backtest {
     // Persistence forecasts no change: it has no direction to hit.
     if (init.hasLagged) m.push({ ...metricsOf("persistence", init.rows, (r) => r.persistence), hitRate: null });
     this.metrics = m;
+  }
+
+  /** The Prediction of every evaluation row (its weights, relevance, report), in row order. */
+  get predictions(): ReadonlyArray<Prediction> {
+    return this.#predictions();
   }
 
   /** The row labels (dates) of the evaluation rows. */
@@ -348,6 +361,17 @@ export class Backtest {
   }
 }
 
+/** One evaluation row's forecast: its yhat per calibration, and its Prediction (made when first asked for). */
+interface Forecast {
+  thetaLabel: string | undefined;
+  yhat: ReadonlyArray<number | null>;
+  prediction(): Prediction;
+}
+
+function forecastOf(p: Prediction): Forecast {
+  return { thetaLabel: p.thetaLabel, yhat: p.result.yhat, prediction: () => p };
+}
+
 function fmt(v: number | null): string {
   return v === null ? "—" : formatNumber(v, 4);
 }
@@ -387,37 +411,126 @@ export function metricsOf(forecaster: string, rows: ReadonlyArray<BacktestRow>, 
  * there are fewer complete rows than coefficients or the attributes are collinear.
  */
 export function olsPredict(y: ReadonlyArray<number>, X: ReadonlyArray<ReadonlyArray<number | null>>, theta: ReadonlyArray<number>): number | null {
-  const K = theta.length;
-  const P = K + 1;
-  const A = Array.from({ length: P }, () => new Float64Array(P + 1));
-  let rows = 0;
-  for (let i = 0; i < y.length; i++) {
-    const x = X[i];
-    if (x.some((v) => v === null)) continue;
-    rows++;
-    const z = [1, ...(x as number[])];
-    for (let a = 0; a < P; a++) {
-      for (let b = 0; b < P; b++) A[a][b] += z[a] * z[b];
-      A[a][P] += z[a] * y[i];
+  const normal = new NormalEquations(theta.length);
+  normal.add(y, X, 0, y.length);
+  return normal.predict(theta);
+}
+
+/**
+ * The normal equations of OLS with an intercept, summed row by row (complete rows only). Adding
+ * rows [0, a) and then [a, b) sums in the same order as adding [0, b) at once: an expanding
+ * window's equations grow from the previous step's, with the same numbers as summed anew.
+ */
+class NormalEquations {
+  readonly #P: number;
+  readonly #A: Float64Array[];
+  #rows = 0;
+
+  constructor(K: number, from?: NormalEquations) {
+    this.#P = K + 1;
+    this.#A = from !== undefined ? from.#A.map((r) => r.slice()) : Array.from({ length: K + 1 }, () => new Float64Array(K + 2));
+    this.#rows = from !== undefined ? from.#rows : 0;
+  }
+
+  add(y: ReadonlyArray<number>, X: ReadonlyArray<ReadonlyArray<number | null>>, from: number, to: number): void {
+    const P = this.#P;
+    const A = this.#A;
+    for (let i = from; i < to; i++) {
+      const x = X[i];
+      if (x.some((v) => v === null)) continue;
+      this.#rows++;
+      const z = [1, ...(x as number[])];
+      for (let a = 0; a < P; a++) {
+        for (let b = 0; b < P; b++) A[a][b] += z[a] * z[b];
+        A[a][P] += z[a] * y[i];
+      }
     }
   }
-  if (rows < P) return null;
-  // Gaussian elimination with partial pivoting on the normal equations.
-  const scale = Math.max(...A.map((r, a) => Math.abs(r[a])), 1e-300);
-  for (let c = 0; c < P; c++) {
-    let p = c;
-    for (let r = c + 1; r < P; r++) if (Math.abs(A[r][c]) > Math.abs(A[p][c])) p = r;
-    if (Math.abs(A[p][c]) <= 1e-12 * scale) return null;
-    [A[c], A[p]] = [A[p], A[c]];
-    for (let r = 0; r < P; r++) {
-      if (r === c) continue;
-      const f = A[r][c] / A[c][c];
-      if (f !== 0) for (let k = c; k <= P; k++) A[r][k] -= f * A[c][k];
+
+  /** The fit at theta (the equations are kept: the elimination works on a copy). */
+  predict(theta: ReadonlyArray<number>): number | null {
+    const K = theta.length;
+    const P = this.#P;
+    if (this.#rows < P) return null;
+    const A = this.#A.map((r) => r.slice());
+    // Gaussian elimination with partial pivoting on the normal equations.
+    const scale = Math.max(...A.map((r, a) => Math.abs(r[a])), 1e-300);
+    for (let c = 0; c < P; c++) {
+      let p = c;
+      for (let r = c + 1; r < P; r++) if (Math.abs(A[r][c]) > Math.abs(A[p][c])) p = r;
+      if (Math.abs(A[p][c]) <= 1e-12 * scale) return null;
+      [A[c], A[p]] = [A[p], A[c]];
+      for (let r = 0; r < P; r++) {
+        if (r === c) continue;
+        const f = A[r][c] / A[c][c];
+        if (f !== 0) for (let k = c; k <= P; k++) A[r][k] -= f * A[c][k];
+      }
     }
+    let yhat = A[0][P] / A[0][0];
+    for (let j = 0; j < K; j++) yhat += (A[j + 1][P] / A[j + 1][j + 1]) * theta[j];
+    return Number.isFinite(yhat) ? yhat : null;
   }
-  let yhat = A[0][P] / A[0][0];
-  for (let j = 0; j < K; j++) yhat += (A[j + 1][P] / A[j + 1][j + 1]) * theta[j];
-  return Number.isFinite(yhat) ? yhat : null;
+}
+
+/**
+ * The regression baseline of every step: OLS on the step's training rows. An expanding window's
+ * equations are carried from step to step (each row summed once, the same numbers as anew); a
+ * rolling window's are summed over its rows.
+ */
+function regressionBaselines(
+  y: ReadonlyArray<number>,
+  X: ReadonlyArray<ReadonlyArray<number | null>>,
+  chunks: ReadonlyArray<{ from: number; to: number }>,
+  expanding: boolean,
+): Array<(theta: ReadonlyArray<number>) => number | null> {
+  const K = X[0]?.length ?? 0;
+  let running = new NormalEquations(K);
+  let at = 0;
+  return chunks.map(({ from, to }) => {
+    let normal: NormalEquations;
+    if (expanding && from === 0 && to >= at) {
+      running.add(y, X, at, to);
+      at = to;
+      normal = running;
+      running = new NormalEquations(K, running);
+    } else {
+      normal = new NormalEquations(K);
+      normal.add(y, X, from, to);
+    }
+    return (theta) => normal.predict(theta);
+  });
+}
+
+/** A refusal of the in-process lane (nothing was charged) as the error `predict` would have thrown for that step. */
+function laneRefusal(error: unknown, labelOf: (window: number) => string): PredictionError {
+  if (error instanceof LaneWindowError)
+    return new PredictionError({
+      kind: "invalid-request",
+      subject: "backtest",
+      detail: `the step from row ${labelOf(error.window)}: ${error.message}`,
+      field: error.field,
+      hint: "Nothing was submitted or charged.",
+      cause: error,
+    });
+  if (error instanceof InvalidInputError)
+    return new PredictionError({
+      kind: "invalid-request",
+      subject: "backtest",
+      detail: error.message,
+      field: error.field,
+      hint: "Nothing was submitted or charged.",
+      cause: error,
+    });
+  if (error instanceof ServiceError && error.status === 429)
+    return new PredictionError({
+      kind: "quota",
+      subject: "backtest",
+      detail: error.message,
+      status: 429,
+      hint: "Nothing was charged. quota() shows what is left of the plan.",
+      cause: error,
+    });
+  return toPredictionError(error, { subject: "backtest", service: "local", scrub: (text) => text });
 }
 
 function usage(detail: string, hint?: string): PredictionError {
@@ -543,46 +656,138 @@ export async function backtest<A extends Analysis = "psr">(data: FrameInput, spe
   const concurrency = positiveInteger(options.concurrency, "concurrency") ?? (local ? Math.min(16, 2 * availableParallelism()) : 8);
   // One progress line for the whole backtest (the rows: evaluation rows forecast so far).
   const progress = new Progress(analysis, options.progress ?? "auto");
-  let done = 0;
   progress.update({ service: connection.mode, status: "running", rows: { done: 0, failed: 0, total: jobs } });
   const title = spec.title ?? `Backtest of ${analysisLabel(analysis)} on ${frame.outcome}`;
+  const baselines = regressionBaselines(frame.y, frame.X, chunks, window === undefined);
 
-  const predicted = await mapLimit(chunks, concurrency, async (chunk) => {
-    const train = Array.from({ length: chunk.to - chunk.from }, (_, k) => chunk.from + k);
-    const p = await predict(
-      analysis,
-      columnsOf(train, true) as never,
-      { y: frame.outcome, X: frame.attributes, index: labelKey, theta: columnsOf(chunk.rows, false) as never, title },
-      options.options as never,
-      { progress: "none", connection, showErrors: false, ...(options.signal !== undefined ? { signal: options.signal } : {}) },
-    );
-    done += chunk.rows.length;
-    progress.update({ rows: { done, failed: 0, total: jobs } });
-    return p instanceof ExperimentPrediction ? [...p.rows] : [p];
-  }).catch((error: unknown) => {
+  // The embedded service of this process (v3): its in-process lane, the table shared by every window.
+  const lane = local && connection.apiVersion === "v3" ? laneAt(connection.baseUrl) : undefined;
+  const run: Promise<Forecast[][]> = lane !== undefined ? viaLane(lane) : viaHttp().then((ps) => ps.map((row) => row.map(forecastOf)));
+  const predicted = await run.catch((error: unknown) => {
     progress.finish("failed");
     throw error;
   });
 
+  /** Every step as a request through the client (the hosted service, or v2), `concurrency` at a time. */
+  function viaHttp(): Promise<Prediction[][]> {
+    let done = 0;
+    return mapLimit(chunks, concurrency, async (chunk) => {
+      const train = Array.from({ length: chunk.to - chunk.from }, (_, k) => chunk.from + k);
+      const p = await predict(
+        analysis,
+        columnsOf(train, true) as never,
+        { y: frame.outcome, X: frame.attributes, index: labelKey, theta: columnsOf(chunk.rows, false) as never, title },
+        options.options as never,
+        { progress: "none", connection, showErrors: false, ...(options.signal !== undefined ? { signal: options.signal } : {}) },
+      );
+      done += chunk.rows.length;
+      progress.update({ rows: { done, failed: 0, total: jobs } });
+      return p instanceof ExperimentPrediction ? [...p.rows] : [p];
+    });
+  }
+
+  /**
+   * Every step as one request of the embedded service's in-process lane (service/lane.ts): checked,
+   * paid and stored as the same POST would be (one job and one unit per evaluation row), all at
+   * once, the data shared instead of sent; each Prediction built as `predict` builds it.
+   */
+  async function viaLane(lane: Lane): Promise<Forecast[][]> {
+    const startedAt = new Date().toISOString();
+    const given = { ...((options.options as Record<string, unknown> | undefined) ?? {}) };
+    const resolved = resolvedOf(analysis, given, K, "v3");
+    let submitted: LaneSubmitted[];
+    try {
+      submitted = await lane.submit(
+        {
+          analysis,
+          y: frame.y,
+          X: frame.X,
+          options: given,
+          windows: chunks.map((c) => ({ from: c.from, to: c.to, thetas: c.rows.map((i) => frame.X[i] as number[]) })),
+        },
+        { ...(options.signal !== undefined ? { signal: options.signal } : {}) },
+      );
+    } catch (error) {
+      throw laneRefusal(error, (n) => labels[chunks[n].rows[0]]);
+    }
+    let done = 0;
+    let failedRows = 0;
+    const t0 = performance.now();
+    return Promise.all(
+      submitted.map(async (w, c) => {
+        const chunk = chunks[c];
+        const ended = await w.rows;
+        const elapsedMs = Math.round(performance.now() - t0);
+        const y = frame.y.slice(chunk.from, chunk.to);
+        const X = frame.X.slice(chunk.from, chunk.to);
+        const rowLabels = labels.slice(chunk.from, chunk.to);
+        const experiment = w.experiment !== undefined;
+        const out: Forecast[] = [];
+        for (const row of ended) {
+          const i = chunk.rows[row.row];
+          if (row.status === "failed") {
+            if (!experiment || ended.every((r) => r.status === "failed"))
+              throw new PredictionError({
+                kind: "job-failed",
+                subject: analysisLabel(analysis),
+                detail: `${experiment ? "every row of the experiment failed; " : ""}row ${labels[i]}: ${row.reason}`,
+                jobId: row.job_id,
+              });
+            failedRows++;
+            continue;
+          }
+          const theta = frame.X[i] as number[];
+          const { json, job_id, job_code } = row;
+          // Built, and its result parsed, when first read (bt.predictions); the forecast needs only yhat.
+          const build = (): Prediction => {
+            const result = fromOwnV3Results(JSON.parse(json));
+            const thresholds = thresholdsOf(analysis, resolved, result);
+            const shown = new Set(result.warnings ?? []);
+            return new Prediction({
+              analysis,
+              title: experiment ? `${title} for ${/^\d+$/.test(labels[i]) ? `row ${labels[i]}` : labels[i]}` : title,
+              result,
+              context: { outcome: frame.outcome, attributes: frame.attributes, y, rowLabels, analysis, ...(thresholds !== undefined ? { thresholds } : {}) },
+              receipt: { job_id, job_code },
+              options: given,
+              notes: experiment ? [] : w.warnings.filter((n) => !shown.has(n)),
+              theta,
+              thetaLabel: labels[i],
+              elapsedMs,
+              service: "local",
+              request: { y, X, theta, options: given },
+              startedAt,
+              serviceUrl: "embedded",
+              indexName: labelKey,
+            });
+          };
+          let made: Prediction | undefined;
+          out.push({ thetaLabel: labels[i], yhat: row.yhat, prediction: () => (made ??= build()) });
+        }
+        done += chunk.rows.length;
+        progress.update({ rows: { done, failed: failedRows, total: jobs } });
+        return out;
+      }),
+    );
+  }
+
   const rows: BacktestRow[] = [];
-  const predictions: Prediction[] = [];
+  const forecasts: Forecast[] = [];
   chunks.forEach((chunk, c) => {
     const ps = predicted[c];
-    const trainY = frame.y.slice(chunk.from, chunk.to);
-    const trainX = frame.X.slice(chunk.from, chunk.to);
     chunk.rows.forEach((i, j) => {
       const p = ps.find((q) => q.thetaLabel === labels[i]) ?? ps[j];
       if (p === undefined) return; // a failed row of an experiment
-      predictions.push(p);
-      const t = calibration === "best" ? p.best.index : calibration;
-      if (t >= p.result.yhat.length) throw usage(`calibration ${t} is not one of the result's (0 to ${p.result.yhat.length - 1})`);
+      forecasts.push(p);
+      const t = calibration === "best" ? p.prediction().best.index : calibration;
+      if (t >= p.yhat.length) throw usage(`calibration ${t} is not one of the result's (0 to ${p.yhat.length - 1})`);
       const persistence = lagged?.[i] ?? null;
       rows.push({
         label: labels[i],
         position: i,
         actual: frame.y[i],
-        predicted: p.result.yhat[t] ?? null,
-        regression: olsPredict(trainY, trainX, frame.X[i] as number[]),
+        predicted: p.yhat[t] ?? null,
+        regression: baselines[c](frame.X[i] as number[]),
         persistence,
         reference: lagged !== undefined ? persistence : i > 0 ? frame.y[i - 1] : null,
         trainRows: chunk.to - chunk.from,
@@ -599,7 +804,7 @@ export async function backtest<A extends Analysis = "psr">(data: FrameInput, spe
     title,
     outcome: frame.outcome,
     rows,
-    predictions,
+    predictions: () => forecasts.map((f) => f.prediction()),
     plan,
     notes,
     elapsedMs: Date.now() - started,

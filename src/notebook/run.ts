@@ -193,7 +193,7 @@ function provenanceOf(s: Step<Analysis, unknown>, theta: number[] | number[][] |
  * the service resolves them for the connection's API version (threshold_range and stepsize, the
  * defaults, v2's PSR default thresholds): `resolveForVersion` in src/api.
  */
-function resolvedOf(analysis: Analysis, options: Record<string, unknown>, k: number, version: "v2" | "v3"): ResolvedOptionsFor<Analysis> | undefined {
+export function resolvedOf(analysis: Analysis, options: Record<string, unknown>, k: number, version: "v2" | "v3"): ResolvedOptionsFor<Analysis> | undefined {
   try {
     return resolveForVersion(analysis, normalizeOptions(analysis, options, "v3").options, k, version);
   } catch {
@@ -207,7 +207,7 @@ function resolvedOf(analysis: Analysis, options: Record<string, unknown>, k: num
  * candidate it equals up to the service's six decimals. Without a result (an experiment), the
  * thresholds as resolved.
  */
-function thresholdsOf(analysis: Analysis, resolved: ResolvedOptionsFor<Analysis> | undefined, result?: Result): number[] | undefined {
+export function thresholdsOf(analysis: Analysis, resolved: ResolvedOptionsFor<Analysis> | undefined, result?: Result): number[] | undefined {
   if (resolved === undefined) return result?.thresholds;
   if (analysis !== "maxfit" || result === undefined) return [...resolved.threshold];
   if (result.thresholds !== undefined) return result.thresholds;

@@ -19,6 +19,28 @@ import { answerClientError } from "./http.js";
 import { DEFAULT_LIMITS, type ServiceLimits } from "./limits.js";
 import { createRouter } from "./router.js";
 import { ROUTE_TABLES, type RouteTableFactory } from "./routes.js";
+import { Lane } from "./lane.js";
+
+/** The in-process lanes of the services this process started, by their URL (lane.ts). */
+const LANES = new Map<string, Lane>();
+
+/**
+ * The in-process lane (lane.ts) of a service this process started and still runs, reached at `url`
+ * (its root or a version root, e.g. the embedded service's `http://127.0.0.1:41234/v3`), for the
+ * organisation whose key the service handed out; undefined for any other URL.
+ *
+ * @example
+ * const lane = laneAt(connection.baseUrl); // the embedded service's, or undefined
+ */
+export function laneAt(url: string): Lane | undefined {
+  let origin: string;
+  try {
+    origin = new URL(url).origin;
+  } catch {
+    return undefined;
+  }
+  return LANES.get(origin);
+}
 
 export interface LocalServiceOptions {
   /** TCP port; 0 (the default) picks a free one. */
@@ -164,6 +186,11 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
   }
   const port = (server.address() as AddressInfo).port;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  try {
+    LANES.set(new URL(url).origin, new Lane(service, service.auth.organisation({ "x-api-key": shown.apiKey })));
+  } catch {
+    // No organisation has the key handed out: no lane (HTTP serves as ever).
+  }
 
   let closing: Promise<void> | undefined;
   return {
@@ -172,6 +199,7 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
     credentials: shown,
     close() {
       closing ??= (async () => {
+        LANES.delete(new URL(url).origin);
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeAllConnections();
         await closed;
@@ -279,5 +307,7 @@ export { PredictionService, type ServiceConfig } from "./core.js";
 export type { Store, CreateJobs, CreateFailedJob, Created, Claimed } from "./store.js";
 export { QuotaExceededError, StorageFullError, StorageBusyError, DamagedStoreError } from "./store.js";
 export { ROUTE_TABLES, type RouteTableFactory } from "./routes.js";
+export { ServiceError } from "./http.js";
+export { Lane, LaneWindowError, type LaneBatch, type LaneWindow, type LaneRow, type LaneSubmitted } from "./lane.js";
 export { DEFAULT_LIMITS, type ServiceLimits } from "./limits.js";
 export type { RouteTable, Route, RouteRequest } from "./router.js";

@@ -130,6 +130,30 @@ describe("toCSV", { timeout: 60_000 }, () => {
   });
 });
 
+describe("toCSV and formula injection (OWASP: CSV injection)", { timeout: 60_000 }, () => {
+  const HOSTILE = ['=HYPERLINK("http://x")', "+1+1", "-2+3", "@SUM(A1)", "\tcmd", "\r=1", "Cat", "-1.5", "+3e2"];
+
+  it("a prediction's labels that a spreadsheet would run are written as text with a leading '; numbers are never altered", async () => {
+    useDataFrames(null);
+    const rows = quickstartRows().map((r, i) => ({ ...r, Name: HOSTILE[i] }));
+    const p = await psr(rows, { y: "Points", index: "Name", theta: quickstartTheta() }, { threshold: 0.5 }, quiet);
+    const path = await p.toCSV(join(dir, "hostile.csv"));
+    const text = await readFile(path, "utf8");
+    const lines = text.split("\r\n").slice(1, 8);
+    const firstCells = [`"'=HYPERLINK(""http://x"")"`, "'+1+1", "'-2+3", "'@SUM(A1)", "'\tcmd", `"'\r=1"`, "Cat"];
+    firstCells.forEach((cell, i) => expect(lines[i].startsWith(`${cell},`), `row ${i}: ${JSON.stringify(lines[i])}`).toBe(true));
+    // The numbers as they are: negative relevances keep their sign.
+    const first = text.split("\r\n")[2].split(",");
+    expect(Number(first[2])).toBe(p.relevance![1]);
+    expect(text).toMatch(/,-\d/);
+  });
+
+  it("text that is a plain decimal number, and every number, is left as it is", () => {
+    const csv = frameCsv({ indexName: "k", index: ["-1.5", "+3e2", "-x"], columns: ["v", "=w"], data: { v: [-1.5, -2e-7, -0], "=w": ["-4", "=1", "-"] } });
+    expect(csv).toBe("k,v,'=w\r\n-1.5,-1.5,-4\r\n+3e2,-2e-7,'=1\r\n'-x,0,'-\r\n");
+  });
+});
+
 describe("finding danfo in a fresh Node process (the built package, as a tslab kernel loads it)", { timeout: 60_000 }, () => {
   const out = new URL("../../dist/frame/out.js", import.meta.url).href;
   const repo = fileURLToPath(new URL("../..", import.meta.url));

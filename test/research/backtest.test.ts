@@ -1,13 +1,20 @@
 /**
  * backtest(): each evaluation row predicted from the rows strictly before it, on the embedded
- * service (real HTTP on loopback, the worker pool), equal to the same rows run one by one; the
- * regression baseline equal to PSR at threshold 0 (linear regression); metrics by hand; the
- * hosted service's plan, confirmation and quota check before anything is submitted.
+ * service (its in-process lane: the real service, store and worker pool without HTTP), equal to
+ * the same rows run one by one through rbp.psr/maxfit/grid over HTTP; one job and one unit per
+ * row, each job readable over HTTP afterwards; a refused step or a short quota refuses the whole
+ * backtest with nothing charged; the lane's result reader equal to the validating one; the
+ * regression baseline equal to PSR at threshold 0 (linear regression) and, for an expanding
+ * window, to OLS summed anew; metrics by hand; the hosted service's plan, confirmation and quota
+ * check before anything is submitted.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { backtest, connect, disconnect, grid, psr, maxfit, type Connection, Prediction } from "../../src/notebook/index.js";
 import { metricsOf, olsPredict, type BacktestRow } from "../../src/notebook/backtest.js";
 import { startLocalService, type LocalService } from "../../src/service/index.js";
+import { fromOwnV3Results, fromV3Results } from "../../src/api/result.js";
+import { datasetFromRows, runAnalysis } from "../../src/engine/index.js";
+import { encodeJson } from "../../src/service/encode.js";
 import { ATTRIBUTES, weatherDays, type Day } from "./weather.js";
 
 const quiet = { progress: "none" as const };
@@ -84,6 +91,15 @@ describe("backtest", { timeout: 60_000 }, () => {
         quiet,
       )) as Prediction;
       expect(row.predicted).toBe(one.yhat);
+      // The expanding window's equations are carried from step to step: the same numbers as summed anew.
+      const a = arrays(0, first + j);
+      expect(row.regression).toBe(
+        olsPredict(
+          a.y,
+          a.X,
+          ATTRIBUTES.map((n) => days[first + j][n as keyof Day] as number),
+        ),
+      );
       // Without a lagged column the direction is measured from the previous row's outcome.
       expect(row.reference).toBe(days[first + j - 1].tomorrow_max);
       expect(row.persistence).toBeNull();
@@ -112,6 +128,84 @@ describe("backtest", { timeout: 60_000 }, () => {
       )) as Prediction;
       expect(row.predicted).toBe(one.yhat);
       expect(bt.predictions[j].impact).toEqual(one.impact);
+    }
+  });
+
+  it("locally every window runs in the embedded service's lane: each Prediction as rbp.psr gives it, one job and one unit per row, each job readable over HTTP", async () => {
+    const connection = await connect();
+    const before = (await connection.quota()).used;
+    const posts = vi.spyOn(connection.client, "submit");
+    const bt = await backtest(days, { y: "tomorrow_max", X: ATTRIBUTES, index: "date" }, { options: { threshold: [0.8, 0.2] }, start: -4, progress: "none" });
+    // Nothing went through HTTP.
+    expect(posts).not.toHaveBeenCalled();
+    posts.mockRestore();
+    expect(bt.plan).toMatchObject({ jobs: 4, requests: 4, units: 4, service: "local" });
+    expect((await connection.quota()).used - before).toBe(4);
+    const ids = new Set(bt.predictions.map((p) => p.receipt.job_id));
+    expect(ids.size).toBe(4);
+    for (const [j, p] of bt.predictions.entries()) {
+      const i = days.length - 4 + j;
+      const one = (await psr(
+        arrays(0, i),
+        { theta: Object.fromEntries(ATTRIBUTES.map((a) => [a, days[i][a as keyof Day] as number])) },
+        { threshold: [0.8, 0.2] },
+        quiet,
+      )) as Prediction;
+      expect(p.result).toStrictEqual(one.result);
+      expect(p.context).toStrictEqual({ ...one.context, rowLabels: days.slice(0, i).map((d) => d.date) });
+      expect(p.thetaLabel).toBe(days[i].date);
+      expect(p.request).toEqual({ ...one.request, theta: one.theta });
+      // A real job of the service: its result read over HTTP is the same.
+      expect(await connection.client.result(p.receipt)).toStrictEqual(p.result);
+    }
+  });
+
+  it("locally a step the service would refuse refuses the whole backtest, naming the step and the field; nothing is charged", async () => {
+    const connection = await connect();
+    const before = (await connection.quota()).used;
+    // The first steps have fewer rows than attributes: the POST of that step would be refused.
+    await expect(backtest(days, { y: "tomorrow_max", X: ATTRIBUTES, index: "date" }, { minTrain: 3, start: 3, end: 12, progress: "none" })).rejects.toThrow(
+      /the step from row 2012-01-04: X: expected more rows than columns \(N > K\)/,
+    );
+    await expect(
+      backtest(days, { y: "tomorrow_max", X: ATTRIBUTES }, { options: { threshold: [2] } as never, start: -3, progress: "none" }),
+    ).rejects.toMatchObject({ kind: "invalid-request", field: expect.stringMatching(/^options\.threshold/) });
+    expect((await connection.quota()).used).toBe(before);
+  });
+
+  it("locally a job that fails on the service fails the backtest with its reason and row, as over HTTP", async () => {
+    const constant = days.map((d) => ({ ...d, one: 1 }));
+    const error = await backtest(constant, { y: "tomorrow_max", X: [...ATTRIBUTES, "one"], index: "date" }, { start: -2, progress: "none" }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ kind: "job-failed", message: expect.stringMatching(/row 2012-05-2\d: .*singular/) });
+  });
+
+  it("locally a backtest the plan cannot pay for is refused whole before any job runs", async () => {
+    try {
+      const small = await connect({ hosted: false, env: {}, envFile: false, local: { workers: 2, quota: 5 } });
+      await expect(backtest(days, { y: "tomorrow_max", X: ATTRIBUTES }, { start: -6, progress: "none" })).rejects.toMatchObject({
+        kind: "quota",
+        message: expect.stringMatching(/costs 6 units and the plan has 5 left/),
+      });
+      expect((await small.quota()).used).toBe(0);
+    } finally {
+      await connect({ hosted: false, env: {}, envFile: false, local: { workers: 2 }, fresh: true });
+    }
+  });
+
+  it("the lane's reader of the service's own results gives what the validating reader gives (PSR, MaxFit, Grid)", () => {
+    const a = arrays(0, 80);
+    const data = datasetFromRows(a.y, a.X);
+    const theta = Float64Array.from(a.X[79] as number[]);
+    const cases: Array<["psr" | "maxfit" | "grid", Record<string, unknown>]> = [
+      ["psr", { threshold: [0, 0.5] }],
+      ["maxfit", {}],
+      ["grid", {}],
+    ];
+    for (const [analysis, options] of cases) {
+      const json = encodeJson(runAnalysis(analysis, data, theta, options as never), 6);
+      expect(fromOwnV3Results(JSON.parse(json))).toStrictEqual(fromV3Results(JSON.parse(json)));
     }
   });
 

@@ -2,8 +2,9 @@
  * Reports that verify themselves: a report saved from predictions of the embedded service carries
  * its provenance; `rbp verify` (the built CLI, as a user runs it) passes on the untouched file and
  * fails, naming the place, when one digit of a shown number or of an embedded result is edited;
- * a request too large to embed, or none, cannot be checked; a report from the hosted service says
- * so and is checked against the local engine the same way.
+ * a request too large to embed, or none, cannot be checked, unless the data is given with --data
+ * (the request as sent, or the data table as CSV) and has the report's digest; a report from the
+ * hosted service says so and is checked against the local engine the same way.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -13,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, disconnect, grid, psr, saveReport, type Connection, type ExperimentPrediction, type Prediction } from "../../src/notebook/index.js";
 import { readProvenance, PROVENANCE_FORMAT, canonicalRequest, sha256 } from "../../src/display/provenance.js";
-import { verifyReportHtml } from "../../src/cli/verify.js";
+import { parseCsv, verifyReportHtml } from "../../src/cli/verify.js";
 import { startLocalService, type LocalService } from "../../src/service/index.js";
 import { quickstartFrame, quickstartRows, quickstartTheta } from "../notebook/helpers.js";
 
@@ -156,6 +157,72 @@ describe("rbp verify", { timeout: 60_000 }, () => {
     const byHand = await saveReport({ title: "by hand", result: p.result, context: p.context }, join(dir, "hand.html"));
     expect(cli(byHand).stdout).toMatch(/1\. by hand .*: cannot check: the request was not recorded/);
     expect(cli(join(dir, "nothing.html")).status).toBe(2);
+  });
+});
+
+describe("rbp verify --data: a report that holds its requests by digest only", { timeout: 60_000 }, () => {
+  let small: string;
+  let csv: string;
+  beforeAll(async () => {
+    small = await saveReport([p, e], join(dir, "digest-both.html"), { inlineLimit: 100 });
+    const rows = quickstartRows();
+    const columns = Object.keys(rows[0]);
+    csv = [columns.join(","), ...rows.map((r) => columns.map((c) => String(r[c])).join(","))].join("\r\n") + "\r\n";
+  });
+
+  it("without data: cannot check, and it says how to give the data", () => {
+    const r = cli(small);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toMatch(
+      /1\. Grid prediction .*: cannot check: data not embedded \(too large; request SHA-256 [0-9a-f]{64}, 7 x 5 data\); give the data with --data/,
+    );
+  });
+
+  it("the requests as sent (JSON), one per prediction: its digest matches, every number is recomputed and agrees, exit 0", async () => {
+    await writeFile(join(dir, "p.json"), JSON.stringify(p.request), "utf8");
+    await writeFile(join(dir, "e.json"), JSON.stringify(e.request), "utf8");
+    const r = cli(small, "--data", join(dir, "p.json"), `--data=${join(dir, "e.json")}`);
+    expect(r.stdout).toMatch(/1\. Grid prediction of Points .*: agree \(\d+ numbers, largest difference 0; checked with the data of .*p\.json\)/);
+    expect(r.stdout).toMatch(/2\. PSR of Points .*: agree \(\d+ numbers, largest difference 0; checked with the data of .*e\.json\)/);
+    expect(r.stdout).toMatch(/^verified: 2 agree, 0 differ, 0 cannot check$/m);
+    expect(r.status).toBe(0);
+  });
+
+  it("the data table (CSV, the report's column names): the report's theta rows and options make the same request", async () => {
+    const path = join(dir, "people.csv");
+    await writeFile(path, csv, "utf8");
+    const r = cli(small, "--data", path);
+    expect(r.stdout).toMatch(/1\. .*: agree .*people\.csv/);
+    expect(r.stdout).toMatch(/2\. .*: agree .*people\.csv/);
+    expect(r.status).toBe(0);
+  });
+
+  it("reads CSV as RFC 4180 (quoted commas, quotes and line breaks; CRLF or LF)", () => {
+    expect(parseCsv('a,b\r\n1,"x, ""y"""\n"multi\nline",\r\n')).toEqual([
+      ["a", "b"],
+      ["1", 'x, "y"'],
+      ["multi\nline", ""],
+    ]);
+  });
+
+  it("other data (one number changed): cannot check, the data differs, both digests printed, exit 1", async () => {
+    const path = join(dir, "people-edited.csv");
+    const lines = csv.split("\r\n");
+    const cells = lines[3].split(",");
+    cells[2] = String(Number(cells[2]) + 1);
+    lines[3] = cells.join(",");
+    await writeFile(path, lines.join("\r\n"), "utf8");
+    const digest = readProvenance(await readFile(small, "utf8"))!.provenance.items[0].requestSha256!;
+    const r = cli(small, "--data", path);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain(
+      `1. Grid prediction of Points (from the local service): cannot check: data differs from the report's (sha256 ${digest}, 7 x 5 data; `,
+    );
+    expect(r.stdout).toMatch(/people-edited\.csv gives sha256 [0-9a-f]{64}\)/);
+    // A file that is not there, or a CSV without the report's columns, is said plainly.
+    expect(cli(small, "--data", join(dir, "absent.json")).stderr).toMatch(/--data .*absent\.json: no such file/);
+    await writeFile(join(dir, "other.csv"), "a,b\r\n1,2\r\n", "utf8");
+    expect(cli(small, "--data", join(dir, "other.csv")).stdout).toMatch(/other\.csv: no column "Points", "Age"/);
   });
 });
 
