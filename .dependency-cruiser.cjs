@@ -59,6 +59,13 @@ module.exports = {
       to: { path: "^src/notebook/", pathNot: "^src/notebook/index\\.ts$" },
     },
     {
+      name: "frame-private",
+      comment: "outside src/frame, the frame code is reached through frame/index.ts only",
+      severity: "error",
+      from: { path: "^src/", pathNot: "^src/frame/" },
+      to: { path: "^src/frame/", pathNot: "^src/frame/index\\.ts$" },
+    },
+    {
       name: "internal-stays-inside",
       comment: "src/internal is private: only src/ imports it (tests may)",
       severity: "error",

@@ -42,7 +42,7 @@ import {
 } from "../display/index.js";
 import { textTable } from "../display/format.js";
 import { toRequest, type FrameInput } from "../frame/index.js";
-import { outputFrame, writeFrameCsv, type FrameColumns, type ToFrameOptions } from "../frame/out.js";
+import { outputFrame, writeFrameCsv, type FrameColumns, type ToFrameOptions } from "../frame/index.js";
 import { connect, type Connection, type ServiceKind } from "./connect.js";
 import { displayFigure, displayTable, type DisplayFigure, type DisplayTable } from "./displayable.js";
 import { PredictionError, analysisLabel, toPredictionError } from "./errors.js";

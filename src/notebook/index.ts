@@ -42,7 +42,7 @@ export {
   type PredictionFrameOptions,
   type PredictionCsvOptions,
 } from "./prediction.js";
-export { useDataFrames, type DanfoModule, type FrameColumns, type FrameForm, type ToFrameOptions } from "../frame/out.js";
+export { useDataFrames, type DanfoModule, type FrameColumns, type FrameForm, type ToFrameOptions } from "../frame/index.js";
 export { PredictionError, type ProblemKind } from "./errors.js";
 export { progressText, type ProgressEvent, type ProgressMode, type ProgressSetting, type ProgressStatus } from "./progress.js";
 export { defaults } from "./defaults.js";

@@ -47,8 +47,8 @@ import {
   type Reportable,
 } from "../display/index.js";
 import { saveVerifiableReport as writeReport, type VerifiableReportable, type VerifiableReportOptions } from "../display/provenance.js";
-import { outputFrame, writeFrameCsv, type FrameColumns, type OutCell, type ToFrameOptions } from "../frame/out.js";
-import type { ColumnObject, DataFrameLike } from "../frame/table.js";
+import { outputFrame, writeFrameCsv, type FrameColumns, type OutCell, type ToFrameOptions } from "../frame/index.js";
+import type { ColumnObject, DataFrameLike } from "../frame/index.js";
 import { displayFigure, displayTable, type DisplayFigure, type DisplayTable } from "./displayable.js";
 import { PredictionError, analysisLabel } from "./errors.js";
 import type { ServiceKind } from "./connect.js";
