@@ -66,6 +66,14 @@ module.exports = {
       to: { path: "^src/frame/", pathNot: "^src/frame/index\\.ts$" },
     },
     {
+      name: "display-private",
+      comment:
+        "the notebook and the kernel reach the display code through display/index.ts only (rbp verify, a composition root, reads the report's parts directly)",
+      severity: "error",
+      from: { path: "^src/(notebook|kernel)/" },
+      to: { path: "^src/display/", pathNot: "^src/display/index\\.ts$" },
+    },
+    {
       name: "internal-stays-inside",
       comment: "src/internal is private: only src/ imports it (tests may)",
       severity: "error",

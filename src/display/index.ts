@@ -1,6 +1,6 @@
 /** Results out: HTML tables, plotly charts, Jupyter mime bundles and the HTML report. */
 export { analysisOf, calibrationThresholds, contextFromRequest, defaultCalibration, type DisplayContext } from "./context.js";
-export { escapeHtml, formatCount, formatNumber, MISSING } from "./format.js";
+export { escapeHtml, formatCount, formatNumber, MISSING, textTable } from "./format.js";
 export {
   analysisName,
   experimentTable,

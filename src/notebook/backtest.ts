@@ -37,10 +37,10 @@ import {
   formatNumber,
   htmlBundle,
   TABLE_CSS,
+  textTable,
   type Figure,
   type MimeBundle,
 } from "../display/index.js";
-import { textTable } from "../display/format.js";
 import { toRequest, type FrameInput } from "../frame/index.js";
 import { outputFrame, writeFrameCsv, type FrameColumns, type ToFrameOptions } from "../frame/index.js";
 import { connect, type Connection, type ServiceKind } from "./connect.js";

@@ -46,7 +46,7 @@ import {
   type ObservationTableOptions,
   type Reportable,
 } from "../display/index.js";
-import { saveVerifiableReport as writeReport, type VerifiableReportable, type VerifiableReportOptions } from "../display/provenance.js";
+import { saveVerifiableReport as writeReport, type VerifiableReportable, type VerifiableReportOptions } from "../display/index.js";
 import { outputFrame, writeFrameCsv, type FrameColumns, type OutCell, type ToFrameOptions } from "../frame/index.js";
 import type { ColumnObject, DataFrameLike } from "../frame/index.js";
 import { displayFigure, displayTable, type DisplayFigure, type DisplayTable } from "./displayable.js";

@@ -5,7 +5,7 @@
  * (the requests, the results shown, the package version, the service: display/provenance.ts), so
  * that `rbp verify <file>` can recompute every prediction. Returns the absolute path written.
  */
-import { saveVerifiableReport as writeReport, type VerifiableReportable, type VerifiableReportOptions } from "../display/provenance.js";
+import { saveVerifiableReport as writeReport, type VerifiableReportable, type VerifiableReportOptions } from "../display/index.js";
 import { toReportable, type ReportItem } from "./prediction.js";
 
 /**
