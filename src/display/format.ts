@@ -51,7 +51,7 @@ export function scriptJson(value: unknown): string {
  * Pads plain-text table cells into aligned columns (for text/plain outputs).
  *
  * @example
- * textTable(["row", "yhat"], [["1", "3.29"], ["2", "-0.5"]]); // "row  yhat\n1    3.29\n2    -0.5" (aligned)
+ * textTable(["row", "yhat"], [["1", "3.29"], ["2", "-0.5"]]); // "row  yhat\n---  ----\n1    3.29\n2    -0.5"
  */
 export function textTable(header: string[], rows: string[][]): string {
   const widths = header.map((h, j) => Math.max(h.length, ...rows.map((r) => (r[j] ?? "").length)));
