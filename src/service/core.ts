@@ -20,16 +20,7 @@ import { Authenticator } from "./auth.js";
 import type { Credentials, Org } from "./credentials.js";
 import { MiB, ServiceError } from "./http.js";
 import type { Analysis } from "../api/options.js";
-import {
-  DEFAULT_RESULT_MEMORY_BYTES,
-  DEFAULT_RETENTION_MS,
-  EmbeddedStore,
-  LruCache,
-  type Experiment,
-  type Job,
-  type JobFailure,
-  type JobVariant,
-} from "./jobs.js";
+import { DEFAULT_RESULT_MEMORY_BYTES, DEFAULT_RETENTION_MS, EmbeddedStore, type Experiment, type Job, type JobFailure, type JobVariant } from "./jobs.js";
 import { MemoryPersistence } from "./persistence.js";
 import { ERROR_PREDICTION_FAILED, ERROR_PROCESS_JOB, PoolJobError, PoolClosedError, STATUS_PROCESSING, WorkerPool, type PoolSettings } from "./pool.js";
 import type { WorkerDone, WorkerFailed, WorkerPartials, WorkerRows, WorkerTask } from "./worker.js";
@@ -129,7 +120,6 @@ export class PredictionService {
   readonly store: Store;
   private readonly pool: WorkerPool;
   private readonly log: (line: string) => void;
-  private readonly parsedCache = new LruCache<number, unknown>(4, () => 1);
   private closing: Promise<void> | undefined;
   private readonly waiters = new Map<number, Set<() => void>>();
   private pumping = false;
@@ -294,15 +284,6 @@ export class PredictionService {
       throw new ServiceError(410, "gone", `the result of job ${job.id} is no longer kept: ${kept}`);
     }
     return json;
-  }
-
-  /** The `results` object of a completed job (parsed; the last few are kept). */
-  async resultObject(job: Job): Promise<unknown> {
-    const cached = this.parsedCache.get(job.id);
-    if (cached !== undefined) return cached;
-    const value: unknown = JSON.parse(await this.resultJson(job));
-    this.parsedCache.set(job.id, value);
-    return value;
   }
 
   /**

@@ -8,6 +8,8 @@
  *   route checks it (403) before reporting an input error, as for a small body.
  * - `upload`: an uploaded X (v2): lenient JSON (400), depth, N rows of K numbers (400), and its
  *   SHA-256; X comes back in a SharedArrayBuffer the upload store keeps.
+ * - `v2-result`: not a request but an answer: a completed job's stored results made into its v2
+ *   body (v2-body.ts), so that a large one is parsed and encoded here, not on the HTTP thread.
  *
  * Errors come back as plain `{status, code, message, init}` (ServiceError's parts).
  */
@@ -20,6 +22,7 @@ import { inputError } from "./input-error.js";
 import type { ServiceLimits } from "./limits.js";
 import { checkBeforeQueue } from "./preflight.js";
 import { parseUpload } from "./uploads.js";
+import { v2ResultText, type V2ResultMeta } from "./v2-body.js";
 
 /** An uploaded X as the upload store keeps it (row-major, NaN = missing, shared memory). */
 export interface SharedMatrix {
@@ -34,7 +37,9 @@ export type OffloadTask =
   /** v2, first step: the body's top level without y, theta and an inline X (for the route's own steps). */
   | { kind: "v2-light"; id: number; body: Uint8Array }
   /** v2, second step: the request from the body, its top level as the route changed it, and an upload. */
-  | { kind: "v2-post"; id: number; analysis: Analysis; body: Uint8Array; top: Record<string, unknown>; upload?: SharedMatrix };
+  | { kind: "v2-post"; id: number; analysis: Analysis; body: Uint8Array; top: Record<string, unknown>; upload?: SharedMatrix }
+  /** Not a request: a completed job's stored results (UTF-8 JSON) made into its encoded v2 body (v2-body.ts). */
+  | { kind: "v2-result"; id: number; body: Uint8Array; meta: V2ResultMeta };
 
 export interface SerializedError {
   status: number;
@@ -53,6 +58,7 @@ export type OffloadReply =
   | { id: number; ok: true; kind: "v3-post" | "v2-post"; accessId: unknown; request: PackedRequest }
   | { id: number; ok: true; kind: "v2-light"; top: Record<string, unknown> }
   | { id: number; ok: true; kind: "upload"; rows: number; cols: number; X: Float64Array; digest: string; bytes: number }
+  | { id: number; ok: true; kind: "v2-result"; text: string }
   | { id: number; ok: false; stage: "body" | "request"; accessId?: unknown; error: SerializedError };
 
 class Refusal {
@@ -198,6 +204,17 @@ function upload(task: Extract<OffloadTask, { kind: "upload" }>): { reply: Offloa
   return { reply: { id: task.id, ok: true, kind: "upload", rows: matrix.rows, cols: matrix.cols, X, digest, bytes: task.body.byteLength }, transfer: [] };
 }
 
+function v2Result(task: Extract<OffloadTask, { kind: "v2-result" }>): { reply: OffloadReply; transfer: ArrayBuffer[] } {
+  let text: string;
+  try {
+    text = v2ResultText(Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength).toString("utf8"), task.meta);
+  } catch {
+    // The stored results could not be read back: the service's fault, not the caller's.
+    throw new Refusal("body", new ServiceError(500, "internal", "the job's stored results could not be read", { errorCode: 1 }));
+  }
+  return { reply: { id: task.id, ok: true, kind: "v2-result", text }, transfer: [] };
+}
+
 export function runOffloadTask(task: OffloadTask): { reply: OffloadReply; transfer: ArrayBuffer[] } {
   try {
     switch (task.kind) {
@@ -209,6 +226,8 @@ export function runOffloadTask(task: OffloadTask): { reply: OffloadReply; transf
         return v2Light(task);
       case "v2-post":
         return v2Post(task);
+      case "v2-result":
+        return v2Result(task);
     }
   } catch (error) {
     const refusal =

@@ -24,6 +24,7 @@ import {
   type SerializedError,
   type SharedMatrix,
 } from "./offload-worker.js";
+import { v2ResultText, type V2ResultMeta } from "./v2-body.js";
 
 /** Bodies from this size on are parsed in the worker. */
 export const OFFLOAD_BYTES = 256 * 1024;
@@ -138,6 +139,21 @@ function unpack(p: PackedRequest): ParsedRequest {
   const thetas = Array.from({ length: p.m }, (_, r) => p.thetas.slice(r * K, (r + 1) * K));
   const { m: _m, ...rest } = p;
   return { ...rest, thetas } as ParsedRequest;
+}
+
+/**
+ * A completed job's v2 body (encoded JSON) from its stored results; made in the worker when they
+ * are large. Throws a 500 ServiceError when the stored results cannot be read.
+ *
+ * @example
+ * sendJson(res, 200, await v2ResultBody(await service.resultJson(job), { job_id: job.id, job_code: job.code }));
+ */
+export async function v2ResultBody(resultsJson: string, meta: V2ResultMeta): Promise<string> {
+  if (resultsJson.length < OFFLOAD_BYTES) return v2ResultText(resultsJson, meta);
+  const reply = await shared.run({ kind: "v2-result", body: Buffer.from(resultsJson, "utf8"), meta }, true);
+  if (!reply.ok) throw serviceError(reply.error);
+  if (reply.kind !== "v2-result") throw new Error("offload: unexpected reply");
+  return reply.text;
 }
 
 /**

@@ -43,7 +43,6 @@ import type { IncomingMessage } from "node:http";
 import type { Analysis } from "../api/options.js";
 import { describe, V2_PSR_DEFAULT_THRESHOLDS } from "../api/options.js";
 import type { ParsedRequest } from "../api/request.js";
-import { toV2Result } from "../api/v2-result.js";
 import {
   LambdaError,
   LambdaStatus,
@@ -55,7 +54,6 @@ import {
   type V2FailureCode,
   type V2QuotaType,
 } from "../api/v2-status.js";
-import type { EngineResult } from "../engine/result.js";
 import type { PredictionService } from "./core.js";
 import type { Org } from "./credentials.js";
 import { checkJsonDepth, MAX_JSON_DEPTH, parseJsonLenient, readBody, sendJson, ServiceError } from "./http.js";
@@ -63,8 +61,7 @@ import type { Job, JobVariant } from "./jobs.js";
 import { checkBeforeQueue } from "./preflight.js";
 import { publicFailure } from "./reasons.js";
 import type { Method, Route, RouteRequest, RouteTable } from "./router.js";
-import type { SingularityCell } from "../engine/singularity.js";
-import { OFFLOAD_BYTES, parseUploadBody, parseV2Body, v2TopLevel } from "./offload.js";
+import { OFFLOAD_BYTES, parseUploadBody, parseV2Body, v2ResultBody, v2TopLevel } from "./offload.js";
 import type { SharedMatrix } from "./offload-worker.js";
 import { UPLOAD_NAME, UploadStore, type Uploads } from "./uploads.js";
 import { inputError } from "./v3.js";
@@ -439,17 +436,14 @@ export async function v2JobBody(service: PredictionService, job: Job): Promise<u
       ) as V2FailureCode;
       return v2Failed(ref, stage, code, failure.message);
     }
-    case "completed": {
-      const result = (await service.resultObject(job)) as EngineResult & { grid_singularity?: SingularityCell };
-      const flat = toV2Result(result, {
+    case "completed":
+      // Encoded JSON (a string goes out as it is); a large result is parsed and encoded off this thread.
+      return await v2ResultBody(await service.resultJson(job), {
         job_id: job.id,
         job_code: job.code,
         censor_operator: job.censor_operator,
         ...(job.experiment_id !== undefined ? { experiment_id: job.experiment_id } : {}),
       });
-      if (result.grid_singularity) flat.attribute_combi = [result.grid_singularity.attribute_combi];
-      return flat;
-    }
   }
 }
 

@@ -25,9 +25,8 @@ describe("PredictionService", () => {
     expect((await service.quotaStatus(org)).used).toBe(1);
     await service.waitForJob(job, 20_000);
     expect(job.status).toBe("completed");
-    const results = (await service.resultObject(job)) as { yhat: number[] };
+    const results = JSON.parse(await service.resultJson(job)) as { yhat: number[] };
     expect(results.yhat).toHaveLength(1);
-    expect(JSON.parse(await service.resultJson(job))).toEqual(results);
   });
 
   it("waitForJob gives up after its timeout while the job still runs", async () => {

@@ -2,7 +2,8 @@
  * Large requests do not stall the others (issue 11, item 7). Shown by order, not by time: a small
  * read sent while a large request is being handled is answered first, because the large one is
  * parsed in a worker thread (a 10,000-row experiment POST, an X upload, a v2 POST naming it), scanned with returns to
- * the event loop (a field of a 60 MB result) or written a slice at a time (the whole 60 MB result). Before, each held the HTTP thread until it was done,
+ * the event loop (a field of a 60 MB result), written a slice at a time (the whole 60 MB result) or
+ * made into its v2 body in the worker thread (a v2 GET /results of a 50 MB result). Before, each held the HTTP thread until it was done,
  * so the small read was answered after it. The figures (read latency p50/p99 while such requests
  * are served) are `npm run bench:service`'s.
  */
@@ -124,6 +125,27 @@ describe("a small read is answered while a large request is served", () => {
     expect(JSON.parse(await (second.big as any).body).job_id).toBeGreaterThan(0);
     expect(second.small.order).toBeLessThan(second.big.order);
   }, 180_000);
+
+  it("a v2 GET /results of a 50 MB result (made into its v2 body off the HTTP thread)", async () => {
+    const small = await completedJob(-1);
+    const { y, X } = synthetic(50, 5, 3);
+    const post = await client.post(`${V2}/psr`, { access_id: client.accessId, y, X, theta: [2, 0, 0, 0, 0], threshold: [0.5] });
+    expect(post.status).toBe(200);
+    const receipt = { job_id: post.body.job_id, job_code: post.body.job_code };
+    expect((await client.poll(`/v3/jobs/${receipt.job_id}/${receipt.job_code}/yhat`, 60_000)).status).toBe(200);
+    const { big, small: s } = await race(
+      (onSent) =>
+        sendRaw("GET", `${service.url}${V2}/results`, { "x-api-key": client.apiKey!, "content-type": "application/json" }, JSON.stringify(receipt), onSent),
+      `${small}/small`,
+    );
+    expect(big.status).toBe(200);
+    const flat = JSON.parse(await (big as any).body);
+    expect(flat).toMatchObject({ job_id: receipt.job_id, status_code: 11, yhat: [[1.5]] });
+    expect(flat.relevance).toHaveLength(1_200_000);
+    expect(flat.weights[1_199_999]).toEqual([1_199_999 * 0.123456].map((v) => Number(v.toFixed(6))));
+    expect(s.status).toBe(200);
+    expect(s.order).toBeLessThan(big.order);
+  }, 120_000);
 
   // Last: its 10,000 jobs stay queued behind the tests that follow it otherwise (one organisation,
   // served in order), which on the PostgreSQL store takes minutes.
