@@ -5,8 +5,8 @@
  * and reading a job's result. Queued jobs go to the pool as it has free workers, in the order
  * the store's `claim` gives (fair across organisations).
  *
- * A large Grid spreads over the workers that are free when it starts (worker.ts "draw" parts
- * drawing chunks from one shared counter, then one "finish" part merging them in chunk order: the
+ * A large Grid spreads over the workers that are free when it starts (worker.ts: a "lead" part and
+ * "draw" parts drawing chunks from one shared counter; the lead merges them in chunk order: the
  * result is bit-identical whatever the number of workers). The borrowed workers go back to the
  * queue as soon as another job is waiting: the pump claims that job and asks the Grid's helpers
  * to stop after their current chunk, so others still get their turn. With
@@ -31,9 +31,20 @@ import {
   type JobVariant,
 } from "./jobs.js";
 import { MemoryPersistence } from "./persistence.js";
-import { ERROR_PREDICTION_FAILED, ERROR_PROCESS_JOB, PoolJobError, PoolClosedError, STATUS_PROCESSING, WorkerPool, type PoolSettings } from "./pool.js";
+import {
+  ERROR_PREDICTION_FAILED,
+  ERROR_PROCESS_JOB,
+  PoolJobError,
+  PoolClosedError,
+  PoolWithdrawnError,
+  STATUS_PROCESSING,
+  WorkerPool,
+  type PoolSettings,
+} from "./pool.js";
 import type { WorkerDone, WorkerFailed, WorkerPartials, WorkerRows, WorkerTask } from "./worker.js";
-import type { GridPartial } from "../engine/grid-cells.js";
+import { SPREAD, SPREAD_SLOTS } from "./spread.js";
+import { MessageChannel } from "node:worker_threads";
+import { transferables } from "../engine/grid-chunks.js";
 import type { QuotaStatus } from "./quota.js";
 import type { ResolvedField } from "./fields.js";
 import { QuotaExceededError, StorageBusyError, StorageFullError, storageError, type Claimed, type Created, type Store } from "./store.js";
@@ -381,7 +392,7 @@ export class PredictionService {
             const claimed = await this.store.claim();
             if (!claimed) break;
             if (lender) {
-              Atomics.store(lender, 1, 1);
+              Atomics.store(lender, SPREAD.stop, 1);
               this.lending.delete(lender);
             }
             this.schedule(claimed, await this.siblings(claimed));
@@ -459,26 +470,60 @@ export class PredictionService {
     return job.analysis === "grid" && !job.variant && work >= SPREAD_GRID_MIN_WORK && this.pool.capacity() > 1;
   }
 
-  /** One Grid on its own worker plus the free ones, merged in chunk order by a "finish" part. */
+  /**
+   * One Grid on its own worker (the lead) plus the free ones (helpers), all drawing chunks from one
+   * shared counter; each helper's partials go to the lead's port as they come back, and the lead
+   * merges every chunk in chunk order and encodes. Nothing goes back to the queue: no second
+   * task, no partial copied, and a helper that has not started by the time the lead is done is
+   * withdrawn (it would draw nothing).
+   */
   private async runSpread(task: WorkerTask): Promise<WorkerDone> {
     // Every part, and the merge, ends by the job's own time limit counted from now.
     const deadline = Date.now() + this.config.jobTimeoutMs;
     const helpers = this.pool.capacity() - 1;
-    const counter = new Int32Array(new SharedArrayBuffer(8));
+    const counter = new Int32Array(new SharedArrayBuffer(4 * SPREAD_SLOTS));
+    const buffer = counter.buffer as SharedArrayBuffer;
+    const { port1: toLead, port2: leadPort } = new MessageChannel();
+    let helperFailure: unknown;
+    const helperTasks = Array.from({ length: helpers }, (): WorkerTask => ({ ...task, part: { kind: "draw", counter: buffer } }));
+    const lead = this.pool.run<WorkerDone>({ ...task, part: { kind: "lead", counter: buffer, port: leadPort } }, { deadline, transfer: [leadPort] });
+    for (const helperTask of helperTasks) {
+      let started = false;
+      const start = () => {
+        started = true;
+        Atomics.add(counter, SPREAD.started, 1);
+      };
+      this.pool
+        .run<WorkerPartials>(helperTask, { onStart: start, deadline, wanted: () => Atomics.load(counter, SPREAD.stop) === 0 })
+        .then((reply) =>
+          toLead.postMessage(
+            reply.partials,
+            reply.partials.flatMap(([, p]) => transferables(p)),
+          ),
+        )
+        .catch((error: unknown) => {
+          if (error instanceof PoolWithdrawnError) return;
+          helperFailure ??= error;
+          Atomics.store(counter, SPREAD.failed, 1);
+          Atomics.notify(counter, SPREAD.reported);
+        })
+        .finally(() => {
+          if (!started) return;
+          Atomics.add(counter, SPREAD.reported, 1);
+          Atomics.notify(counter, SPREAD.reported);
+        });
+    }
     this.lending.add(counter);
-    let replies: WorkerPartials[];
     try {
-      replies = await Promise.all(
-        Array.from({ length: 1 + helpers }, (_, k) =>
-          this.pool.run<WorkerPartials>({ ...task, part: { kind: "draw", counter: counter.buffer as SharedArrayBuffer, lead: k === 0 } }, undefined, deadline),
-        ),
-      );
+      return await lead;
+    } catch (error) {
+      throw helperFailure ?? error;
     } finally {
       this.lending.delete(counter);
+      Atomics.store(counter, SPREAD.stop, 1);
+      for (const helperTask of helperTasks) this.pool.withdraw(helperTask);
+      toLead.close();
     }
-    const partials: GridPartial[] = [];
-    for (const reply of replies) for (const [c, partial] of reply.partials) partials[c] = partial;
-    return this.pool.run<WorkerDone>({ ...task, part: { kind: "finish", partials } }, undefined, deadline);
   }
 
   /** Several rows of one experiment's Grid in one task; each row completes or fails on its own. */

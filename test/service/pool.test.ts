@@ -53,7 +53,7 @@ describe("WorkerPool", () => {
   it("runs tasks in FIFO order on one worker", async () => {
     const p = pool({ size: 1 });
     const order: number[] = [];
-    const runs = [1, 2, 3, 4].map((v) => p.run(task("echo", v), () => order.push(v)));
+    const runs = [1, 2, 3, 4].map((v) => p.run(task("echo", v), { onStart: () => order.push(v) }));
     const done = await Promise.all(runs);
     expect(done.map((d) => JSON.parse(d.json).echo)).toEqual([1, 2, 3, 4]);
     expect(order).toEqual([1, 2, 3, 4]);

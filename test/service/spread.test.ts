@@ -8,6 +8,8 @@ import type { Worker } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseRequest, type ParsedRequest } from "../../src/api/request.js";
 import { grid } from "../../src/engine/index.js";
+import { GRID_CHUNK } from "../../src/engine/grid.js";
+import { SPREAD } from "../../src/service/spread.js";
 import { PredictionService, SPREAD_GRID_MIN_WORK } from "../../src/service/core.js";
 import { localCredentials } from "../../src/service/credentials.js";
 import { encodeJson } from "../../src/service/encode.js";
@@ -22,14 +24,22 @@ afterEach(async () => {
   await Promise.all(services.splice(0).map((s) => s.close()));
 });
 
-/** A service whose workers' tasks are recorded (kind: "whole", "draw", "finish" or "rows:<n>"). */
-async function openService(workers: number, experimentRowsPerTask = 1, jobTimeoutMs?: number): Promise<{ service: PredictionService; tasks: string[] }> {
+/** A service whose workers' tasks are recorded (kind: "whole", "lead", "draw" or "rows:<n>"). */
+async function openService(
+  workers: number,
+  experimentRowsPerTask = 1,
+  jobTimeoutMs?: number,
+): Promise<{ service: PredictionService; tasks: string[]; counters: Int32Array[]; ready: () => number }> {
   const tasks: string[] = [];
+  const counters: Int32Array[] = [];
+  let ready = 0;
   const spawn = (): Worker => {
     const worker = defaultSpawn();
+    worker.once("message", () => ready++);
     const post = worker.postMessage.bind(worker);
     worker.postMessage = (task: WorkerTask, transfer?: never) => {
       tasks.push(task.part ? task.part.kind : task.thetas ? `rows:${task.thetas.length}` : "whole");
+      if (task.part) counters.push(new Int32Array(task.part.counter));
       return post(task, transfer);
     };
     return worker;
@@ -40,7 +50,7 @@ async function openService(workers: number, experimentRowsPerTask = 1, jobTimeou
     spawn,
   });
   services.push(service);
-  return { service, tasks };
+  return { service, tasks, counters, ready: () => ready };
 }
 
 const request = (analysis: "psr" | "grid", body: Record<string, unknown>) =>
@@ -64,8 +74,7 @@ describe("a Grid through the service", () => {
     const [alone] = await run(one.service, { y, X, theta });
     const [spread] = await run(two.service, { y, X, theta });
     expect(one.tasks).toEqual(["whole"]);
-    expect(two.tasks.filter((t) => t === "draw")).toHaveLength(2);
-    expect(two.tasks.filter((t) => t === "finish")).toHaveLength(1);
+    expect([...two.tasks].sort()).toEqual(["draw", "lead"]);
     expect(spread).toBe(alone);
     const data = { y: Float64Array.from(y), X: Float64Array.from(X.flat()), rows: y.length, cols: X[0].length };
     expect(spread).toBe(encodeJson(grid(data, Float64Array.from(theta)), null));
@@ -73,13 +82,18 @@ describe("a Grid through the service", () => {
 
   it("gives a borrowed worker back to a job that waits: a small job finishes while the large Grid runs", async () => {
     const big = synthetic(3000, 12, 4);
-    const { service, tasks } = await openService(2);
-    const { jobs } = await service.submit(org, request("grid", { y: big.y, X: big.X, theta: big.X[0] }));
+    const chunks = Math.ceil((2 ** 12 - 1) / GRID_CHUNK);
+    const { service, tasks, counters } = await openService(2);
+    const { jobs } = await service.submit(org, request("grid", { y: big.y, X: big.X, theta: big.X[0], options: { max_iter: 2 ** 12 - 1 } }));
     const gridJob = jobs[0];
-    while (tasks.filter((t) => t === "draw").length < 2) await new Promise((r) => setTimeout(r, 10));
+    while (!(tasks.includes("draw") && tasks.includes("lead"))) await new Promise((r) => setTimeout(r, 10));
     const [small] = await run(service, { y: y.slice(0, 50), X: X.slice(0, 50).map((r) => r.slice(0, 3)), theta: theta.slice(0, 3) }, "psr");
     expect(JSON.parse(small).yhat).toHaveLength(1);
     expect(gridJob.status).toBe("running");
+    // The small job did not wait for the Grid's chunks to run out: the helper gave its worker back
+    // after its chunk, while most chunks were still to be drawn (by the lead alone from then on).
+    expect(Atomics.load(counters[0], SPREAD.next)).toBeLessThan(chunks / 2);
+    expect(Atomics.load(counters[0], SPREAD.stop)).toBe(1);
     await service.waitForJob(gridJob, 300_000);
     expect(gridJob.status).toBe("completed");
   }, 400_000);
@@ -87,13 +101,64 @@ describe("a Grid through the service", () => {
   it("keeps the job's time limit when spread: no part, nor the merge, runs past it", async () => {
     // Each part of a spread Grid is a task of its own; the job's limit must bound them together.
     const big = synthetic(3000, 12, 4);
-    const { service, tasks } = await openService(2, 1, 400);
+    const { service, tasks, ready } = await openService(2, 1, 400);
+    // Both workers started first, so that both parts start at once.
+    await Promise.all([0, 1].map(() => run(service, { y: y.slice(0, 50), X: X.slice(0, 50).map((r) => r.slice(0, 3)), theta: theta.slice(0, 3) }, "psr")));
+    while (ready() < 2) await new Promise((r) => setTimeout(r, 10));
+    tasks.length = 0;
     const { jobs } = await service.submit(org, request("grid", { y: big.y, X: big.X, theta: big.X[0] }));
     await service.waitForJob(jobs[0], 60_000);
-    expect(tasks.filter((t) => t === "draw")).toHaveLength(2);
+    expect([...tasks].sort()).toEqual(["draw", "lead"]);
     expect(jobs[0].status).toBe("failed");
     expect(jobs[0].failure?.message).toBe("the job exceeded its time limit of 0.4 s");
   }, 120_000);
+
+  it("does not wait for a helper whose worker never becomes ready: the lead draws every chunk and the job completes", async () => {
+    // The second worker never says "ready", so the helper's task never starts (the old code waited
+    // for every part, with no time limit on a part that never started: the job hung).
+    let spawned = 0;
+    const tasks: string[] = [];
+    const spawn = (): Worker => {
+      const worker = defaultSpawn();
+      if (spawned++ === 1) {
+        // The pool never hears from this worker (its "ready" included).
+        const on = worker.on.bind(worker);
+        worker.on = ((event: string, listener: (...args: unknown[]) => void) => (event === "message" ? worker : on(event, listener))) as Worker["on"];
+        return worker;
+      }
+      const post = worker.postMessage.bind(worker);
+      worker.postMessage = (task: WorkerTask, transfer?: never) => {
+        tasks.push(task.part ? task.part.kind : "whole");
+        return post(task, transfer);
+      };
+      return worker;
+    };
+    const service = await PredictionService.open({ credentials: local.credentials, config: { workers: 2, decimals: null }, spawn });
+    services.push(service);
+    const [spread] = await run(service, { y, X, theta });
+    expect(tasks).toEqual(["lead"]);
+    const data = { y: Float64Array.from(y), X: Float64Array.from(X.flat()), rows: y.length, cols: X[0].length };
+    expect(spread).toBe(encodeJson(grid(data, Float64Array.from(theta)), null));
+  }, 180_000);
+
+  it("fails the job with the helper's reason when a helper's worker dies (the lead does not wait for it)", async () => {
+    const spawn = (): Worker => {
+      const worker = defaultSpawn();
+      const post = worker.postMessage.bind(worker);
+      worker.postMessage = (task: WorkerTask, transfer?: never) => {
+        post(task, transfer);
+        if (task.part?.kind === "draw") void worker.terminate();
+      };
+      return worker;
+    };
+    const service = await PredictionService.open({ credentials: local.credentials, config: { workers: 2, decimals: null }, spawn });
+    services.push(service);
+    const big = synthetic(3000, 12, 4);
+    const { jobs } = await service.submit(org, request("grid", { y: big.y, X: big.X, theta: big.X[0], options: { max_iter: 2 ** 12 - 1 } }));
+    await service.waitForJob(jobs[0], 120_000);
+    expect(jobs[0].status).toBe("failed");
+    expect(jobs[0].failure?.message).toMatch(/^the worker running it exited unexpectedly/);
+  }, 180_000);
 
   it("runs an experiment's rows in one task when experimentRowsPerTask allows, each row identical to the row run alone", async () => {
     const thetas = [X[1], X[2], X[3].map((v) => v * 0.5), X[4]];
