@@ -9,7 +9,8 @@
  *
  * Then a 200-row experiment (200 thetas against one X and y, N = 1,000, K = 10) run row by row and
  * through `gridExperiment`, which shares what does not depend on theta; every row must be
- * bit-identical to the row run alone.
+ * bit-identical to the row run alone. And the same experiment end to end through a local service
+ * (bench/local-run.ts: HTTP on loopback, every core, POST to the last row's result).
  *
  * Checks that exit non-zero: gridParallel differs from grid; the engine disagrees with the
  * straightforward baseline of bench/baseline.ts (N = 1,000, K = 10; every case with
@@ -26,6 +27,7 @@ import { standardize } from "../src/engine/walk.js";
 import { baselineGrid, type BaselineResult } from "./baseline.js";
 import { floorCells, type FloorInput } from "./floor.js";
 import { syntheticData } from "./synthetic.js";
+import { EXPERIMENT, serviceExperiment, type ExperimentFigures } from "./local-run.js";
 
 const SEED = 42;
 const THRESHOLDS = [0, 0.2, 0.5, 0.8];
@@ -251,6 +253,10 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(experiment()));
     return;
   }
+  if (argv[0] === "--service-experiment") {
+    console.log(JSON.stringify(await serviceExperiment()));
+    return;
+  }
   const allBaselines = argv.includes("--baseline");
   const cpus = os.cpus();
   console.log(
@@ -312,6 +318,12 @@ async function main(): Promise<void> {
       `gridExperiment ${e.sharedMs.toFixed(0)} ms (CPU ${e.sharedCpuMs.toFixed(0)} ms): ${(e.rowByRowMs / e.sharedMs).toFixed(2)}x (CPU ${(e.rowByRowCpuMs / e.sharedCpuMs).toFixed(2)}x); every row identical to the row run alone`,
   );
 
+  const se = child(["--service-experiment"]) as ExperimentFigures;
+  console.log(
+    `experiment end to end: the same ${EXPERIMENT.rows} rows POSTed to a local service (startLocalService, HTTP on loopback, ${se.workers} workers), POST to the last row's result: ` +
+      `${se.sharedMs.toFixed(0)} ms with rows shared per task (the default), ${se.aloneMs.toFixed(0)} ms one row per task (${(se.aloneMs / se.sharedMs).toFixed(2)}x); every row identical to the row run alone`,
+  );
+
   console.log("\ntargets (reported, not asserted; measured on whatever load the machine has):");
   for (const { c, f } of results) {
     const multiple = f.singleMs / f.floorMs;
@@ -320,6 +332,9 @@ async function main(): Promise<void> {
       text += `; ${f.parallelMs.toFixed(1)} ms on ${os.availableParallelism()} threads (target <= ${c.targetMs} ms): ${f.parallelMs <= c.targetMs ? "MET" : "MISSED"}`;
     console.log(text);
   }
+  console.log(
+    `  experiment of ${EXPERIMENT.rows} rows through the local service: ${(se.sharedMs / 1000).toFixed(2)} s (target <= ${EXPERIMENT.targetMs / 1000} s): ${se.sharedMs <= EXPERIMENT.targetMs ? "MET" : "MISSED"}`,
+  );
   console.log(
     `\ngridParallel gives exactly the result of grid on every case; the engine agrees with the baseline (within ${RELATIVE_TOLERANCE} relative) where it ran.`,
   );

@@ -9,9 +9,9 @@
  * "draw" parts drawing chunks from one shared counter; the lead merges them in chunk order: the
  * result is bit-identical whatever the number of workers). The borrowed workers go back to the
  * queue as soon as another job is waiting: the pump claims that job and asks the Grid's helpers
- * to stop after their current chunk, so others still get their turn. With
- * `experimentRowsPerTask` above 1, an experiment's Grid rows go to a worker that many at a time
- * (taken as one turn of the organisation: store.ts `claimSiblings`), sharing what does not
+ * to stop after their current chunk, so others still get their turn. An experiment's Grid rows
+ * go to a worker several at a time (up to `experimentRowsPerTask` and about a second of work,
+ * taken as one turn of the organisation: store.ts `claimSiblings`), sharing what does not
  * depend on theta.
  * Route tables (v3.ts, and v2.ts) translate HTTP to these calls.
  */
@@ -49,10 +49,20 @@ import type { QuotaStatus } from "./quota.js";
 import type { ResolvedField } from "./fields.js";
 import { QuotaExceededError, StorageBusyError, StorageFullError, storageError, type Claimed, type Created, type Store } from "./store.js";
 import { publicFailure } from "./reasons.js";
-import { DEFAULT_LIMITS, type ServiceLimits } from "./limits.js";
+import { DEFAULT_LIMITS, jobWork, type ServiceLimits } from "./limits.js";
 
 /** A Grid spreads over free workers from this much work on: rows x 2^min(attributes, 14) (14: the sampled default's scale). */
 export const SPREAD_GRID_MIN_WORK = 500_000;
+
+/** Default most rows of an experiment's Grid in one worker task (ServiceConfig.experimentRowsPerTask). */
+export const EXPERIMENT_ROWS_PER_TASK = 64;
+
+/**
+ * An experiment's task holds rows up to this many rows x cells x N in all (at least one row):
+ * about a second of one core at the engine's 4 to 6 ns per cell and row on a 2-core laptop, so a
+ * turn of the organisation stays short while the rows still share most of their work.
+ */
+export const EXPERIMENT_TASK_WORK = 200_000_000;
 
 export interface ServiceConfig {
   /** Decimal places of result numbers; null = full precision. Default 6. */
@@ -89,11 +99,16 @@ export interface ServiceConfig {
   /** Limits on the work of one request, checked at POST (limits.ts, docs/limits.md). */
   limits: ServiceLimits;
   /**
-   * Grid rows of one experiment run together in one worker task, sharing X's work (engine
-   * `gridExperiment`). Default 1: one row per turn, so another organisation's job waits for at
-   * most one row per worker; n > 1 makes an experiment faster but a turn then covers n rows.
+   * Most Grid rows of one experiment run together in one worker task, sharing what does not
+   * depend on theta (engine `gridExperiment`), taken as one turn of the organisation. A task holds
+   * fewer when its rows would exceed `experimentTaskWork` (rows x N x cells; about a second of one
+   * core), so another organisation's job waits at most about that long per worker, and fewer
+   * toward the end of an experiment so that every worker gets a share. Default
+   * EXPERIMENT_ROWS_PER_TASK; 1: one row per task (no sharing).
    */
   experimentRowsPerTask: number;
+  /** The work bound of an experiment's task above: rows x N x cells. Default EXPERIMENT_TASK_WORK. */
+  experimentTaskWork: number;
 }
 
 export const DEFAULT_CONFIG: ServiceConfig = {
@@ -111,7 +126,8 @@ export const DEFAULT_CONFIG: ServiceConfig = {
   retentionMs: DEFAULT_RETENTION_MS,
   maxResultMemoryBytes: DEFAULT_RESULT_MEMORY_BYTES,
   limits: DEFAULT_LIMITS,
-  experimentRowsPerTask: 1,
+  experimentRowsPerTask: EXPERIMENT_ROWS_PER_TASK,
+  experimentTaskWork: EXPERIMENT_TASK_WORK,
 };
 
 export interface ServiceSettings {
@@ -147,6 +163,8 @@ export class PredictionService {
   private pumpAgain = false;
   /** Counters of running Grids whose helpers can be asked back (Int32 1 set to 1). */
   private readonly lending = new Set<Int32Array>();
+  /** Rows x cells of a job of each stored input seen by `siblings`. */
+  private readonly jobWorks = new WeakMap<Claimed["input"], number>();
   private readonly retention: NodeJS.Timeout | undefined;
 
   private constructor(settings: ServiceSettings, store: Store) {
@@ -409,9 +427,24 @@ export class PredictionService {
   /** More queued rows of the same experiment's Grid request, claimed to run in one task with `claimed`. */
   private async siblings(claimed: Claimed): Promise<Claimed[]> {
     const { job, input } = claimed;
-    const more = Math.floor(this.config.experimentRowsPerTask) - 1;
-    if (more < 1 || job.analysis !== "grid" || job.variant || input.thetas.length < 2 || !this.store.claimSiblings) return [];
-    return this.store.claimSiblings(claimed, more);
+    const cap = Math.floor(this.config.experimentRowsPerTask);
+    if (cap < 2 || job.analysis !== "grid" || job.variant || input.thetas.length < 2 || !this.store.claimSiblings) return [];
+    // The rows from this one on (queued in row order), shared out so that every worker gets some.
+    const left = input.thetas.length - job.row;
+    const byShare = this.pool.size > 1 ? Math.ceil(left / (2 * this.pool.size)) : left;
+    const byWork = Math.floor(this.config.experimentTaskWork / Math.max(1, this.workOf(input)));
+    const more = Math.min(cap, byWork, byShare) - 1;
+    return more < 1 ? [] : this.store.claimSiblings(claimed, more);
+  }
+
+  /** Rows x cells of one job of a request (kept per stored input). */
+  private workOf(input: Claimed["input"]): number {
+    let work = this.jobWorks.get(input);
+    if (work === undefined) {
+      work = jobWork(input);
+      this.jobWorks.set(input, work);
+    }
+    return work;
   }
 
   private schedule(claimed: Claimed, siblings: Claimed[] = []): void {

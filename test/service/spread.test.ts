@@ -11,7 +11,8 @@ import { grid } from "../../src/engine/index.js";
 import { GRID_CHUNK } from "../../src/engine/grid.js";
 import { SPREAD } from "../../src/service/spread.js";
 import { PredictionService, SPREAD_GRID_MIN_WORK } from "../../src/service/core.js";
-import { localCredentials } from "../../src/service/credentials.js";
+import { startLocalService } from "../../src/service/index.js";
+import { credentialsFrom, localCredentials } from "../../src/service/credentials.js";
 import { encodeJson } from "../../src/service/encode.js";
 import { defaultSpawn } from "../../src/service/pool.js";
 import { runTask, type WorkerDone, type WorkerFailed, type WorkerRows, type WorkerTask } from "../../src/service/worker.js";
@@ -168,6 +169,77 @@ describe("a Grid through the service", () => {
     const together = await run(service, { ...small, theta: rows });
     expect(tasks).toContain(`rows:${rows.length}`);
     for (let r = 0; r < rows.length; r++) expect(together[r]).toBe((await run(service, { ...small, theta: rows[r] }))[0]);
+  }, 180_000);
+
+  it("runs an experiment's rows several per task by default, and one per task with experimentRowsPerTask 1 (startLocalService, over HTTP)", async () => {
+    const small = { y: y.slice(0, 120), X: X.slice(0, 120).map((r) => r.slice(0, 6)) };
+    const rows = [X[1], X[2], X[3], X[4], X[5], X[6]].map((t) => t.slice(0, 6));
+    const texts: string[][] = [];
+    for (const experimentRowsPerTask of [undefined, 1]) {
+      const tasks: string[] = [];
+      const spawn = (): Worker => {
+        const worker = defaultSpawn();
+        const post = worker.postMessage.bind(worker);
+        worker.postMessage = (task: WorkerTask, transfer?: never) => {
+          tasks.push(task.thetas ? `rows:${task.thetas.length}` : "whole");
+          return post(task, transfer);
+        };
+        return worker;
+      };
+      const local = await startLocalService({ workers: 1, decimals: null, experimentRowsPerTask, spawn });
+      try {
+        const headers = { "x-api-key": local.credentials.apiKey, "content-type": "application/json" };
+        const body = JSON.stringify({ access_id: local.credentials.accessId, ...small, theta: rows });
+        const receipt = (await (await fetch(`${local.url}/v3/grid`, { method: "POST", headers, body })).json()) as {
+          jobs: Array<{ job_id: number; job_code: string }>;
+        };
+        const results: string[] = [];
+        for (const job of receipt.jobs) {
+          for (;;) {
+            const res = await fetch(`${local.url}/v3/results/${job.job_id}/${job.job_code}`, { headers });
+            if (res.status === 200) {
+              results.push(JSON.stringify(((await res.json()) as { results: unknown }).results));
+              break;
+            }
+            expect(res.status).toBe(202);
+            await res.arrayBuffer();
+            await new Promise((r) => setTimeout(r, 20));
+          }
+        }
+        texts.push(results);
+      } finally {
+        await local.close();
+      }
+      expect(tasks).toEqual(experimentRowsPerTask === 1 ? rows.map(() => "whole") : [`rows:${rows.length}`]);
+    }
+    expect(texts[0]).toEqual(texts[1]);
+  }, 180_000);
+
+  it("a flood of one organisation's experiment rows delays another's job by at most one task per worker: the task's work bound", async () => {
+    // Rows shared per task (the default cap of 64): with a work bound of 4 rows per task, the
+    // other organisation's job waits for at most the 4 rows already on the worker. Without the
+    // bound all 20 rows would go to the worker in one task, ahead of it.
+    const credentials = credentialsFrom({
+      orgs: [
+        { name: "flood", api_key: "key-of-flood-0123456789", users: [{ access_id: "f" }] },
+        { name: "single", api_key: "key-of-single-987654321", users: [{ access_id: "s" }] },
+      ],
+    });
+    const [flood, single] = credentials.orgs;
+    const small = { y: y.slice(0, 300), X: X.slice(0, 300).map((r) => r.slice(0, 8)), options: { max_iter: 255 } };
+    const rowWork = 300 * 255 * 4 * 2;
+    const service = await PredictionService.open({ credentials, config: { workers: 1, decimals: null, experimentTaskWork: 4 * rowWork } });
+    services.push(service);
+    const parse = (body: Record<string, unknown>, accessId: string) => parseRequest("grid", { access_id: accessId, ...body }, "v3") as ParsedRequest;
+    const many = await service.submit(flood, parse({ ...small, theta: X.slice(0, 20).map((r) => r.slice(0, 8)) }, "f"));
+    while (many.jobs[0].status === "queued") await new Promise((r) => setTimeout(r, 5));
+    const one = await service.submit(single, parse({ ...small, theta: X[25].slice(0, 8) }, "s"));
+    for (const job of [...many.jobs, ...one.jobs]) await service.waitForJob(job, 120_000);
+    const mine = one.jobs[0];
+    expect(mine.status).toBe("completed");
+    const before = many.jobs.filter((j) => j.started_at! < mine.started_at!).length;
+    expect(before).toBeGreaterThan(0);
+    expect(before).toBeLessThanOrEqual(4);
   }, 180_000);
 
   it("fails a bad row of an experiment's task alone (the worker falls back to one row at a time)", () => {
