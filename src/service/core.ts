@@ -6,8 +6,8 @@
  * the store's `claim` gives (fair across organisations).
  *
  * A large Grid spreads over the workers that are free when it starts (worker.ts: a "lead" part and
- * "draw" parts drawing chunks from one shared counter; the lead merges them in chunk order: the
- * result is bit-identical whatever the number of workers). The borrowed workers go back to the
+ * "draw" parts drawing chunks from one shared counter, threads/chunk-share.ts; the lead merges them
+ * in chunk order: the result is bit-identical whatever the number of workers). The borrowed workers go back to the
  * queue as soon as another job is waiting: the pump claims that job and asks the Grid's helpers
  * to stop after their current chunk, so others still get their turn. An experiment's Grid rows
  * go to a worker several at a time (up to `experimentRowsPerTask` and about a second of work,
@@ -31,18 +31,9 @@ import {
   type JobVariant,
 } from "./jobs.js";
 import { MemoryPersistence } from "./persistence.js";
-import {
-  ERROR_PREDICTION_FAILED,
-  ERROR_PROCESS_JOB,
-  PoolJobError,
-  PoolClosedError,
-  PoolWithdrawnError,
-  STATUS_PROCESSING,
-  WorkerPool,
-  type PoolSettings,
-} from "./pool.js";
+import { ERROR_PREDICTION_FAILED, ERROR_PROCESS_JOB, PoolJobError, PoolClosedError, STATUS_PROCESSING, WorkerPool, type PoolSettings } from "./pool.js";
 import type { WorkerDone, WorkerFailed, WorkerPartials, WorkerRows, WorkerTask } from "./worker.js";
-import { SPREAD, SPREAD_SLOTS } from "./spread.js";
+import { SHARE, SHARE_SLOTS } from "../threads/chunk-share.js";
 import { MessageChannel } from "node:worker_threads";
 import { transferables } from "../engine/grid-chunks.js";
 import type { QuotaStatus } from "./quota.js";
@@ -410,7 +401,7 @@ export class PredictionService {
             const claimed = await this.store.claim();
             if (!claimed) break;
             if (lender) {
-              Atomics.store(lender, SPREAD.stop, 1);
+              Atomics.store(lender, SHARE.stop, 1);
               this.lending.delete(lender);
             }
             this.schedule(claimed, await this.siblings(claimed));
@@ -505,57 +496,34 @@ export class PredictionService {
 
   /**
    * One Grid on its own worker (the lead) plus the free ones (helpers), all drawing chunks from one
-   * shared counter; each helper's partials go to the lead's port as they come back, and the lead
-   * merges every chunk in chunk order and encodes. Nothing goes back to the queue: no second
-   * task, no partial copied, and a helper that has not started by the time the lead is done is
-   * withdrawn (it would draw nothing).
+   * shared counter; each helper posts its chunks' partials straight to the lead on a port of its
+   * own, and the lead merges every chunk in chunk order and encodes (threads/chunk-share.ts). The
+   * job's result is the lead's: a helper that fails, or is stopped, or has not started by the time
+   * the lead is done (it is then withdrawn), only leaves the lead more chunks to compute.
    */
   private async runSpread(task: WorkerTask): Promise<WorkerDone> {
     // Every part, and the merge, ends by the job's own time limit counted from now.
     const deadline = Date.now() + this.config.jobTimeoutMs;
     const helpers = this.pool.capacity() - 1;
-    const counter = new Int32Array(new SharedArrayBuffer(4 * SPREAD_SLOTS));
+    const counter = new Int32Array(new SharedArrayBuffer(4 * SHARE_SLOTS));
     const buffer = counter.buffer as SharedArrayBuffer;
-    const { port1: toLead, port2: leadPort } = new MessageChannel();
-    let helperFailure: unknown;
-    const helperTasks = Array.from({ length: helpers }, (): WorkerTask => ({ ...task, part: { kind: "draw", counter: buffer } }));
-    const lead = this.pool.run<WorkerDone>({ ...task, part: { kind: "lead", counter: buffer, port: leadPort } }, { deadline, transfer: [leadPort] });
-    for (const helperTask of helperTasks) {
-      let started = false;
-      const start = () => {
-        started = true;
-        Atomics.add(counter, SPREAD.started, 1);
-      };
+    const channels = Array.from({ length: helpers }, () => new MessageChannel());
+    const leadPorts = channels.map((c) => c.port2);
+    const lead = this.pool.run<WorkerDone>({ ...task, part: { kind: "lead", counter: buffer, ports: leadPorts } }, { deadline, transfer: leadPorts });
+    const helperTasks = channels.map(({ port1 }): WorkerTask => ({ ...task, part: { kind: "draw", counter: buffer, port: port1 } }));
+    for (let h = 0; h < helpers; h++) {
       this.pool
-        .run<WorkerPartials>(helperTask, { onStart: start, deadline, wanted: () => Atomics.load(counter, SPREAD.stop) === 0 })
-        .then((reply) =>
-          toLead.postMessage(
-            reply.partials,
-            reply.partials.flatMap(([, p]) => transferables(p)),
-          ),
-        )
-        .catch((error: unknown) => {
-          if (error instanceof PoolWithdrawnError) return;
-          helperFailure ??= error;
-          Atomics.store(counter, SPREAD.failed, 1);
-          Atomics.notify(counter, SPREAD.reported);
-        })
-        .finally(() => {
-          if (!started) return;
-          Atomics.add(counter, SPREAD.reported, 1);
-          Atomics.notify(counter, SPREAD.reported);
-        });
+        .run<WorkerPartials>(helperTasks[h], { deadline, transfer: [channels[h].port1], wanted: () => Atomics.load(counter, SHARE.stop) === 0 })
+        // A helper's failure fails nothing: the lead computes what it did not deliver.
+        .catch(() => channels[h].port1.close());
     }
     this.lending.add(counter);
     try {
       return await lead;
-    } catch (error) {
-      throw helperFailure ?? error;
     } finally {
       this.lending.delete(counter);
-      Atomics.store(counter, SPREAD.stop, 1);
+      Atomics.store(counter, SHARE.stop, 1);
       for (const helperTask of helperTasks) this.pool.withdraw(helperTask);
-      toLead.close();
     }
   }
 

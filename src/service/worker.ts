@@ -5,16 +5,16 @@
  *
  * Two kinds of task let one job use more than one worker, or one worker serve several jobs:
  * - a Grid in parts (`part`, core.ts): every worker of the Grid draws chunks of combinations from
- *   one shared counter (spread.ts). Helpers ("draw") answer their chunks' partials and stop early
- *   when the service needs their worker back; the lead ("lead") never stops, then waits for the
- *   partials of every helper that started (the pool thread forwards them on the lead's port),
- *   merges all in chunk order and encodes the result. The chunks and their order do not depend
- *   on the number of workers: the result is bit-identical to `grid` on one worker.
+ *   one shared counter (threads/chunk-share.ts). Helpers ("draw") post each chunk's partial to the
+ *   lead on their own port and stop early when the service needs their worker back; the lead
+ *   ("lead") never stops, gathers the helpers' partials (computing itself a chunk a helper holds
+ *   too long), merges all in chunk order and encodes the result. The chunks and their order do
+ *   not depend on the number of workers: the result is bit-identical to `grid` on one worker.
  * - an experiment's Grid rows in one task (`thetas`): `gridExperiment` shares what does not
  *   depend on theta, each row's result identical to the row run alone; any failure falls back to
  *   running the rows one by one, so a bad row fails alone.
  */
-import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from "node:worker_threads";
+import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import type { Analysis } from "../engine/result.js";
 import { runAnalysis } from "../engine/run.js";
 import { checkData } from "../engine/data.js";
@@ -26,7 +26,7 @@ import type { Given, GridOptions } from "../engine/options.js";
 import { encodeJson, roundList } from "./encode.js";
 import type { JobVariant } from "./persistence.js";
 import { gridSingularity } from "../engine/singularity.js";
-import { SPREAD } from "./spread.js";
+import { drawAndCollect, helpWithChunks, SHARE } from "../threads/chunk-share.js";
 
 export interface WorkerTask {
   id: number;
@@ -46,15 +46,15 @@ export interface WorkerTask {
   thetas?: Float64Array[];
 }
 
-/** A part of a Grid spread over several workers; `counter` holds the Int32 slots of spread.ts. */
+/** A part of a Grid spread over several workers (threads/chunk-share.ts); `counter` holds its SHARE slots. */
 export type GridPart =
-  /** A helper: draws chunks until none is left or `stop` is set (the service wants its worker back). */
-  | { kind: "draw"; counter: SharedArrayBuffer }
+  /** A helper: draws chunks until none is left or `stop` is set (the service wants its worker back), posting each on `port`. */
+  | { kind: "draw"; counter: SharedArrayBuffer; port: MessagePort }
   /**
-   * The lead: draws chunks until none is left, then takes the helpers' partials from `port` (each
-   * message one helper's `[chunk, partial][]`), merges every chunk in chunk order and encodes.
+   * The lead: draws chunks until none is left, gathers the helpers' partials from `ports` (computing
+   * itself a chunk a helper holds too long), merges every chunk in chunk order and encodes.
    */
-  | { kind: "lead"; counter: SharedArrayBuffer; port: MessagePort };
+  | { kind: "lead"; counter: SharedArrayBuffer; ports: MessagePort[] };
 
 export interface WorkerPartials {
   type: "partials";
@@ -103,20 +103,14 @@ function failed(id: number, error: unknown): WorkerFailed {
 function runPart(task: WorkerTask, part: GridPart): WorkerPartials | WorkerDone | WorkerFailed {
   const counter = new Int32Array(part.counter);
   try {
-    if (part.kind === "draw" && Atomics.load(counter, SPREAD.stop) === 1) return { type: "partials", id: task.id, partials: [] };
+    if (part.kind === "draw" && Atomics.load(counter, SHARE.stop) === 1) return { type: "partials", id: task.id, partials: [] };
     const data = { y: task.y, X: task.X, rows: task.rows, cols: task.cols };
     const prepared = prepareGrid(data, task.theta, task.options as Given<GridOptions>);
     if (part.kind === "draw") {
-      const stop = () => Atomics.load(counter, SPREAD.stop) === 1;
-      return { type: "partials", id: task.id, partials: drawChunks(prepared.task, prepared.chunks, counter, stop) };
+      helpWithChunks(prepared.task, prepared.chunks, counter, part.port);
+      return { type: "partials", id: task.id, partials: [] };
     }
-    const partials: GridPartial[] = [];
-    for (const [c, partial] of drawChunks(prepared.task, prepared.chunks, counter)) partials[c] = partial;
-    // No chunk is left: a helper not started yet is not needed (the pool withdraws it).
-    Atomics.store(counter, SPREAD.stop, 1);
-    for (const [c, partial] of helpersPartials(counter, part.port)) partials[c] = partial;
-    for (let c = 0; c < prepared.chunks.length; c++) if (!partials[c]) throw new Error(`chunk ${c} of the spread Grid is missing`);
-    const result = finishGrid(prepared, partials);
+    const result = finishGrid(prepared, drawAndCollect(prepared.task, prepared.chunks, counter, part.ports).partials);
     return {
       type: "done",
       id: task.id,
@@ -127,25 +121,9 @@ function runPart(task: WorkerTask, part: GridPart): WorkerPartials | WorkerDone 
   } catch (error) {
     return failed(task.id, error);
   } finally {
-    if (part.kind === "lead") part.port.close();
+    if (part.kind === "lead") for (const port of part.ports) port.close();
+    else part.port.close();
   }
-}
-
-/**
- * The lead's wait, once no chunk is left to draw: until every helper counted as started has been
- * reported (its partials are then on `port`), or a helper failed (the service then fails the job
- * with the helper's reason; the lead's own time limit bounds the wait in any case).
- */
-function helpersPartials(counter: Int32Array, port: MessagePort): [number, GridPartial][] {
-  for (;;) {
-    if (Atomics.load(counter, SPREAD.failed) === 1) throw new Error("a worker helping with this Grid failed");
-    const reported = Atomics.load(counter, SPREAD.reported);
-    if (reported === Atomics.load(counter, SPREAD.started)) break;
-    Atomics.wait(counter, SPREAD.reported, reported, 100);
-  }
-  const out: [number, GridPartial][] = [];
-  for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port)) out.push(...(m.message as [number, GridPartial][]));
-  return out;
 }
 
 function runRows(task: WorkerTask, thetas: Float64Array[]): WorkerRows {
