@@ -60,10 +60,8 @@ export interface PoolSettings {
   spawn?: () => Worker;
 }
 
-interface Pending {
-  task: WorkerTask;
-  resolve: (done: WorkerResult) => void;
-  reject: (error: Error) => void;
+/** How a task is run: see `WorkerPool.run`. */
+export interface RunSettings {
   onStart?: () => void;
   /** Absolute time (ms) by which the task must end: the rest of its job's time limit (a part of a spread Grid). */
   deadline?: number;
@@ -73,12 +71,10 @@ interface Pending {
   wanted?: () => boolean;
 }
 
-/** How a task is run: see `WorkerPool.run`. */
-export interface RunSettings {
-  onStart?: () => void;
-  deadline?: number;
-  transfer?: readonly Transferable[];
-  wanted?: () => boolean;
+interface Pending extends RunSettings {
+  task: WorkerTask;
+  resolve: (done: WorkerResult) => void;
+  reject: (error: Error) => void;
 }
 
 interface Slot {
