@@ -366,7 +366,7 @@ async function main(): Promise<void> {
 
   const se = child(["--service-experiment"]) as ExperimentFigures;
   console.log(
-    `experiment end to end: the same ${EXPERIMENT.rows} rows POSTed to a local service (startLocalService, HTTP on loopback, ${se.workers} workers), POST to the last row's result: ` +
+    `experiment end to end: the same ${EXPERIMENT.rows} rows POSTed to a local service (startLocalService, HTTP on loopback, ${se.workers} workers), POST to the last row's result, median of ${se.runs}: ` +
       `${se.sharedMs.toFixed(0)} ms with rows shared per task (the default), ${se.aloneMs.toFixed(0)} ms one row per task (${(se.aloneMs / se.sharedMs).toFixed(2)}x); every row identical to the row run alone`,
   );
 

@@ -72,14 +72,16 @@ export interface ExperimentFigures {
   sharedMs: number;
   /** The same with one row per task (experimentRowsPerTask 1: each row run alone). */
   aloneMs: number;
+  /** Timed runs of each (medians above). */
+  runs: number;
 }
 
 /**
  * The 200-row experiment through a local service with every core, rows shared per task (the
- * default) and one row per task; throws when a row differs from the row run alone. A 20-row
- * warm-up on each (worker start-up and JIT), then one timed run each.
+ * default) and one row per task, alternately; throws when a row differs from the row run alone.
+ * A 20-row warm-up on each (worker start-up and JIT), then `runs` timed runs each: medians.
  */
-export async function serviceExperiment(workers = os.availableParallelism()): Promise<ExperimentFigures> {
+export async function serviceExperiment(workers = os.availableParallelism(), runs = 3): Promise<ExperimentFigures> {
   const body = experimentBody();
   const shared = await localRunner({ workers });
   const alone = await localRunner({ workers, experimentRowsPerTask: 1 });
@@ -87,10 +89,16 @@ export async function serviceExperiment(workers = os.availableParallelism()): Pr
     const warmUp = { ...body, theta: (body.theta as number[][]).slice(0, 20) };
     await shared.run("/v3/grid", warmUp);
     await alone.run("/v3/grid", warmUp);
-    const a = await shared.run("/v3/grid", body);
-    const b = await alone.run("/v3/grid", body);
-    if (a.results !== b.results) throw new Error("MISMATCH: an experiment row run with others differs from the row run alone");
-    return { workers, sharedMs: a.ms, aloneMs: b.ms };
+    const times = { shared: [] as number[], alone: [] as number[] };
+    for (let r = 0; r < runs; r++) {
+      const a = await shared.run("/v3/grid", body);
+      const b = await alone.run("/v3/grid", body);
+      if (a.results !== b.results) throw new Error("MISMATCH: an experiment row run with others differs from the row run alone");
+      times.shared.push(a.ms);
+      times.alone.push(b.ms);
+    }
+    const median = (v: number[]) => [...v].sort((x, y) => x - y)[v.length >> 1];
+    return { workers, sharedMs: median(times.shared), aloneMs: median(times.alone), runs };
   } finally {
     await Promise.all([shared.close(), alone.close()]);
   }

@@ -476,7 +476,7 @@ async function largeGridAndExperiment(): Promise<void> {
 
   const e = await serviceExperiment();
   console.log(
-    `\n5. An experiment of ${EXPERIMENT.rows} theta rows on the N=${EXPERIMENT.N.toLocaleString("en-US")}, K=${EXPERIMENT.K} default Grid through a local service (startLocalService, HTTP on loopback) with ${e.workers} workers, POST to the last row's result`,
+    `\n5. An experiment of ${EXPERIMENT.rows} theta rows on the N=${EXPERIMENT.N.toLocaleString("en-US")}, K=${EXPERIMENT.K} default Grid through a local service (startLocalService, HTTP on loopback) with ${e.workers} workers, POST to the last row's result, median of ${e.runs}, the two services alternating`,
   );
   console.log(
     table(
