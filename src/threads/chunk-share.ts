@@ -21,6 +21,9 @@ import { transferables } from "../engine/grid-chunks.js";
 export const SHARE = { next: 0, stop: 1, delivered: 2 } as const;
 export const SHARE_SLOTS = 3;
 
+/** How long the collecting thread waits for helpers' chunks when it drew none itself (no chunk time of its own to go by). */
+export const PATIENCE_WITHOUT_OWN_CHUNK_MS = 50;
+
 /** One message on a helper's port. */
 export type ChunkMessage = [number, GridPartial];
 
@@ -78,7 +81,8 @@ export function drawAndCollect(task: GridTask, chunks: [number, number][], count
       }
     }
   };
-  const patience = own > 0 ? (performance.now() - started) / own : 0;
+  // About one chunk as it took here; when the helpers took every chunk, a short while.
+  const patience = own > 0 ? (performance.now() - started) / own : PATIENCE_WITHOUT_OWN_CHUNK_MS;
   const until = performance.now() + patience;
   take();
   while (missing > 0 && performance.now() < until) {
