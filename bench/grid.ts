@@ -9,7 +9,8 @@
  *
  * Then a 200-row experiment (200 thetas against one X and y, N = 1,000, K = 10) run row by row and
  * through `gridExperiment`, which shares what does not depend on theta; every row must be
- * bit-identical to the row run alone.
+ * bit-identical to the row run alone. And the same experiment end to end through a local service
+ * (bench/local-run.ts: HTTP on loopback, every core, POST to the last row's result).
  *
  * Checks that exit non-zero: gridParallel differs from grid; the engine disagrees with the
  * straightforward baseline of bench/baseline.ts (N = 1,000, K = 10; every case with
@@ -17,6 +18,7 @@
  * Targets are reported, not asserted. Each case runs in its own child process.
  */
 import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
@@ -26,6 +28,7 @@ import { standardize } from "../src/engine/walk.js";
 import { baselineGrid, type BaselineResult } from "./baseline.js";
 import { floorCells, type FloorInput } from "./floor.js";
 import { syntheticData } from "./synthetic.js";
+import { EXPERIMENT, serviceExperiment, type ExperimentFigures } from "./local-run.js";
 
 const SEED = 42;
 const THRESHOLDS = [0, 0.2, 0.5, 0.8];
@@ -77,6 +80,33 @@ async function timedAsync<T>(run: () => Promise<T>): Promise<{ result: T; ms: nu
   const start = performance.now();
   const result = await run();
   return { result, ms: performance.now() - start };
+}
+
+/** CPU time (ms) of each thread of this process so far, by thread id (Linux /proc; empty elsewhere). */
+function threadCpu(): Map<string, number> {
+  const out = new Map<string, number>();
+  try {
+    for (const tid of readdirSync("/proc/self/task")) {
+      try {
+        out.set(tid, Number(readFileSync(`/proc/self/task/${tid}/schedstat`, "utf8").split(" ")[0]) / 1e6);
+      } catch {
+        // the thread ended meanwhile
+      }
+    }
+  } catch {
+    // not Linux
+  }
+  return out;
+}
+
+/** The CPU time of the busiest thread between two `threadCpu` readings (NaN without /proc). */
+function busiestThread(before: Map<string, number>, after: Map<string, number>): number {
+  let most = NaN;
+  for (const [tid, ms] of after) {
+    const used = ms - (before.get(tid) ?? 0);
+    if (!(used <= most)) most = used;
+  }
+  return most;
 }
 
 function relativeError(a: number, b: number): number {
@@ -141,6 +171,9 @@ interface CaseFigures {
   floorMs: number;
   /** CPU time (user + system) of the 1-thread runs: steadier than wall time on a loaded machine. */
   singleCpuMs: number;
+  /** CPU time of the busiest thread: of the 1-thread runs (the caller's), of the gridParallel runs (any thread). */
+  singleBusiestMs: number;
+  parallelBusiestMs: number;
   floorCpuMs: number;
   baseline?: { ms: number; worst: number };
 }
@@ -162,15 +195,21 @@ async function timeCase(c: Case, withBaseline: boolean): Promise<CaseFigures> {
   const parallel: number[] = [];
   const floors: number[] = [];
   const singleCpu: number[] = [];
+  const singleBusiest: number[] = [];
+  const parallelBusiest: number[] = [];
   const floorCpu: number[] = [];
   for (let r = 0; r < c.runs; r++) {
+    let before = threadCpu();
     const s = timed(() => grid(data, theta, options));
+    singleBusiest.push(busiestThread(before, threadCpu()));
     single.push(s.ms);
     singleCpu.push(s.cpuMs);
     const f = timed(() => (sink += floorCells(floor, cells)));
     floors.push(f.ms);
     floorCpu.push(f.cpuMs);
+    before = threadCpu();
     parallel.push((await timedAsync(() => gridParallel(data, theta, options))).ms);
+    parallelBusiest.push(busiestThread(before, threadCpu()));
   }
   if (!Number.isFinite(sink)) console.log("(floor checksum not finite)");
   const figures: CaseFigures = {
@@ -180,6 +219,8 @@ async function timeCase(c: Case, withBaseline: boolean): Promise<CaseFigures> {
     parallelMs: median(parallel),
     floorMs: median(floors),
     singleCpuMs: median(singleCpu),
+    singleBusiestMs: median(singleBusiest),
+    parallelBusiestMs: median(parallelBusiest),
     floorCpuMs: median(floorCpu),
   };
   if (withBaseline) {
@@ -251,6 +292,10 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(experiment()));
     return;
   }
+  if (argv[0] === "--service-experiment") {
+    console.log(JSON.stringify(await serviceExperiment()));
+    return;
+  }
   const allBaselines = argv.includes("--baseline");
   const cpus = os.cpus();
   console.log(
@@ -259,7 +304,10 @@ async function main(): Promise<void> {
   console.log(`default Grid: thresholds ${THRESHOLDS.join(", ")}, censors relevance + similarity, seed ${SEED}; K=10 all combinations, K=14 1,000 sampled`);
   console.log("each case in its own process; engine and floor interleaved, medians; floor = bench/floor.ts (one pass per cell: cut + kept sums)");
   console.log(
-    `"x floor" = grid() on 1 thread / floor on 1 thread, wall time ("CPU": the same in CPU time); cell-obs/s on ${os.availableParallelism()} threads (gridParallel) and for the floor; peak RSS of a process that only builds the data and runs one gridParallel\n`,
+    `"x floor" = grid() on 1 thread / floor on 1 thread, wall time ("CPU": the same in CPU time); cell-obs/s on ${os.availableParallelism()} threads (gridParallel) and for the floor; peak RSS of a process that only builds the data and runs one gridParallel`,
+  );
+  console.log(
+    `"speed-up" = 1 thread / ${os.availableParallelism()} threads, wall time; "CPU speed-up" = the same in CPU time of the busiest thread (Linux schedstat): what the threads give when nothing else wants the cores (the wall figure falls short of it by the time other processes took)\n`,
   );
 
   const header = [
@@ -267,6 +315,8 @@ async function main(): Promise<void> {
     "cells",
     "1 thread ms",
     `${os.availableParallelism()} threads ms`,
+    "speed-up",
+    "CPU speed-up",
     "floor ms",
     "x floor",
     "x floor CPU",
@@ -294,6 +344,8 @@ async function main(): Promise<void> {
         f.cells.toLocaleString("en-US"),
         f.singleMs.toFixed(1),
         f.parallelMs.toFixed(1),
+        `${(f.singleMs / f.parallelMs).toFixed(2)}x`,
+        `${(f.singleBusiestMs / f.parallelBusiestMs).toFixed(2)}x`,
         f.floorMs.toFixed(1),
         `${(f.singleMs / f.floorMs).toFixed(2)}x`,
         `${(f.singleCpuMs / f.floorCpuMs).toFixed(2)}x`,
@@ -312,6 +364,12 @@ async function main(): Promise<void> {
       `gridExperiment ${e.sharedMs.toFixed(0)} ms (CPU ${e.sharedCpuMs.toFixed(0)} ms): ${(e.rowByRowMs / e.sharedMs).toFixed(2)}x (CPU ${(e.rowByRowCpuMs / e.sharedCpuMs).toFixed(2)}x); every row identical to the row run alone`,
   );
 
+  const se = child(["--service-experiment"]) as ExperimentFigures;
+  console.log(
+    `experiment end to end: the same ${EXPERIMENT.rows} rows POSTed to a local service (startLocalService, HTTP on loopback, ${se.workers} workers), POST to the last row's result, median of ${se.runs}: ` +
+      `${se.sharedMs.toFixed(0)} ms with rows shared per task (the default), ${se.aloneMs.toFixed(0)} ms one row per task (${(se.aloneMs / se.sharedMs).toFixed(2)}x); every row identical to the row run alone`,
+  );
+
   console.log("\ntargets (reported, not asserted; measured on whatever load the machine has):");
   for (const { c, f } of results) {
     const multiple = f.singleMs / f.floorMs;
@@ -320,6 +378,9 @@ async function main(): Promise<void> {
       text += `; ${f.parallelMs.toFixed(1)} ms on ${os.availableParallelism()} threads (target <= ${c.targetMs} ms): ${f.parallelMs <= c.targetMs ? "MET" : "MISSED"}`;
     console.log(text);
   }
+  console.log(
+    `  experiment of ${EXPERIMENT.rows} rows through the local service: ${(se.sharedMs / 1000).toFixed(2)} s (target <= ${EXPERIMENT.targetMs / 1000} s): ${se.sharedMs <= EXPERIMENT.targetMs ? "MET" : "MISSED"}`,
+  );
   console.log(
     `\ngridParallel gives exactly the result of grid on every case; the engine agrees with the baseline (within ${RELATIVE_TOLERANCE} relative) where it ran.`,
   );

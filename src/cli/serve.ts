@@ -6,6 +6,7 @@
 import { startLocalService, type LocalServiceOptions } from "../service/index.js";
 import { DamagedStoreError } from "../service/store.js";
 import { DEFAULT_LIMITS, LIMIT_FLAGS, type ServiceLimits } from "../service/limits.js";
+import { EXPERIMENT_ROWS_PER_TASK } from "../service/core.js";
 import { flags } from "./flags.js";
 import { UsageError } from "./predict.js";
 
@@ -14,6 +15,7 @@ export const DEFAULT_PORT = 8765;
 export const SERVE_USAGE = `Usage: rbp serve [--port N] [--host H] [--credentials FILE] [--data-dir DIR] [--workers N]
                  [--timeout SECONDS] [--decimals N|full] [--quota N] [--v2-long-poll SECONDS]
                  [--retention HOURS] [--result-memory MIB] [--database URL [--migrate]] [--quiet]
+                 [--experiment-rows-per-task N]
                  [--max-combinations N] [--max-attributes N] [--max-theta-rows N]
                  [--max-retained-values N] [--max-work N]
 
@@ -44,6 +46,11 @@ version 2 at http://H:N/v2/prediction-engine.
   --migrate           with --database: create or upgrade the schema first (else refused
                       when it is not current)
   --quiet             no request log on stderr
+  --experiment-rows-per-task N
+                      most Grid rows of one experiment a worker runs in one task, sharing
+                      what does not depend on theta (default ${EXPERIMENT_ROWS_PER_TASK}; a task also stays
+                      within about a second of work, one turn of the organisation); 1 runs
+                      one row per task
 
 Limits on one request, checked when it is posted (a 422 naming the option and the limit, nothing
 charged); the defaults suit a laptop, a team's server raises them (docs/limits.md):
@@ -134,6 +141,11 @@ export function parseServeArgs(args: string[]): ServeArgs {
         break;
       case "--quiet":
         quiet = true;
+        break;
+      case "--experiment-rows-per-task":
+        options.experimentRowsPerTask = flag.integer(1);
+        if (options.experimentRowsPerTask > 10_000)
+          throw new UsageError(`--experiment-rows-per-task expects 1 to 10,000, got ${options.experimentRowsPerTask}`);
         break;
       default: {
         const limit = LIMIT_OF_FLAG.get(name);

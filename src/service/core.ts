@@ -5,13 +5,13 @@
  * and reading a job's result. Queued jobs go to the pool as it has free workers, in the order
  * the store's `claim` gives (fair across organisations).
  *
- * A large Grid spreads over the workers that are free when it starts (worker.ts "draw" parts
- * drawing chunks from one shared counter, then one "finish" part merging them in chunk order: the
- * result is bit-identical whatever the number of workers). The borrowed workers go back to the
+ * A large Grid spreads over the workers that are free when it starts (worker.ts: a "lead" part and
+ * "draw" parts drawing chunks from one shared counter, threads/chunk-share.ts; the lead merges them
+ * in chunk order: the result is bit-identical whatever the number of workers). The borrowed workers go back to the
  * queue as soon as another job is waiting: the pump claims that job and asks the Grid's helpers
- * to stop after their current chunk, so others still get their turn. With
- * `experimentRowsPerTask` above 1, an experiment's Grid rows go to a worker that many at a time
- * (taken as one turn of the organisation: store.ts `claimSiblings`), sharing what does not
+ * to stop after their current chunk, so others still get their turn. An experiment's Grid rows
+ * go to a worker several at a time (up to `experimentRowsPerTask` and about a second of work,
+ * taken as one turn of the organisation: store.ts `claimSiblings`), sharing what does not
  * depend on theta.
  * Route tables (v3.ts, and v2.ts) translate HTTP to these calls.
  */
@@ -24,15 +24,27 @@ import { DEFAULT_RESULT_MEMORY_BYTES, DEFAULT_RETENTION_MS, EmbeddedStore, type 
 import { MemoryPersistence } from "./persistence.js";
 import { ERROR_PREDICTION_FAILED, ERROR_PROCESS_JOB, PoolJobError, PoolClosedError, STATUS_PROCESSING, WorkerPool, type PoolSettings } from "./pool.js";
 import type { WorkerDone, WorkerFailed, WorkerPartials, WorkerRows, WorkerTask } from "./worker.js";
-import type { GridPartial } from "../engine/grid-cells.js";
+import { SHARE, SHARE_SLOTS } from "../threads/chunk-share.js";
+import { MessageChannel } from "node:worker_threads";
+import { transferables } from "../engine/grid-chunks.js";
 import type { QuotaStatus } from "./quota.js";
 import type { ResolvedField } from "./fields.js";
 import { QuotaExceededError, StorageBusyError, StorageFullError, storageError, type Claimed, type Created, type Store } from "./store.js";
 import { publicFailure } from "./reasons.js";
-import { DEFAULT_LIMITS, type ServiceLimits } from "./limits.js";
+import { DEFAULT_LIMITS, jobWork, type ServiceLimits } from "./limits.js";
 
 /** A Grid spreads over free workers from this much work on: rows x 2^min(attributes, 14) (14: the sampled default's scale). */
 export const SPREAD_GRID_MIN_WORK = 500_000;
+
+/** Default most rows of an experiment's Grid in one worker task (ServiceConfig.experimentRowsPerTask). */
+export const EXPERIMENT_ROWS_PER_TASK = 64;
+
+/**
+ * An experiment's task holds rows up to this many rows x cells x N in all (at least one row):
+ * about a second of one core at the engine's 4 to 6 ns per cell and row on a 2-core laptop, so a
+ * turn of the organisation stays short while the rows still share most of their work.
+ */
+export const EXPERIMENT_TASK_WORK = 200_000_000;
 
 export interface ServiceConfig {
   /** Decimal places of result numbers; null = full precision. Default 6. */
@@ -69,11 +81,16 @@ export interface ServiceConfig {
   /** Limits on the work of one request, checked at POST (limits.ts, docs/limits.md). */
   limits: ServiceLimits;
   /**
-   * Grid rows of one experiment run together in one worker task, sharing X's work (engine
-   * `gridExperiment`). Default 1: one row per turn, so another organisation's job waits for at
-   * most one row per worker; n > 1 makes an experiment faster but a turn then covers n rows.
+   * Most Grid rows of one experiment run together in one worker task, sharing what does not
+   * depend on theta (engine `gridExperiment`), taken as one turn of the organisation. A task holds
+   * fewer when its rows would exceed `experimentTaskWork` (rows x N x cells; about a second of one
+   * core), so another organisation's job waits at most about that long per worker, and fewer
+   * toward the end of an experiment so that every worker gets a share. Default
+   * EXPERIMENT_ROWS_PER_TASK; 1: one row per task (no sharing).
    */
   experimentRowsPerTask: number;
+  /** The work bound of an experiment's task above: rows x N x cells. Default EXPERIMENT_TASK_WORK. */
+  experimentTaskWork: number;
 }
 
 export const DEFAULT_CONFIG: ServiceConfig = {
@@ -91,7 +108,8 @@ export const DEFAULT_CONFIG: ServiceConfig = {
   retentionMs: DEFAULT_RETENTION_MS,
   maxResultMemoryBytes: DEFAULT_RESULT_MEMORY_BYTES,
   limits: DEFAULT_LIMITS,
-  experimentRowsPerTask: 1,
+  experimentRowsPerTask: EXPERIMENT_ROWS_PER_TASK,
+  experimentTaskWork: EXPERIMENT_TASK_WORK,
 };
 
 export interface ServiceSettings {
@@ -126,6 +144,8 @@ export class PredictionService {
   private pumpAgain = false;
   /** Counters of running Grids whose helpers can be asked back (Int32 1 set to 1). */
   private readonly lending = new Set<Int32Array>();
+  /** Rows x cells of a job of each stored input seen by `siblings`. */
+  private readonly jobWorks = new WeakMap<Claimed["input"], number>();
   private readonly retention: NodeJS.Timeout | undefined;
 
   private constructor(settings: ServiceSettings, store: Store) {
@@ -362,7 +382,7 @@ export class PredictionService {
             const claimed = await this.store.claim();
             if (!claimed) break;
             if (lender) {
-              Atomics.store(lender, 1, 1);
+              Atomics.store(lender, SHARE.stop, 1);
               this.lending.delete(lender);
             }
             this.schedule(claimed, await this.siblings(claimed));
@@ -379,9 +399,24 @@ export class PredictionService {
   /** More queued rows of the same experiment's Grid request, claimed to run in one task with `claimed`. */
   private async siblings(claimed: Claimed): Promise<Claimed[]> {
     const { job, input } = claimed;
-    const more = Math.floor(this.config.experimentRowsPerTask) - 1;
-    if (more < 1 || job.analysis !== "grid" || job.variant || input.thetas.length < 2 || !this.store.claimSiblings) return [];
-    return this.store.claimSiblings(claimed, more);
+    const cap = Math.floor(this.config.experimentRowsPerTask);
+    if (cap < 2 || job.analysis !== "grid" || job.variant || input.thetas.length < 2 || !this.store.claimSiblings) return [];
+    // The rows from this one on (queued in row order), shared out so that every worker gets some.
+    const left = input.thetas.length - job.row;
+    const byShare = this.pool.size > 1 ? Math.ceil(left / (2 * this.pool.size)) : left;
+    const byWork = Math.floor(this.config.experimentTaskWork / Math.max(1, this.workOf(input)));
+    const more = Math.min(cap, byWork, byShare) - 1;
+    return more < 1 ? [] : this.store.claimSiblings(claimed, more);
+  }
+
+  /** Rows x cells of one job of a request (kept per stored input). */
+  private workOf(input: Claimed["input"]): number {
+    let work = this.jobWorks.get(input);
+    if (work === undefined) {
+      work = jobWork(input);
+      this.jobWorks.set(input, work);
+    }
+    return work;
   }
 
   private schedule(claimed: Claimed, siblings: Claimed[] = []): void {
@@ -440,26 +475,37 @@ export class PredictionService {
     return job.analysis === "grid" && !job.variant && work >= SPREAD_GRID_MIN_WORK && this.pool.capacity() > 1;
   }
 
-  /** One Grid on its own worker plus the free ones, merged in chunk order by a "finish" part. */
+  /**
+   * One Grid on its own worker (the lead) plus the free ones (helpers), all drawing chunks from one
+   * shared counter; each helper posts its chunks' partials straight to the lead on a port of its
+   * own, and the lead merges every chunk in chunk order and encodes (threads/chunk-share.ts). The
+   * job's result is the lead's: a helper that fails, or is stopped, or has not started by the time
+   * the lead is done (it is then withdrawn), only leaves the lead more chunks to compute.
+   */
   private async runSpread(task: WorkerTask): Promise<WorkerDone> {
     // Every part, and the merge, ends by the job's own time limit counted from now.
     const deadline = Date.now() + this.config.jobTimeoutMs;
     const helpers = this.pool.capacity() - 1;
-    const counter = new Int32Array(new SharedArrayBuffer(8));
+    const counter = new Int32Array(new SharedArrayBuffer(4 * SHARE_SLOTS));
+    const buffer = counter.buffer as SharedArrayBuffer;
+    const channels = Array.from({ length: helpers }, () => new MessageChannel());
+    const leadPorts = channels.map((c) => c.port2);
+    const lead = this.pool.run<WorkerDone>({ ...task, part: { kind: "lead", counter: buffer, ports: leadPorts } }, { deadline, transfer: leadPorts });
+    const helperTasks = channels.map(({ port1 }): WorkerTask => ({ ...task, part: { kind: "draw", counter: buffer, port: port1 } }));
+    for (let h = 0; h < helpers; h++) {
+      this.pool
+        .run<WorkerPartials>(helperTasks[h], { deadline, transfer: [channels[h].port1], wanted: () => Atomics.load(counter, SHARE.stop) === 0 })
+        // A helper's failure fails nothing: the lead computes what it did not deliver.
+        .catch(() => channels[h].port1.close());
+    }
     this.lending.add(counter);
-    let replies: WorkerPartials[];
     try {
-      replies = await Promise.all(
-        Array.from({ length: 1 + helpers }, (_, k) =>
-          this.pool.run<WorkerPartials>({ ...task, part: { kind: "draw", counter: counter.buffer as SharedArrayBuffer, lead: k === 0 } }, undefined, deadline),
-        ),
-      );
+      return await lead;
     } finally {
       this.lending.delete(counter);
+      Atomics.store(counter, SHARE.stop, 1);
+      for (const helperTask of helperTasks) this.pool.withdraw(helperTask);
     }
-    const partials: GridPartial[] = [];
-    for (const reply of replies) for (const [c, partial] of reply.partials) partials[c] = partial;
-    return this.pool.run<WorkerDone>({ ...task, part: { kind: "finish", partials } }, undefined, deadline);
   }
 
   /** Several rows of one experiment's Grid in one task; each row completes or fails on its own. */

@@ -71,7 +71,11 @@ export interface LocalServiceOptions {
   accessId?: string;
   /** Quota of the single local organisation; default 1,000,000 units. */
   quota?: number;
-  /** Grid rows of one experiment run together in one worker task (core.ts ServiceConfig); default 1. */
+  /**
+   * Most Grid rows of one experiment run together in one worker task, sharing what does not depend
+   * on theta (core.ts ServiceConfig: a task also stays within about a second of work); default 64,
+   * 1 runs one row per task.
+   */
   experimentRowsPerTask?: number;
   /** One line per request and operational notes; default: silent. Never given secrets. */
   log?: (line: string) => void;

@@ -19,6 +19,9 @@
 import { planCombinations } from "../engine/combinations.js";
 import { InvalidInputError } from "../engine/errors.js";
 import type { ParsedRequest } from "../api/request.js";
+import { resolveOptions, type GivenOptionsFor } from "../api/options.js";
+import type { Analysis } from "../api/options.js";
+import type { Dataset } from "../engine/data.js";
 
 export interface ServiceLimits {
   /** Most attribute columns (K) of X. */
@@ -114,6 +117,19 @@ export function estimateWork(request: ParsedRequest): WorkEstimate {
   }
   const cells = combinations * thresholds * censors;
   return { attributes: K, thetaRows: request.thetas.length, combinations, thresholds, censors, cells, work: N * cells, retainedValues };
+}
+
+/**
+ * Rows x cells of one job of a stored request (its canonical options resolved again): what the
+ * service schedules by (core.ts: an experiment's rows per task).
+ *
+ * @example
+ * jobWork({ analysis: "grid", data, thetas, options: {} }); // N x combinations x 4 thresholds x 2 censors
+ */
+export function jobWork(input: { analysis: Analysis; data: Dataset; thetas: Float64Array[]; options: Record<string, unknown> }): number {
+  const given = input.options as GivenOptionsFor<Analysis>;
+  const resolved = resolveOptions(input.analysis, given, input.data.cols);
+  return estimateWork({ ...input, options: given, resolved, accessId: "", thetaGiven: true, warnings: [] } as ParsedRequest).work;
 }
 
 /**

@@ -17,7 +17,7 @@
  * a plain `--import tsx` in a worker's execArgv does not reach its entry module on Node 20).
  */
 import { availableParallelism } from "node:os";
-import type { Worker } from "node:worker_threads";
+import type { Transferable, Worker } from "node:worker_threads";
 import { startWorker } from "../threads/worker-script.js";
 import { WORKER_MARK, type WorkerDone, type WorkerReply, type WorkerResult, type WorkerTask } from "./worker.js";
 import type { JobFailure } from "./persistence.js";
@@ -44,6 +44,14 @@ export class PoolClosedError extends Error {
   }
 }
 
+/** A queued task taken back by its caller before it started (`withdraw`). */
+export class PoolWithdrawnError extends Error {
+  override readonly name = "PoolWithdrawnError";
+  constructor() {
+    super("the task was withdrawn before it started");
+  }
+}
+
 export interface PoolSettings {
   size?: number;
   /** Time limit of one job in milliseconds. */
@@ -52,13 +60,21 @@ export interface PoolSettings {
   spawn?: () => Worker;
 }
 
-interface Pending {
-  task: WorkerTask;
-  resolve: (done: WorkerResult) => void;
-  reject: (error: Error) => void;
+/** How a task is run: see `WorkerPool.run`. */
+export interface RunSettings {
   onStart?: () => void;
   /** Absolute time (ms) by which the task must end: the rest of its job's time limit (a part of a spread Grid). */
   deadline?: number;
+  /** Moved, not copied, to the worker with the task (a spread Grid's port). */
+  transfer?: readonly Transferable[];
+  /** Asked when a worker is free for the task: false withdraws it unstarted (a spread Grid's helper no longer needed). */
+  wanted?: () => boolean;
+}
+
+interface Pending extends RunSettings {
+  task: WorkerTask;
+  resolve: (done: WorkerResult) => void;
+  reject: (error: Error) => void;
 }
 
 interface Slot {
@@ -95,16 +111,32 @@ export class WorkerPool {
   }
 
   /**
-   * Runs a task; resolves with its result or rejects with PoolJobError (or PoolClosedError). A task
-   * that is one part of a job gives the job's `deadline` (absolute ms): it then fails with the job's
-   * time-limit reason at the deadline, or at its own time limit if that comes first.
+   * Runs a task; resolves with its result or rejects with PoolJobError (or PoolClosedError).
+   * - `onStart`: called when a worker takes the task.
+   * - `deadline`: a task that is one part of a job gives the job's deadline (absolute ms); it then
+   *   fails with the job's time-limit reason at the deadline, or at its own limit if that is first.
+   * - `transfer`: what the task moves to the worker instead of copying (a MessagePort).
+   * - `wanted`: asked when a worker is free for the task; false rejects it with
+   *   PoolWithdrawnError instead of running it.
    */
-  run<R extends WorkerResult = WorkerDone>(task: WorkerTask, onStart?: () => void, deadline?: number): Promise<R> {
+  run<R extends WorkerResult = WorkerDone>(task: WorkerTask, settings: RunSettings = {}): Promise<R> {
     if (this.closed) return Promise.reject(new PoolClosedError());
     return new Promise<R>((resolve, reject) => {
-      this.queue.push({ task, resolve: resolve as (done: WorkerResult) => void, reject, onStart, ...(deadline !== undefined ? { deadline } : {}) });
+      this.queue.push({ ...definedOnly(settings), task, resolve: resolve as (done: WorkerResult) => void, reject });
       this.pump();
     });
+  }
+
+  /**
+   * Takes a task that no worker has started yet out of the queue (true), rejecting it with
+   * PoolWithdrawnError; false when it has started or is unknown.
+   */
+  withdraw(task: WorkerTask): boolean {
+    const index = this.queue.findIndex((p) => p.task === task);
+    if (index < 0) return false;
+    const [pending] = this.queue.splice(index, 1);
+    pending.reject(new PoolWithdrawnError());
+    return true;
   }
 
   /** How many more tasks `run` can take now without waiting (free workers, started or not). */
@@ -141,8 +173,14 @@ export class WorkerPool {
   private pump(): void {
     if (this.closed) return;
     for (const slot of this.slots) {
-      if (this.queue.length === 0) break;
-      if (slot.ready && !slot.current && !slot.retired) this.assign(slot, this.queue.shift()!);
+      if (!(slot.ready && !slot.current && !slot.retired)) continue;
+      let next = this.queue.shift();
+      while (next?.wanted && !next.wanted()) {
+        next.reject(new PoolWithdrawnError());
+        next = this.queue.shift();
+      }
+      if (!next) break;
+      this.assign(slot, next);
     }
     const starting = this.slots.filter((s) => !s.ready).length;
     let needed = Math.min(this.queue.length - starting, this.size - this.slots.length);
@@ -201,7 +239,7 @@ export class WorkerPool {
     const limitMs = pending.deadline !== undefined ? Math.max(1, Math.min(this.timeoutMs, pending.deadline - Date.now())) : this.timeoutMs;
     slot.timer = setTimeout(() => this.retire(slot, `the job exceeded its time limit of ${seconds(this.timeoutMs)} s`), limitMs);
     try {
-      slot.worker.postMessage(pending.task);
+      slot.worker.postMessage(pending.task, pending.transfer);
     } catch (error) {
       this.retire(slot, `the job could not be sent to a worker: ${(error as Error).message}`);
     }
@@ -253,4 +291,8 @@ export class WorkerPool {
 
 function seconds(ms: number): string {
   return String(Math.round(ms) / 1000);
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

@@ -4,16 +4,17 @@
  * Posts `{type: "ready"}` once loaded; the pool starts a job's clock only on a ready worker.
  *
  * Two kinds of task let one job use more than one worker, or one worker serve several jobs:
- * - a Grid in parts (`part`, core.ts): each worker of the Grid draws chunks of combinations from
- *   one shared counter ("draw"), a helper stopping early when the service needs its worker back;
- *   one worker then merges every chunk's partial in chunk order and encodes ("finish"). The
- *   chunks and their order do not depend on the number of workers: the result is bit-identical
- *   to `grid` on one worker.
+ * - a Grid in parts (`part`, core.ts): every worker of the Grid draws chunks of combinations from
+ *   one shared counter (threads/chunk-share.ts). Helpers ("draw") post each chunk's partial to the
+ *   lead on their own port and stop early when the service needs their worker back; the lead
+ *   ("lead") never stops, gathers the helpers' partials (computing itself a chunk a helper holds
+ *   too long), merges all in chunk order and encodes the result. The chunks and their order do
+ *   not depend on the number of workers: the result is bit-identical to `grid` on one worker.
  * - an experiment's Grid rows in one task (`thetas`): `gridExperiment` shares what does not
  *   depend on theta, each row's result identical to the row run alone; any failure falls back to
  *   running the rows one by one, so a bad row fails alone.
  */
-import { parentPort, workerData } from "node:worker_threads";
+import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import type { Analysis } from "../engine/result.js";
 import { runAnalysis } from "../engine/run.js";
 import { checkData } from "../engine/data.js";
@@ -25,6 +26,7 @@ import type { Given, GridOptions } from "../engine/options.js";
 import { encodeJson, roundList } from "./encode.js";
 import type { JobVariant } from "./persistence.js";
 import { gridSingularity } from "../engine/singularity.js";
+import { drawAndCollect, helpWithChunks, SHARE } from "../threads/chunk-share.js";
 
 export interface WorkerTask {
   id: number;
@@ -44,11 +46,15 @@ export interface WorkerTask {
   thetas?: Float64Array[];
 }
 
+/** A part of a Grid spread over several workers (threads/chunk-share.ts); `counter` holds its SHARE slots. */
 export type GridPart =
-  /** Int32 0 of `counter`: the next chunk; Int32 1: set to 1 when helpers should stop. The lead never stops. */
-  | { kind: "draw"; counter: SharedArrayBuffer; lead: boolean }
-  /** Every chunk's partial, in chunk order. */
-  | { kind: "finish"; partials: GridPartial[] };
+  /** A helper: draws chunks until none is left or `stop` is set (the service wants its worker back), posting each on `port`. */
+  | { kind: "draw"; counter: SharedArrayBuffer; port: MessagePort }
+  /**
+   * The lead: draws chunks until none is left, gathers the helpers' partials from `ports` (computing
+   * itself a chunk a helper holds too long), merges every chunk in chunk order and encodes.
+   */
+  | { kind: "lead"; counter: SharedArrayBuffer; ports: MessagePort[] };
 
 export interface WorkerPartials {
   type: "partials";
@@ -95,15 +101,16 @@ function failed(id: number, error: unknown): WorkerFailed {
 }
 
 function runPart(task: WorkerTask, part: GridPart): WorkerPartials | WorkerDone | WorkerFailed {
+  const counter = new Int32Array(part.counter);
   try {
+    if (part.kind === "draw" && Atomics.load(counter, SHARE.stop) === 1) return { type: "partials", id: task.id, partials: [] };
     const data = { y: task.y, X: task.X, rows: task.rows, cols: task.cols };
     const prepared = prepareGrid(data, task.theta, task.options as Given<GridOptions>);
     if (part.kind === "draw") {
-      const counter = new Int32Array(part.counter);
-      const stop = part.lead ? undefined : () => Atomics.load(counter, 1) === 1;
-      return { type: "partials", id: task.id, partials: drawChunks(prepared.task, prepared.chunks, counter, stop) };
+      helpWithChunks(prepared.task, prepared.chunks, counter, part.port);
+      return { type: "partials", id: task.id, partials: [] };
     }
-    const result = finishGrid(prepared, part.partials);
+    const result = finishGrid(prepared, drawAndCollect(prepared.task, prepared.chunks, counter, part.ports).partials);
     return {
       type: "done",
       id: task.id,
@@ -113,6 +120,9 @@ function runPart(task: WorkerTask, part: GridPart): WorkerPartials | WorkerDone 
     };
   } catch (error) {
     return failed(task.id, error);
+  } finally {
+    if (part.kind === "lead") for (const port of part.ports) port.close();
+    else part.port.close();
   }
 }
 

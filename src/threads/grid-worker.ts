@@ -1,18 +1,24 @@
-/** Entry of a Grid worker thread (started by grid-parallel.ts): evaluates chunks on request. */
-import { parentPort, workerData } from "node:worker_threads";
-import { drawChunks, GRID_WORKER_MARK, transferables, type ChunkReply, type ChunkRequest } from "../engine/grid-chunks.js";
+/** Entry of a Grid worker thread (started by grid-parallel.ts): helps with a Grid's chunks on request (chunk-share.ts). */
+import { parentPort, workerData, type MessagePort } from "node:worker_threads";
+import type { GridTask } from "../engine/grid-cells.js";
+import { GRID_WORKER_MARK } from "../engine/grid-chunks.js";
+import { helpWithChunks } from "./chunk-share.js";
+
+export interface HelperRequest {
+  task: GridTask;
+  chunks: [number, number][];
+  /** The Int32 slots of chunk-share.ts SHARE. */
+  counter: SharedArrayBuffer;
+  /** Each message one `[chunk, partial]`; closed when the helper is done. */
+  port: MessagePort;
+}
 
 if (parentPort && (workerData as { mark?: string } | undefined)?.mark === GRID_WORKER_MARK) {
-  const port = parentPort;
-  port.on("message", (request: ChunkRequest) => {
+  parentPort.on("message", (request: HelperRequest) => {
     try {
-      const partials = drawChunks(request.task, request.chunks, new Int32Array(request.counter));
-      port.postMessage(
-        { id: request.id, partials } satisfies ChunkReply,
-        partials.flatMap(([, p]) => transferables(p)),
-      );
-    } catch (error) {
-      port.postMessage({ id: request.id, error: error instanceof Error ? (error.stack ?? error.message) : String(error) } satisfies ChunkReply);
+      helpWithChunks(request.task, request.chunks, new Int32Array(request.counter), request.port);
+    } catch {
+      // nothing to report: the calling thread computes what was not delivered
     }
   });
 }

@@ -4,7 +4,7 @@
  */
 import { Worker } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
-import { PoolJobError, PoolClosedError, WorkerPool } from "../../src/service/pool.js";
+import { PoolJobError, PoolClosedError, PoolWithdrawnError, WorkerPool } from "../../src/service/pool.js";
 import type { WorkerTask } from "../../src/service/worker.js";
 import { gold } from "./helpers.js";
 
@@ -53,10 +53,29 @@ describe("WorkerPool", () => {
   it("runs tasks in FIFO order on one worker", async () => {
     const p = pool({ size: 1 });
     const order: number[] = [];
-    const runs = [1, 2, 3, 4].map((v) => p.run(task("echo", v), () => order.push(v)));
+    const runs = [1, 2, 3, 4].map((v) => p.run(task("echo", v), { onStart: () => order.push(v) }));
     const done = await Promise.all(runs);
     expect(done.map((d) => JSON.parse(d.json).echo)).toEqual([1, 2, 3, 4]);
     expect(order).toEqual([1, 2, 3, 4]);
+  });
+
+  it("withdraws a queued task unstarted: by its caller (withdraw) or when it is no longer wanted", async () => {
+    const p = pool({ size: 1 });
+    const started: number[] = [];
+    let wanted = true;
+    const first = p.run(task("echo", 1), { onStart: () => started.push(1) });
+    const taken = task("echo", 2);
+    const second = p.run(taken, { onStart: () => started.push(2) }).catch((e: unknown) => e);
+    const third = p.run(task("echo", 3), { onStart: () => started.push(3), wanted: () => wanted }).catch((e: unknown) => e);
+    const fourth = p.run(task("echo", 4), { onStart: () => started.push(4) });
+    expect(p.withdraw(taken)).toBe(true);
+    expect(p.withdraw(taken)).toBe(false);
+    wanted = false;
+    expect(JSON.parse((await first).json).echo).toBe(1);
+    expect(await second).toBeInstanceOf(PoolWithdrawnError);
+    expect(await third).toBeInstanceOf(PoolWithdrawnError);
+    expect(JSON.parse((await fourth).json).echo).toBe(4);
+    expect(started).toEqual([1, 4]);
   });
 
   it("a crashed worker fails its job with the reason and is replaced", async () => {

@@ -81,6 +81,11 @@ describe("rbp serve", () => {
     });
     expect(() => parseServeArgs(["--port", "x"])).toThrow(UsageError);
     expect(() => parseServeArgs(["--workers", "0"])).toThrow(UsageError);
+    expect(parseServeArgs(["--experiment-rows-per-task", "1"]).options).toEqual({ port: 8765, experimentRowsPerTask: 1 });
+    expect(parseServeArgs(["--experiment-rows-per-task=200"]).options.experimentRowsPerTask).toBe(200);
+    expect(() => parseServeArgs(["--experiment-rows-per-task", "0"])).toThrow('--experiment-rows-per-task expects an integer >= 1, got "0"');
+    expect(() => parseServeArgs(["--experiment-rows-per-task", "20000"])).toThrow(UsageError);
+    expect(SERVE_USAGE).toContain(`--experiment-rows-per-task N`);
     expect(() => parseServeArgs(["--bogus"])).toThrow(UsageError);
   });
 

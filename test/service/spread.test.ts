@@ -8,8 +8,11 @@ import type { Worker } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseRequest, type ParsedRequest } from "../../src/api/request.js";
 import { grid } from "../../src/engine/index.js";
+import { GRID_CHUNK } from "../../src/engine/grid.js";
+import { SHARE } from "../../src/threads/chunk-share.js";
 import { PredictionService, SPREAD_GRID_MIN_WORK } from "../../src/service/core.js";
-import { localCredentials } from "../../src/service/credentials.js";
+import { startLocalService } from "../../src/service/index.js";
+import { credentialsFrom, localCredentials } from "../../src/service/credentials.js";
 import { encodeJson } from "../../src/service/encode.js";
 import { defaultSpawn } from "../../src/service/pool.js";
 import { runTask, type WorkerDone, type WorkerFailed, type WorkerRows, type WorkerTask } from "../../src/service/worker.js";
@@ -22,14 +25,22 @@ afterEach(async () => {
   await Promise.all(services.splice(0).map((s) => s.close()));
 });
 
-/** A service whose workers' tasks are recorded (kind: "whole", "draw", "finish" or "rows:<n>"). */
-async function openService(workers: number, experimentRowsPerTask = 1, jobTimeoutMs?: number): Promise<{ service: PredictionService; tasks: string[] }> {
+/** A service whose workers' tasks are recorded (kind: "whole", "lead", "draw" or "rows:<n>"). */
+async function openService(
+  workers: number,
+  experimentRowsPerTask = 1,
+  jobTimeoutMs?: number,
+): Promise<{ service: PredictionService; tasks: string[]; counters: Int32Array[]; ready: () => number }> {
   const tasks: string[] = [];
+  const counters: Int32Array[] = [];
+  let ready = 0;
   const spawn = (): Worker => {
     const worker = defaultSpawn();
+    worker.once("message", () => ready++);
     const post = worker.postMessage.bind(worker);
     worker.postMessage = (task: WorkerTask, transfer?: never) => {
       tasks.push(task.part ? task.part.kind : task.thetas ? `rows:${task.thetas.length}` : "whole");
+      if (task.part) counters.push(new Int32Array(task.part.counter));
       return post(task, transfer);
     };
     return worker;
@@ -40,7 +51,7 @@ async function openService(workers: number, experimentRowsPerTask = 1, jobTimeou
     spawn,
   });
   services.push(service);
-  return { service, tasks };
+  return { service, tasks, counters, ready: () => ready };
 }
 
 const request = (analysis: "psr" | "grid", body: Record<string, unknown>) =>
@@ -62,24 +73,38 @@ describe("a Grid through the service", () => {
     const one = await openService(1);
     const two = await openService(2);
     const [alone] = await run(one.service, { y, X, theta });
-    const [spread] = await run(two.service, { y, X, theta });
     expect(one.tasks).toEqual(["whole"]);
-    expect(two.tasks.filter((t) => t === "draw")).toHaveLength(2);
-    expect(two.tasks.filter((t) => t === "finish")).toHaveLength(1);
-    expect(spread).toBe(alone);
+    // Both workers started first, then until the helper has delivered some of the chunks.
+    await Promise.all([0, 1].map(() => run(two.service, { y: y.slice(0, 50), X: X.slice(0, 50).map((r) => r.slice(0, 3)), theta: theta.slice(0, 3) }, "psr")));
+    while (two.ready() < 2) await new Promise((r) => setTimeout(r, 10));
+    let spread = "";
+    for (let attempt = 0; attempt < 10; attempt++) {
+      two.tasks.length = 0;
+      two.counters.length = 0;
+      [spread] = await run(two.service, { y, X, theta });
+      expect(spread).toBe(alone);
+      if (Atomics.load(two.counters[0], SHARE.delivered) > 0) break;
+    }
+    expect([...two.tasks].sort()).toEqual(["draw", "lead"]);
+    expect(Atomics.load(two.counters[0], SHARE.delivered)).toBeGreaterThan(0);
     const data = { y: Float64Array.from(y), X: Float64Array.from(X.flat()), rows: y.length, cols: X[0].length };
     expect(spread).toBe(encodeJson(grid(data, Float64Array.from(theta)), null));
   }, 180_000);
 
   it("gives a borrowed worker back to a job that waits: a small job finishes while the large Grid runs", async () => {
     const big = synthetic(3000, 12, 4);
-    const { service, tasks } = await openService(2);
-    const { jobs } = await service.submit(org, request("grid", { y: big.y, X: big.X, theta: big.X[0] }));
+    const chunks = Math.ceil((2 ** 12 - 1) / GRID_CHUNK);
+    const { service, tasks, counters } = await openService(2);
+    const { jobs } = await service.submit(org, request("grid", { y: big.y, X: big.X, theta: big.X[0], options: { max_iter: 2 ** 12 - 1 } }));
     const gridJob = jobs[0];
-    while (tasks.filter((t) => t === "draw").length < 2) await new Promise((r) => setTimeout(r, 10));
+    while (!(tasks.includes("draw") && tasks.includes("lead"))) await new Promise((r) => setTimeout(r, 10));
     const [small] = await run(service, { y: y.slice(0, 50), X: X.slice(0, 50).map((r) => r.slice(0, 3)), theta: theta.slice(0, 3) }, "psr");
     expect(JSON.parse(small).yhat).toHaveLength(1);
     expect(gridJob.status).toBe("running");
+    // The small job did not wait for the Grid's chunks to run out: the helper gave its worker back
+    // after its chunk, while most chunks were still to be drawn (by the lead alone from then on).
+    expect(Atomics.load(counters[0], SHARE.next)).toBeLessThan(chunks / 2);
+    expect(Atomics.load(counters[0], SHARE.stop)).toBe(1);
     await service.waitForJob(gridJob, 300_000);
     expect(gridJob.status).toBe("completed");
   }, 400_000);
@@ -87,13 +112,62 @@ describe("a Grid through the service", () => {
   it("keeps the job's time limit when spread: no part, nor the merge, runs past it", async () => {
     // Each part of a spread Grid is a task of its own; the job's limit must bound them together.
     const big = synthetic(3000, 12, 4);
-    const { service, tasks } = await openService(2, 1, 400);
-    const { jobs } = await service.submit(org, request("grid", { y: big.y, X: big.X, theta: big.X[0] }));
+    const { service, tasks, ready } = await openService(2, 1, 400);
+    // Both workers started first, so that both parts start at once.
+    await Promise.all([0, 1].map(() => run(service, { y: y.slice(0, 50), X: X.slice(0, 50).map((r) => r.slice(0, 3)), theta: theta.slice(0, 3) }, "psr")));
+    while (ready() < 2) await new Promise((r) => setTimeout(r, 10));
+    tasks.length = 0;
+    const { jobs } = await service.submit(org, request("grid", { y: big.y, X: big.X, theta: big.X[0], options: { max_iter: 2 ** 12 - 1 } }));
     await service.waitForJob(jobs[0], 60_000);
-    expect(tasks.filter((t) => t === "draw")).toHaveLength(2);
+    expect([...tasks].sort()).toEqual(["draw", "lead"]);
     expect(jobs[0].status).toBe("failed");
     expect(jobs[0].failure?.message).toBe("the job exceeded its time limit of 0.4 s");
   }, 120_000);
+
+  it("does not wait for a helper whose worker never becomes ready: the lead draws every chunk and the job completes", async () => {
+    // The second worker never says "ready", so the helper's task never starts (the old code waited
+    // for every part, with no time limit on a part that never started: the job hung).
+    let spawned = 0;
+    const tasks: string[] = [];
+    const spawn = (): Worker => {
+      const worker = defaultSpawn();
+      if (spawned++ === 1) {
+        // The pool never hears from this worker (its "ready" included).
+        const on = worker.on.bind(worker);
+        worker.on = ((event: string, listener: (...args: unknown[]) => void) => (event === "message" ? worker : on(event, listener))) as Worker["on"];
+        return worker;
+      }
+      const post = worker.postMessage.bind(worker);
+      worker.postMessage = (task: WorkerTask, transfer?: never) => {
+        tasks.push(task.part ? task.part.kind : "whole");
+        return post(task, transfer);
+      };
+      return worker;
+    };
+    const service = await PredictionService.open({ credentials: local.credentials, config: { workers: 2, decimals: null }, spawn });
+    services.push(service);
+    const [spread] = await run(service, { y, X, theta });
+    expect(tasks).toEqual(["lead"]);
+    const data = { y: Float64Array.from(y), X: Float64Array.from(X.flat()), rows: y.length, cols: X[0].length };
+    expect(spread).toBe(encodeJson(grid(data, Float64Array.from(theta)), null));
+  }, 180_000);
+
+  it("completes the job when a helper's worker dies: the lead computes the chunks it did not deliver (same result)", async () => {
+    const spawn = (): Worker => {
+      const worker = defaultSpawn();
+      const post = worker.postMessage.bind(worker);
+      worker.postMessage = (task: WorkerTask, transfer?: never) => {
+        post(task, transfer);
+        if (task.part?.kind === "draw") void worker.terminate();
+      };
+      return worker;
+    };
+    const service = await PredictionService.open({ credentials: local.credentials, config: { workers: 2, decimals: null }, spawn });
+    services.push(service);
+    const [spread] = await run(service, { y, X, theta });
+    const data = { y: Float64Array.from(y), X: Float64Array.from(X.flat()), rows: y.length, cols: X[0].length };
+    expect(spread).toBe(encodeJson(grid(data, Float64Array.from(theta)), null));
+  }, 180_000);
 
   it("runs an experiment's rows in one task when experimentRowsPerTask allows, each row identical to the row run alone", async () => {
     const thetas = [X[1], X[2], X[3].map((v) => v * 0.5), X[4]];
@@ -103,6 +177,77 @@ describe("a Grid through the service", () => {
     const together = await run(service, { ...small, theta: rows });
     expect(tasks).toContain(`rows:${rows.length}`);
     for (let r = 0; r < rows.length; r++) expect(together[r]).toBe((await run(service, { ...small, theta: rows[r] }))[0]);
+  }, 180_000);
+
+  it("runs an experiment's rows several per task by default, and one per task with experimentRowsPerTask 1 (startLocalService, over HTTP)", async () => {
+    const small = { y: y.slice(0, 120), X: X.slice(0, 120).map((r) => r.slice(0, 6)) };
+    const rows = [X[1], X[2], X[3], X[4], X[5], X[6]].map((t) => t.slice(0, 6));
+    const texts: string[][] = [];
+    for (const experimentRowsPerTask of [undefined, 1]) {
+      const tasks: string[] = [];
+      const spawn = (): Worker => {
+        const worker = defaultSpawn();
+        const post = worker.postMessage.bind(worker);
+        worker.postMessage = (task: WorkerTask, transfer?: never) => {
+          tasks.push(task.thetas ? `rows:${task.thetas.length}` : "whole");
+          return post(task, transfer);
+        };
+        return worker;
+      };
+      const local = await startLocalService({ workers: 1, decimals: null, experimentRowsPerTask, spawn });
+      try {
+        const headers = { "x-api-key": local.credentials.apiKey, "content-type": "application/json" };
+        const body = JSON.stringify({ access_id: local.credentials.accessId, ...small, theta: rows });
+        const receipt = (await (await fetch(`${local.url}/v3/grid`, { method: "POST", headers, body })).json()) as {
+          jobs: Array<{ job_id: number; job_code: string }>;
+        };
+        const results: string[] = [];
+        for (const job of receipt.jobs) {
+          for (;;) {
+            const res = await fetch(`${local.url}/v3/results/${job.job_id}/${job.job_code}`, { headers });
+            if (res.status === 200) {
+              results.push(JSON.stringify(((await res.json()) as { results: unknown }).results));
+              break;
+            }
+            expect(res.status).toBe(202);
+            await res.arrayBuffer();
+            await new Promise((r) => setTimeout(r, 20));
+          }
+        }
+        texts.push(results);
+      } finally {
+        await local.close();
+      }
+      expect(tasks).toEqual(experimentRowsPerTask === 1 ? rows.map(() => "whole") : [`rows:${rows.length}`]);
+    }
+    expect(texts[0]).toEqual(texts[1]);
+  }, 180_000);
+
+  it("a flood of one organisation's experiment rows delays another's job by at most one task per worker: the task's work bound", async () => {
+    // Rows shared per task (the default cap of 64): with a work bound of 4 rows per task, the
+    // other organisation's job waits for at most the 4 rows already on the worker. Without the
+    // bound all 20 rows would go to the worker in one task, ahead of it.
+    const credentials = credentialsFrom({
+      orgs: [
+        { name: "flood", api_key: "key-of-flood-0123456789", users: [{ access_id: "f" }] },
+        { name: "single", api_key: "key-of-single-987654321", users: [{ access_id: "s" }] },
+      ],
+    });
+    const [flood, single] = credentials.orgs;
+    const small = { y: y.slice(0, 300), X: X.slice(0, 300).map((r) => r.slice(0, 8)), options: { max_iter: 255 } };
+    const rowWork = 300 * 255 * 4 * 2;
+    const service = await PredictionService.open({ credentials, config: { workers: 1, decimals: null, experimentTaskWork: 4 * rowWork } });
+    services.push(service);
+    const parse = (body: Record<string, unknown>, accessId: string) => parseRequest("grid", { access_id: accessId, ...body }, "v3") as ParsedRequest;
+    const many = await service.submit(flood, parse({ ...small, theta: X.slice(0, 20).map((r) => r.slice(0, 8)) }, "f"));
+    while (many.jobs[0].status === "queued") await new Promise((r) => setTimeout(r, 5));
+    const one = await service.submit(single, parse({ ...small, theta: X[25].slice(0, 8) }, "s"));
+    for (const job of [...many.jobs, ...one.jobs]) await service.waitForJob(job, 120_000);
+    const mine = one.jobs[0];
+    expect(mine.status).toBe("completed");
+    const before = many.jobs.filter((j) => j.started_at! < mine.started_at!).length;
+    expect(before).toBeGreaterThan(0);
+    expect(before).toBeLessThanOrEqual(4);
   }, 180_000);
 
   it("fails a bad row of an experiment's task alone (the worker falls back to one row at a time)", () => {
