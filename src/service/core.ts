@@ -26,7 +26,6 @@ import { ERROR_PREDICTION_FAILED, ERROR_PROCESS_JOB, PoolJobError, PoolClosedErr
 import type { WorkerDone, WorkerFailed, WorkerPartials, WorkerRows, WorkerTask } from "./worker.js";
 import { SHARE, SHARE_SLOTS } from "../threads/chunk-share.js";
 import { MessageChannel } from "node:worker_threads";
-import { transferables } from "../engine/grid-chunks.js";
 import type { QuotaStatus } from "./quota.js";
 import type { ResolvedField } from "./fields.js";
 import { QuotaExceededError, StorageBusyError, StorageFullError, storageError, type Claimed, type Created, type Store } from "./store.js";

@@ -21,7 +21,7 @@ import { checkData } from "../engine/data.js";
 import { gridExperiment } from "../engine/experiment.js";
 import { finishGrid, prepareGrid } from "../engine/grid.js";
 import type { GridPartial } from "../engine/grid-cells.js";
-import { drawChunks, transferables } from "../engine/grid-chunks.js";
+import { transferables } from "../engine/grid-chunks.js";
 import type { Given, GridOptions } from "../engine/options.js";
 import { encodeJson, roundList } from "./encode.js";
 import type { JobVariant } from "./persistence.js";
