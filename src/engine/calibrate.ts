@@ -97,6 +97,9 @@ export class CalibrationScratch {
   readonly buckets: Uint8Array;
   /** Six sums per bucket (see `calibrate`). */
   readonly sums: Float64Array;
+  /** The thresholds' order by signed cut, and the boundaries as `score >= atLeast[p]` tests. */
+  readonly order: Int32Array;
+  readonly atLeast: Float64Array;
   /** Summed slopes per bucket (`addWeights`). */
   readonly slopes: Float64Array;
   /** The model's relevance totals (`relevanceTotals`), shared by its censors. */
@@ -108,6 +111,8 @@ export class CalibrationScratch {
     this.cuts = new Float64Array(thresholds);
     this.sortedCuts = new Float64Array(thresholds);
     this.rank = new Int32Array(thresholds);
+    this.order = new Int32Array(thresholds);
+    this.atLeast = new Float64Array(thresholds);
     this.buckets = new Uint8Array(rows);
     this.sums = new Float64Array(6 * (thresholds + 1));
     this.slopes = new Float64Array(thresholds + 1);
@@ -213,11 +218,14 @@ export function calibrate(
 
   const test = cutTest(settings.operator);
   const { sign, strict } = test;
-  const order = sortedOrder(cuts, sign, T);
+  const order = sortedOrder(cuts, sign, T, scratch.order);
   for (let p = 0; p < T; p++) {
     sortedCuts[p] = cutBoundary(cuts[order[p]], width, test);
     rank[order[p]] = p;
   }
+  // The same tests written as `s >= boundary` (`atLeast`): s > c is s >= the next double above c.
+  const atLeast = scratch.atLeast;
+  for (let p = 0; p < T; p++) atLeast[p] = strict ? nextUp(sortedCuts[p]) : sortedCuts[p];
 
   // Per bucket: n, sum r, sum r^2, sum r dy, sum r dy^2, sum r^2 dy^2.
   sums.fill(0);
@@ -228,24 +236,47 @@ export function calibrate(
   const rMin = t5[2];
   const rMax = t5[3];
   const totalRY = t5[4];
-  for (let i = 0; i < relevance.length; i++) {
-    const r = relevance[i];
-    if (r !== r) continue;
-    const dy = y[i] - ybar;
-    const ry = r * dy;
-    const s = sign * scores[i];
-    // The count of cuts passed (passesCut, inlined), without data-dependent branches (the boundaries are sorted).
-    let b = 0;
-    if (strict) for (let p = 0; p < T; p++) b += +(s > sortedCuts[p]);
-    else for (let p = 0; p < T; p++) b += +(s >= sortedCuts[p]);
-    buckets[i] = b;
-    const o = 6 * b;
-    sums[o] += 1;
-    sums[o + 1] += r;
-    sums[o + 2] += r * r;
-    sums[o + 3] += ry;
-    sums[o + 4] += ry * dy;
-    sums[o + 5] += ry * ry;
+  if (T <= 4) {
+    // Up to four cuts unrolled; a missing cut is NaN, which no score passes.
+    const c0 = T > 0 ? atLeast[0] : NaN;
+    const c1 = T > 1 ? atLeast[1] : NaN;
+    const c2 = T > 2 ? atLeast[2] : NaN;
+    const c3 = T > 3 ? atLeast[3] : NaN;
+    for (let i = 0; i < relevance.length; i++) {
+      const r = relevance[i];
+      if (r !== r) continue;
+      const dy = y[i] - ybar;
+      const ry = r * dy;
+      const s = sign * scores[i];
+      // The count of cuts passed, without data-dependent branches (the boundaries are sorted).
+      const b = +(s >= c0) + +(s >= c1) + +(s >= c2) + +(s >= c3);
+      buckets[i] = b;
+      const o = 6 * b;
+      sums[o] += 1;
+      sums[o + 1] += r;
+      sums[o + 2] += r * r;
+      sums[o + 3] += ry;
+      sums[o + 4] += ry * dy;
+      sums[o + 5] += ry * ry;
+    }
+  } else {
+    for (let i = 0; i < relevance.length; i++) {
+      const r = relevance[i];
+      if (r !== r) continue;
+      const dy = y[i] - ybar;
+      const ry = r * dy;
+      const s = sign * scores[i];
+      let b = 0;
+      for (let p = 0; p < T; p++) b += +(s >= atLeast[p]);
+      buckets[i] = b;
+      const o = 6 * b;
+      sums[o] += 1;
+      sums[o + 1] += r;
+      sums[o + 2] += r * r;
+      sums[o + 3] += ry;
+      sums[o + 4] += ry * dy;
+      sums[o + 5] += ry * ry;
+    }
   }
   // Suffix sums: slot b now holds the sums over buckets >= b, i.e. the rows retained at position b - 1.
   for (let b = T - 1; b >= 0; b--) for (let f = 0; f < 6; f++) sums[6 * b + f] += sums[6 * (b + 1) + f];
@@ -315,12 +346,46 @@ export function calibrate(
   return { calibrations: out, buckets, rank };
 }
 
-/** Indices of the thresholds ordered by their signed cut, ascending. */
-function sortedOrder(cuts: Float64Array, sign: number, T: number): number[] {
-  const order = new Array<number>(T);
-  for (let t = 0; t < T; t++) order[t] = t;
-  return order.sort((a, b) => sign * cuts[a] - sign * cuts[b]);
+/** Indices of the thresholds ordered by their signed cut, ascending (a stable sort), written to `order`. */
+function sortedOrder(cuts: Float64Array, sign: number, T: number, order: Int32Array): Int32Array {
+  let comparable = true;
+  for (let t = 0; t < T; t++) comparable &&= cuts[t] === cuts[t];
+  if (!comparable) {
+    // A NaN cut makes the comparison inconsistent: keep exactly the order Array.prototype.sort gives.
+    const sorted = Array.from({ length: T }, (_, t) => t).sort((a, b) => sign * cuts[a] - sign * cuts[b]);
+    for (let t = 0; t < T; t++) order[t] = sorted[t];
+    return order;
+  }
+  // Insertion sort: stable like Array.prototype.sort, without allocating (T is small).
+  for (let t = 0; t < T; t++) {
+    const key = sign * cuts[t];
+    let k = t - 1;
+    while (k >= 0 && sign * cuts[order[k]] - key > 0) {
+      order[k + 1] = order[k];
+      k--;
+    }
+    order[k + 1] = t;
+  }
+  return order;
 }
+
+/** The least double above x, for x not NaN and below +Infinity (then `s > x` is `s >= nextUp(x)`); NaN for +Infinity, which nothing exceeds. */
+function nextUp(x: number): number {
+  if (x !== x || x === Infinity) return NaN;
+  if (x === 0) return Number.MIN_VALUE;
+  bits[0] = x;
+  // Little-endian halves of the IEEE 754 pattern; |x| grows by one unit in the last place.
+  const up = x > 0 ? 1 : -1;
+  const low = (words[LOW] + up) >>> 0;
+  if ((up > 0 && low === 0) || (up < 0 && low === 0xffffffff)) words[HIGH] += up;
+  words[LOW] = low;
+  return bits[0];
+}
+const bits = new Float64Array(1);
+const words = new Uint32Array(bits.buffer);
+const LITTLE_ENDIAN = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
+const LOW = LITTLE_ENDIAN ? 0 : 1;
+const HIGH = 1 - LOW;
 
 /** Pearson correlation of (delta r) with y from its sums; 0 when the weights are constant. */
 function correlation(crossSum: number, spread: number, syy: number): number {
