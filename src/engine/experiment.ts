@@ -9,11 +9,11 @@
  */
 import type { Dataset } from "./data.js";
 import { outcomeStats } from "./calibrate.js";
-import { rangeEvaluator, type GridPartial } from "./grid-cells.js";
+import { GridWorkspace, rangeEvaluator, type GridPartial } from "./grid-cells.js";
 import { finishGrid, hasMissing, prepareGrid, type PreparedGrid } from "./grid.js";
 import type { Given, GridOptions } from "./options.js";
 import type { EngineResult } from "./result.js";
-import { standardize, walkCombinationsMany } from "./walk.js";
+import { standardize, WalkLevels, walkCombinationsMany } from "./walk.js";
 
 /** Rows walked together are limited so that their per-row score levels stay within this many bytes (a few MiB: the levels stay in cache while every row calibrates; 64 MiB was slower). */
 export const EXPERIMENT_BATCH_BYTES = 4 * 1024 * 1024;
@@ -60,8 +60,11 @@ export function evaluateRows(rows: readonly PreparedGrid[]): GridPartial[][] {
   const logistic = options.prediction_scale === "logistic";
   const outcome = outcomeStats(data.y, new Float64Array(data.rows));
   const partials: GridPartial[][] = rows.map(() => []);
+  // The rows' evaluators run one after another (each cell is finished before the next starts): one workspace serves them all.
+  const workspace = new GridWorkspace();
+  const levels = first.task.shared ? new WalkLevels(data.rows, first.task.shared.cols, rows.length) : undefined;
   for (const [from, to] of first.chunks) {
-    const evaluators = rows.map((row) => rangeEvaluator(row.task, from, to));
+    const evaluators = rows.map((row) => rangeEvaluator(row.task, from, to, workspace));
     const indices = Array.from({ length: to - from }, (_, q) => from + q);
     const shared = first.task.shared;
     if (shared) {
@@ -75,6 +78,7 @@ export function evaluateRows(rows: readonly PreparedGrid[]): GridPartial[][] {
         logistic,
         (index, t, model) => evaluators[t].evaluate(index, model, outcome),
         (index) => evaluators.forEach((e) => e.singular(index)),
+        levels,
       );
     } else {
       for (const e of evaluators) indices.forEach(e.direct);

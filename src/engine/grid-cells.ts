@@ -20,7 +20,7 @@ import { ComputationError } from "./errors.js";
 import { buildModel, usableRows, type Model } from "./model.js";
 import type { CensorType, GridOptions } from "./options.js";
 import { soloVotes } from "./solo.js";
-import { walkCombinations, type Standardized } from "./walk.js";
+import { walkCombinations, WalkLevels, type Standardized } from "./walk.js";
 
 /** Everything a range of cells needs; plain data, so a worker thread can receive it. */
 export interface GridTask {
@@ -84,14 +84,43 @@ export interface RangeEvaluator {
   direct(index: number): void;
 }
 
-export function evaluateRange(task: GridTask, from: number, to: number): GridPartial {
-  const evaluator = rangeEvaluator(task, from, to);
+/**
+ * Buffers that one thread reuses from range to range of a Grid (the walk's levels, the
+ * calibration scratch), so that a Grid's chunks do not each allocate O(N K) anew. Results do not
+ * depend on whether a workspace is passed; one workspace must not serve two ranges at once.
+ */
+export class GridWorkspace {
+  walk: WalkLevels | undefined;
+  scratch: CalibrationScratch | undefined;
+  cellWeights: Float64Array | undefined;
+
+  /** A calibration scratch for N rows and T thresholds, the previous one when it fits. */
+  calibrationScratch(N: number, T: number): CalibrationScratch {
+    if (!this.scratch || this.scratch.values.length !== N || this.scratch.cuts.length !== T) this.scratch = new CalibrationScratch(N, T);
+    return this.scratch;
+  }
+
+  /** An N-long array of any content. */
+  rows(N: number): Float64Array {
+    if (!this.cellWeights || this.cellWeights.length !== N) this.cellWeights = new Float64Array(N);
+    return this.cellWeights;
+  }
+}
+
+/**
+ * @example
+ * const workspace = new GridWorkspace();
+ * const partials = prepared.chunks.map(([from, to]) => evaluateRange(prepared.task, from, to, workspace));
+ */
+export function evaluateRange(task: GridTask, from: number, to: number, workspace = new GridWorkspace()): GridPartial {
+  const evaluator = rangeEvaluator(task, from, to, workspace);
   const { data, options, combinations, shared } = task;
   const indices = Array.from({ length: to - from }, (_, q) => from + q);
   if (shared) {
     const outcome = outcomeStats(data.y, new Float64Array(data.rows));
     const logistic = options.prediction_scale === "logistic";
-    walkCombinations(shared, data.y, combinations, indices, logistic, (index, model) => evaluator.evaluate(index, model, outcome), evaluator.singular);
+    const walk = workspace.walk?.fits(data.rows, shared.cols, 1) ? workspace.walk : (workspace.walk = new WalkLevels(data.rows, shared.cols, 1));
+    walkCombinations(shared, data.y, combinations, indices, logistic, (index, model) => evaluator.evaluate(index, model, outcome), evaluator.singular, walk);
   } else {
     indices.forEach(evaluator.direct);
   }
@@ -104,7 +133,7 @@ export function evaluateRange(task: GridTask, from: number, to: number): GridPar
  * for (let q = 0; q < 64; q++) e.direct(q);
  * e.partial.composite; // the range's adjusted-fit-weighted weights
  */
-export function rangeEvaluator(task: GridTask, from: number, to: number): RangeEvaluator {
+export function rangeEvaluator(task: GridTask, from: number, to: number, workspace = new GridWorkspace()): RangeEvaluator {
   const { data, theta, options, combinations } = task;
   const { rows: N, y } = data;
   const T = options.threshold.length;
@@ -139,10 +168,10 @@ export function rangeEvaluator(task: GridTask, from: number, to: number): RangeE
     if (cells.yhat || cells.adjustedFit || cells.n || cells.weights) partial.retained[censor] = cells;
   }
 
-  const scratch = new CalibrationScratch(N, T);
+  const scratch = workspace.calibrationScratch(N, T);
   const factors = new Float64Array(T);
   const single = new Float64Array(T);
-  const cellWeights = new Float64Array(N);
+  const cellWeights = retain.has("weights_cells") ? workspace.rows(N) : null;
   const own = partial.ysolo ? new Float64Array(N) : null;
   let cell = 0;
 
@@ -174,9 +203,9 @@ export function rangeEvaluator(task: GridTask, from: number, to: number): RangeE
             // An invalid calibration's weights are NaN on the rows it could use and 0 on the others.
             single.fill(0);
             single[t] = 1;
-            cellWeights.fill(0);
-            addWeights(model, fitted, single, cellWeights);
-            for (let i = 0; i < N; i++) kept.weights[(i * T + t) * range + local] = cellWeights[i];
+            cellWeights!.fill(0);
+            addWeights(model, fitted, single, cellWeights!);
+            for (let i = 0; i < N; i++) kept.weights[(i * T + t) * range + local] = cellWeights![i];
           }
         }
         if (!(weight > 0)) continue;

@@ -10,7 +10,7 @@ import { EMPTY_COMPOSITE_FALLBACK } from "./choices.js";
 import { planCombinations } from "./combinations.js";
 import { checkData, type Dataset } from "./data.js";
 import { ComputationError, InvalidInputError } from "./errors.js";
-import { censorsOf, evaluateRange, type GridPartial, type GridTask } from "./grid-cells.js";
+import { censorsOf, evaluateRange, GridWorkspace, type GridPartial, type GridTask } from "./grid-cells.js";
 import { gridInsights } from "./insights.js";
 import { buildModel, type Model } from "./model.js";
 import { resolveGridOptions, type Given, type GridOptions } from "./options.js";
@@ -61,9 +61,10 @@ export function prepareGrid(data: Dataset, theta: Float64Array, given: Given<Gri
 
 export function grid(data: Dataset, theta: Float64Array, given: Given<GridOptions> = {}): EngineResult {
   const prepared = prepareGrid(data, theta, given);
+  const workspace = new GridWorkspace();
   return finishGrid(
     prepared,
-    prepared.chunks.map(([from, to]) => evaluateRange(prepared.task, from, to)),
+    prepared.chunks.map(([from, to]) => evaluateRange(prepared.task, from, to, workspace)),
   );
 }
 

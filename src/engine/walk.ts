@@ -87,8 +87,9 @@ export function walkCombinations(
   logistic: boolean,
   visit: (index: number, model: WalkedModel) => void,
   singular: (index: number) => void,
+  reuse?: WalkLevels,
 ): void {
-  walkCombinationsMany(shared, [shared.thetaZ], y, combinations, indices, logistic, (index, _, model) => visit(index, model), singular);
+  walkCombinationsMany(shared, [shared.thetaZ], y, combinations, indices, logistic, (index, _, model) => visit(index, model), singular, reuse);
 }
 
 /**
@@ -110,22 +111,16 @@ export function walkCombinationsMany(
   logistic: boolean,
   visit: (index: number, t: number, model: WalkedModel) => void,
   singular: (index: number) => void,
+  /** The per-depth arrays, reused from an earlier walk of the same sizes (a fresh set when absent or of other sizes). */
+  reuse?: WalkLevels,
 ): void {
   const { rows: N, cols: K, z, scale, corr } = shared;
   const M = thetaZs.length;
   let positives = 0;
   for (let i = 0; i < N; i++) if (y[i] === 1) positives++;
 
-  // One level per depth of the trie; per theta where the level depends on it.
-  const L = new Float64Array(K * K);
-  const u = Array.from({ length: K }, () => new Float64Array(N));
-  const info = Array.from({ length: K + 1 }, () => new Float64Array(N));
-  const positivesDistance = new Float64Array(K + 1);
-  const rel = Array.from({ length: M }, () => Array.from({ length: K + 1 }, () => new Float64Array(N)));
-  const sim = Array.from({ length: M }, () => Array.from({ length: K + 1 }, () => new Float64Array(N)));
-  const bounds = Array.from({ length: M }, () => Array.from({ length: K + 1 }, () => new Float64Array(4)));
-  const v = Array.from({ length: M }, () => new Float64Array(K));
-  const infoTheta = Array.from({ length: M }, () => new Float64Array(K + 1));
+  const levels = reuse && reuse.fits(N, K, M) ? reuse : new WalkLevels(N, K, M);
+  const { L, u, info, positivesDistance, rel, sim, bounds, v, infoTheta, models } = levels;
   const stack: number[] = [];
   let singularFrom = Infinity; // depth at which the current path first became singular
 
@@ -149,15 +144,10 @@ export function walkCombinationsMany(
     }
     const depth = combination.length;
     for (let t = 0; t < M; t++) {
-      visit(index, t, {
-        relevance: rel[t][depth],
-        similarity: sim[t][depth],
-        bounds: bounds[t][depth],
-        infoX: info[depth],
-        infoTheta: infoTheta[t][depth],
-        usableCount: N,
-        positivesDistance: positivesDistance[depth],
-      });
+      const model = models[t][depth];
+      model.infoTheta = infoTheta[t][depth];
+      model.positivesDistance = positivesDistance[depth];
+      visit(index, t, model);
     }
   }
 
@@ -260,6 +250,61 @@ export function walkCombinationsMany(
     const g = positives > 0 ? positiveSum / positives : 0;
     positivesDistance[d + 1] = positivesDistance[d] + g * g;
     return true;
+  }
+}
+
+/**
+ * The arrays of a walk, one level per depth of the trie (per theta where the level depends on it).
+ * Level 0 is all zeros and never written; a deeper level is recomputed before it is read, so the
+ * same levels serve walk after walk (a Grid's chunks) without being cleared.
+ *
+ * @example
+ * const levels = new WalkLevels(1000, 10, 1);
+ * walkCombinationsMany(shared, [shared.thetaZ], y, combinations, [0, 1, 2], false, visit, singular, levels);
+ */
+export class WalkLevels {
+  readonly L: Float64Array;
+  readonly u: Float64Array[];
+  readonly info: Float64Array[];
+  readonly positivesDistance: Float64Array;
+  readonly rel: Float64Array[][];
+  readonly sim: Float64Array[][];
+  readonly bounds: Float64Array[][];
+  readonly v: Float64Array[];
+  readonly infoTheta: Float64Array[];
+  /** The model handed to `visit` per theta and depth (its arrays are the level's). */
+  readonly models: WalkedModel[][];
+  constructor(
+    readonly rows: number,
+    readonly cols: number,
+    readonly thetas: number,
+  ) {
+    const [N, K, M] = [rows, cols, thetas];
+    this.L = new Float64Array(K * K);
+    this.u = Array.from({ length: K }, () => new Float64Array(N));
+    this.info = Array.from({ length: K + 1 }, () => new Float64Array(N));
+    this.positivesDistance = new Float64Array(K + 1);
+    this.rel = Array.from({ length: M }, () => Array.from({ length: K + 1 }, () => new Float64Array(N)));
+    this.sim = Array.from({ length: M }, () => Array.from({ length: K + 1 }, () => new Float64Array(N)));
+    this.bounds = Array.from({ length: M }, () => Array.from({ length: K + 1 }, () => new Float64Array(4)));
+    this.v = Array.from({ length: M }, () => new Float64Array(K));
+    this.infoTheta = Array.from({ length: M }, () => new Float64Array(K + 1));
+    this.models = Array.from({ length: M }, (_, t) =>
+      Array.from({ length: K + 1 }, (_, d) => ({
+        relevance: this.rel[t][d],
+        similarity: this.sim[t][d],
+        bounds: this.bounds[t][d],
+        infoX: this.info[d],
+        infoTheta: 0,
+        usableCount: N,
+        positivesDistance: 0,
+      })),
+    );
+  }
+
+  /** Whether these levels serve a walk of N rows, K attributes and M thetas. */
+  fits(N: number, K: number, M: number): boolean {
+    return this.rows === N && this.cols === K && this.thetas === M;
   }
 }
 
