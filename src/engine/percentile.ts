@@ -22,8 +22,10 @@ const starts = new Int32Array(MAX_BINS + 1);
 const fills = new Int32Array(MAX_BINS + 1);
 /** below[b]: how many values fall in the bins before b. */
 const below = new Int32Array(MAX_BINS + 1);
-/** Bins of the current call (module scratch, like the arrays above). */
+/** Bins of the current call, and the ranks whose values are the known minimum and maximum (-1: none); module scratch like the arrays above. */
 let bins = MAX_BINS;
+let lowest = -1;
+let highest = -1;
 
 /**
  * Percentiles of `values[0..count)` at the given fractions in [0, 1], written to `out`.
@@ -66,39 +68,44 @@ export function percentiles(
   below[0] = 0;
   for (let b = 0; b < bins; b++) below[b + 1] = below[b] + counts[b];
 
-  // Mark the bins holding a wanted rank, and lay them out one after another in scratch.
+  // Mark the bins holding a wanted rank, and lay them out one after another in scratch. The
+  // smallest and the largest value are known (`lowest`, `highest`): their ranks need no bin.
+  lowest = min !== 0 ? 0 : -1;
+  highest = max !== 0 ? count - 1 : -1;
   starts.fill(-1, 0, bins + 1);
   let next = 0;
   for (let t = 0; t < fractions.length; t++) {
     const h = (count - 1) * fractions[t];
     const lo = Math.floor(h);
     for (let rank = lo; rank <= (h > lo && lo + 1 < count ? lo + 1 : lo); rank++) {
+      if (rank === lowest || rank === highest) continue;
       const b = binOf(rank);
       if (starts[b] >= 0) continue;
       starts[b] = next;
       next += counts[b];
     }
   }
-  starts[bins] = starts[bins - 1];
-  for (let b = 0; b <= bins; b++) fills[b] = starts[b];
-  for (let i = 0; i < count; i++) {
-    const v = values[i];
-    let b = ((v - min) * scale) | 0;
-    if (b === bins) b = bins - 1;
-    if (starts[b] >= 0) scratch[fills[b]++] = v;
-  }
-  // Sort each gathered bin; a rank's value is then at its offset within its bin.
-  for (let b = 0; b < bins; b++) {
-    if (starts[b] < 0) continue;
-    if (counts[b] <= INSERTION_SORT) insertionSort(scratch, starts[b], starts[b] + counts[b]);
-    else scratch.subarray(starts[b], starts[b] + counts[b]).sort();
+  if (next > 0) {
+    for (let b = 0; b < bins; b++) fills[b] = starts[b];
+    for (let i = 0; i < count; i++) {
+      const v = values[i];
+      let b = ((v - min) * scale) | 0;
+      if (b === bins) b = bins - 1;
+      if (starts[b] >= 0) scratch[fills[b]++] = v;
+    }
+    // Sort each gathered bin; a rank's value is then at its offset within its bin.
+    for (let b = 0; b < bins; b++) {
+      if (starts[b] < 0) continue;
+      if (counts[b] <= INSERTION_SORT) insertionSort(scratch, starts[b], starts[b] + counts[b]);
+      else scratch.subarray(starts[b], starts[b] + counts[b]).sort();
+    }
   }
   for (let t = 0; t < fractions.length; t++) {
     const h = (count - 1) * fractions[t];
     const lo = Math.floor(h);
-    const low = valueAt(scratch, lo);
+    const low = valueAt(scratch, lo, min, max);
     if (h > lo && lo + 1 < count) {
-      const high = valueAt(scratch, lo + 1);
+      const high = valueAt(scratch, lo + 1, min, max);
       out[t] = snapCut(low, high, low + (h - lo) * (high - low), width);
     } else out[t] = low;
   }
@@ -117,15 +124,27 @@ function insertionSort(values: Float64Array, from: number, to: number): void {
   }
 }
 
-/** The bin holding the value of the given rank (0 = smallest). */
+/** The bin holding the value of the given rank (0 = smallest): the last bin b with below[b] <= rank and a value in it. */
 function binOf(rank: number): number {
-  let b = 0;
-  while (below[b + 1] <= rank) b++;
-  return b;
+  // below[0] = 0 <= rank < count = below[bins]: the answer is in [0, bins).
+  let lo = 0;
+  let hi = bins;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (below[mid] <= rank) lo = mid;
+    else hi = mid;
+  }
+  return lo;
 }
 
-/** The value of the given rank, once its bin has been gathered into scratch and sorted. */
-function valueAt(scratch: Float64Array, rank: number): number {
+/**
+ * The value of the given rank, once its bin has been gathered into scratch and sorted. The
+ * smallest rank is `min` and the largest `max`, unless 0 (-0 and 0 compare equal, and the sort
+ * decides which of them comes first).
+ */
+function valueAt(scratch: Float64Array, rank: number, min: number, max: number): number {
+  if (rank === lowest) return min;
+  if (rank === highest) return max;
   const b = binOf(rank);
   return scratch[starts[b] + rank - below[b]];
 }
