@@ -6,9 +6,10 @@
  */
 import {
   addWeights,
+  addWeightsOfTwo,
   calibrate,
+  calibrateBoth,
   CalibrationScratch,
-  relevanceTotals,
   outcomeStats,
   type Calibration,
   type CensorSettings,
@@ -91,13 +92,14 @@ export interface RangeEvaluator {
  */
 export class GridWorkspace {
   walk: WalkLevels | undefined;
-  scratch: CalibrationScratch | undefined;
+  readonly scratches: CalibrationScratch[] = [];
   cellWeights: Float64Array | undefined;
 
-  /** A calibration scratch for N rows and T thresholds, the previous one when it fits. */
-  calibrationScratch(N: number, T: number): CalibrationScratch {
-    if (!this.scratch || this.scratch.values.length !== N || this.scratch.cuts.length !== T) this.scratch = new CalibrationScratch(N, T);
-    return this.scratch;
+  /** Calibration scratch number k (one per censor) for N rows and T thresholds, the previous one when it fits. */
+  calibrationScratch(N: number, T: number, k = 0): CalibrationScratch {
+    const scratch = this.scratches[k];
+    if (scratch && scratch.values.length === N && scratch.cuts.length === T) return scratch;
+    return (this.scratches[k] = new CalibrationScratch(N, T));
   }
 
   /** An N-long array of any content. */
@@ -168,26 +170,34 @@ export function rangeEvaluator(task: GridTask, from: number, to: number, workspa
     if (cells.yhat || cells.adjustedFit || cells.n || cells.weights) partial.retained[censor] = cells;
   }
 
-  const scratch = workspace.calibrationScratch(N, T);
-  const factors = new Float64Array(T);
+  const scratches = censors.map((_, k) => workspace.calibrationScratch(N, T, k));
+  const factorsOf = censors.map(() => new Float64Array(T));
   const single = new Float64Array(T);
   const cellWeights = retain.has("weights_cells") ? workspace.rows(N) : null;
   const own = partial.ysolo ? new Float64Array(N) : null;
   let cell = 0;
+  let allUsed = false;
 
   const evaluate = (index: number, model: ScoredRows, outcome: OutcomeStats): void => {
     const local = index - from;
-    if (model.usableCount === N) partial.used.fill(1);
-    else for (let i = 0; i < N; i++) partial.used[i] |= +(model.relevance[i] === model.relevance[i]);
+    if (model.usableCount === N) {
+      if (!allUsed) partial.used.fill(1);
+      allUsed = true;
+    } else for (let i = 0; i < N; i++) partial.used[i] |= +(model.relevance[i] === model.relevance[i]);
     const fitSettings = { multiplier: options.adj_fit_multiplier, attributes: combinations[index].length, logistic };
     let ownWeight = 0;
     own?.fill(0);
-    const totals = relevanceTotals(model, y, outcome.mean, scratch.totals);
-    for (const censor of censors) {
-      const fitted = calibrate(model, y, outcome, censor, settings, fitSettings, scratch, totals);
+    // Both censors share each pass over the rows (calibrateBoth, addWeightsOfTwo): the same numbers as one censor after the other.
+    const fitted =
+      censors.length === 2
+        ? calibrateBoth(model, y, outcome, settings, fitSettings, scratches[0], scratches[1])
+        : [calibrate(model, y, outcome, censors[0], settings, fitSettings, scratches[0])];
+    for (let k = 0; k < censors.length; k++) {
+      const censor = censors[k];
+      const factors = factorsOf[k];
       const kept = partial.retained[censor];
       for (let t = 0; t < T; t++) {
-        const c = fitted.calibrations[t];
+        const c = fitted[k].calibrations[t];
         const weight = cellWeight(c);
         factors[t] = weight;
         partial.cellCombination[cell] = index;
@@ -204,7 +214,7 @@ export function rangeEvaluator(task: GridTask, from: number, to: number, workspa
             single.fill(0);
             single[t] = 1;
             cellWeights!.fill(0);
-            addWeights(model, fitted, single, cellWeights!);
+            addWeights(model, fitted[k], single, cellWeights!);
             for (let i = 0; i < N; i++) kept.weights[(i * T + t) * range + local] = cellWeights![i];
           }
         }
@@ -215,8 +225,13 @@ export function rangeEvaluator(task: GridTask, from: number, to: number, workspa
         partial.secondary[2] += weight * c.outlierInfluence;
         partial.secondary[3] += weight * c.kFit;
       }
-      addWeights(model, fitted, factors, partial.composite, scratch);
-      if (own) addWeights(model, fitted, factors, own, scratch);
+    }
+    if (censors.length === 2) {
+      addWeightsOfTwo(model, fitted[0], factorsOf[0], scratches[0], fitted[1], factorsOf[1], scratches[1], partial.composite);
+      if (own) addWeightsOfTwo(model, fitted[0], factorsOf[0], scratches[0], fitted[1], factorsOf[1], scratches[1], own);
+    } else {
+      addWeights(model, fitted[0], factorsOf[0], partial.composite, scratches[0]);
+      if (own) addWeights(model, fitted[0], factorsOf[0], own, scratches[0]);
     }
     if (own && partial.ysolo) {
       for (let i = 0; i < N; i++) own[i] /= ownWeight;
