@@ -7,13 +7,13 @@
  * cumulative counts, and only their few values are gathered and sorted. A Grid asks for thousands
  * of percentiles of 10^3 to 10^4 scores; this costs two linear passes each, with none of
  * quickselect's unpredictable branches. The number of bins follows the count (about 8 values a
- * bin, 16 to 256 bins), so that small inputs do not pay for 256 bins; the order statistics, and
- * so the percentiles, do not depend on it. `percentilesOfTwo` does the same for two arrays of
+ * bin, 16 to 4,096 bins), so that small inputs do not pay for many bins and large ones gather and
+ * sort few values; the order statistics, and so the percentiles, do not depend on it. `percentilesOfTwo` does the same for two arrays of
  * one length (a Grid's two censors) with each pass over the rows shared.
  */
 import { snapCut } from "./cut.js";
 
-const MAX_BINS = 256;
+const MAX_BINS = 4096;
 const MIN_BINS = 16;
 /** Gathered bins up to this size are sorted in place by insertion (no subarray view). */
 const INSERTION_SORT = 24;
