@@ -6,9 +6,10 @@
  * equal-width bins between min and max, the bins holding the wanted ranks are located from the
  * cumulative counts, and only their few values are gathered and sorted. A Grid asks for thousands
  * of percentiles of 10^3 to 10^4 scores; this costs two linear passes each, with none of
- * quickselect's unpredictable branches. The number of bins follows the count (about 8 values a
+ * quickselect's unpredictable branches. The number of bins follows the count (about 4 values a
  * bin, 16 to 4,096 bins), so that small inputs do not pay for many bins and large ones gather and
- * sort few values; the order statistics, and so the percentiles, do not depend on it. `percentilesOfTwo` does the same for two arrays of
+ * sort few values; only the wanted bins are visited after the count. The order statistics, and so
+ * the percentiles, do not depend on the bins. `percentilesOfTwo` does the same for two arrays of
  * one length (a Grid's two censors) with each pass over the rows shared.
  */
 import { snapCut } from "./cut.js";
@@ -36,10 +37,13 @@ class Histogram {
   highest = -1;
   /** How many values the wanted bins hold. */
   gathered = 0;
+  /** The wanted bins, wanted[0..wantedCount), in the order they were marked (each bin once). */
+  readonly wanted = new Int32Array(MAX_BINS + 1);
+  wantedCount = 0;
 
   /** Sets the bins for `count` values in [min, max] and clears the counts. */
   open(count: number, min: number, max: number): void {
-    this.bins = Math.min(MAX_BINS, Math.max(MIN_BINS, count >> 3));
+    this.bins = Math.min(MAX_BINS, Math.max(MIN_BINS, count >> 2));
     this.min = min;
     this.max = max;
     this.scale = this.bins / (max - min);
@@ -58,6 +62,7 @@ class Histogram {
     this.highest = this.max !== 0 ? count - 1 : -1;
     starts.fill(-1, 0, bins + 1);
     let next = 0;
+    let wantedCount = 0;
     for (let t = 0; t < fractions.length; t++) {
       const h = (count - 1) * fractions[t];
       const lo = Math.floor(h);
@@ -66,18 +71,20 @@ class Histogram {
         const b = this.binOf(rank);
         if (starts[b] >= 0) continue;
         starts[b] = next;
+        this.fills[b] = next;
         next += counts[b];
+        this.wanted[wantedCount++] = b;
       }
     }
-    for (let b = 0; b < bins; b++) this.fills[b] = starts[b];
+    this.wantedCount = wantedCount;
     this.gathered = next;
   }
 
   /** Sorts each gathered bin; a rank's value is then at its offset within its bin. */
   sortBins(scratch: Float64Array): void {
-    const { counts, starts, bins } = this;
-    for (let b = 0; b < bins; b++) {
-      if (starts[b] < 0) continue;
+    const { counts, starts, wanted } = this;
+    for (let w = 0; w < this.wantedCount; w++) {
+      const b = wanted[w];
       if (counts[b] <= INSERTION_SORT) insertionSort(scratch, starts[b], starts[b] + counts[b]);
       else scratch.subarray(starts[b], starts[b] + counts[b]).sort();
     }
