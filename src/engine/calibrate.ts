@@ -8,7 +8,7 @@
 import * as choices from "./choices.js";
 import { cutBoundary, cutTest, notAllZero, tieWidth } from "./cut.js";
 import type { AdjFitMultiplier, CensorOperator, CensorType, CensorUnit } from "./options.js";
-import { percentiles } from "./percentile.js";
+import { percentiles, percentilesOfTwo } from "./percentile.js";
 
 export interface CensorSettings {
   thresholds: readonly number[];
@@ -97,6 +97,9 @@ export class CalibrationScratch {
   readonly buckets: Uint8Array;
   /** Six sums per bucket (see `calibrate`). */
   readonly sums: Float64Array;
+  /** The thresholds' order by signed cut, and the boundaries as `score >= atLeast[p]` tests. */
+  readonly order: Int32Array;
+  readonly atLeast: Float64Array;
   /** Summed slopes per bucket (`addWeights`). */
   readonly slopes: Float64Array;
   /** The model's relevance totals (`relevanceTotals`), shared by its censors. */
@@ -108,6 +111,8 @@ export class CalibrationScratch {
     this.cuts = new Float64Array(thresholds);
     this.sortedCuts = new Float64Array(thresholds);
     this.rank = new Int32Array(thresholds);
+    this.order = new Int32Array(thresholds);
+    this.atLeast = new Float64Array(thresholds);
     this.buckets = new Uint8Array(rows);
     this.sums = new Float64Array(6 * (thresholds + 1));
     this.slopes = new Float64Array(thresholds + 1);
@@ -179,7 +184,7 @@ export function calibrate(
   const { relevance, usableCount: count } = rows;
   const scores = rows[censor];
   const T = settings.thresholds.length;
-  const { values, selection, cuts, sortedCuts, rank, buckets, sums } = scratch;
+  const { values, selection, cuts } = scratch;
 
   // The usable rows' scores; with no unusable row that is `scores` itself.
   let usableScores: Float64Array = scores;
@@ -210,43 +215,215 @@ export function calibrate(
   const width = tieWidth(min, max);
   if (settings.unit === "percent") percentiles(usableScores, count, settings.thresholds, selection, cuts, min, max, width);
   else for (let t = 0; t < T; t++) cuts[t] = settings.thresholds[t];
+  const sign = setBoundaries(scratch, settings.operator, T, width);
+  const t5 = totals ?? relevanceTotals(rows, y, outcome.mean, scratch.totals);
+  bucketSums(relevance, scores, y, outcome.mean, sign, scratch, T);
+  return calibrationsOf(rows, outcome, censor, settings, fitSettings, scratch, t5, usableScores, width);
+}
 
-  const test = cutTest(settings.operator);
+/**
+ * `calibrate` for both censors of a model, each pass over the rows shared by the two (the
+ * percentiles' passes, and one pass for the buckets, their sums and the relevance totals): the
+ * very calibrations of two `calibrate` calls, relevance first. Each censor has its own scratch, so
+ * that both keep their buckets (`addWeightsOfTwo`).
+ *
+ * @example
+ * const [byRelevance, bySimilarity] = calibrateBoth(model, y, outcome, settings, fitSettings, new CalibrationScratch(N, T), new CalibrationScratch(N, T));
+ */
+export function calibrateBoth(
+  rows: ScoredRows,
+  y: Float64Array,
+  outcome: OutcomeStats,
+  settings: CensorSettings,
+  fitSettings: FitSettings,
+  first: CalibrationScratch,
+  second: CalibrationScratch,
+): [CensorCalibration, CensorCalibration] {
+  const { relevance, similarity, usableCount: count, bounds } = rows;
+  const N = relevance.length;
+  const T = settings.thresholds.length;
+  if (count < N || !bounds || T > 4) {
+    const totals = relevanceTotals(rows, y, outcome.mean, first.totals);
+    return [
+      calibrate(rows, y, outcome, "relevance", settings, fitSettings, first, totals),
+      calibrate(rows, y, outcome, "similarity", settings, fitSettings, second, totals),
+    ];
+  }
+  const widthR = tieWidth(bounds[0], bounds[1]);
+  const widthS = tieWidth(bounds[2], bounds[3]);
+  if (settings.unit === "percent") {
+    percentilesOfTwo(
+      relevance,
+      similarity,
+      N,
+      settings.thresholds,
+      first.selection,
+      second.selection,
+      first.cuts,
+      second.cuts,
+      bounds[0],
+      bounds[1],
+      widthR,
+      bounds[2],
+      bounds[3],
+      widthS,
+    );
+  } else {
+    for (let t = 0; t < T; t++) first.cuts[t] = second.cuts[t] = settings.thresholds[t];
+  }
+  const sign = setBoundaries(first, settings.operator, T, widthR);
+  setBoundaries(second, settings.operator, T, widthS);
+
+  // One pass: each censor's buckets and per-bucket sums (as `bucketSums`), and the relevance totals (as `relevanceTotals`).
+  const ybar = outcome.mean;
+  const bucketsR = first.buckets;
+  const bucketsS = second.buckets;
+  const sumsR = first.sums.fill(0);
+  const sumsS = second.sums.fill(0);
+  const a = first.atLeast;
+  const c = second.atLeast;
+  // Up to four cuts unrolled; a missing cut is NaN, which no score passes.
+  const a0 = T > 0 ? a[0] : NaN;
+  const a1 = T > 1 ? a[1] : NaN;
+  const a2 = T > 2 ? a[2] : NaN;
+  const a3 = T > 3 ? a[3] : NaN;
+  const c0 = T > 0 ? c[0] : NaN;
+  const c1 = T > 1 ? c[1] : NaN;
+  const c2 = T > 2 ? c[2] : NaN;
+  const c3 = T > 3 ? c[3] : NaN;
+  let totalR = 0;
+  let totalR2 = 0;
+  let totalRY = 0;
+  for (let i = 0; i < N; i++) {
+    const r = relevance[i];
+    const dy = y[i] - ybar;
+    const r2 = r * r;
+    const ry = r * dy;
+    const ry2 = ry * dy;
+    const r2y2 = ry * ry;
+    totalR += r;
+    totalR2 += r2;
+    totalRY += ry;
+    const sr = sign * r;
+    const br = +(sr >= a0) + +(sr >= a1) + +(sr >= a2) + +(sr >= a3);
+    bucketsR[i] = br;
+    const o = 6 * br;
+    sumsR[o] += 1;
+    sumsR[o + 1] += r;
+    sumsR[o + 2] += r2;
+    sumsR[o + 3] += ry;
+    sumsR[o + 4] += ry2;
+    sumsR[o + 5] += r2y2;
+    const ss = sign * similarity[i];
+    const bs = +(ss >= c0) + +(ss >= c1) + +(ss >= c2) + +(ss >= c3);
+    bucketsS[i] = bs;
+    const q = 6 * bs;
+    sumsS[q] += 1;
+    sumsS[q + 1] += r;
+    sumsS[q + 2] += r2;
+    sumsS[q + 3] += ry;
+    sumsS[q + 4] += ry2;
+    sumsS[q + 5] += r2y2;
+  }
+  const totals = first.totals;
+  totals[0] = totalR;
+  totals[1] = totalR2;
+  totals[2] = bounds[0];
+  totals[3] = bounds[1];
+  totals[4] = totalRY;
+  return [
+    calibrationsOf(rows, outcome, "relevance", settings, fitSettings, first, totals, relevance, widthR),
+    calibrationsOf(rows, outcome, "similarity", settings, fitSettings, second, totals, similarity, widthS),
+  ];
+}
+
+/** Orders the cuts in scratch.cuts and writes their boundaries as `score >= atLeast[p]` tests (with `rank`); returns the sign scores are multiplied by. */
+function setBoundaries(scratch: CalibrationScratch, operator: CensorOperator, T: number, width: number): number {
+  const { cuts, sortedCuts, rank, atLeast } = scratch;
+  const test = cutTest(operator);
   const { sign, strict } = test;
-  const order = sortedOrder(cuts, sign, T);
+  const order = sortedOrder(cuts, sign, T, scratch.order);
   for (let p = 0; p < T; p++) {
     sortedCuts[p] = cutBoundary(cuts[order[p]], width, test);
     rank[order[p]] = p;
   }
+  // The same tests written as `s >= boundary`: s > c is s >= the next double above c.
+  for (let p = 0; p < T; p++) atLeast[p] = strict ? nextUp(sortedCuts[p]) : sortedCuts[p];
+  return sign;
+}
 
-  // Per bucket: n, sum r, sum r^2, sum r dy, sum r dy^2, sum r^2 dy^2.
-  sums.fill(0);
+/**
+ * Puts each usable row in its bucket (the number of cuts its signed score passes) and adds its
+ * six sums to the bucket's: n, sum r, sum r^2, sum r dy, sum r dy^2, sum r^2 dy^2.
+ */
+function bucketSums(relevance: Float64Array, scores: Float64Array, y: Float64Array, ybar: number, sign: number, scratch: CalibrationScratch, T: number): void {
+  const { buckets, atLeast } = scratch;
+  const sums = scratch.sums.fill(0);
+  if (T <= 4) {
+    // Up to four cuts unrolled; a missing cut is NaN, which no score passes.
+    const c0 = T > 0 ? atLeast[0] : NaN;
+    const c1 = T > 1 ? atLeast[1] : NaN;
+    const c2 = T > 2 ? atLeast[2] : NaN;
+    const c3 = T > 3 ? atLeast[3] : NaN;
+    for (let i = 0; i < relevance.length; i++) {
+      const r = relevance[i];
+      if (r !== r) continue;
+      const dy = y[i] - ybar;
+      const ry = r * dy;
+      const s = sign * scores[i];
+      // The count of cuts passed, without data-dependent branches (the boundaries are sorted).
+      const b = +(s >= c0) + +(s >= c1) + +(s >= c2) + +(s >= c3);
+      buckets[i] = b;
+      const o = 6 * b;
+      sums[o] += 1;
+      sums[o + 1] += r;
+      sums[o + 2] += r * r;
+      sums[o + 3] += ry;
+      sums[o + 4] += ry * dy;
+      sums[o + 5] += ry * ry;
+    }
+  } else {
+    for (let i = 0; i < relevance.length; i++) {
+      const r = relevance[i];
+      if (r !== r) continue;
+      const dy = y[i] - ybar;
+      const ry = r * dy;
+      const s = sign * scores[i];
+      let b = 0;
+      for (let p = 0; p < T; p++) b += +(s >= atLeast[p]);
+      buckets[i] = b;
+      const o = 6 * b;
+      sums[o] += 1;
+      sums[o + 1] += r;
+      sums[o + 2] += r * r;
+      sums[o + 3] += ry;
+      sums[o + 4] += ry * dy;
+      sums[o + 5] += ry * ry;
+    }
+  }
+}
+
+/** The calibrations at every threshold from the bucket sums in scratch and the relevance totals. */
+function calibrationsOf(
+  rows: ScoredRows,
+  outcome: OutcomeStats,
+  censor: CensorType,
+  settings: CensorSettings,
+  fitSettings: FitSettings,
+  scratch: CalibrationScratch,
+  t5: Float64Array,
+  usableScores: Float64Array,
+  width: number,
+): CensorCalibration {
+  const { usableCount: count } = rows;
+  const T = settings.thresholds.length;
+  const { cuts, rank, buckets, sums } = scratch;
   const ybar = outcome.mean;
-  const t5 = totals ?? relevanceTotals(rows, y, ybar, scratch.totals);
   const totalR = t5[0];
   const totalR2 = t5[1];
   const rMin = t5[2];
   const rMax = t5[3];
   const totalRY = t5[4];
-  for (let i = 0; i < relevance.length; i++) {
-    const r = relevance[i];
-    if (r !== r) continue;
-    const dy = y[i] - ybar;
-    const ry = r * dy;
-    const s = sign * scores[i];
-    // The count of cuts passed (passesCut, inlined), without data-dependent branches (the boundaries are sorted).
-    let b = 0;
-    if (strict) for (let p = 0; p < T; p++) b += +(s > sortedCuts[p]);
-    else for (let p = 0; p < T; p++) b += +(s >= sortedCuts[p]);
-    buckets[i] = b;
-    const o = 6 * b;
-    sums[o] += 1;
-    sums[o + 1] += r;
-    sums[o + 2] += r * r;
-    sums[o + 3] += ry;
-    sums[o + 4] += ry * dy;
-    sums[o + 5] += ry * ry;
-  }
   // Suffix sums: slot b now holds the sums over buckets >= b, i.e. the rows retained at position b - 1.
   for (let b = T - 1; b >= 0; b--) for (let f = 0; f < 6; f++) sums[6 * b + f] += sums[6 * (b + 1) + f];
 
@@ -315,12 +492,46 @@ export function calibrate(
   return { calibrations: out, buckets, rank };
 }
 
-/** Indices of the thresholds ordered by their signed cut, ascending. */
-function sortedOrder(cuts: Float64Array, sign: number, T: number): number[] {
-  const order = new Array<number>(T);
-  for (let t = 0; t < T; t++) order[t] = t;
-  return order.sort((a, b) => sign * cuts[a] - sign * cuts[b]);
+/** Indices of the thresholds ordered by their signed cut, ascending (a stable sort), written to `order`. */
+function sortedOrder(cuts: Float64Array, sign: number, T: number, order: Int32Array): Int32Array {
+  let comparable = true;
+  for (let t = 0; t < T; t++) comparable &&= cuts[t] === cuts[t];
+  if (!comparable) {
+    // A NaN cut makes the comparison inconsistent: keep exactly the order Array.prototype.sort gives.
+    const sorted = Array.from({ length: T }, (_, t) => t).sort((a, b) => sign * cuts[a] - sign * cuts[b]);
+    for (let t = 0; t < T; t++) order[t] = sorted[t];
+    return order;
+  }
+  // Insertion sort: stable like Array.prototype.sort, without allocating (T is small).
+  for (let t = 0; t < T; t++) {
+    const key = sign * cuts[t];
+    let k = t - 1;
+    while (k >= 0 && sign * cuts[order[k]] - key > 0) {
+      order[k + 1] = order[k];
+      k--;
+    }
+    order[k + 1] = t;
+  }
+  return order;
 }
+
+/** The least double above x, for x not NaN and below +Infinity (then `s > x` is `s >= nextUp(x)`); NaN for +Infinity, which nothing exceeds. */
+function nextUp(x: number): number {
+  if (x !== x || x === Infinity) return NaN;
+  if (x === 0) return Number.MIN_VALUE;
+  bits[0] = x;
+  // Little-endian halves of the IEEE 754 pattern; |x| grows by one unit in the last place.
+  const up = x > 0 ? 1 : -1;
+  const low = (words[LOW] + up) >>> 0;
+  if ((up > 0 && low === 0) || (up < 0 && low === 0xffffffff)) words[HIGH] += up;
+  words[LOW] = low;
+  return bits[0];
+}
+const bits = new Float64Array(1);
+const words = new Uint32Array(bits.buffer);
+const LITTLE_ENDIAN = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
+const LOW = LITTLE_ENDIAN ? 0 : 1;
+const HIGH = 1 - LOW;
 
 /** Pearson correlation of (delta r) with y from its sums; 0 when the weights are constant. */
 function correlation(crossSum: number, spread: number, syy: number): number {
@@ -381,12 +592,58 @@ function invalidCalibration(
  * a row's bucket says at which thresholds it is retained. A zero factor skips its calibration.
  */
 export function addWeights(rows: ScoredRows, fitted: CensorCalibration, factors: ArrayLike<number>, target: Float64Array, scratch?: CalibrationScratch): void {
-  const { relevance, usableCount: count } = rows;
-  const { calibrations, buckets, rank } = fitted;
-  const T = calibrations.length;
-  let base = 0;
+  const { relevance } = rows;
+  const { buckets } = fitted;
   // slopes[b]: the summed slopes of the thresholds a row in bucket b is retained at (positions < b).
-  const slopes = scratch ? scratch.slopes.fill(0) : new Float64Array(T + 1);
+  const slopes = scratch ? scratch.slopes : new Float64Array(fitted.calibrations.length + 1);
+  const base = slopesOf(rows, fitted, factors, slopes);
+  for (let i = 0; i < relevance.length; i++) {
+    const r = relevance[i];
+    if (r === r) target[i] += base + slopes[buckets[i]] * r;
+  }
+}
+
+/**
+ * `addWeights` of two censors' calibrations of one model in one pass: on each usable row the
+ * first's weighted sum is added to target[i], then the second's, exactly as two `addWeights`
+ * calls in that order. Each needs its own scratch (its slopes).
+ *
+ * @example
+ * const [a, b] = calibrateBoth(model, y, outcome, settings, fitSettings, first, second);
+ * addWeightsOfTwo(model, a, factorsA, first, b, factorsB, second, composite);
+ */
+export function addWeightsOfTwo(
+  rows: ScoredRows,
+  a: CensorCalibration,
+  factorsA: ArrayLike<number>,
+  scratchA: CalibrationScratch,
+  b: CensorCalibration,
+  factorsB: ArrayLike<number>,
+  scratchB: CalibrationScratch,
+  target: Float64Array,
+): void {
+  const { relevance } = rows;
+  const baseA = slopesOf(rows, a, factorsA, scratchA.slopes);
+  const baseB = slopesOf(rows, b, factorsB, scratchB.slopes);
+  const slopesA = scratchA.slopes;
+  const slopesB = scratchB.slopes;
+  const bucketsA = a.buckets;
+  const bucketsB = b.buckets;
+  for (let i = 0; i < relevance.length; i++) {
+    const r = relevance[i];
+    if (r !== r) continue;
+    const w = target[i] + (baseA + slopesA[bucketsA[i]] * r);
+    target[i] = w + (baseB + slopesB[bucketsB[i]] * r);
+  }
+}
+
+/** Fills slopes[b] (the summed slopes of the thresholds a row in bucket b is retained at) and returns the weights' common part, as in `addWeights`. */
+function slopesOf(rows: ScoredRows, fitted: CensorCalibration, factors: ArrayLike<number>, slopes: Float64Array): number {
+  const { calibrations, rank } = fitted;
+  const T = calibrations.length;
+  const count = rows.usableCount;
+  let base = 0;
+  slopes.fill(0);
   for (let t = 0; t < T; t++) {
     const factor = factors[t];
     if (factor === 0) continue;
@@ -394,10 +651,7 @@ export function addWeights(rows: ScoredRows, fitted: CensorCalibration, factors:
     base += factor * (1 / count - c.coefficient * c.shift);
     for (let b = rank[t] + 1; b <= T; b++) slopes[b] += factor * c.coefficient;
   }
-  for (let i = 0; i < relevance.length; i++) {
-    const r = relevance[i];
-    if (r === r) target[i] += base + slopes[buckets[i]] * r;
-  }
+  return base;
 }
 
 /**

@@ -9,11 +9,11 @@
  */
 import type { Dataset } from "./data.js";
 import { outcomeStats } from "./calibrate.js";
-import { rangeEvaluator, type GridPartial } from "./grid-cells.js";
-import { finishGrid, hasMissing, prepareGrid, type PreparedGrid } from "./grid.js";
+import { GridWorkspace, rangeEvaluator } from "./grid-cells.js";
+import { finishMerged, GridMerge, hasMissing, prepareGrid, type PreparedGrid } from "./grid.js";
 import type { Given, GridOptions } from "./options.js";
 import type { EngineResult } from "./result.js";
-import { standardize, walkCombinationsMany } from "./walk.js";
+import { standardize, WalkLevels, walkCombinationsMany } from "./walk.js";
 
 /** Rows walked together are limited so that their per-row score levels stay within this many bytes (a few MiB: the levels stay in cache while every row calibrates; 64 MiB was slower). */
 export const EXPERIMENT_BATCH_BYTES = 4 * 1024 * 1024;
@@ -38,7 +38,7 @@ export function gridExperiment(
   const batch = Math.max(1, Math.floor(batchRows ?? experimentBatch(data)));
   for (let start = 0; start < prepared.length; start += batch) {
     const rows = prepared.slice(start, start + batch);
-    for (const partials of evaluateRows(rows)) results.push(finishGrid(rows[results.length - start], partials));
+    for (const merge of evaluateRows(rows)) results.push(finishMerged(rows[results.length - start], merge));
   }
   return results;
 }
@@ -50,18 +50,21 @@ export function experimentBatch(data: Dataset): number {
 }
 
 /**
- * Every chunk of every row (rows prepared on the same data and options): the rows' partials, per
- * row in chunk order. Complete data walks each chunk once for all rows; with missing values each
+ * Every chunk of every row (rows prepared on the same data and options): per row, its chunks'
+ * partials merged in chunk order as they come. Complete data walks each chunk once for all rows; with missing values each
  * row builds its own models (nothing is shared but the plan).
  */
-export function evaluateRows(rows: readonly PreparedGrid[]): GridPartial[][] {
+export function evaluateRows(rows: readonly PreparedGrid[]): GridMerge[] {
   const first = rows[0];
   const { data, options, combinations } = first.task;
   const logistic = options.prediction_scale === "logistic";
   const outcome = outcomeStats(data.y, new Float64Array(data.rows));
-  const partials: GridPartial[][] = rows.map(() => []);
+  const merges = rows.map(() => new GridMerge(data.rows));
+  // The rows' evaluators run one after another (each cell is finished before the next starts): one workspace serves them all.
+  const workspace = new GridWorkspace();
+  const levels = first.task.shared ? new WalkLevels(data.rows, first.task.shared.cols, rows.length) : undefined;
   for (const [from, to] of first.chunks) {
-    const evaluators = rows.map((row) => rangeEvaluator(row.task, from, to));
+    const evaluators = rows.map((row) => rangeEvaluator(row.task, from, to, workspace));
     const indices = Array.from({ length: to - from }, (_, q) => from + q);
     const shared = first.task.shared;
     if (shared) {
@@ -75,11 +78,12 @@ export function evaluateRows(rows: readonly PreparedGrid[]): GridPartial[][] {
         logistic,
         (index, t, model) => evaluators[t].evaluate(index, model, outcome),
         (index) => evaluators.forEach((e) => e.singular(index)),
+        levels,
       );
     } else {
       for (const e of evaluators) indices.forEach(e.direct);
     }
-    evaluators.forEach((e, r) => partials[r].push(e.partial));
+    evaluators.forEach((e, r) => merges[r].add(e.partial));
   }
-  return partials;
+  return merges;
 }

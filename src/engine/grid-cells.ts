@@ -6,9 +6,10 @@
  */
 import {
   addWeights,
+  addWeightsOfTwo,
   calibrate,
+  calibrateBoth,
   CalibrationScratch,
-  relevanceTotals,
   outcomeStats,
   type Calibration,
   type CensorSettings,
@@ -20,7 +21,7 @@ import { ComputationError } from "./errors.js";
 import { buildModel, usableRows, type Model } from "./model.js";
 import type { CensorType, GridOptions } from "./options.js";
 import { soloVotes } from "./solo.js";
-import { walkCombinations, type Standardized } from "./walk.js";
+import { walkCombinations, WalkLevels, type Standardized } from "./walk.js";
 
 /** Everything a range of cells needs; plain data, so a worker thread can receive it. */
 export interface GridTask {
@@ -84,14 +85,44 @@ export interface RangeEvaluator {
   direct(index: number): void;
 }
 
-export function evaluateRange(task: GridTask, from: number, to: number): GridPartial {
-  const evaluator = rangeEvaluator(task, from, to);
+/**
+ * Buffers that one thread reuses from range to range of a Grid (the walk's levels, the
+ * calibration scratch), so that a Grid's chunks do not each allocate O(N K) anew. Results do not
+ * depend on whether a workspace is passed; one workspace must not serve two ranges at once.
+ */
+export class GridWorkspace {
+  walk: WalkLevels | undefined;
+  readonly scratches: CalibrationScratch[] = [];
+  cellWeights: Float64Array | undefined;
+
+  /** Calibration scratch number k (one per censor) for N rows and T thresholds, the previous one when it fits. */
+  calibrationScratch(N: number, T: number, k = 0): CalibrationScratch {
+    const scratch = this.scratches[k];
+    if (scratch && scratch.values.length === N && scratch.cuts.length === T) return scratch;
+    return (this.scratches[k] = new CalibrationScratch(N, T));
+  }
+
+  /** An N-long array of any content. */
+  rows(N: number): Float64Array {
+    if (!this.cellWeights || this.cellWeights.length !== N) this.cellWeights = new Float64Array(N);
+    return this.cellWeights;
+  }
+}
+
+/**
+ * @example
+ * const workspace = new GridWorkspace();
+ * const partials = prepared.chunks.map(([from, to]) => evaluateRange(prepared.task, from, to, workspace));
+ */
+export function evaluateRange(task: GridTask, from: number, to: number, workspace = new GridWorkspace()): GridPartial {
+  const evaluator = rangeEvaluator(task, from, to, workspace);
   const { data, options, combinations, shared } = task;
   const indices = Array.from({ length: to - from }, (_, q) => from + q);
   if (shared) {
     const outcome = outcomeStats(data.y, new Float64Array(data.rows));
     const logistic = options.prediction_scale === "logistic";
-    walkCombinations(shared, data.y, combinations, indices, logistic, (index, model) => evaluator.evaluate(index, model, outcome), evaluator.singular);
+    const walk = workspace.walk?.fits(data.rows, shared.cols, 1) ? workspace.walk : (workspace.walk = new WalkLevels(data.rows, shared.cols, 1));
+    walkCombinations(shared, data.y, combinations, indices, logistic, (index, model) => evaluator.evaluate(index, model, outcome), evaluator.singular, walk);
   } else {
     indices.forEach(evaluator.direct);
   }
@@ -104,7 +135,7 @@ export function evaluateRange(task: GridTask, from: number, to: number): GridPar
  * for (let q = 0; q < 64; q++) e.direct(q);
  * e.partial.composite; // the range's adjusted-fit-weighted weights
  */
-export function rangeEvaluator(task: GridTask, from: number, to: number): RangeEvaluator {
+export function rangeEvaluator(task: GridTask, from: number, to: number, workspace = new GridWorkspace()): RangeEvaluator {
   const { data, theta, options, combinations } = task;
   const { rows: N, y } = data;
   const T = options.threshold.length;
@@ -139,26 +170,34 @@ export function rangeEvaluator(task: GridTask, from: number, to: number): RangeE
     if (cells.yhat || cells.adjustedFit || cells.n || cells.weights) partial.retained[censor] = cells;
   }
 
-  const scratch = new CalibrationScratch(N, T);
-  const factors = new Float64Array(T);
+  const scratches = censors.map((_, k) => workspace.calibrationScratch(N, T, k));
+  const factorsOf = censors.map(() => new Float64Array(T));
   const single = new Float64Array(T);
-  const cellWeights = new Float64Array(N);
+  const cellWeights = retain.has("weights_cells") ? workspace.rows(N) : null;
   const own = partial.ysolo ? new Float64Array(N) : null;
   let cell = 0;
+  let allUsed = false;
 
   const evaluate = (index: number, model: ScoredRows, outcome: OutcomeStats): void => {
     const local = index - from;
-    if (model.usableCount === N) partial.used.fill(1);
-    else for (let i = 0; i < N; i++) partial.used[i] |= +(model.relevance[i] === model.relevance[i]);
+    if (model.usableCount === N) {
+      if (!allUsed) partial.used.fill(1);
+      allUsed = true;
+    } else for (let i = 0; i < N; i++) partial.used[i] |= +(model.relevance[i] === model.relevance[i]);
     const fitSettings = { multiplier: options.adj_fit_multiplier, attributes: combinations[index].length, logistic };
     let ownWeight = 0;
     own?.fill(0);
-    const totals = relevanceTotals(model, y, outcome.mean, scratch.totals);
-    for (const censor of censors) {
-      const fitted = calibrate(model, y, outcome, censor, settings, fitSettings, scratch, totals);
+    // Both censors share each pass over the rows (calibrateBoth, addWeightsOfTwo): the same numbers as one censor after the other.
+    const fitted =
+      censors.length === 2
+        ? calibrateBoth(model, y, outcome, settings, fitSettings, scratches[0], scratches[1])
+        : [calibrate(model, y, outcome, censors[0], settings, fitSettings, scratches[0])];
+    for (let k = 0; k < censors.length; k++) {
+      const censor = censors[k];
+      const factors = factorsOf[k];
       const kept = partial.retained[censor];
       for (let t = 0; t < T; t++) {
-        const c = fitted.calibrations[t];
+        const c = fitted[k].calibrations[t];
         const weight = cellWeight(c);
         factors[t] = weight;
         partial.cellCombination[cell] = index;
@@ -174,9 +213,9 @@ export function rangeEvaluator(task: GridTask, from: number, to: number): RangeE
             // An invalid calibration's weights are NaN on the rows it could use and 0 on the others.
             single.fill(0);
             single[t] = 1;
-            cellWeights.fill(0);
-            addWeights(model, fitted, single, cellWeights);
-            for (let i = 0; i < N; i++) kept.weights[(i * T + t) * range + local] = cellWeights[i];
+            cellWeights!.fill(0);
+            addWeights(model, fitted[k], single, cellWeights!);
+            for (let i = 0; i < N; i++) kept.weights[(i * T + t) * range + local] = cellWeights![i];
           }
         }
         if (!(weight > 0)) continue;
@@ -186,8 +225,13 @@ export function rangeEvaluator(task: GridTask, from: number, to: number): RangeE
         partial.secondary[2] += weight * c.outlierInfluence;
         partial.secondary[3] += weight * c.kFit;
       }
-      addWeights(model, fitted, factors, partial.composite, scratch);
-      if (own) addWeights(model, fitted, factors, own, scratch);
+    }
+    if (censors.length === 2) {
+      addWeightsOfTwo(model, fitted[0], factorsOf[0], scratches[0], fitted[1], factorsOf[1], scratches[1], partial.composite);
+      if (own) addWeightsOfTwo(model, fitted[0], factorsOf[0], scratches[0], fitted[1], factorsOf[1], scratches[1], own);
+    } else {
+      addWeights(model, fitted[0], factorsOf[0], partial.composite, scratches[0]);
+      if (own) addWeights(model, fitted[0], factorsOf[0], own, scratches[0]);
     }
     if (own && partial.ysolo) {
       for (let i = 0; i < N; i++) own[i] /= ownWeight;

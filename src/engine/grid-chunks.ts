@@ -1,5 +1,5 @@
 /** The messages between gridParallel and its worker threads, and the chunk loop both sides run. */
-import { evaluateRange, type GridPartial, type GridTask } from "./grid-cells.js";
+import { evaluateRange, GridWorkspace, type GridPartial, type GridTask } from "./grid-cells.js";
 
 export interface ChunkRequest {
   id: number;
@@ -18,8 +18,9 @@ export type ChunkReply = { id: number; partials: [number, GridPartial][] } | { i
 export function drawChunks(task: GridTask, chunks: [number, number][], counter: Int32Array, stop?: () => boolean): [number, GridPartial][] {
   const done: [number, GridPartial][] = [];
   if (stop?.()) return done;
+  const workspace = new GridWorkspace();
   for (let c = Atomics.add(counter, 0, 1); c < chunks.length; c = Atomics.add(counter, 0, 1)) {
-    done.push([c, evaluateRange(task, chunks[c][0], chunks[c][1])]);
+    done.push([c, evaluateRange(task, chunks[c][0], chunks[c][1], workspace)]);
     if (stop?.()) break;
   }
   return done;

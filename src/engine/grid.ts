@@ -10,7 +10,7 @@ import { EMPTY_COMPOSITE_FALLBACK } from "./choices.js";
 import { planCombinations } from "./combinations.js";
 import { checkData, type Dataset } from "./data.js";
 import { ComputationError, InvalidInputError } from "./errors.js";
-import { censorsOf, evaluateRange, type GridPartial, type GridTask } from "./grid-cells.js";
+import { censorsOf, evaluateRange, GridWorkspace, type GridPartial, type GridTask } from "./grid-cells.js";
 import { gridInsights } from "./insights.js";
 import { buildModel, type Model } from "./model.js";
 import { resolveGridOptions, type Given, type GridOptions } from "./options.js";
@@ -61,31 +61,67 @@ export function prepareGrid(data: Dataset, theta: Float64Array, given: Given<Gri
 
 export function grid(data: Dataset, theta: Float64Array, given: Given<GridOptions> = {}): EngineResult {
   const prepared = prepareGrid(data, theta, given);
-  return finishGrid(
-    prepared,
-    prepared.chunks.map(([from, to]) => evaluateRange(prepared.task, from, to)),
-  );
+  const workspace = new GridWorkspace();
+  // Each chunk is merged as soon as it is done, so that memory does not grow with the number of chunks.
+  const merge = new GridMerge(data.rows);
+  for (const [from, to] of prepared.chunks) merge.add(evaluateRange(prepared.task, from, to, workspace));
+  return finishMerged(prepared, merge);
+}
+
+/** What the result needs of a chunk once its N-long sums are merged: its cells and its retained arrays. */
+type ChunkCells = Pick<GridPartial, "from" | "to" | "cellCombination" | "cellWeight" | "cellYhat" | "cellValid" | "retained" | "ysolo">;
+
+/**
+ * The chunks' partials merged in chunk order, one at a time: the composite, the used rows and the
+ * secondary sums are added up as each partial comes (the very additions of a merge at the end),
+ * and of each partial only its cells and retained arrays are kept.
+ *
+ * @example
+ * const merge = new GridMerge(data.rows);
+ * for (const [from, to] of prepared.chunks) merge.add(evaluateRange(prepared.task, from, to));
+ * const result = finishMerged(prepared, merge);
+ */
+export class GridMerge {
+  readonly composite: Float64Array;
+  readonly used: Uint8Array;
+  readonly secondary = new Float64Array(4);
+  singular = 0;
+  readonly chunks: ChunkCells[] = [];
+  constructor(readonly rows: number) {
+    this.composite = new Float64Array(rows);
+    this.used = new Uint8Array(rows);
+  }
+
+  /** Adds the next partial in chunk order. */
+  add(p: GridPartial): void {
+    const { composite, used, secondary } = this;
+    for (let i = 0; i < this.rows; i++) {
+      composite[i] += p.composite[i];
+      used[i] |= p.used[i];
+    }
+    for (let s = 0; s < 4; s++) secondary[s] += p.secondary[s];
+    this.singular += p.singular;
+    const { from, to, cellCombination, cellWeight, cellYhat, cellValid, retained, ysolo } = p;
+    this.chunks.push({ from, to, cellCombination, cellWeight, cellYhat, cellValid, retained, ysolo });
+  }
 }
 
 /** Merges the chunks' partials, in chunk order, into the Grid's result. */
 export function finishGrid(prepared: PreparedGrid, partials: GridPartial[]): EngineResult {
+  const merge = new GridMerge(prepared.task.data.rows);
+  for (const p of partials) merge.add(p);
+  return finishMerged(prepared, merge);
+}
+
+/** The Grid's result from its merged chunks. */
+export function finishMerged(prepared: PreparedGrid, merge: GridMerge): EngineResult {
   const { data, theta, options, combinations } = prepared.task;
   const { rows: N, cols: K, y } = data;
   const censors = censorsOf(options);
   const T = options.threshold.length;
 
-  const composite = new Float64Array(N);
-  const used = new Uint8Array(N);
-  const secondary = new Float64Array(4);
-  let singular = 0;
-  for (const p of partials) {
-    for (let i = 0; i < N; i++) {
-      composite[i] += p.composite[i];
-      used[i] |= p.used[i];
-    }
-    for (let s = 0; s < 4; s++) secondary[s] += p.secondary[s];
-    singular += p.singular;
-  }
+  const { composite, used, secondary, singular } = merge;
+  const partials = merge.chunks;
   const cells = {
     combination: concat(
       partials.map((p) => p.cellCombination),
@@ -259,7 +295,7 @@ function fullModel(data: Dataset, theta: Float64Array, options: GridOptions, log
 }
 
 /** The retained arrays in the engine layout, from the partials' range-local arrays. */
-function retainedCells(prepared: PreparedGrid, partials: GridPartial[]): GridCells {
+function retainedCells(prepared: PreparedGrid, partials: ChunkCells[]): GridCells {
   const { data, options, combinations } = prepared.task;
   const { rows: N, cols: K } = data;
   const Q = combinations.length;
@@ -284,7 +320,7 @@ function retainedCells(prepared: PreparedGrid, partials: GridPartial[]): GridCel
   }
   for (const censor of censorsOf(options)) {
     const kept: GridCensorCells = {};
-    const byCombination = (pick: (p: GridPartial) => Float64Array | null | undefined) => {
+    const byCombination = (pick: (p: ChunkCells) => Float64Array | null | undefined) => {
       const out = matrix(Q, T);
       for (const p of partials) {
         const values = pick(p);

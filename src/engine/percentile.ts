@@ -6,24 +6,146 @@
  * equal-width bins between min and max, the bins holding the wanted ranks are located from the
  * cumulative counts, and only their few values are gathered and sorted. A Grid asks for thousands
  * of percentiles of 10^3 to 10^4 scores; this costs two linear passes each, with none of
- * quickselect's unpredictable branches. The number of bins follows the count (about 8 values a
- * bin, 16 to 256 bins), so that small inputs do not pay for 256 bins; the order statistics, and
- * so the percentiles, do not depend on it.
+ * quickselect's unpredictable branches. The number of bins follows the count (about 4 values a
+ * bin, 16 to 4,096 bins), so that small inputs do not pay for many bins and large ones gather and
+ * sort few values; only the wanted bins are visited after the count. The order statistics, and so
+ * the percentiles, do not depend on the bins. `percentilesOfTwo` does the same for two arrays of
+ * one length (a Grid's two censors) with each pass over the rows shared.
  */
 import { snapCut } from "./cut.js";
 
-const MAX_BINS = 256;
+const MAX_BINS = 4096;
 const MIN_BINS = 16;
 /** Gathered bins up to this size are sorted in place by insertion (no subarray view). */
 const INSERTION_SORT = 24;
-// One spare bin takes the maximum itself ((max - min) * scale = bins exactly).
-const counts = new Int32Array(MAX_BINS + 1);
-const starts = new Int32Array(MAX_BINS + 1);
-const fills = new Int32Array(MAX_BINS + 1);
-/** below[b]: how many values fall in the bins before b. */
-const below = new Int32Array(MAX_BINS + 1);
-/** Bins of the current call (module scratch, like the arrays above). */
-let bins = MAX_BINS;
+
+/** One histogram select in progress: its bins, counts and where the wanted bins are gathered. */
+class Histogram {
+  // One spare bin takes the maximum itself ((max - min) * scale = bins exactly).
+  readonly counts = new Int32Array(MAX_BINS + 1);
+  /** Where a wanted bin's values start in the gathered scratch (-1: not wanted). */
+  readonly starts = new Int32Array(MAX_BINS + 1);
+  readonly fills = new Int32Array(MAX_BINS + 1);
+  /** below[b]: how many values fall in the bins before b. */
+  readonly below = new Int32Array(MAX_BINS + 1);
+  bins = MAX_BINS;
+  min = 0;
+  max = 0;
+  scale = 1;
+  /** The ranks whose values are the known minimum and maximum (-1: none). */
+  lowest = -1;
+  highest = -1;
+  /** How many values the wanted bins hold. */
+  gathered = 0;
+  /** The wanted bins, wanted[0..wantedCount), in the order they were marked (each bin once). */
+  readonly wanted = new Int32Array(MAX_BINS + 1);
+  wantedCount = 0;
+
+  /** Sets the bins for `count` values in [min, max] and clears the counts. */
+  open(count: number, min: number, max: number): void {
+    this.bins = Math.min(MAX_BINS, Math.max(MIN_BINS, count >> 2));
+    this.min = min;
+    this.max = max;
+    this.scale = this.bins / (max - min);
+    this.counts.fill(0, 0, this.bins + 1);
+  }
+
+  /** From the counts: the cumulative counts, and the wanted bins laid out one after another. */
+  mark(count: number, fractions: ArrayLike<number>): void {
+    const { counts, below, starts, bins } = this;
+    counts[bins - 1] += counts[bins];
+    counts[bins] = 0;
+    below[0] = 0;
+    for (let b = 0; b < bins; b++) below[b + 1] = below[b] + counts[b];
+    // The smallest and the largest value are known: their ranks need no bin.
+    this.lowest = this.min !== 0 ? 0 : -1;
+    this.highest = this.max !== 0 ? count - 1 : -1;
+    starts.fill(-1, 0, bins + 1);
+    let next = 0;
+    let wantedCount = 0;
+    for (let t = 0; t < fractions.length; t++) {
+      const h = (count - 1) * fractions[t];
+      const lo = Math.floor(h);
+      for (let rank = lo; rank <= (h > lo && lo + 1 < count ? lo + 1 : lo); rank++) {
+        if (rank === this.lowest || rank === this.highest) continue;
+        const b = this.binOf(rank);
+        if (starts[b] >= 0) continue;
+        starts[b] = next;
+        this.fills[b] = next;
+        next += counts[b];
+        this.wanted[wantedCount++] = b;
+      }
+    }
+    this.wantedCount = wantedCount;
+    this.gathered = next;
+  }
+
+  /** Sorts each gathered bin; a rank's value is then at its offset within its bin. */
+  sortBins(scratch: Float64Array): void {
+    const { counts, starts, wanted } = this;
+    for (let w = 0; w < this.wantedCount; w++) {
+      const b = wanted[w];
+      if (counts[b] <= INSERTION_SORT) insertionSort(scratch, starts[b], starts[b] + counts[b]);
+      else scratch.subarray(starts[b], starts[b] + counts[b]).sort();
+    }
+  }
+
+  /** Writes the percentiles once the wanted bins are gathered into scratch and sorted. */
+  write(scratch: Float64Array, count: number, fractions: ArrayLike<number>, out: Float64Array, width: number): void {
+    for (let t = 0; t < fractions.length; t++) {
+      const h = (count - 1) * fractions[t];
+      const lo = Math.floor(h);
+      const low = this.valueAt(scratch, lo);
+      if (h > lo && lo + 1 < count) {
+        const high = this.valueAt(scratch, lo + 1);
+        out[t] = snapCut(low, high, low + (h - lo) * (high - low), width);
+      } else out[t] = low;
+    }
+  }
+
+  /** The bin holding the value of the given rank (0 = smallest): the last bin b with below[b] <= rank. */
+  binOf(rank: number): number {
+    // below[0] = 0 <= rank < count = below[bins]: the answer is in [0, bins).
+    const below = this.below;
+    let lo = 0;
+    let hi = this.bins;
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1;
+      if (below[mid] <= rank) lo = mid;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /**
+   * The value of the given rank, once its bin has been gathered into scratch and sorted. The
+   * smallest rank is `min` and the largest `max`, unless 0 (-0 and 0 compare equal, and the sort
+   * decides which of them comes first).
+   */
+  valueAt(scratch: Float64Array, rank: number): number {
+    if (rank === this.lowest) return this.min;
+    if (rank === this.highest) return this.max;
+    const b = this.binOf(rank);
+    return scratch[this.starts[b] + rank - this.below[b]];
+  }
+}
+
+// Module scratch: a call finishes before the next starts.
+const first = new Histogram();
+const second = new Histogram();
+
+/** min and max of values[0..count) unless both are known. */
+function extremes(values: ArrayLike<number>, count: number, knownMin: number, knownMax: number): [number, number] {
+  if (knownMin <= knownMax) return [knownMin, knownMax];
+  let min = Infinity;
+  let max = -Infinity;
+  for (let i = 0; i < count; i++) {
+    const v = values[i];
+    min = v < min ? v : min;
+    max = v > max ? v : max;
+  }
+  return [min, max];
+}
 
 /**
  * Percentiles of `values[0..count)` at the given fractions in [0, 1], written to `out`.
@@ -31,6 +153,10 @@ let bins = MAX_BINS;
  * knows the values' minimum and maximum passes them to save a pass. With a tie `width` (cut.ts),
  * values within it of each other are equal: an interpolated percentile within the width of one of
  * its two neighbours is that neighbour, and values spread by no more than the width are constant.
+ *
+ * @example
+ * const out = new Float64Array(2);
+ * percentiles([3, 1, 4, 1, 5], 5, [0.5, 1], new Float64Array(5), out); // out = [3, 5]
  */
 export function percentiles(
   values: ArrayLike<number>,
@@ -42,65 +168,104 @@ export function percentiles(
   knownMax = NaN,
   width = 0,
 ): void {
-  let min = knownMin;
-  let max = knownMax;
-  if (!(min <= max)) {
-    min = Infinity;
-    max = -Infinity;
-    for (let i = 0; i < count; i++) {
-      const v = values[i];
-      min = v < min ? v : min;
-      max = v > max ? v : max;
-    }
-  }
+  const [min, max] = extremes(values, count, knownMin, knownMax);
   if (!(max - min > width)) {
     for (let t = 0; t < fractions.length; t++) out[t] = min;
     return;
   }
-  bins = Math.min(MAX_BINS, Math.max(MIN_BINS, count >> 3));
-  const scale = bins / (max - min);
-  counts.fill(0, 0, bins + 1);
+  const h = first;
+  h.open(count, min, max);
+  const { counts, starts, fills, bins, scale } = h;
   for (let i = 0; i < count; i++) counts[((values[i] - min) * scale) | 0]++;
-  counts[bins - 1] += counts[bins];
-  counts[bins] = 0;
-  below[0] = 0;
-  for (let b = 0; b < bins; b++) below[b + 1] = below[b] + counts[b];
-
-  // Mark the bins holding a wanted rank, and lay them out one after another in scratch.
-  starts.fill(-1, 0, bins + 1);
-  let next = 0;
-  for (let t = 0; t < fractions.length; t++) {
-    const h = (count - 1) * fractions[t];
-    const lo = Math.floor(h);
-    for (let rank = lo; rank <= (h > lo && lo + 1 < count ? lo + 1 : lo); rank++) {
-      const b = binOf(rank);
-      if (starts[b] >= 0) continue;
-      starts[b] = next;
-      next += counts[b];
+  h.mark(count, fractions);
+  if (h.gathered > 0) {
+    for (let i = 0; i < count; i++) {
+      const v = values[i];
+      let b = ((v - min) * scale) | 0;
+      if (b === bins) b = bins - 1;
+      if (starts[b] >= 0) scratch[fills[b]++] = v;
     }
+    h.sortBins(scratch);
   }
-  starts[bins] = starts[bins - 1];
-  for (let b = 0; b <= bins; b++) fills[b] = starts[b];
+  h.write(scratch, count, fractions, out, width);
+}
+
+/**
+ * `percentiles` of two arrays of the same length at the same fractions, each pass over the rows
+ * shared by both: the very values two calls of `percentiles` give.
+ *
+ * @example
+ * const [outA, outB] = [new Float64Array(1), new Float64Array(1)];
+ * percentilesOfTwo(Float64Array.of(1, 2, 3), Float64Array.of(6, 4, 5), 3, [0.5], new Float64Array(3), new Float64Array(3), outA, outB, 1, 3, 0, 4, 6, 0);
+ * // outA = [2], outB = [5]
+ */
+export function percentilesOfTwo(
+  a: Float64Array,
+  b: Float64Array,
+  count: number,
+  fractions: ArrayLike<number>,
+  scratchA: Float64Array,
+  scratchB: Float64Array,
+  outA: Float64Array,
+  outB: Float64Array,
+  minA: number,
+  maxA: number,
+  widthA: number,
+  minB: number,
+  maxB: number,
+  widthB: number,
+): void {
+  if (!(maxA - minA > widthA) || !(maxB - minB > widthB)) {
+    percentiles(a, count, fractions, scratchA, outA, minA, maxA, widthA);
+    percentiles(b, count, fractions, scratchB, outB, minB, maxB, widthB);
+    return;
+  }
+  const ha = first;
+  const hb = second;
+  ha.open(count, minA, maxA);
+  hb.open(count, minB, maxB);
+  const countsA = ha.counts;
+  const countsB = hb.counts;
+  const scaleA = ha.scale;
+  const scaleB = hb.scale;
+  for (let i = 0; i < count; i++) {
+    countsA[((a[i] - minA) * scaleA) | 0]++;
+    countsB[((b[i] - minB) * scaleB) | 0]++;
+  }
+  ha.mark(count, fractions);
+  hb.mark(count, fractions);
+  if (ha.gathered > 0 && hb.gathered > 0) {
+    const { starts: startsA, fills: fillsA, bins: binsA } = ha;
+    const { starts: startsB, fills: fillsB, bins: binsB } = hb;
+    for (let i = 0; i < count; i++) {
+      const va = a[i];
+      let ba = ((va - minA) * scaleA) | 0;
+      if (ba === binsA) ba = binsA - 1;
+      if (startsA[ba] >= 0) scratchA[fillsA[ba]++] = va;
+      const vb = b[i];
+      let bb = ((vb - minB) * scaleB) | 0;
+      if (bb === binsB) bb = binsB - 1;
+      if (startsB[bb] >= 0) scratchB[fillsB[bb]++] = vb;
+    }
+  } else {
+    gather(ha, a, count, scratchA);
+    gather(hb, b, count, scratchB);
+  }
+  ha.sortBins(scratchA);
+  hb.sortBins(scratchB);
+  ha.write(scratchA, count, fractions, outA, widthA);
+  hb.write(scratchB, count, fractions, outB, widthB);
+}
+
+/** Gathers the values of the histogram's wanted bins into scratch (nothing when none is wanted). */
+function gather(h: Histogram, values: Float64Array, count: number, scratch: Float64Array): void {
+  if (h.gathered === 0) return;
+  const { starts, fills, bins, min, scale } = h;
   for (let i = 0; i < count; i++) {
     const v = values[i];
     let b = ((v - min) * scale) | 0;
     if (b === bins) b = bins - 1;
     if (starts[b] >= 0) scratch[fills[b]++] = v;
-  }
-  // Sort each gathered bin; a rank's value is then at its offset within its bin.
-  for (let b = 0; b < bins; b++) {
-    if (starts[b] < 0) continue;
-    if (counts[b] <= INSERTION_SORT) insertionSort(scratch, starts[b], starts[b] + counts[b]);
-    else scratch.subarray(starts[b], starts[b] + counts[b]).sort();
-  }
-  for (let t = 0; t < fractions.length; t++) {
-    const h = (count - 1) * fractions[t];
-    const lo = Math.floor(h);
-    const low = valueAt(scratch, lo);
-    if (h > lo && lo + 1 < count) {
-      const high = valueAt(scratch, lo + 1);
-      out[t] = snapCut(low, high, low + (h - lo) * (high - low), width);
-    } else out[t] = low;
   }
 }
 
@@ -115,17 +280,4 @@ function insertionSort(values: Float64Array, from: number, to: number): void {
     }
     values[k + 1] = v;
   }
-}
-
-/** The bin holding the value of the given rank (0 = smallest). */
-function binOf(rank: number): number {
-  let b = 0;
-  while (below[b + 1] <= rank) b++;
-  return b;
-}
-
-/** The value of the given rank, once its bin has been gathered into scratch and sorted. */
-function valueAt(scratch: Float64Array, rank: number): number {
-  const b = binOf(rank);
-  return scratch[starts[b] + rank - below[b]];
 }
