@@ -15,9 +15,9 @@
  *   running the rows one by one, so a bad row fails alone.
  */
 import { parentPort, workerData, type MessagePort } from "node:worker_threads";
-import type { Analysis } from "../engine/result.js";
+import type { Analysis, EngineResult } from "../engine/result.js";
 import { runAnalysis } from "../engine/run.js";
-import { checkData } from "../engine/data.js";
+import { checkData, type Dataset } from "../engine/data.js";
 import { gridExperiment } from "../engine/experiment.js";
 import { finishGrid, prepareGrid } from "../engine/grid.js";
 import type { GridPartial } from "../engine/grid-cells.js";
@@ -95,6 +95,22 @@ export function runTask(task: WorkerTask): WorkerResult | WorkerFailed {
   return runOne(task);
 }
 
+/** The task's data as the engine reads it (views of the shared arrays, nothing copied). */
+function dataOf(task: WorkerTask): Dataset {
+  return { y: task.y, X: task.X, rows: task.rows, cols: task.cols };
+}
+
+/** A finished result as the pool takes it: encoded once, with its yhat and fit rounded as published. */
+function done(task: WorkerTask, result: EngineResult): WorkerDone {
+  return {
+    type: "done",
+    id: task.id,
+    json: encodeJson(result, task.decimals),
+    yhat: roundList(result.yhat, task.decimals),
+    fit: roundList(result.fit, task.decimals),
+  };
+}
+
 function failed(id: number, error: unknown): WorkerFailed {
   const e = error instanceof Error ? error : new Error(String(error));
   return { type: "failed", id, name: e.name, message: e.message };
@@ -104,20 +120,14 @@ function runPart(task: WorkerTask, part: GridPart): WorkerPartials | WorkerDone 
   const counter = new Int32Array(part.counter);
   try {
     if (part.kind === "draw" && Atomics.load(counter, SHARE.stop) === 1) return { type: "partials", id: task.id, partials: [] };
-    const data = { y: task.y, X: task.X, rows: task.rows, cols: task.cols };
+    const data = dataOf(task);
     const prepared = prepareGrid(data, task.theta, task.options as Given<GridOptions>);
     if (part.kind === "draw") {
       helpWithChunks(prepared.task, prepared.chunks, counter, part.port);
       return { type: "partials", id: task.id, partials: [] };
     }
     const result = finishGrid(prepared, drawAndCollect(prepared.task, prepared.chunks, counter, part.ports).partials);
-    return {
-      type: "done",
-      id: task.id,
-      json: encodeJson(result, task.decimals),
-      yhat: roundList(result.yhat, task.decimals),
-      fit: roundList(result.fit, task.decimals),
-    };
+    return done(task, result);
   } catch (error) {
     return failed(task.id, error);
   } finally {
@@ -127,18 +137,12 @@ function runPart(task: WorkerTask, part: GridPart): WorkerPartials | WorkerDone 
 }
 
 function runRows(task: WorkerTask, thetas: Float64Array[]): WorkerRows {
-  const data = { y: task.y, X: task.X, rows: task.rows, cols: task.cols };
+  const data = dataOf(task);
   const one = (theta: Float64Array) => runOne({ ...task, theta, thetas: undefined });
   let rows: Array<WorkerDone | WorkerFailed>;
   try {
     for (const theta of thetas) checkData(data, theta);
-    rows = gridExperiment(data, thetas, task.options as Given<GridOptions>).map((result) => ({
-      type: "done",
-      id: task.id,
-      json: encodeJson(result, task.decimals),
-      yhat: roundList(result.yhat, task.decimals),
-      fit: roundList(result.fit, task.decimals),
-    }));
+    rows = gridExperiment(data, thetas, task.options as Given<GridOptions>).map((result) => done(task, result));
   } catch {
     // A row that cannot run fails alone: run them one by one.
     rows = thetas.map(one);
@@ -148,16 +152,10 @@ function runRows(task: WorkerTask, thetas: Float64Array[]): WorkerRows {
 
 function runOne(task: WorkerTask): WorkerDone | WorkerFailed {
   try {
-    const data = { y: task.y, X: task.X, rows: task.rows, cols: task.cols };
+    const data = dataOf(task);
     const result =
       task.variant === "grid_singularity" ? gridSingularity(data, task.theta, task.options) : runAnalysis(task.analysis, data, task.theta, task.options);
-    return {
-      type: "done",
-      id: task.id,
-      json: encodeJson(result, task.decimals),
-      yhat: roundList(result.yhat, task.decimals),
-      fit: roundList(result.fit, task.decimals),
-    };
+    return done(task, result);
   } catch (error) {
     return failed(task.id, error);
   }
