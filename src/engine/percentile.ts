@@ -27,10 +27,13 @@ class Histogram {
   readonly last = new Int32Array(MAX_BINS + 1);
   /** previous[i]: the value counted into i's bin before i (so a bin's values are linked from the last back to the first). */
   previous = new Int32Array(0);
-  /** Where a wanted bin's values start in the gathered scratch (-1: not wanted). */
-  readonly starts = new Int32Array(MAX_BINS + 1);
-  /** below[b]: how many values fall in the bins before b. */
-  readonly below = new Int32Array(MAX_BINS + 1);
+  /** Where a wanted bin's values start in the gathered scratch (-1: not wanted; every bin between selects). */
+  readonly starts = new Int32Array(MAX_BINS + 1).fill(-1);
+  /** The wanted ranks in ascending order (each once), ranks[0..rankCount), with each one's bin and how many values lie in the bins before it. */
+  ranks = new Int32Array(16);
+  rankBins = new Int32Array(16);
+  rankBelow = new Int32Array(16);
+  rankCount = 0;
   bins = MAX_BINS;
   min = 0;
   max = 0;
@@ -71,29 +74,51 @@ class Histogram {
     }
   }
 
-  /** From the counts: the cumulative counts, and the wanted bins laid out one after another. */
+  /** From the counts: the bins of the wanted ranks (one scan of the cumulative counts up to the largest), laid out one after another. */
   mark(count: number, fractions: ArrayLike<number>): void {
-    const { counts, below, starts, bins } = this;
-    below[0] = 0;
-    for (let b = 0; b < bins; b++) below[b + 1] = below[b] + counts[b];
+    const { counts, starts, wanted } = this;
+    // The previous select's wanted bins are wanted no more.
+    for (let w = 0; w < this.wantedCount; w++) starts[wanted[w]] = -1;
     // The smallest and the largest value are known: their ranks need no bin.
     this.lowest = this.min !== 0 ? 0 : -1;
     this.highest = this.max !== 0 ? count - 1 : -1;
-    starts.fill(-1, 0, bins + 1);
-    let next = 0;
-    let wantedCount = 0;
+    if (this.ranks.length < 2 * fractions.length) {
+      this.ranks = new Int32Array(2 * fractions.length);
+      this.rankBins = new Int32Array(2 * fractions.length);
+      this.rankBelow = new Int32Array(2 * fractions.length);
+    }
+    const { ranks, rankBins, rankBelow } = this;
+    let rankCount = 0;
     for (let t = 0; t < fractions.length; t++) {
       const h = (count - 1) * fractions[t];
       const lo = Math.floor(h);
       for (let rank = lo; rank <= (h > lo && lo + 1 < count ? lo + 1 : lo); rank++) {
         if (rank === this.lowest || rank === this.highest) continue;
-        const b = this.binOf(rank);
-        if (starts[b] >= 0) continue;
-        starts[b] = next;
-        next += counts[b];
-        this.wanted[wantedCount++] = b;
+        // Insert in order, once.
+        let k = rankCount;
+        while (k > 0 && ranks[k - 1] > rank) k--;
+        if (k > 0 && ranks[k - 1] === rank) continue;
+        ranks.copyWithin(k + 1, k, rankCount);
+        ranks[k] = rank;
+        rankCount++;
       }
     }
+    let next = 0;
+    let wantedCount = 0;
+    let bin = 0;
+    let below = 0;
+    for (let k = 0; k < rankCount; k++) {
+      const rank = ranks[k];
+      // The bin holding the rank: the first whose cumulative count exceeds it (rank < count, so one does).
+      while (below + counts[bin] <= rank) below += counts[bin++];
+      rankBins[k] = bin;
+      rankBelow[k] = below;
+      if (starts[bin] >= 0) continue;
+      starts[bin] = next;
+      next += counts[bin];
+      wanted[wantedCount++] = bin;
+    }
+    this.rankCount = rankCount;
     this.wantedCount = wantedCount;
     this.gathered = next;
   }
@@ -121,20 +146,6 @@ class Histogram {
     }
   }
 
-  /** The bin holding the value of the given rank (0 = smallest): the last bin b with below[b] <= rank. */
-  binOf(rank: number): number {
-    // below[0] = 0 <= rank < count = below[bins]: the answer is in [0, bins).
-    const below = this.below;
-    let lo = 0;
-    let hi = this.bins;
-    while (hi - lo > 1) {
-      const mid = (lo + hi) >> 1;
-      if (below[mid] <= rank) lo = mid;
-      else hi = mid;
-    }
-    return lo;
-  }
-
   /**
    * The value of the given rank, once its bin has been gathered into scratch and sorted. The
    * smallest rank is `min` and the largest `max`, unless 0 (-0 and 0 compare equal, and the sort
@@ -143,8 +154,16 @@ class Histogram {
   valueAt(scratch: Float64Array, rank: number): number {
     if (rank === this.lowest) return this.min;
     if (rank === this.highest) return this.max;
-    const b = this.binOf(rank);
-    return scratch[this.starts[b] + rank - this.below[b]];
+    // The rank's entry among the sorted wanted ranks.
+    const ranks = this.ranks;
+    let lo = 0;
+    let hi = this.rankCount - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (ranks[mid] < rank) lo = mid + 1;
+      else hi = mid;
+    }
+    return scratch[this.starts[this.rankBins[lo]] + rank - this.rankBelow[lo]];
   }
 }
 
