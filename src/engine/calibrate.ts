@@ -104,6 +104,12 @@ export class CalibrationScratch {
   readonly slopes: Float64Array;
   /** The model's relevance totals (`relevanceTotals`), shared by its censors. */
   readonly totals: Float64Array;
+  /**
+   * When set, each calibration on this scratch rewrites these objects in place and returns them
+   * (no allocation per cell): the calibrations are then valid only until the next calibration on
+   * this scratch, like the buckets. A Grid, which reads each cell's calibration at once, sets it.
+   */
+  reused: Calibration[] | null = null;
   constructor(rows: number, thresholds: number) {
     if (thresholds > 255) throw new RangeError("at most 255 thresholds");
     this.values = new Float64Array(rows);
@@ -430,8 +436,11 @@ function calibrationsOf(
   const fullVar = totalR2 / (count - 1);
   const relevanceWidth = tieWidth(rMin, rMax);
   const syy = outcome.sumSquares;
-  const out: Calibration[] = [];
+  const reused = scratch.reused;
+  const out: Calibration[] = reused ?? [];
   for (let t = 0; t < T; t++) {
+    const c = reused ? (reused[t] ??= blankCalibration()) : blankCalibration();
+    if (!reused) out.push(c);
     const o = 6 * (rank[t] + 1);
     const n = sums[o];
     const s1 = sums[o + 1];
@@ -441,7 +450,7 @@ function calibrationsOf(
     const threshold = settings.thresholds[t];
     const rStarPercent = settings.unit === "percent" ? threshold : choices.shareBelow(usableScores, count, cuts[t], width);
     if (n < choices.MIN_RETAINED || !notAllZero(s2, n, relevanceWidth)) {
-      out.push(invalidCalibration(censor, threshold, n, count, cuts[t], rStarPercent, fullVar));
+      setInvalid(c, censor, threshold, n, count, cuts[t], rStarPercent, fullVar);
       continue;
     }
     const lambdaSq = fullVar / partVar;
@@ -464,31 +473,30 @@ function calibrationsOf(
     const linearPart = coefficient * sy;
     const yhat = fitSettings.logistic ? logisticYhat(ybar, linearPart, rows.positivesDistance) : ybar + linearPart;
     const complementCoefficient = complementValid ? fullVar / (s2c / (nc - 1)) / (nc - 1) : NaN;
-    out.push({
-      censor,
-      threshold,
-      valid: true,
-      n,
-      phi: n / count,
-      rStar: cuts[t],
-      rStarPercent,
-      fullVar,
-      partVar,
-      lambdaSq,
-      yhat,
-      fit,
-      rho,
-      asymmetry,
-      adjustedFit: choices.adjFitMultiplier(fitSettings.multiplier, fitSettings.attributes) * (fit + asymmetry),
-      kFit: choices.kfit(fit, fitSettings.attributes),
-      outlierInfluence: outlier,
-      agreement: fit - outlier,
-      coefficient,
-      shift,
-      complementCoefficient,
-      complementShift: complementValid ? s1c / count : NaN,
-    });
+    c.censor = censor;
+    c.threshold = threshold;
+    c.valid = true;
+    c.n = n;
+    c.phi = n / count;
+    c.rStar = cuts[t];
+    c.rStarPercent = rStarPercent;
+    c.fullVar = fullVar;
+    c.partVar = partVar;
+    c.lambdaSq = lambdaSq;
+    c.yhat = yhat;
+    c.fit = fit;
+    c.rho = rho;
+    c.asymmetry = asymmetry;
+    c.adjustedFit = choices.adjFitMultiplier(fitSettings.multiplier, fitSettings.attributes) * (fit + asymmetry);
+    c.kFit = choices.kfit(fit, fitSettings.attributes);
+    c.outlierInfluence = outlier;
+    c.agreement = fit - outlier;
+    c.coefficient = coefficient;
+    c.shift = shift;
+    c.complementCoefficient = complementCoefficient;
+    c.complementShift = complementValid ? s1c / count : NaN;
   }
+  if (reused) reused.length = T;
   return { calibrations: out, buckets, rank };
 }
 
@@ -551,24 +559,17 @@ function logisticYhat(ybar: number, linearPart: number, positivesDistance: numbe
   return 1 / (1 + Math.exp(-logit));
 }
 
-function invalidCalibration(
-  censor: CensorType,
-  threshold: number,
-  n: number,
-  count: number,
-  rStar: number,
-  rStarPercent: number,
-  fullVar: number,
-): Calibration {
+/** A calibration object of the one shape every calibration has (its fields are then set). */
+function blankCalibration(): Calibration {
   return {
-    censor,
-    threshold,
+    censor: "relevance",
+    threshold: NaN,
     valid: false,
-    n,
-    phi: n / count,
-    rStar,
-    rStarPercent,
-    fullVar,
+    n: NaN,
+    phi: NaN,
+    rStar: NaN,
+    rStarPercent: NaN,
+    fullVar: NaN,
     partVar: NaN,
     lambdaSq: NaN,
     yhat: NaN,
@@ -584,6 +585,41 @@ function invalidCalibration(
     complementCoefficient: NaN,
     complementShift: NaN,
   };
+}
+
+/** Makes c an invalid calibration (NaN wherever there is no value). */
+function setInvalid(
+  c: Calibration,
+  censor: CensorType,
+  threshold: number,
+  n: number,
+  count: number,
+  rStar: number,
+  rStarPercent: number,
+  fullVar: number,
+): void {
+  c.censor = censor;
+  c.threshold = threshold;
+  c.valid = false;
+  c.n = n;
+  c.phi = n / count;
+  c.rStar = rStar;
+  c.rStarPercent = rStarPercent;
+  c.fullVar = fullVar;
+  c.partVar = NaN;
+  c.lambdaSq = NaN;
+  c.yhat = NaN;
+  c.fit = NaN;
+  c.rho = NaN;
+  c.asymmetry = NaN;
+  c.adjustedFit = NaN;
+  c.kFit = NaN;
+  c.outlierInfluence = NaN;
+  c.agreement = NaN;
+  c.coefficient = NaN;
+  c.shift = NaN;
+  c.complementCoefficient = NaN;
+  c.complementShift = NaN;
 }
 
 /**

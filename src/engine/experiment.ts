@@ -2,7 +2,8 @@
  * An experiment's Grids: many theta rows against one X and y (spec: one job per row). What does
  * not depend on theta is computed once for all rows: X's moments and standard units, and per
  * combination the Cholesky factor, the whitened attributes and each observation's
- * informativeness (walk.ts `walkCombinationsMany`). Per row remain the scores' last step, the
+ * informativeness (walk.ts `walkCombinationsMany`), the plan of combinations, and the
+ * all-attribute model's moments, inverse and informativeness (model.ts `modelBasis`). Per row remain the scores' last step, the
  * censors and the fits. Every row's result is bit-identical to `grid` on that row alone: the
  * shared quantities are the very numbers `grid` computes, and each row's cells are accumulated in
  * the same chunks and merged in the same order.
@@ -10,7 +11,7 @@
 import type { Dataset } from "./data.js";
 import { outcomeStats } from "./calibrate.js";
 import { GridWorkspace, rangeEvaluator } from "./grid-cells.js";
-import { finishMerged, GridMerge, hasMissing, prepareGrid, type PreparedGrid } from "./grid.js";
+import { finishMerged, fullBasis, GridMerge, hasMissing, prepareGrid, type PreparedGrid } from "./grid.js";
 import type { Given, GridOptions } from "./options.js";
 import type { EngineResult } from "./result.js";
 import { standardize, WalkLevels, walkCombinationsMany } from "./walk.js";
@@ -33,12 +34,15 @@ export function gridExperiment(
 ): EngineResult[] {
   if (thetas.length === 0) return [];
   const x = hasMissing(data) ? null : standardize(data, thetas[0]);
-  const prepared = thetas.map((theta) => prepareGrid(data, theta, given, x));
+  const first = prepareGrid(data, thetas[0], given, x);
+  const plan = { combinations: first.task.combinations, admissible: first.admissible, sampled: first.sampled };
+  const prepared = [first, ...thetas.slice(1).map((theta) => prepareGrid(data, theta, given, x, plan))];
+  const basis = fullBasis(data, first.task.options);
   const results: EngineResult[] = [];
   const batch = Math.max(1, Math.floor(batchRows ?? experimentBatch(data)));
   for (let start = 0; start < prepared.length; start += batch) {
     const rows = prepared.slice(start, start + batch);
-    for (const merge of evaluateRows(rows)) results.push(finishMerged(rows[results.length - start], merge));
+    for (const merge of evaluateRows(rows)) results.push(finishMerged(rows[results.length - start], merge, basis));
   }
   return results;
 }

@@ -99,7 +99,10 @@ export class GridWorkspace {
   calibrationScratch(N: number, T: number, k = 0): CalibrationScratch {
     const scratch = this.scratches[k];
     if (scratch && scratch.values.length === N && scratch.cuts.length === T) return scratch;
-    return (this.scratches[k] = new CalibrationScratch(N, T));
+    const fresh = new CalibrationScratch(N, T);
+    // Each cell's calibration is read before the next combination is calibrated.
+    fresh.reused = [];
+    return (this.scratches[k] = fresh);
   }
 
   /** An N-long array of any content. */

@@ -7,12 +7,12 @@
  */
 import { linearPrediction, outcomeStats } from "./calibrate.js";
 import { EMPTY_COMPOSITE_FALLBACK } from "./choices.js";
-import { planCombinations } from "./combinations.js";
+import { planCombinations, type CombinationPlan } from "./combinations.js";
 import { checkData, type Dataset } from "./data.js";
 import { ComputationError, InvalidInputError } from "./errors.js";
 import { censorsOf, evaluateRange, GridWorkspace, type GridPartial, type GridTask } from "./grid-cells.js";
 import { gridInsights } from "./insights.js";
-import { buildModel, type Model } from "./model.js";
+import { modelAt, modelBasis, type ModelBasis } from "./model.js";
 import { resolveGridOptions, type Given, type GridOptions } from "./options.js";
 import { checkBinaryOutcome, matrix, populationSd } from "./psr.js";
 import type { EngineResult, GridCells, GridCensorCells } from "./result.js";
@@ -37,11 +37,18 @@ export interface PreparedGrid {
  * Validates the input and plans the combinations and chunks. `x`, the standardised attributes of
  * the same `data` (any theta), saves recomputing X's moments for another theta.
  */
-export function prepareGrid(data: Dataset, theta: Float64Array, given: Given<GridOptions>, x?: Standardized | null): PreparedGrid {
+export function prepareGrid(
+  data: Dataset,
+  theta: Float64Array,
+  given: Given<GridOptions>,
+  x?: Standardized | null,
+  /** The plan of another row prepared on the same data and options (an experiment's rows share it). */
+  shared?: CombinationPlan,
+): PreparedGrid {
   checkData(data, theta);
   const options = resolveGridOptions(given, data.cols);
   if (options.prediction_scale === "logistic") checkBinaryOutcome(data.y, new Float64Array(data.rows));
-  const plan = planCombinations(data.cols, options);
+  const plan = shared ?? planCombinations(data.cols, options);
   const Q = plan.combinations.length;
   const chunks: [number, number][] = [];
   for (let from = 0; from < Q; from += GRID_CHUNK) chunks.push([from, Math.min(Q, from + GRID_CHUNK)]);
@@ -114,7 +121,12 @@ export function finishGrid(prepared: PreparedGrid, partials: GridPartial[]): Eng
 }
 
 /** The Grid's result from its merged chunks. */
-export function finishMerged(prepared: PreparedGrid, merge: GridMerge): EngineResult {
+export function finishMerged(
+  prepared: PreparedGrid,
+  merge: GridMerge,
+  /** The all-attribute model apart from theta (`fullBasis`), when rows on the same data and options share it. */
+  basis: ModelBasis | null = fullBasis(prepared.task.data, prepared.task.options),
+): EngineResult {
   const { data, theta, options, combinations } = prepared.task;
   const { rows: N, cols: K, y } = data;
   const censors = censorsOf(options);
@@ -184,7 +196,7 @@ export function finishMerged(prepared: PreparedGrid, merge: GridMerge): EngineRe
   const votes = soloVotes(composite, y, usedMask, ybar, usedCount);
   const stats = soloStatistics(votes);
   const logistic = options.prediction_scale === "logistic";
-  const full = fullModel(data, theta, options, logistic);
+  const full = basis && modelAt(basis, data, theta);
   if (!full) warnings.push("The model with every attribute cannot be fitted (singular covariance); its relevance and yhat_linear are null.");
   const mean = (sum: number) => (total > 0 ? sum / total : NaN);
   const insights = gridInsights(cells, combinations, K, ybar);
@@ -283,10 +295,12 @@ function compositeFit(weights: Float64Array, y: Float64Array, used: Uint8Array):
 }
 
 /** The all-attribute model behind yhat_linear and the relevance insights, on rows complete in every column. */
-function fullModel(data: Dataset, theta: Float64Array, options: GridOptions, logistic: boolean): Model | null {
+/** The model with every attribute, apart from theta; null when it cannot be fitted. */
+export function fullBasis(data: Dataset, options: GridOptions): ModelBasis | null {
   const columns = Array.from({ length: data.cols }, (_, j) => j);
+  const logistic = options.prediction_scale === "logistic";
   try {
-    return buildModel(data, theta, { columns, missing: "complete", invMethod: options.inv_method, logistic });
+    return modelBasis(data, { columns, missing: "complete", invMethod: options.inv_method, logistic });
   } catch (error) {
     // Too few complete rows (InvalidInputError) or a singular covariance: the Grid goes on without it.
     if (error instanceof ComputationError || error instanceof InvalidInputError) return null;

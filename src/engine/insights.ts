@@ -24,39 +24,59 @@ export interface CellTable {
  * A comparison with an empty side (k in every cell, or in none) is NaN.
  */
 export function gridInsights(cells: CellTable, combinations: readonly number[][], k: number, ybar: number): GridInsights {
-  const has = combinations.map((combination) => {
-    const mask = new Uint8Array(k);
-    for (const j of combination) mask[j] = 1;
-    return mask;
+  // has[q k + j]: whether combination q holds attribute j; sizes[q]: its number of attributes.
+  const Q = combinations.length;
+  const has = new Uint8Array(Q * k);
+  const sizes = new Int32Array(Q);
+  combinations.forEach((combination, q) => {
+    for (const j of combination) has[q * k + j] = 1;
+    sizes[q] = combination.length;
   });
+  const { weight: weights, yhat: yhats, valid, combination: cellCombination } = cells;
+  const C = weights.length;
   let total = 0;
-  for (const w of cells.weight) total += w;
+  for (let c = 0; c < C; c++) total += weights[c];
 
   const variableWeights: number[] = [];
   const conviction: number[] = [];
   const prediction: number[] = [];
   const component: number[] = [];
   for (let j = 0; j < k; j++) {
-    const inside = { weight: 0, weightedYhat: 0, fitSum: 0, count: 0 };
-    const outside = { weight: 0, weightedYhat: 0, fitSum: 0, count: 0 };
+    // The cells with attribute j (inside) and without it (outside), each side summed in cell order.
+    let inWeight = 0;
+    let inWeightedYhat = 0;
+    let inFitSum = 0;
+    let inCount = 0;
+    let outWeight = 0;
+    let outWeightedYhat = 0;
+    let outFitSum = 0;
+    let outCount = 0;
     let share = 0;
-    for (let c = 0; c < cells.weight.length; c++) {
-      if (!cells.valid[c]) continue;
-      const combination = cells.combination[c];
-      const weight = cells.weight[c];
-      const yhat = cells.yhat[c];
-      const side = has[combination][j] ? inside : outside;
-      side.fitSum += weight;
-      side.count++;
-      if (weight > 0) {
-        side.weight += weight;
-        side.weightedYhat += weight * yhat;
-        if (side === inside) share += ((weight / total) * (yhat - ybar)) / combinations[combination].length;
+    for (let c = 0; c < C; c++) {
+      if (!valid[c]) continue;
+      const q = cellCombination[c];
+      const weight = weights[c];
+      const yhat = yhats[c];
+      if (has[q * k + j]) {
+        inFitSum += weight;
+        inCount++;
+        if (weight > 0) {
+          inWeight += weight;
+          inWeightedYhat += weight * yhat;
+          share += ((weight / total) * (yhat - ybar)) / sizes[q];
+        }
+      } else {
+        outFitSum += weight;
+        outCount++;
+        if (weight > 0) {
+          outWeight += weight;
+          outWeightedYhat += weight * yhat;
+        }
       }
     }
-    variableWeights.push(total > 0 ? inside.weight / total : NaN);
-    conviction.push(inside.fitSum / inside.count - outside.fitSum / outside.count);
-    prediction.push(inside.weightedYhat / inside.weight - outside.weightedYhat / outside.weight);
+    variableWeights.push(total > 0 ? inWeight / total : NaN);
+    conviction.push(inFitSum / inCount - outFitSum / outCount);
+    prediction.push(inWeightedYhat / inWeight - outWeightedYhat / outWeight);
     component.push(total > 0 ? share : NaN);
   }
   return {

@@ -56,7 +56,37 @@ export function usableRows(data: Dataset, columns: ArrayLike<number>): { usable:
   return { usable, count };
 }
 
+/**
+ * Builds the model of `spec.columns` at theta; throws when too few rows are complete or the
+ * covariance cannot be inverted.
+ *
+ * @example
+ * const model = buildModel(data, theta, { columns: [0, 2], missing: "complete", invMethod: "gaussian" });
+ */
 export function buildModel(data: Dataset, theta: Float64Array, spec: ModelSpec): Model {
+  return modelAt(modelBasis(data, spec), data, theta);
+}
+
+/** What a model is apart from theta: its rows, moments, inverse, informativeness and d(mu1, xbar). */
+export interface ModelBasis {
+  columns: number[];
+  usable: Uint8Array;
+  count: number;
+  mean: Float64Array;
+  inverse: Float64Array;
+  infoX: Float64Array;
+  positivesDistance: number;
+}
+
+/**
+ * The part of `buildModel` that does not depend on theta, so that several thetas (an experiment's
+ * rows) share it; `modelAt` finishes the model at one theta with the very numbers of `buildModel`.
+ *
+ * @example
+ * const basis = modelBasis(data, { columns: [0, 1], missing: "complete", invMethod: "gaussian" });
+ * const [a, b] = [modelAt(basis, data, thetaA), modelAt(basis, data, thetaB)];
+ */
+export function modelBasis(data: Dataset, spec: ModelSpec): ModelBasis {
   const { columns } = spec;
   const k = columns.length;
   const { usable, count } = usableRows(data, columns);
@@ -66,23 +96,11 @@ export function buildModel(data: Dataset, theta: Float64Array, spec: ModelSpec):
   const { mean, cov } = moments(data, columns, spec.missing, usable);
   const inverse = spec.covInv ?? invertCovariance(cov, k, spec.invMethod);
 
-  const centredTheta = new Float64Array(k);
-  for (let a = 0; a < k; a++) centredTheta[a] = theta[columns[a]] - mean[a];
-  const direction = new Float64Array(k);
-  for (let a = 0; a < k; a++) {
-    let s = 0;
-    for (let b = 0; b < k; b++) s += inverse[a * k + b] * centredTheta[b];
-    direction[a] = s;
-  }
-  const infoTheta = dot(centredTheta, direction);
-
-  const relevance = new Float64Array(data.rows).fill(NaN);
   const infoX = new Float64Array(data.rows).fill(NaN);
   const centred = new Float64Array(k);
   for (let i = 0; i < data.rows; i++) {
     if (!usable[i]) continue;
     for (let a = 0; a < k; a++) centred[a] = data.X[i * data.cols + columns[a]] - mean[a];
-    relevance[i] = dot(centred, direction);
     infoX[i] = quadraticForm(inverse, k, centred, 0, centred, 0);
   }
 
@@ -98,9 +116,33 @@ export function buildModel(data: Dataset, theta: Float64Array, spec: ModelSpec):
     for (let a = 0; a < k; a++) mu1[a] = mu1[a] / positives - mean[a];
     positivesDistance = quadraticForm(inverse, k, mu1, 0, mu1, 0);
   }
+  return { columns: [...columns], usable, count, mean, inverse, infoX, positivesDistance };
+}
+
+/** The model of a basis at theta (its informativeness array is the basis's own). */
+export function modelAt(basis: ModelBasis, data: Dataset, theta: Float64Array): Model {
+  const { columns, usable, count, mean, inverse, infoX } = basis;
+  const k = columns.length;
+  const centredTheta = new Float64Array(k);
+  for (let a = 0; a < k; a++) centredTheta[a] = theta[columns[a]] - mean[a];
+  const direction = new Float64Array(k);
+  for (let a = 0; a < k; a++) {
+    let s = 0;
+    for (let b = 0; b < k; b++) s += inverse[a * k + b] * centredTheta[b];
+    direction[a] = s;
+  }
+  const infoTheta = dot(centredTheta, direction);
+
+  const relevance = new Float64Array(data.rows).fill(NaN);
+  const centred = new Float64Array(k);
+  for (let i = 0; i < data.rows; i++) {
+    if (!usable[i]) continue;
+    for (let a = 0; a < k; a++) centred[a] = data.X[i * data.cols + columns[a]] - mean[a];
+    relevance[i] = dot(centred, direction);
+  }
 
   const similarity = relevance.map((r, i) => r - 0.5 * (infoX[i] + infoTheta));
-  return { columns: [...columns], usable, usableCount: count, relevance, similarity, infoX, infoTheta, positivesDistance };
+  return { columns: [...columns], usable, usableCount: count, relevance, similarity, infoX, infoTheta, positivesDistance: basis.positivesDistance };
 }
 
 function dot(a: Float64Array, b: Float64Array): number {

@@ -3,10 +3,11 @@
  * hosted engine's censoring (docs/methodology.md section 3).
  *
  * The order statistics come from a histogram select: one branch-free pass counts the values into
- * equal-width bins between min and max, the bins holding the wanted ranks are located from the
- * cumulative counts, and only their few values are gathered and sorted. A Grid asks for thousands
- * of percentiles of 10^3 to 10^4 scores; this costs two linear passes each, with none of
- * quickselect's unpredictable branches. The number of bins follows the count (about 4 values a
+ * equal-width bins between min and max and links each value to the previous one of its bin, the
+ * bins holding the wanted ranks are located from the cumulative counts, and only their few values
+ * are gathered (along their bin's links) and sorted. A Grid asks for thousands of percentiles of
+ * 10^3 to 10^4 scores; this costs one linear pass each, with none of quickselect's unpredictable
+ * branches. The number of bins follows the count (about 4 values a
  * bin, 16 to 4,096 bins), so that small inputs do not pay for many bins and large ones gather and
  * sort few values; only the wanted bins are visited after the count. The order statistics, and so
  * the percentiles, do not depend on the bins. `percentilesOfTwo` does the same for two arrays of
@@ -21,13 +22,18 @@ const INSERTION_SORT = 24;
 
 /** One histogram select in progress: its bins, counts and where the wanted bins are gathered. */
 class Histogram {
-  // One spare bin takes the maximum itself ((max - min) * scale = bins exactly).
   readonly counts = new Int32Array(MAX_BINS + 1);
-  /** Where a wanted bin's values start in the gathered scratch (-1: not wanted). */
-  readonly starts = new Int32Array(MAX_BINS + 1);
-  readonly fills = new Int32Array(MAX_BINS + 1);
-  /** below[b]: how many values fall in the bins before b. */
-  readonly below = new Int32Array(MAX_BINS + 1);
+  /** The last value (its index) counted into each bin, valid where the bin's count is not 0. */
+  readonly last = new Int32Array(MAX_BINS + 1);
+  /** previous[i]: the value counted into i's bin before i (so a bin's values are linked from the last back to the first). */
+  previous = new Int32Array(0);
+  /** Where a wanted bin's values start in the gathered scratch (-1: not wanted; every bin between selects). */
+  readonly starts = new Int32Array(MAX_BINS + 1).fill(-1);
+  /** The wanted ranks in ascending order (each once), ranks[0..rankCount), with each one's bin and how many values lie in the bins before it. */
+  ranks = new Int32Array(16);
+  rankBins = new Int32Array(16);
+  rankBelow = new Int32Array(16);
+  rankCount = 0;
   bins = MAX_BINS;
   min = 0;
   max = 0;
@@ -43,39 +49,76 @@ class Histogram {
 
   /** Sets the bins for `count` values in [min, max] and clears the counts. */
   open(count: number, min: number, max: number): void {
-    this.bins = Math.min(MAX_BINS, Math.max(MIN_BINS, count >> 2));
+    const bins = Math.min(MAX_BINS, Math.max(MIN_BINS, count >> 2));
+    this.bins = bins;
     this.min = min;
     this.max = max;
-    this.scale = this.bins / (max - min);
-    this.counts.fill(0, 0, this.bins + 1);
+    // The largest value falls in the last bin: (v - min) * scale is monotone in v, so every value then has a bin below `bins`.
+    let scale = bins / (max - min);
+    while ((((max - min) * scale) | 0) >= bins) scale *= 1 - 2 ** -40;
+    this.scale = scale;
+    this.counts.fill(0, 0, bins);
+    if (this.previous.length < count) this.previous = new Int32Array(Math.max(count, 2 * this.previous.length));
   }
 
-  /** From the counts: the cumulative counts, and the wanted bins laid out one after another. */
+  /** Copies each wanted bin's values into scratch, in the order of the rows, at the bin's start. */
+  gather(values: ArrayLike<number>, scratch: Float64Array): void {
+    const { counts, starts, last, previous, wanted } = this;
+    for (let w = 0; w < this.wantedCount; w++) {
+      const b = wanted[w];
+      let i = last[b];
+      for (let p = starts[b] + counts[b] - 1; p >= starts[b]; p--) {
+        scratch[p] = values[i];
+        i = previous[i];
+      }
+    }
+  }
+
+  /** From the counts: the bins of the wanted ranks (one scan of the cumulative counts up to the largest), laid out one after another. */
   mark(count: number, fractions: ArrayLike<number>): void {
-    const { counts, below, starts, bins } = this;
-    counts[bins - 1] += counts[bins];
-    counts[bins] = 0;
-    below[0] = 0;
-    for (let b = 0; b < bins; b++) below[b + 1] = below[b] + counts[b];
+    const { counts, starts, wanted } = this;
+    // The previous select's wanted bins are wanted no more.
+    for (let w = 0; w < this.wantedCount; w++) starts[wanted[w]] = -1;
     // The smallest and the largest value are known: their ranks need no bin.
     this.lowest = this.min !== 0 ? 0 : -1;
     this.highest = this.max !== 0 ? count - 1 : -1;
-    starts.fill(-1, 0, bins + 1);
-    let next = 0;
-    let wantedCount = 0;
+    if (this.ranks.length < 2 * fractions.length) {
+      this.ranks = new Int32Array(2 * fractions.length);
+      this.rankBins = new Int32Array(2 * fractions.length);
+      this.rankBelow = new Int32Array(2 * fractions.length);
+    }
+    const { ranks, rankBins, rankBelow } = this;
+    let rankCount = 0;
     for (let t = 0; t < fractions.length; t++) {
       const h = (count - 1) * fractions[t];
       const lo = Math.floor(h);
       for (let rank = lo; rank <= (h > lo && lo + 1 < count ? lo + 1 : lo); rank++) {
         if (rank === this.lowest || rank === this.highest) continue;
-        const b = this.binOf(rank);
-        if (starts[b] >= 0) continue;
-        starts[b] = next;
-        this.fills[b] = next;
-        next += counts[b];
-        this.wanted[wantedCount++] = b;
+        // Insert in order, once.
+        let k = rankCount;
+        while (k > 0 && ranks[k - 1] > rank) k--;
+        if (k > 0 && ranks[k - 1] === rank) continue;
+        ranks.copyWithin(k + 1, k, rankCount);
+        ranks[k] = rank;
+        rankCount++;
       }
     }
+    let next = 0;
+    let wantedCount = 0;
+    let bin = 0;
+    let below = 0;
+    for (let k = 0; k < rankCount; k++) {
+      const rank = ranks[k];
+      // The bin holding the rank: the first whose cumulative count exceeds it (rank < count, so one does).
+      while (below + counts[bin] <= rank) below += counts[bin++];
+      rankBins[k] = bin;
+      rankBelow[k] = below;
+      if (starts[bin] >= 0) continue;
+      starts[bin] = next;
+      next += counts[bin];
+      wanted[wantedCount++] = bin;
+    }
+    this.rankCount = rankCount;
     this.wantedCount = wantedCount;
     this.gathered = next;
   }
@@ -103,20 +146,6 @@ class Histogram {
     }
   }
 
-  /** The bin holding the value of the given rank (0 = smallest): the last bin b with below[b] <= rank. */
-  binOf(rank: number): number {
-    // below[0] = 0 <= rank < count = below[bins]: the answer is in [0, bins).
-    const below = this.below;
-    let lo = 0;
-    let hi = this.bins;
-    while (hi - lo > 1) {
-      const mid = (lo + hi) >> 1;
-      if (below[mid] <= rank) lo = mid;
-      else hi = mid;
-    }
-    return lo;
-  }
-
   /**
    * The value of the given rank, once its bin has been gathered into scratch and sorted. The
    * smallest rank is `min` and the largest `max`, unless 0 (-0 and 0 compare equal, and the sort
@@ -125,8 +154,16 @@ class Histogram {
   valueAt(scratch: Float64Array, rank: number): number {
     if (rank === this.lowest) return this.min;
     if (rank === this.highest) return this.max;
-    const b = this.binOf(rank);
-    return scratch[this.starts[b] + rank - this.below[b]];
+    // The rank's entry among the sorted wanted ranks.
+    const ranks = this.ranks;
+    let lo = 0;
+    let hi = this.rankCount - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (ranks[mid] < rank) lo = mid + 1;
+      else hi = mid;
+    }
+    return scratch[this.starts[this.rankBins[lo]] + rank - this.rankBelow[lo]];
   }
 }
 
@@ -175,16 +212,16 @@ export function percentiles(
   }
   const h = first;
   h.open(count, min, max);
-  const { counts, starts, fills, bins, scale } = h;
-  for (let i = 0; i < count; i++) counts[((values[i] - min) * scale) | 0]++;
+  const { counts, last, previous, scale } = h;
+  for (let i = 0; i < count; i++) {
+    const b = ((values[i] - min) * scale) | 0;
+    counts[b]++;
+    previous[i] = last[b];
+    last[b] = i;
+  }
   h.mark(count, fractions);
   if (h.gathered > 0) {
-    for (let i = 0; i < count; i++) {
-      const v = values[i];
-      let b = ((v - min) * scale) | 0;
-      if (b === bins) b = bins - 1;
-      if (starts[b] >= 0) scratch[fills[b]++] = v;
-    }
+    h.gather(values, scratch);
     h.sortBins(scratch);
   }
   h.write(scratch, count, fractions, out, width);
@@ -224,49 +261,26 @@ export function percentilesOfTwo(
   const hb = second;
   ha.open(count, minA, maxA);
   hb.open(count, minB, maxB);
-  const countsA = ha.counts;
-  const countsB = hb.counts;
-  const scaleA = ha.scale;
-  const scaleB = hb.scale;
+  const { counts: countsA, last: lastA, previous: previousA, scale: scaleA } = ha;
+  const { counts: countsB, last: lastB, previous: previousB, scale: scaleB } = hb;
   for (let i = 0; i < count; i++) {
-    countsA[((a[i] - minA) * scaleA) | 0]++;
-    countsB[((b[i] - minB) * scaleB) | 0]++;
+    const ba = ((a[i] - minA) * scaleA) | 0;
+    countsA[ba]++;
+    previousA[i] = lastA[ba];
+    lastA[ba] = i;
+    const bb = ((b[i] - minB) * scaleB) | 0;
+    countsB[bb]++;
+    previousB[i] = lastB[bb];
+    lastB[bb] = i;
   }
   ha.mark(count, fractions);
   hb.mark(count, fractions);
-  if (ha.gathered > 0 && hb.gathered > 0) {
-    const { starts: startsA, fills: fillsA, bins: binsA } = ha;
-    const { starts: startsB, fills: fillsB, bins: binsB } = hb;
-    for (let i = 0; i < count; i++) {
-      const va = a[i];
-      let ba = ((va - minA) * scaleA) | 0;
-      if (ba === binsA) ba = binsA - 1;
-      if (startsA[ba] >= 0) scratchA[fillsA[ba]++] = va;
-      const vb = b[i];
-      let bb = ((vb - minB) * scaleB) | 0;
-      if (bb === binsB) bb = binsB - 1;
-      if (startsB[bb] >= 0) scratchB[fillsB[bb]++] = vb;
-    }
-  } else {
-    gather(ha, a, count, scratchA);
-    gather(hb, b, count, scratchB);
-  }
+  ha.gather(a, scratchA);
+  hb.gather(b, scratchB);
   ha.sortBins(scratchA);
   hb.sortBins(scratchB);
   ha.write(scratchA, count, fractions, outA, widthA);
   hb.write(scratchB, count, fractions, outB, widthB);
-}
-
-/** Gathers the values of the histogram's wanted bins into scratch (nothing when none is wanted). */
-function gather(h: Histogram, values: Float64Array, count: number, scratch: Float64Array): void {
-  if (h.gathered === 0) return;
-  const { starts, fills, bins, min, scale } = h;
-  for (let i = 0; i < count; i++) {
-    const v = values[i];
-    let b = ((v - min) * scale) | 0;
-    if (b === bins) b = bins - 1;
-    if (starts[b] >= 0) scratch[fills[b]++] = v;
-  }
 }
 
 /** Sorts values[from..to) ascending, in place. */
