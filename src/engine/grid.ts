@@ -195,7 +195,6 @@ export function finishMerged(
   const fit = compositeFit(composite, y, used);
   const votes = soloVotes(composite, y, usedMask, ybar, usedCount);
   const stats = soloStatistics(votes);
-  const logistic = options.prediction_scale === "logistic";
   const full = basis && modelAt(basis, data, theta);
   if (!full) warnings.push("The model with every attribute cannot be fitted (singular covariance); its relevance and yhat_linear are null.");
   const mean = (sum: number) => (total > 0 ? sum / total : NaN);
