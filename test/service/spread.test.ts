@@ -92,7 +92,8 @@ describe("a Grid through the service", () => {
   }, 180_000);
 
   it("gives a borrowed worker back to a job that waits: a small job finishes while the large Grid runs", async () => {
-    const big = synthetic(3000, 12, 4);
+    // About 1.3e9 cell-observations: several times what two threads do in 0.4 s, however fast the engine gets here.
+    const big = synthetic(10_000, 14, 4);
     const chunks = Math.ceil((2 ** 12 - 1) / GRID_CHUNK);
     const { service, tasks, counters } = await openService(2);
     const { jobs } = await service.submit(org, request("grid", { y: big.y, X: big.X, theta: big.X[0], options: { max_iter: 2 ** 12 - 1 } }));
@@ -111,13 +112,14 @@ describe("a Grid through the service", () => {
 
   it("keeps the job's time limit when spread: no part, nor the merge, runs past it", async () => {
     // Each part of a spread Grid is a task of its own; the job's limit must bound them together.
-    const big = synthetic(3000, 12, 4);
+    // About 1.3e9 cell-observations: several times what two threads do in 0.4 s, however fast the engine gets here.
+    const big = synthetic(10_000, 14, 4);
     const { service, tasks, ready } = await openService(2, 1, 400);
     // Both workers started first, so that both parts start at once.
     await Promise.all([0, 1].map(() => run(service, { y: y.slice(0, 50), X: X.slice(0, 50).map((r) => r.slice(0, 3)), theta: theta.slice(0, 3) }, "psr")));
     while (ready() < 2) await new Promise((r) => setTimeout(r, 10));
     tasks.length = 0;
-    const { jobs } = await service.submit(org, request("grid", { y: big.y, X: big.X, theta: big.X[0], options: { max_iter: 2 ** 12 - 1 } }));
+    const { jobs } = await service.submit(org, request("grid", { y: big.y, X: big.X, theta: big.X[0], options: { max_iter: 2 ** 14 - 1 } }));
     await service.waitForJob(jobs[0], 60_000);
     expect([...tasks].sort()).toEqual(["draw", "lead"]);
     expect(jobs[0].status).toBe("failed");
