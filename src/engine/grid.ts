@@ -293,8 +293,10 @@ function compositeFit(weights: Float64Array, y: Float64Array, used: Uint8Array):
   return sxx > 0 && syy > 0 ? (sxy * sxy) / (sxx * syy) : 0;
 }
 
-/** The all-attribute model behind yhat_linear and the relevance insights, on rows complete in every column. */
-/** The model with every attribute, apart from theta; null when it cannot be fitted. */
+/**
+ * The all-attribute model behind yhat_linear and the relevance insights (rows complete in every
+ * column), apart from theta; null when it cannot be fitted.
+ */
 export function fullBasis(data: Dataset, options: GridOptions): ModelBasis | null {
   const columns = Array.from({ length: data.cols }, (_, j) => j);
   const logistic = options.prediction_scale === "logistic";
