@@ -1,30 +1,8 @@
-/** The messages between gridParallel and its worker threads, and the chunk loop both sides run. */
-import { evaluateRange, GridWorkspace, type GridPartial, type GridTask } from "./grid-cells.js";
-
-export interface ChunkRequest {
-  id: number;
-  task: GridTask;
-  chunks: [number, number][];
-  /** Int32 at 0: the next chunk to take, shared by every thread of this Grid. */
-  counter: SharedArrayBuffer;
-}
-
-export type ChunkReply = { id: number; partials: [number, GridPartial][] } | { id: number; error: string };
-
 /**
- * Takes chunks until none is left; each chunk goes to whichever thread asks first. With `stop`,
- * a thread also stops, between chunks, once `stop()` is true (the others take what it leaves).
+ * What a Grid's chunks share across threads (the sharing itself is threads/chunk-share.ts): the
+ * buffers a partial moves back in, and the mark of gridParallel's worker threads.
  */
-export function drawChunks(task: GridTask, chunks: [number, number][], counter: Int32Array, stop?: () => boolean): [number, GridPartial][] {
-  const done: [number, GridPartial][] = [];
-  if (stop?.()) return done;
-  const workspace = new GridWorkspace();
-  for (let c = Atomics.add(counter, 0, 1); c < chunks.length; c = Atomics.add(counter, 0, 1)) {
-    done.push([c, evaluateRange(task, chunks[c][0], chunks[c][1], workspace)]);
-    if (stop?.()) break;
-  }
-  return done;
-}
+import type { GridPartial } from "./grid-cells.js";
 
 /** The buffers of a partial, moved (not copied) back to the calling thread. */
 export function transferables(p: GridPartial): ArrayBuffer[] {

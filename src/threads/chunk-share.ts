@@ -10,7 +10,7 @@
  */
 import { performance } from "node:perf_hooks";
 import { receiveMessageOnPort, type MessagePort } from "node:worker_threads";
-import { evaluateRange, type GridPartial, type GridTask } from "../engine/grid-cells.js";
+import { evaluateRange, GridWorkspace, type GridPartial, type GridTask } from "../engine/grid-cells.js";
 import { transferables } from "../engine/grid-chunks.js";
 
 /**
@@ -30,11 +30,13 @@ export type ChunkMessage = [number, GridPartial];
 /** A helper's loop: draws chunks until none is left or `stop`, posting each partial when done; closes the port. Returns the chunks it delivered. */
 export function helpWithChunks(task: GridTask, chunks: [number, number][], counter: Int32Array, port: MessagePort): number {
   let delivered = 0;
+  // One thread's chunks reuse its buffers (the walk's levels, the calibration scratch).
+  const workspace = new GridWorkspace();
   try {
     while (Atomics.load(counter, SHARE.stop) === 0) {
       const c = Atomics.add(counter, SHARE.next, 1);
       if (c >= chunks.length) break;
-      const partial = evaluateRange(task, chunks[c][0], chunks[c][1]);
+      const partial = evaluateRange(task, chunks[c][0], chunks[c][1], workspace);
       port.postMessage([c, partial] satisfies ChunkMessage, transferables(partial));
       delivered++;
       Atomics.add(counter, SHARE.delivered, 1);
@@ -62,9 +64,10 @@ export interface Collected {
 export function drawAndCollect(task: GridTask, chunks: [number, number][], counter: Int32Array, ports: readonly MessagePort[]): Collected {
   const partials = new Array<GridPartial | undefined>(chunks.length);
   const started = performance.now();
+  const workspace = new GridWorkspace();
   let own = 0;
   for (let c = Atomics.add(counter, SHARE.next, 1); c < chunks.length; c = Atomics.add(counter, SHARE.next, 1)) {
-    partials[c] = evaluateRange(task, chunks[c][0], chunks[c][1]);
+    partials[c] = evaluateRange(task, chunks[c][0], chunks[c][1], workspace);
     own++;
   }
   Atomics.store(counter, SHARE.stop, 1);
@@ -97,7 +100,7 @@ export function drawAndCollect(task: GridTask, chunks: [number, number][], count
     if (partials[c]) continue;
     take();
     if (partials[c]) continue;
-    partials[c] = evaluateRange(task, chunks[c][0], chunks[c][1]);
+    partials[c] = evaluateRange(task, chunks[c][0], chunks[c][1], workspace);
     recomputed++;
   }
   for (const port of ports) port.close();

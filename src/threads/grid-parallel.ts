@@ -46,14 +46,13 @@ export async function gridParallel(data: Dataset, theta: Float64Array, given: Gi
 
 /** The helper workers, started on first use (exported for tests). */
 export const helperPool: Worker[] = [];
-const pool = helperPool;
 
 function workers(count: number): Worker[] {
-  while (pool.length < count) {
+  while (helperPool.length < count) {
     const worker = startWorker("grid-worker", import.meta.url, { workerData: { mark: GRID_WORKER_MARK } });
     worker.unref();
-    worker.on("error", () => pool.splice(pool.indexOf(worker), 1));
-    pool.push(worker);
+    worker.on("error", () => helperPool.splice(helperPool.indexOf(worker), 1));
+    helperPool.push(worker);
   }
-  return pool.slice(0, count);
+  return helperPool.slice(0, count);
 }
