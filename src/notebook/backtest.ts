@@ -503,24 +503,18 @@ function regressionBaselines(
 
 /** A refusal of the in-process lane (nothing was charged) as the error `predict` would have thrown for that step. */
 function laneRefusal(error: unknown, labelOf: (window: number) => string): PredictionError {
-  if (error instanceof LaneWindowError)
+  if (error instanceof InvalidInputError) {
+    // A refused window names its step; the table as a whole (LaneWindowError's parent) does not.
+    const step = error instanceof LaneWindowError ? `the step from row ${labelOf(error.window)}: ` : "";
     return new PredictionError({
       kind: "invalid-request",
       subject: "backtest",
-      detail: `the step from row ${labelOf(error.window)}: ${error.message}`,
+      detail: `${step}${error.message}`,
       field: error.field,
       hint: "Nothing was submitted or charged.",
       cause: error,
     });
-  if (error instanceof InvalidInputError)
-    return new PredictionError({
-      kind: "invalid-request",
-      subject: "backtest",
-      detail: error.message,
-      field: error.field,
-      hint: "Nothing was submitted or charged.",
-      cause: error,
-    });
+  }
   if (error instanceof ServiceError && error.status === 429)
     return new PredictionError({
       kind: "quota",
