@@ -12,6 +12,7 @@
  * thetas (`walkCombinationsMany`), each theta's scores computed exactly as if it were walked alone.
  */
 import type { Dataset } from "./data.js";
+import { jsKernels, WalkArena, type KernelChoice, type WalkKernels } from "./kernels/walk-kernels.js";
 import { PIVOT_TOLERANCE } from "./linalg.js";
 import type { ScoredRows } from "./calibrate.js";
 
@@ -114,13 +115,14 @@ export function walkCombinationsMany(
   /** The per-depth arrays, reused from an earlier walk of the same sizes (a fresh set when absent or of other sizes). */
   reuse?: WalkLevels,
 ): void {
-  const { rows: N, cols: K, z, scale, corr } = shared;
+  const { rows: N, cols: K, scale, corr } = shared;
   const M = thetaZs.length;
   let positives = 0;
   for (let i = 0; i < N; i++) if (y[i] === 1) positives++;
 
   const levels = reuse && reuse.fits(N, K, M) ? reuse : new WalkLevels(N, K, M);
-  const { L, u, info, positivesDistance, rel, sim, bounds, v, infoTheta, models } = levels;
+  const { L, u, info, positivesDistance, rel, sim, bounds, v, infoTheta, models, kernels } = levels;
+  const columns = levels.columnsOf(shared);
   const stack: number[] = [];
   let singularFrom = Infinity; // depth at which the current path first became singular
   // Whether a level has its similarity and bounds: only a visited level needs them (a deeper level
@@ -169,21 +171,23 @@ export function walkCombinationsMany(
     const pivot = Math.sqrt(diag);
     L[d * K + d] = pivot;
     const ud = u[d];
-    ud.set(z.subarray(j * N, (j + 1) * N));
-    // ud -= l_m u_m for m = 0, 1, ... in that order, four columns per pass (the same arithmetic, a quarter of the passes).
-    let m = 0;
+    // ud = z_j - l_0 u_0 - l_1 u_1 - ... in that order, four columns per pass (the first pass reads z_j).
+    let source = columns[j];
     const row = d * K;
-    for (; m + 4 <= d; m += 4) subtract4(ud, u[m], u[m + 1], u[m + 2], u[m + 3], L[row + m], L[row + m + 1], L[row + m + 2], L[row + m + 3], N);
+    let m = 0;
+    for (; m + 4 <= d; m += 4, source = ud)
+      kernels.subtract4(ud, source, u[m], u[m + 1], u[m + 2], u[m + 3], L[row + m], L[row + m + 1], L[row + m + 2], L[row + m + 3], N);
     if (m + 2 <= d) {
-      subtract2(ud, u[m], u[m + 1], L[row + m], L[row + m + 1], N);
+      kernels.subtract2(ud, source, u[m], u[m + 1], L[row + m], L[row + m + 1], N);
+      source = ud;
       m += 2;
     }
-    if (m < d) subtract1(ud, u[m], L[row + m], N);
+    if (m < d) kernels.subtract1(ud, source, u[m], L[row + m], N);
+    else if (d === 0) ud.set(source);
     const inv = 1 / pivot;
     const infoPrev = info[d];
     const infoNext = info[d + 1];
     // The first theta's pass also finishes the shared column (scaled u_d, info_x); the others read it.
-    let positiveSum = 0;
     for (let t = 0; t < M; t++) {
       const vt = v[t];
       let vd = thetaZs[t][j];
@@ -192,180 +196,37 @@ export function walkCombinationsMany(
       vt[d] = vd;
       const relPrev = rel[t][d];
       const relNext = rel[t][d + 1];
-      const simNext = sim[t][d + 1];
       const thetaInfo = infoTheta[t][d] + vd * vd;
       const halfTheta = 0.5 * thetaInfo;
       if (!visited) {
-        if (t === 0) positiveSum += scaleFirst(ud, inv, vd, relPrev, relNext, infoPrev, infoNext, logistic ? y : null, N);
-        else for (let i = 0; i < N; i++) relNext[i] = relPrev[i] + ud[i] * vd;
-      } else if (t === 0) {
-        positiveSum += finishFirst(ud, inv, vd, halfTheta, relPrev, relNext, infoPrev, infoNext, simNext, bounds[t][d + 1], logistic ? y : null, N);
-      } else finishOther(ud, vd, halfTheta, relPrev, relNext, infoNext, simNext, bounds[t][d + 1], N);
+        if (t === 0) kernels.scaleFirst(ud, inv, vd, relPrev, relNext, infoPrev, infoNext, N);
+        else kernels.extendRelevance(ud, vd, relPrev, relNext, N);
+      } else if (t === 0) kernels.finishFirst(ud, inv, vd, halfTheta, relPrev, relNext, infoPrev, infoNext, sim[t][d + 1], bounds[t][d + 1], N);
+      else kernels.finishOther(ud, vd, halfTheta, relPrev, relNext, infoNext, sim[t][d + 1], bounds[t][d + 1], N);
       infoTheta[t][d + 1] = thetaInfo;
     }
     finished[d + 1] = +visited;
+    // The mean of the scaled u_d over the rows whose y is 1 (logistic scale).
+    let positiveSum = 0;
+    if (logistic) for (let i = 0; i < N; i++) if (y[i] === 1) positiveSum += ud[i];
     const g = positives > 0 ? positiveSum / positives : 0;
     positivesDistance[d + 1] = positivesDistance[d] + g * g;
     return true;
   }
 
-  /** The similarity and bounds of a level extended without them (the arithmetic of `finishFirst`). */
+  /** The similarity and bounds of a level extended without them. */
   function finish(depth: number): void {
-    for (let t = 0; t < M; t++) finishLevel(rel[t][depth], info[depth], 0.5 * infoTheta[t][depth], sim[t][depth], bounds[t][depth], N);
+    for (let t = 0; t < M; t++) kernels.finishLevel(rel[t][depth], info[depth], 0.5 * infoTheta[t][depth], sim[t][depth], bounds[t][depth], N);
     finished[depth] = 1;
   }
-}
-
-/** `finishFirst` for a level that is not visited: scales u_d, extends relevance and informativeness (no similarity, no bounds). */
-function scaleFirst(
-  ud: Float64Array,
-  inv: number,
-  vd: number,
-  relPrev: Float64Array,
-  relNext: Float64Array,
-  infoPrev: Float64Array,
-  infoNext: Float64Array,
-  positives: Float64Array | null,
-  N: number,
-): number {
-  for (let i = 0; i < N; i++) {
-    const value = ud[i] * inv;
-    ud[i] = value;
-    relNext[i] = relPrev[i] + value * vd;
-    infoNext[i] = infoPrev[i] + value * value;
-  }
-  let positiveSum = 0;
-  if (positives) for (let i = 0; i < N; i++) if (positives[i] === 1) positiveSum += ud[i];
-  return positiveSum;
-}
-
-/** The similarity and bounds of a level from its relevance and informativeness. */
-function finishLevel(rel: Float64Array, info: Float64Array, halfTheta: number, sim: Float64Array, bounds: Float64Array, N: number): void {
-  let rMin = Infinity;
-  let rMax = -Infinity;
-  let sMin = Infinity;
-  let sMax = -Infinity;
-  for (let i = 0; i < N; i++) {
-    const r = rel[i];
-    const s = r - 0.5 * info[i] - halfTheta;
-    sim[i] = s;
-    rMin = r < rMin ? r : rMin;
-    rMax = r > rMax ? r : rMax;
-    sMin = s < sMin ? s : sMin;
-    sMax = s > sMax ? s : sMax;
-  }
-  bounds[0] = rMin;
-  bounds[1] = rMax;
-  bounds[2] = sMin;
-  bounds[3] = sMax;
-}
-
-/** ud[i] -= l0 u0[i] + ... in that order (four columns). */
-function subtract4(
-  ud: Float64Array,
-  u0: Float64Array,
-  u1: Float64Array,
-  u2: Float64Array,
-  u3: Float64Array,
-  l0: number,
-  l1: number,
-  l2: number,
-  l3: number,
-  N: number,
-): void {
-  for (let i = 0; i < N; i++) ud[i] = ud[i] - l0 * u0[i] - l1 * u1[i] - l2 * u2[i] - l3 * u3[i];
-}
-
-function subtract2(ud: Float64Array, u0: Float64Array, u1: Float64Array, l0: number, l1: number, N: number): void {
-  for (let i = 0; i < N; i++) ud[i] = ud[i] - l0 * u0[i] - l1 * u1[i];
-}
-
-function subtract1(ud: Float64Array, u0: Float64Array, l0: number, N: number): void {
-  for (let i = 0; i < N; i++) ud[i] -= l0 * u0[i];
-}
-
-/**
- * The first theta's pass over a new level: scales u_d in place, extends relevance and
- * informativeness, writes the similarity and the bounds; returns the sum of the scaled u_d over the
- * rows whose y is 1 (0 without `positives`).
- */
-function finishFirst(
-  ud: Float64Array,
-  inv: number,
-  vd: number,
-  halfTheta: number,
-  relPrev: Float64Array,
-  relNext: Float64Array,
-  infoPrev: Float64Array,
-  infoNext: Float64Array,
-  simNext: Float64Array,
-  bounds: Float64Array,
-  positives: Float64Array | null,
-  N: number,
-): number {
-  let rMin = Infinity;
-  let rMax = -Infinity;
-  let sMin = Infinity;
-  let sMax = -Infinity;
-  let positiveSum = 0;
-  for (let i = 0; i < N; i++) {
-    const value = ud[i] * inv;
-    ud[i] = value;
-    const r = relPrev[i] + value * vd;
-    const x = infoPrev[i] + value * value;
-    const s = r - 0.5 * x - halfTheta;
-    relNext[i] = r;
-    infoNext[i] = x;
-    simNext[i] = s;
-    rMin = r < rMin ? r : rMin;
-    rMax = r > rMax ? r : rMax;
-    sMin = s < sMin ? s : sMin;
-    sMax = s > sMax ? s : sMax;
-  }
-  if (positives) for (let i = 0; i < N; i++) if (positives[i] === 1) positiveSum += ud[i];
-  bounds[0] = rMin;
-  bounds[1] = rMax;
-  bounds[2] = sMin;
-  bounds[3] = sMax;
-  return positiveSum;
-}
-
-/** Another theta's pass over a level `finishFirst` has scaled: relevance, similarity and bounds. */
-function finishOther(
-  ud: Float64Array,
-  vd: number,
-  halfTheta: number,
-  relPrev: Float64Array,
-  relNext: Float64Array,
-  infoNext: Float64Array,
-  simNext: Float64Array,
-  bounds: Float64Array,
-  N: number,
-): void {
-  let rMin = Infinity;
-  let rMax = -Infinity;
-  let sMin = Infinity;
-  let sMax = -Infinity;
-  for (let i = 0; i < N; i++) {
-    const r = relPrev[i] + ud[i] * vd;
-    const s = r - 0.5 * infoNext[i] - halfTheta;
-    relNext[i] = r;
-    simNext[i] = s;
-    rMin = r < rMin ? r : rMin;
-    rMax = r > rMax ? r : rMax;
-    sMin = s < sMin ? s : sMin;
-    sMax = s > sMax ? s : sMax;
-  }
-  bounds[0] = rMin;
-  bounds[1] = rMax;
-  bounds[2] = sMin;
-  bounds[3] = sMax;
 }
 
 /**
  * The arrays of a walk, one level per depth of the trie (per theta where the level depends on it).
  * Level 0 is all zeros and never written; a deeper level is recomputed before it is read, so the
- * same levels serve walk after walk (a Grid's chunks) without being cleared.
+ * same levels serve walk after walk (a Grid's chunks) without being cleared. They live in one
+ * `WalkArena`, whose kernels (WebAssembly unless `choice` is "js" or it cannot be had) do the
+ * walk's passes over the rows; the results are the same bits either way.
  *
  * @example
  * const levels = new WalkLevels(1000, 10, 1);
@@ -383,19 +244,30 @@ export class WalkLevels {
   readonly infoTheta: Float64Array[];
   /** The model handed to `visit` per theta and depth (its arrays are the level's). */
   readonly models: WalkedModel[][];
+  readonly kernels: WalkKernels;
+  private readonly arena: WalkArena;
+  /** The arena's copy of the standardised columns (WebAssembly kernels read only their arena), and the array it copies. */
+  private copied: Float64Array[] | null = null;
+  private copiedFrom: Float64Array | null = null;
   constructor(
     readonly rows: number,
     readonly cols: number,
     readonly thetas: number,
+    choice: KernelChoice = "wasm",
   ) {
     const [N, K, M] = [rows, cols, thetas];
+    // The columns' copy (K), u (K), info (K + 1), then relevance and similarity (K + 1 each per theta) and the bounds.
+    const levelArrays = 3 * K + 1 + 2 * M * (K + 1);
+    const arena = new WalkArena(levelArrays * WalkArena.doublesFor([N]) + M * (K + 1) * WalkArena.doublesFor([4]), choice);
+    this.arena = arena;
+    this.kernels = arena.kernels;
     this.L = new Float64Array(K * K);
-    this.u = Array.from({ length: K }, () => new Float64Array(N));
-    this.info = Array.from({ length: K + 1 }, () => new Float64Array(N));
+    this.u = Array.from({ length: K }, () => arena.array(N));
+    this.info = Array.from({ length: K + 1 }, () => arena.array(N));
     this.positivesDistance = new Float64Array(K + 1);
-    this.rel = Array.from({ length: M }, () => Array.from({ length: K + 1 }, () => new Float64Array(N)));
-    this.sim = Array.from({ length: M }, () => Array.from({ length: K + 1 }, () => new Float64Array(N)));
-    this.bounds = Array.from({ length: M }, () => Array.from({ length: K + 1 }, () => new Float64Array(4)));
+    this.rel = Array.from({ length: M }, () => Array.from({ length: K + 1 }, () => arena.array(N)));
+    this.sim = Array.from({ length: M }, () => Array.from({ length: K + 1 }, () => arena.array(N)));
+    this.bounds = Array.from({ length: M }, () => Array.from({ length: K + 1 }, () => arena.array(4)));
     this.v = Array.from({ length: M }, () => new Float64Array(K));
     this.infoTheta = Array.from({ length: M }, () => new Float64Array(K + 1));
     this.models = Array.from({ length: M }, (_, t) =>
@@ -414,6 +286,18 @@ export class WalkLevels {
   /** Whether these levels serve a walk of N rows, K attributes and M thetas. */
   fits(N: number, K: number, M: number): boolean {
     return this.rows === N && this.cols === K && this.thetas === M;
+  }
+
+  /** The standardised columns of `shared` as the kernels may read them (copied into the arena once per `shared.z`). */
+  columnsOf(shared: Standardized): Float64Array[] {
+    const { rows: N, cols: K, z } = shared;
+    if (this.kernels === jsKernels) return Array.from({ length: K }, (_, j) => z.subarray(j * N, (j + 1) * N));
+    if (this.copiedFrom !== z) {
+      this.copied ??= Array.from({ length: K }, () => this.arena.array(N));
+      for (let j = 0; j < K; j++) this.copied[j].set(z.subarray(j * N, (j + 1) * N));
+      this.copiedFrom = z;
+    }
+    return this.copied!;
   }
 }
 

@@ -1,0 +1,313 @@
+;; The walk's passes over the rows (src/engine/walk.ts), two rows at a time (f64x2).
+;;
+;; Every kernel does, lane by lane, exactly the arithmetic of its JavaScript twin in
+;; walk-kernels.ts (`jsKernels`): the same operations in the same order, each one IEEE 754 double
+;; arithmetic (f64x2.mul, add and sub round each lane as f64.mul, add and sub do; no fused
+;; multiply-add). So the two give the same bits, and a test holds them to it.
+;;
+;; Arguments: arrays are byte offsets into the imported memory (16-byte aligned), n is the number
+;; of rows. An odd n leaves one row for a scalar tail. `npm run gen:kernels` assembles this file
+;; into walk-wasm.ts (test/engine/walk-kernels.test.ts fails when that is out of date).
+;;
+;; Minimum and maximum: a lane keeps `v < min ? v : min` (f64x2.pmin), as the JavaScript loop
+;; does; the two lanes are then combined the same way. That is the loop's answer: the scores
+;; these kernels see are never -0 (level 0 is +0 and each level adds to it), so equal values
+;; are equal bits, and a NaN is never taken by either.
+(module
+  (import "env" "memory" (memory 1))
+
+  ;; dst[i] = src[i] - l0 u0[i] - l1 u1[i] - l2 u2[i] - l3 u3[i], left to right.
+  (func (export "subtract4")
+    (param $dst i32) (param $src i32) (param $u0 i32) (param $u1 i32) (param $u2 i32) (param $u3 i32)
+    (param $l0 f64) (param $l1 f64) (param $l2 f64) (param $l3 f64) (param $n i32)
+    (local $k i32) (local $pairs i32)
+    (local $a v128) (local $b v128) (local $c v128) (local $d v128)
+    (local.set $a (f64x2.splat (local.get $l0)))
+    (local.set $b (f64x2.splat (local.get $l1)))
+    (local.set $c (f64x2.splat (local.get $l2)))
+    (local.set $d (f64x2.splat (local.get $l3)))
+    (local.set $pairs (i32.shl (i32.shr_u (local.get $n) (i32.const 1)) (i32.const 4)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $k) (local.get $pairs)))
+        (v128.store (i32.add (local.get $dst) (local.get $k))
+          (f64x2.sub
+            (f64x2.sub
+              (f64x2.sub
+                (f64x2.sub
+                  (v128.load (i32.add (local.get $src) (local.get $k)))
+                  (f64x2.mul (local.get $a) (v128.load (i32.add (local.get $u0) (local.get $k)))))
+                (f64x2.mul (local.get $b) (v128.load (i32.add (local.get $u1) (local.get $k)))))
+              (f64x2.mul (local.get $c) (v128.load (i32.add (local.get $u2) (local.get $k)))))
+            (f64x2.mul (local.get $d) (v128.load (i32.add (local.get $u3) (local.get $k))))))
+        (local.set $k (i32.add (local.get $k) (i32.const 16)))
+        (br $next)))
+    (if (i32.and (local.get $n) (i32.const 1))
+      (then
+        (f64.store (i32.add (local.get $dst) (local.get $k))
+          (f64.sub
+            (f64.sub
+              (f64.sub
+                (f64.sub
+                  (f64.load (i32.add (local.get $src) (local.get $k)))
+                  (f64.mul (local.get $l0) (f64.load (i32.add (local.get $u0) (local.get $k)))))
+                (f64.mul (local.get $l1) (f64.load (i32.add (local.get $u1) (local.get $k)))))
+              (f64.mul (local.get $l2) (f64.load (i32.add (local.get $u2) (local.get $k)))))
+            (f64.mul (local.get $l3) (f64.load (i32.add (local.get $u3) (local.get $k)))))))))
+
+  ;; dst[i] = src[i] - l0 u0[i] - l1 u1[i].
+  (func (export "subtract2")
+    (param $dst i32) (param $src i32) (param $u0 i32) (param $u1 i32) (param $l0 f64) (param $l1 f64) (param $n i32)
+    (local $k i32) (local $pairs i32) (local $a v128) (local $b v128)
+    (local.set $a (f64x2.splat (local.get $l0)))
+    (local.set $b (f64x2.splat (local.get $l1)))
+    (local.set $pairs (i32.shl (i32.shr_u (local.get $n) (i32.const 1)) (i32.const 4)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $k) (local.get $pairs)))
+        (v128.store (i32.add (local.get $dst) (local.get $k))
+          (f64x2.sub
+            (f64x2.sub
+              (v128.load (i32.add (local.get $src) (local.get $k)))
+              (f64x2.mul (local.get $a) (v128.load (i32.add (local.get $u0) (local.get $k)))))
+            (f64x2.mul (local.get $b) (v128.load (i32.add (local.get $u1) (local.get $k))))))
+        (local.set $k (i32.add (local.get $k) (i32.const 16)))
+        (br $next)))
+    (if (i32.and (local.get $n) (i32.const 1))
+      (then
+        (f64.store (i32.add (local.get $dst) (local.get $k))
+          (f64.sub
+            (f64.sub
+              (f64.load (i32.add (local.get $src) (local.get $k)))
+              (f64.mul (local.get $l0) (f64.load (i32.add (local.get $u0) (local.get $k)))))
+            (f64.mul (local.get $l1) (f64.load (i32.add (local.get $u1) (local.get $k)))))))))
+
+  ;; dst[i] = src[i] - l0 u0[i].
+  (func (export "subtract1")
+    (param $dst i32) (param $src i32) (param $u0 i32) (param $l0 f64) (param $n i32)
+    (local $k i32) (local $pairs i32) (local $a v128)
+    (local.set $a (f64x2.splat (local.get $l0)))
+    (local.set $pairs (i32.shl (i32.shr_u (local.get $n) (i32.const 1)) (i32.const 4)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $k) (local.get $pairs)))
+        (v128.store (i32.add (local.get $dst) (local.get $k))
+          (f64x2.sub
+            (v128.load (i32.add (local.get $src) (local.get $k)))
+            (f64x2.mul (local.get $a) (v128.load (i32.add (local.get $u0) (local.get $k))))))
+        (local.set $k (i32.add (local.get $k) (i32.const 16)))
+        (br $next)))
+    (if (i32.and (local.get $n) (i32.const 1))
+      (then
+        (f64.store (i32.add (local.get $dst) (local.get $k))
+          (f64.sub
+            (f64.load (i32.add (local.get $src) (local.get $k)))
+            (f64.mul (local.get $l0) (f64.load (i32.add (local.get $u0) (local.get $k)))))))))
+
+  ;; A level nobody visits: ud[i] *= inv; relNext[i] = relPrev[i] + ud[i] vd; infoNext[i] = infoPrev[i] + ud[i]^2.
+  (func (export "scaleFirst")
+    (param $ud i32) (param $inv f64) (param $vd f64)
+    (param $relPrev i32) (param $relNext i32) (param $infoPrev i32) (param $infoNext i32) (param $n i32)
+    (local $k i32) (local $end i32) (local $inv2 v128) (local $vd2 v128) (local $value v128) (local $v f64)
+    (local.set $inv2 (f64x2.splat (local.get $inv)))
+    (local.set $vd2 (f64x2.splat (local.get $vd)))
+    (local.set $end (i32.shl (i32.shr_u (local.get $n) (i32.const 1)) (i32.const 4)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $k) (local.get $end)))
+        (local.set $value (f64x2.mul (v128.load (i32.add (local.get $ud) (local.get $k))) (local.get $inv2)))
+        (v128.store (i32.add (local.get $ud) (local.get $k)) (local.get $value))
+        (v128.store (i32.add (local.get $relNext) (local.get $k))
+          (f64x2.add (v128.load (i32.add (local.get $relPrev) (local.get $k))) (f64x2.mul (local.get $value) (local.get $vd2))))
+        (v128.store (i32.add (local.get $infoNext) (local.get $k))
+          (f64x2.add (v128.load (i32.add (local.get $infoPrev) (local.get $k))) (f64x2.mul (local.get $value) (local.get $value))))
+        (local.set $k (i32.add (local.get $k) (i32.const 16)))
+        (br $next)))
+    (if (i32.and (local.get $n) (i32.const 1))
+      (then
+        (local.set $v (f64.mul (f64.load (i32.add (local.get $ud) (local.get $k))) (local.get $inv)))
+        (f64.store (i32.add (local.get $ud) (local.get $k)) (local.get $v))
+        (f64.store (i32.add (local.get $relNext) (local.get $k))
+          (f64.add (f64.load (i32.add (local.get $relPrev) (local.get $k))) (f64.mul (local.get $v) (local.get $vd))))
+        (f64.store (i32.add (local.get $infoNext) (local.get $k))
+          (f64.add (f64.load (i32.add (local.get $infoPrev) (local.get $k))) (f64.mul (local.get $v) (local.get $v)))))))
+
+  ;; Another theta's level nobody visits: relNext[i] = relPrev[i] + ud[i] vd.
+  (func (export "extendRelevance")
+    (param $ud i32) (param $vd f64) (param $relPrev i32) (param $relNext i32) (param $n i32)
+    (local $k i32) (local $end i32) (local $vd2 v128)
+    (local.set $vd2 (f64x2.splat (local.get $vd)))
+    (local.set $end (i32.shl (i32.shr_u (local.get $n) (i32.const 1)) (i32.const 4)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $k) (local.get $end)))
+        (v128.store (i32.add (local.get $relNext) (local.get $k))
+          (f64x2.add (v128.load (i32.add (local.get $relPrev) (local.get $k)))
+            (f64x2.mul (v128.load (i32.add (local.get $ud) (local.get $k))) (local.get $vd2))))
+        (local.set $k (i32.add (local.get $k) (i32.const 16)))
+        (br $next)))
+    (if (i32.and (local.get $n) (i32.const 1))
+      (then
+        (f64.store (i32.add (local.get $relNext) (local.get $k))
+          (f64.add (f64.load (i32.add (local.get $relPrev) (local.get $k)))
+            (f64.mul (f64.load (i32.add (local.get $ud) (local.get $k))) (local.get $vd)))))))
+
+  ;; Writes bounds[0..4) = min r, max r, min s, max s from the lanes' running values and the tail's.
+  (func $writeBounds
+    (param $bounds i32) (param $rMin v128) (param $rMax v128) (param $sMin v128) (param $sMax v128)
+    (local $lo v128) (local $hi v128)
+    ;; lane 1 against lane 0, as the running test: v < min ? v : min (and v > max ? v : max).
+    (local.set $lo (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7 (local.get $rMin) (local.get $rMin)))
+    (f64.store offset=0 (local.get $bounds) (f64x2.extract_lane 0 (f64x2.pmin (local.get $rMin) (local.get $lo))))
+    (local.set $hi (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7 (local.get $rMax) (local.get $rMax)))
+    (f64.store offset=8 (local.get $bounds) (f64x2.extract_lane 0 (f64x2.pmax (local.get $rMax) (local.get $hi))))
+    (local.set $lo (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7 (local.get $sMin) (local.get $sMin)))
+    (f64.store offset=16 (local.get $bounds) (f64x2.extract_lane 0 (f64x2.pmin (local.get $sMin) (local.get $lo))))
+    (local.set $hi (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7 (local.get $sMax) (local.get $sMax)))
+    (f64.store offset=24 (local.get $bounds) (f64x2.extract_lane 0 (f64x2.pmax (local.get $sMax) (local.get $hi)))))
+
+;; Scalar running bounds for the tail row: v < min ? v : min, v > max ? v : max.
+  (func $below (param $v f64) (param $min f64) (result f64)
+    (select (local.get $v) (local.get $min) (f64.lt (local.get $v) (local.get $min))))
+  (func $above (param $v f64) (param $max f64) (result f64)
+    (select (local.get $v) (local.get $max) (f64.gt (local.get $v) (local.get $max))))
+
+  ;; The first theta's visited level: as scaleFirst, plus simNext[i] = relNext[i] - 0.5 infoNext[i] - half, and the bounds.
+  (func (export "finishFirst")
+    (param $ud i32) (param $inv f64) (param $vd f64) (param $half f64)
+    (param $relPrev i32) (param $relNext i32) (param $infoPrev i32) (param $infoNext i32) (param $simNext i32)
+    (param $bounds i32) (param $n i32)
+    (local $k i32) (local $end i32)
+    (local $inv2 v128) (local $vd2 v128) (local $half2 v128) (local $point5 v128)
+    (local $value v128) (local $r v128) (local $x v128) (local $s v128)
+    (local $rMin v128) (local $rMax v128) (local $sMin v128) (local $sMax v128)
+    (local $v f64) (local $r1 f64) (local $x1 f64) (local $s1 f64)
+    (local.set $inv2 (f64x2.splat (local.get $inv)))
+    (local.set $vd2 (f64x2.splat (local.get $vd)))
+    (local.set $half2 (f64x2.splat (local.get $half)))
+    (local.set $point5 (f64x2.splat (f64.const 0.5)))
+    (local.set $rMin (f64x2.splat (f64.const inf)))
+    (local.set $sMin (f64x2.splat (f64.const inf)))
+    (local.set $rMax (f64x2.splat (f64.const -inf)))
+    (local.set $sMax (f64x2.splat (f64.const -inf)))
+    (local.set $end (i32.shl (i32.shr_u (local.get $n) (i32.const 1)) (i32.const 4)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $k) (local.get $end)))
+        (local.set $value (f64x2.mul (v128.load (i32.add (local.get $ud) (local.get $k))) (local.get $inv2)))
+        (v128.store (i32.add (local.get $ud) (local.get $k)) (local.get $value))
+        (local.set $r (f64x2.add (v128.load (i32.add (local.get $relPrev) (local.get $k))) (f64x2.mul (local.get $value) (local.get $vd2))))
+        (local.set $x (f64x2.add (v128.load (i32.add (local.get $infoPrev) (local.get $k))) (f64x2.mul (local.get $value) (local.get $value))))
+        (local.set $s (f64x2.sub (f64x2.sub (local.get $r) (f64x2.mul (local.get $point5) (local.get $x))) (local.get $half2)))
+        (v128.store (i32.add (local.get $relNext) (local.get $k)) (local.get $r))
+        (v128.store (i32.add (local.get $infoNext) (local.get $k)) (local.get $x))
+        (v128.store (i32.add (local.get $simNext) (local.get $k)) (local.get $s))
+        (local.set $rMin (f64x2.pmin (local.get $rMin) (local.get $r)))
+        (local.set $rMax (f64x2.pmax (local.get $rMax) (local.get $r)))
+        (local.set $sMin (f64x2.pmin (local.get $sMin) (local.get $s)))
+        (local.set $sMax (f64x2.pmax (local.get $sMax) (local.get $s)))
+        (local.set $k (i32.add (local.get $k) (i32.const 16)))
+        (br $next)))
+    (call $writeBounds (local.get $bounds) (local.get $rMin) (local.get $rMax) (local.get $sMin) (local.get $sMax))
+    (if (i32.and (local.get $n) (i32.const 1))
+      (then
+        (local.set $v (f64.mul (f64.load (i32.add (local.get $ud) (local.get $k))) (local.get $inv)))
+        (f64.store (i32.add (local.get $ud) (local.get $k)) (local.get $v))
+        (local.set $r1 (f64.add (f64.load (i32.add (local.get $relPrev) (local.get $k))) (f64.mul (local.get $v) (local.get $vd))))
+        (local.set $x1 (f64.add (f64.load (i32.add (local.get $infoPrev) (local.get $k))) (f64.mul (local.get $v) (local.get $v))))
+        (local.set $s1 (f64.sub (f64.sub (local.get $r1) (f64.mul (f64.const 0.5) (local.get $x1))) (local.get $half)))
+        (f64.store (i32.add (local.get $relNext) (local.get $k)) (local.get $r1))
+        (f64.store (i32.add (local.get $infoNext) (local.get $k)) (local.get $x1))
+        (f64.store (i32.add (local.get $simNext) (local.get $k)) (local.get $s1))
+        (call $tailBounds (local.get $bounds) (local.get $r1) (local.get $s1)))))
+
+  ;; Another theta's visited level (ud already scaled): relNext[i] = relPrev[i] + ud[i] vd,
+  ;; simNext[i] = relNext[i] - 0.5 infoNext[i] - half, and the bounds.
+  (func (export "finishOther")
+    (param $ud i32) (param $vd f64) (param $half f64)
+    (param $relPrev i32) (param $relNext i32) (param $infoNext i32) (param $simNext i32) (param $bounds i32) (param $n i32)
+    (local $k i32) (local $end i32)
+    (local $vd2 v128) (local $half2 v128) (local $point5 v128) (local $r v128) (local $s v128)
+    (local $rMin v128) (local $rMax v128) (local $sMin v128) (local $sMax v128)
+    (local $r1 f64) (local $s1 f64)
+    (local.set $vd2 (f64x2.splat (local.get $vd)))
+    (local.set $half2 (f64x2.splat (local.get $half)))
+    (local.set $point5 (f64x2.splat (f64.const 0.5)))
+    (local.set $rMin (f64x2.splat (f64.const inf)))
+    (local.set $sMin (f64x2.splat (f64.const inf)))
+    (local.set $rMax (f64x2.splat (f64.const -inf)))
+    (local.set $sMax (f64x2.splat (f64.const -inf)))
+    (local.set $end (i32.shl (i32.shr_u (local.get $n) (i32.const 1)) (i32.const 4)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $k) (local.get $end)))
+        (local.set $r (f64x2.add (v128.load (i32.add (local.get $relPrev) (local.get $k)))
+          (f64x2.mul (v128.load (i32.add (local.get $ud) (local.get $k))) (local.get $vd2))))
+        (local.set $s (f64x2.sub
+          (f64x2.sub (local.get $r) (f64x2.mul (local.get $point5) (v128.load (i32.add (local.get $infoNext) (local.get $k)))))
+          (local.get $half2)))
+        (v128.store (i32.add (local.get $relNext) (local.get $k)) (local.get $r))
+        (v128.store (i32.add (local.get $simNext) (local.get $k)) (local.get $s))
+        (local.set $rMin (f64x2.pmin (local.get $rMin) (local.get $r)))
+        (local.set $rMax (f64x2.pmax (local.get $rMax) (local.get $r)))
+        (local.set $sMin (f64x2.pmin (local.get $sMin) (local.get $s)))
+        (local.set $sMax (f64x2.pmax (local.get $sMax) (local.get $s)))
+        (local.set $k (i32.add (local.get $k) (i32.const 16)))
+        (br $next)))
+    (call $writeBounds (local.get $bounds) (local.get $rMin) (local.get $rMax) (local.get $sMin) (local.get $sMax))
+    (if (i32.and (local.get $n) (i32.const 1))
+      (then
+        (local.set $r1 (f64.add (f64.load (i32.add (local.get $relPrev) (local.get $k)))
+          (f64.mul (f64.load (i32.add (local.get $ud) (local.get $k))) (local.get $vd))))
+        (local.set $s1 (f64.sub
+          (f64.sub (local.get $r1) (f64.mul (f64.const 0.5) (f64.load (i32.add (local.get $infoNext) (local.get $k)))))
+          (local.get $half)))
+        (f64.store (i32.add (local.get $relNext) (local.get $k)) (local.get $r1))
+        (f64.store (i32.add (local.get $simNext) (local.get $k)) (local.get $s1))
+        (call $tailBounds (local.get $bounds) (local.get $r1) (local.get $s1)))))
+
+  ;; A level extended without similarity: simNext[i] = rel[i] - 0.5 info[i] - half, and the bounds.
+  (func (export "finishLevel")
+    (param $rel i32) (param $info i32) (param $half f64) (param $sim i32) (param $bounds i32) (param $n i32)
+    (local $k i32) (local $end i32)
+    (local $half2 v128) (local $point5 v128) (local $r v128) (local $s v128)
+    (local $rMin v128) (local $rMax v128) (local $sMin v128) (local $sMax v128)
+    (local $r1 f64) (local $s1 f64)
+    (local.set $half2 (f64x2.splat (local.get $half)))
+    (local.set $point5 (f64x2.splat (f64.const 0.5)))
+    (local.set $rMin (f64x2.splat (f64.const inf)))
+    (local.set $sMin (f64x2.splat (f64.const inf)))
+    (local.set $rMax (f64x2.splat (f64.const -inf)))
+    (local.set $sMax (f64x2.splat (f64.const -inf)))
+    (local.set $end (i32.shl (i32.shr_u (local.get $n) (i32.const 1)) (i32.const 4)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $k) (local.get $end)))
+        (local.set $r (v128.load (i32.add (local.get $rel) (local.get $k))))
+        (local.set $s (f64x2.sub
+          (f64x2.sub (local.get $r) (f64x2.mul (local.get $point5) (v128.load (i32.add (local.get $info) (local.get $k)))))
+          (local.get $half2)))
+        (v128.store (i32.add (local.get $sim) (local.get $k)) (local.get $s))
+        (local.set $rMin (f64x2.pmin (local.get $rMin) (local.get $r)))
+        (local.set $rMax (f64x2.pmax (local.get $rMax) (local.get $r)))
+        (local.set $sMin (f64x2.pmin (local.get $sMin) (local.get $s)))
+        (local.set $sMax (f64x2.pmax (local.get $sMax) (local.get $s)))
+        (local.set $k (i32.add (local.get $k) (i32.const 16)))
+        (br $next)))
+    (call $writeBounds (local.get $bounds) (local.get $rMin) (local.get $rMax) (local.get $sMin) (local.get $sMax))
+    (if (i32.and (local.get $n) (i32.const 1))
+      (then
+        (local.set $r1 (f64.load (i32.add (local.get $rel) (local.get $k))))
+        (local.set $s1 (f64.sub
+          (f64.sub (local.get $r1) (f64.mul (f64.const 0.5) (f64.load (i32.add (local.get $info) (local.get $k)))))
+          (local.get $half)))
+        (f64.store (i32.add (local.get $sim) (local.get $k)) (local.get $s1))
+        (call $tailBounds (local.get $bounds) (local.get $r1) (local.get $s1)))))
+
+  ;; Folds the tail row (the last, after every pair) into the bounds the pairs wrote.
+  (func $tailBounds (param $bounds i32) (param $r f64) (param $s f64)
+    (f64.store offset=0 (local.get $bounds) (call $below (local.get $r) (f64.load offset=0 (local.get $bounds))))
+    (f64.store offset=8 (local.get $bounds) (call $above (local.get $r) (f64.load offset=8 (local.get $bounds))))
+    (f64.store offset=16 (local.get $bounds) (call $below (local.get $s) (f64.load offset=16 (local.get $bounds))))
+    (f64.store offset=24 (local.get $bounds) (call $above (local.get $s) (f64.load offset=24 (local.get $bounds)))))
+)
