@@ -8,7 +8,7 @@
 import * as choices from "./choices.js";
 import { cutBoundary, cutTest, notAllZero, tieWidth } from "./cut.js";
 import type { AdjFitMultiplier, CensorOperator, CensorType, CensorUnit } from "./options.js";
-import { percentiles, percentilesOfTwo } from "./percentile.js";
+import { percentiles, percentilesOfTwo, type HistogramPair } from "./percentile.js";
 
 export interface CensorSettings {
   thresholds: readonly number[];
@@ -31,6 +31,8 @@ export interface ScoredRows {
   positivesDistance: number;
   /** [min, max] of the usable relevance, then of the usable similarity, when the producer tracked them. */
   bounds?: Float64Array;
+  /** Where the percentiles of both censors are counted, when the producer's arena has them (a walk's: walk.ts). */
+  histograms?: HistogramPair;
 }
 
 /** One PSR calibration: a (censor, threshold) pair. Invalid ones (fewer than 2 retained, or a retained relevance all tied with 0: docs/ties.md) hold NaN. */
@@ -273,6 +275,7 @@ export function calibrateBoth(
       bounds[2],
       bounds[3],
       widthS,
+      rows.histograms,
     );
   } else {
     for (let t = 0; t < T; t++) first.cuts[t] = second.cuts[t] = settings.thresholds[t];

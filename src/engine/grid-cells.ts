@@ -21,6 +21,7 @@ import { ComputationError } from "./errors.js";
 import { buildModel, usableRows, type Model } from "./model.js";
 import type { CensorType, GridOptions } from "./options.js";
 import { soloVotes } from "./solo.js";
+import type { KernelChoice } from "./kernels/rows.js";
 import { walkCombinations, WalkLevels, type Standardized } from "./walk.js";
 
 /** Everything a range of cells needs; plain data, so a worker thread can receive it. */
@@ -92,6 +93,8 @@ export interface RangeEvaluator {
  */
 export class GridWorkspace {
   walk: WalkLevels | undefined;
+  /** The walk's kernels (walk.ts `WalkLevels`): "js" for the plain loops the WebAssembly ones are held to. */
+  constructor(readonly kernels: KernelChoice = "wasm") {}
   readonly scratches: CalibrationScratch[] = [];
   cellWeights: Float64Array | undefined;
 
@@ -124,7 +127,9 @@ export function evaluateRange(task: GridTask, from: number, to: number, workspac
   if (shared) {
     const outcome = outcomeStats(data.y, new Float64Array(data.rows));
     const logistic = options.prediction_scale === "logistic";
-    const walk = workspace.walk?.fits(data.rows, shared.cols, 1) ? workspace.walk : (workspace.walk = new WalkLevels(data.rows, shared.cols, 1));
+    const walk = workspace.walk?.fits(data.rows, shared.cols, 1)
+      ? workspace.walk
+      : (workspace.walk = new WalkLevels(data.rows, shared.cols, 1, workspace.kernels));
     walkCombinations(shared, data.y, combinations, indices, logistic, (index, model) => evaluator.evaluate(index, model, outcome), evaluator.singular, walk);
   } else {
     indices.forEach(evaluator.direct);

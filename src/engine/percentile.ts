@@ -14,6 +14,7 @@
  * one length (a Grid's two censors) with each pass over the rows shared.
  */
 import { snapCut } from "./cut.js";
+import { jsKernels, RowArena, type RowKernels } from "./kernels/rows.js";
 
 const MAX_BINS = 4096;
 const MIN_BINS = 16;
@@ -22,11 +23,15 @@ const INSERTION_SORT = 24;
 
 /** One histogram select in progress: its bins, counts and where the wanted bins are gathered. */
 class Histogram {
-  readonly counts = new Int32Array(MAX_BINS + 1);
-  /** The last value (its index) counted into each bin, valid where the bin's count is not 0. */
-  readonly last = new Int32Array(MAX_BINS + 1);
-  /** previous[i]: the value counted into i's bin before i (so a bin's values are linked from the last back to the first). */
-  previous = new Int32Array(0);
+  constructor(
+    readonly counts = new Int32Array(MAX_BINS + 1),
+    /** The last value (its index) counted into each bin, valid where the bin's count is not 0. */
+    readonly last = new Int32Array(MAX_BINS + 1),
+    /** previous[i]: the value counted into i's bin before i (so a bin's values are linked from the last back to the first). */
+    public previous = new Int32Array(0),
+    /** Whether `previous` is an arena's (it then holds at most its length of values: it cannot be replaced by a longer one). */
+    private readonly fixed = false,
+  ) {}
   /** Where a wanted bin's values start in the gathered scratch (-1: not wanted; every bin between selects). */
   readonly starts = new Int32Array(MAX_BINS + 1).fill(-1);
   /** The wanted ranks in ascending order (each once), ranks[0..rankCount), with each one's bin and how many values lie in the bins before it. */
@@ -58,7 +63,10 @@ class Histogram {
     while ((((max - min) * scale) | 0) >= bins) scale *= 1 - 2 ** -40;
     this.scale = scale;
     this.counts.fill(0, 0, bins);
-    if (this.previous.length < count) this.previous = new Int32Array(Math.max(count, 2 * this.previous.length));
+    if (this.previous.length < count) {
+      if (this.fixed) throw new RangeError(`this histogram holds at most ${this.previous.length} values; ${count} given`);
+      this.previous = new Int32Array(Math.max(count, 2 * this.previous.length));
+    }
   }
 
   /** Copies each wanted bin's values into scratch, in the order of the rows, at the bin's start. */
@@ -167,9 +175,35 @@ class Histogram {
   }
 }
 
+/**
+ * Two histograms and the kernels that count into them (`percentilesOfTwo`): module scratch with
+ * the plain loops by default, or in an arena with its kernels for the arrays of that arena (a
+ * walk's, walk.ts), whose counting pass is then the WebAssembly one.
+ *
+ * @example
+ * const arena = new RowArena(HistogramPair.bytesFor(1000));
+ * const pair = new HistogramPair(arena, 1000); // for arrays of up to 1,000 values in `arena`
+ */
+export class HistogramPair {
+  readonly first: Histogram;
+  readonly second: Histogram;
+  readonly kernels: RowKernels;
+  constructor(arena: RowArena | null, rows: number) {
+    const histogram = () => (arena ? new Histogram(arena.int32(MAX_BINS + 1), arena.int32(MAX_BINS + 1), arena.int32(rows), true) : new Histogram());
+    this.first = histogram();
+    this.second = histogram();
+    this.kernels = arena ? arena.kernels : jsKernels;
+  }
+
+  /** The bytes a pair takes in an arena, for up to `rows` values. */
+  static bytesFor(rows: number): number {
+    return 2 * RowArena.bytesFor({ ints: [MAX_BINS + 1, MAX_BINS + 1, rows] });
+  }
+}
+
 // Module scratch: a call finishes before the next starts.
-const first = new Histogram();
-const second = new Histogram();
+const scratchPair = new HistogramPair(null, 0);
+const first = scratchPair.first;
 
 /** min and max of values[0..count) unless both are known. */
 function extremes(values: ArrayLike<number>, count: number, knownMin: number, knownMax: number): [number, number] {
@@ -251,28 +285,19 @@ export function percentilesOfTwo(
   minB: number,
   maxB: number,
   widthB: number,
+  /** Where to count (the default: module scratch and the plain loops); arrays in another arena than a and b's must not be given. */
+  pair: HistogramPair = scratchPair,
 ): void {
   if (!(maxA - minA > widthA) || !(maxB - minB > widthB)) {
     percentiles(a, count, fractions, scratchA, outA, minA, maxA, widthA);
     percentiles(b, count, fractions, scratchB, outB, minB, maxB, widthB);
     return;
   }
-  const ha = first;
-  const hb = second;
+  const ha = pair.first;
+  const hb = pair.second;
   ha.open(count, minA, maxA);
   hb.open(count, minB, maxB);
-  const { counts: countsA, last: lastA, previous: previousA, scale: scaleA } = ha;
-  const { counts: countsB, last: lastB, previous: previousB, scale: scaleB } = hb;
-  for (let i = 0; i < count; i++) {
-    const ba = ((a[i] - minA) * scaleA) | 0;
-    countsA[ba]++;
-    previousA[i] = lastA[ba];
-    lastA[ba] = i;
-    const bb = ((b[i] - minB) * scaleB) | 0;
-    countsB[bb]++;
-    previousB[i] = lastB[bb];
-    lastB[bb] = i;
-  }
+  pair.kernels.histogramTwo(a, minA, ha.scale, ha.counts, ha.last, ha.previous, b, minB, hb.scale, hb.counts, hb.last, hb.previous, count);
   ha.mark(count, fractions);
   hb.mark(count, fractions);
   ha.gather(a, scratchA);

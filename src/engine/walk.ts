@@ -12,14 +12,16 @@
  * thetas (`walkCombinationsMany`), each theta's scores computed exactly as if it were walked alone.
  */
 import type { Dataset } from "./data.js";
-import { jsKernels, WalkArena, type KernelChoice, type WalkKernels } from "./kernels/walk-kernels.js";
+import { jsKernels, RowArena, type KernelChoice, type RowKernels } from "./kernels/rows.js";
 import { PIVOT_TOLERANCE } from "./linalg.js";
+import { HistogramPair } from "./percentile.js";
 import type { ScoredRows } from "./calibrate.js";
 
 export interface WalkedModel extends ScoredRows {
   infoX: Float64Array;
   infoTheta: number;
   bounds: Float64Array;
+  histograms: HistogramPair;
 }
 
 /** Attributes in standard units, shared by every combination of a complete-data Grid. */
@@ -171,19 +173,8 @@ export function walkCombinationsMany(
     const pivot = Math.sqrt(diag);
     L[d * K + d] = pivot;
     const ud = u[d];
-    // ud = z_j - l_0 u_0 - l_1 u_1 - ... in that order, four columns per pass (the first pass reads z_j).
-    let source = columns[j];
-    const row = d * K;
-    let m = 0;
-    for (; m + 4 <= d; m += 4, source = ud)
-      kernels.subtract4(ud, source, u[m], u[m + 1], u[m + 2], u[m + 3], L[row + m], L[row + m + 1], L[row + m + 2], L[row + m + 3], N);
-    if (m + 2 <= d) {
-      kernels.subtract2(ud, source, u[m], u[m + 1], L[row + m], L[row + m + 1], N);
-      source = ud;
-      m += 2;
-    }
-    if (m < d) kernels.subtract1(ud, source, u[m], L[row + m], N);
-    else if (d === 0) ud.set(source);
+    // ud = z_j - l_0 u_0 - l_1 u_1 - ... in that order.
+    kernels.subtractLevel(ud, columns[j], u, L, d * K, d, N);
     const inv = 1 / pivot;
     const infoPrev = info[d];
     const infoNext = info[d + 1];
@@ -225,8 +216,9 @@ export function walkCombinationsMany(
  * The arrays of a walk, one level per depth of the trie (per theta where the level depends on it).
  * Level 0 is all zeros and never written; a deeper level is recomputed before it is read, so the
  * same levels serve walk after walk (a Grid's chunks) without being cleared. They live in one
- * `WalkArena`, whose kernels (WebAssembly unless `choice` is "js" or it cannot be had) do the
- * walk's passes over the rows; the results are the same bits either way.
+ * `RowArena`, whose kernels (WebAssembly unless `choice` is "js" or it cannot be had) do the
+ * walk's passes over the rows and the histogram counts of its models' percentiles; the results
+ * are the same bits either way.
  *
  * @example
  * const levels = new WalkLevels(1000, 10, 1);
@@ -244,8 +236,10 @@ export class WalkLevels {
   readonly infoTheta: Float64Array[];
   /** The model handed to `visit` per theta and depth (its arrays are the level's). */
   readonly models: WalkedModel[][];
-  readonly kernels: WalkKernels;
-  private readonly arena: WalkArena;
+  readonly kernels: RowKernels;
+  /** The histograms of the percentiles of a visited model's two censors (calibrate.ts `calibrateBoth`), in the same arena. */
+  readonly histograms: HistogramPair;
+  private readonly arena: RowArena;
   /** The arena's copy of the standardised columns (WebAssembly kernels read only their arena), and the array it copies. */
   private copied: Float64Array[] | null = null;
   private copiedFrom: Float64Array | null = null;
@@ -258,11 +252,14 @@ export class WalkLevels {
     const [N, K, M] = [rows, cols, thetas];
     // The columns' copy (K), u (K), info (K + 1), then relevance and similarity (K + 1 each per theta) and the bounds.
     const levelArrays = 3 * K + 1 + 2 * M * (K + 1);
-    const arena = new WalkArena(levelArrays * WalkArena.doublesFor([N]) + M * (K + 1) * WalkArena.doublesFor([4]), choice);
+    const arena = new RowArena(
+      RowArena.bytesFor({ doubles: [K * K, ...new Array<number>(levelArrays).fill(N), ...new Array<number>(M * (K + 1)).fill(4)] }) + HistogramPair.bytesFor(N),
+      choice,
+    );
     this.arena = arena;
     this.kernels = arena.kernels;
-    this.L = new Float64Array(K * K);
-    this.u = Array.from({ length: K }, () => arena.array(N));
+    this.L = arena.array(K * K);
+    this.u = arena.arrays(K, N);
     this.info = Array.from({ length: K + 1 }, () => arena.array(N));
     this.positivesDistance = new Float64Array(K + 1);
     this.rel = Array.from({ length: M }, () => Array.from({ length: K + 1 }, () => arena.array(N)));
@@ -270,6 +267,7 @@ export class WalkLevels {
     this.bounds = Array.from({ length: M }, () => Array.from({ length: K + 1 }, () => arena.array(4)));
     this.v = Array.from({ length: M }, () => new Float64Array(K));
     this.infoTheta = Array.from({ length: M }, () => new Float64Array(K + 1));
+    this.histograms = new HistogramPair(arena, N);
     this.models = Array.from({ length: M }, (_, t) =>
       Array.from({ length: K + 1 }, (_, d) => ({
         relevance: this.rel[t][d],
@@ -279,6 +277,7 @@ export class WalkLevels {
         infoTheta: 0,
         usableCount: N,
         positivesDistance: 0,
+        histograms: this.histograms,
       })),
     );
   }

@@ -1,13 +1,14 @@
-;; The walk's passes over the rows (src/engine/walk.ts), two rows at a time (f64x2).
+;; The Grid's passes over the rows: the walk's (src/engine/walk.ts), two rows at a time (f64x2),
+;; and the histogram count of the percentiles (src/engine/percentile.ts).
 ;;
 ;; Every kernel does, lane by lane, exactly the arithmetic of its JavaScript twin in
-;; walk-kernels.ts (`jsKernels`): the same operations in the same order, each one IEEE 754 double
+;; rows.ts (`jsKernels`): the same operations in the same order, each one IEEE 754 double
 ;; arithmetic (f64x2.mul, add and sub round each lane as f64.mul, add and sub do; no fused
 ;; multiply-add). So the two give the same bits, and a test holds them to it.
 ;;
 ;; Arguments: arrays are byte offsets into the imported memory (16-byte aligned), n is the number
 ;; of rows. An odd n leaves one row for a scalar tail. `npm run gen:kernels` assembles this file
-;; into walk-wasm.ts (test/engine/walk-kernels.test.ts fails when that is out of date).
+;; into rows-wasm.ts (test/engine/row-kernels.test.ts fails when that is out of date).
 ;;
 ;; Minimum and maximum: a lane keeps `v < min ? v : min` (f64x2.pmin), as the JavaScript loop
 ;; does; the two lanes are then combined the same way. That is the loop's answer: the scores
@@ -17,7 +18,7 @@
   (import "env" "memory" (memory 1))
 
   ;; dst[i] = src[i] - l0 u0[i] - l1 u1[i] - l2 u2[i] - l3 u3[i], left to right.
-  (func (export "subtract4")
+  (func $subtract4
     (param $dst i32) (param $src i32) (param $u0 i32) (param $u1 i32) (param $u2 i32) (param $u3 i32)
     (param $l0 f64) (param $l1 f64) (param $l2 f64) (param $l3 f64) (param $n i32)
     (local $k i32) (local $pairs i32)
@@ -56,7 +57,7 @@
             (f64.mul (local.get $l3) (f64.load (i32.add (local.get $u3) (local.get $k)))))))))
 
   ;; dst[i] = src[i] - l0 u0[i] - l1 u1[i].
-  (func (export "subtract2")
+  (func $subtract2
     (param $dst i32) (param $src i32) (param $u0 i32) (param $u1 i32) (param $l0 f64) (param $l1 f64) (param $n i32)
     (local $k i32) (local $pairs i32) (local $a v128) (local $b v128)
     (local.set $a (f64x2.splat (local.get $l0)))
@@ -83,7 +84,7 @@
             (f64.mul (local.get $l1) (f64.load (i32.add (local.get $u1) (local.get $k)))))))))
 
   ;; dst[i] = src[i] - l0 u0[i].
-  (func (export "subtract1")
+  (func $subtract1
     (param $dst i32) (param $src i32) (param $u0 i32) (param $l0 f64) (param $n i32)
     (local $k i32) (local $pairs i32) (local $a v128)
     (local.set $a (f64x2.splat (local.get $l0)))
@@ -103,6 +104,43 @@
           (f64.sub
             (f64.load (i32.add (local.get $src) (local.get $k)))
             (f64.mul (local.get $l0) (f64.load (i32.add (local.get $u0) (local.get $k)))))))))
+
+  ;; u_d = z_j - l_0 u_0 - l_1 u_1 - ... for a level at depth d: the u_m are `stride` bytes apart
+  ;; from u_0, l is the level's row of the factor (d doubles). Four columns a pass, then two, then
+  ;; one, in that order; the first pass reads src (z_j) and writes dst (u_d), the others update dst.
+  (func (export "subtractLevel")
+    (param $dst i32) (param $src i32) (param $u i32) (param $stride i32) (param $l i32) (param $d i32) (param $n i32)
+    (local $m i32)
+    (if (i32.eqz (local.get $d))
+      (then (memory.copy (local.get $dst) (local.get $src) (i32.shl (local.get $n) (i32.const 3))) (return)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.gt_u (i32.add (local.get $m) (i32.const 4)) (local.get $d)))
+        (call $subtract4 (local.get $dst) (local.get $src)
+          (local.get $u)
+          (i32.add (local.get $u) (local.get $stride))
+          (i32.add (local.get $u) (i32.mul (local.get $stride) (i32.const 2)))
+          (i32.add (local.get $u) (i32.mul (local.get $stride) (i32.const 3)))
+          (f64.load offset=0 (local.get $l)) (f64.load offset=8 (local.get $l))
+          (f64.load offset=16 (local.get $l)) (f64.load offset=24 (local.get $l))
+          (local.get $n))
+        (local.set $src (local.get $dst))
+        (local.set $u (i32.add (local.get $u) (i32.shl (local.get $stride) (i32.const 2))))
+        (local.set $l (i32.add (local.get $l) (i32.const 32)))
+        (local.set $m (i32.add (local.get $m) (i32.const 4)))
+        (br $next)))
+    (if (i32.le_u (i32.add (local.get $m) (i32.const 2)) (local.get $d))
+      (then
+        (call $subtract2 (local.get $dst) (local.get $src)
+          (local.get $u) (i32.add (local.get $u) (local.get $stride))
+          (f64.load offset=0 (local.get $l)) (f64.load offset=8 (local.get $l))
+          (local.get $n))
+        (local.set $src (local.get $dst))
+        (local.set $u (i32.add (local.get $u) (i32.shl (local.get $stride) (i32.const 1))))
+        (local.set $l (i32.add (local.get $l) (i32.const 16)))
+        (local.set $m (i32.add (local.get $m) (i32.const 2)))))
+    (if (i32.lt_u (local.get $m) (local.get $d))
+      (then (call $subtract1 (local.get $dst) (local.get $src) (local.get $u) (f64.load (local.get $l)) (local.get $n)))))
 
   ;; A level nobody visits: ud[i] *= inv; relNext[i] = relPrev[i] + ud[i] vd; infoNext[i] = infoPrev[i] + ud[i]^2.
   (func (export "scaleFirst")
@@ -310,4 +348,35 @@
     (f64.store offset=8 (local.get $bounds) (call $above (local.get $r) (f64.load offset=8 (local.get $bounds))))
     (f64.store offset=16 (local.get $bounds) (call $below (local.get $s) (f64.load offset=16 (local.get $bounds))))
     (f64.store offset=24 (local.get $bounds) (call $above (local.get $s) (f64.load offset=24 (local.get $bounds)))))
+
+  ;; The counting pass of two histogram selects (percentile.ts `percentilesOfTwo`): for each row i,
+  ;; its bin in a and in b, ((v - min) * scale) truncated (every value lies in [min, max], so the
+  ;; bin is in range; a NaN counts into bin 0, as `| 0` puts it); that bin's count goes up, and
+  ;; previous[i] links i to the bin's last row before it. Counts, last and previous are i32.
+  (func (export "histogramTwo")
+    (param $a i32) (param $minA f64) (param $scaleA f64) (param $countsA i32) (param $lastA i32) (param $previousA i32)
+    (param $b i32) (param $minB f64) (param $scaleB f64) (param $countsB i32) (param $lastB i32) (param $previousB i32)
+    (param $n i32)
+    (local $i i32) (local $bin i32) (local $at i32)
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (local.set $bin (i32.shl
+          (i32.trunc_sat_f64_s (f64.mul (f64.sub (f64.load (i32.add (local.get $a) (i32.shl (local.get $i) (i32.const 3)))) (local.get $minA)) (local.get $scaleA)))
+          (i32.const 2)))
+        (local.set $at (i32.add (local.get $countsA) (local.get $bin)))
+        (i32.store (local.get $at) (i32.add (i32.load (local.get $at)) (i32.const 1)))
+        (local.set $at (i32.add (local.get $lastA) (local.get $bin)))
+        (i32.store (i32.add (local.get $previousA) (i32.shl (local.get $i) (i32.const 2))) (i32.load (local.get $at)))
+        (i32.store (local.get $at) (local.get $i))
+        (local.set $bin (i32.shl
+          (i32.trunc_sat_f64_s (f64.mul (f64.sub (f64.load (i32.add (local.get $b) (i32.shl (local.get $i) (i32.const 3)))) (local.get $minB)) (local.get $scaleB)))
+          (i32.const 2)))
+        (local.set $at (i32.add (local.get $countsB) (local.get $bin)))
+        (i32.store (local.get $at) (i32.add (i32.load (local.get $at)) (i32.const 1)))
+        (local.set $at (i32.add (local.get $lastB) (local.get $bin)))
+        (i32.store (i32.add (local.get $previousB) (i32.shl (local.get $i) (i32.const 2))) (i32.load (local.get $at)))
+        (i32.store (local.get $at) (local.get $i))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $next))))
 )

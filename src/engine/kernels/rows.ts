@@ -1,0 +1,377 @@
+/**
+ * The Grid's hottest passes over the rows (the walk's, walk.ts, and the histogram count of the
+ * percentiles, percentile.ts), in two implementations that give the same bits: `jsKernels`, plain
+ * loops, and the WebAssembly kernels of rows.wat, which do the very same arithmetic two rows at a
+ * time (f64x2) where they can and without bounds checks: 2.5 to 5 times faster.
+ *
+ * The WebAssembly kernels read and write only their own memory, so the arrays they are given are
+ * views into it: a `RowArena` hands them out, from that memory when WebAssembly with SIMD is there
+ * and the memory can be had, as plain arrays (for `jsKernels`) otherwise. No array handed to an
+ * arena's kernels may come from elsewhere.
+ */
+import { ROWS_WASM } from "./rows-wasm.js";
+
+/** Which implementation a walk uses: "wasm" when it can be had (the default), or "js". */
+export type KernelChoice = "wasm" | "js";
+
+export interface RowKernels {
+  readonly name: KernelChoice;
+  /**
+   * u_d = src - l_0 u[0] - l_1 u[1] - ... - l_(d-1) u[d-1] into dst, l_m = L[row + m], four columns
+   * a pass (then two, then one), each pass left to right; src when d is 0. The u are one
+   * `RowArena.arrays` table.
+   */
+  subtractLevel(dst: Float64Array, src: Float64Array, u: readonly Float64Array[], L: Float64Array, row: number, d: number, n: number): void;
+  /** ud[i] *= inv; relNext[i] = relPrev[i] + ud[i] vd; infoNext[i] = infoPrev[i] + ud[i]^2. */
+  scaleFirst(
+    ud: Float64Array,
+    inv: number,
+    vd: number,
+    relPrev: Float64Array,
+    relNext: Float64Array,
+    infoPrev: Float64Array,
+    infoNext: Float64Array,
+    n: number,
+  ): void;
+  /** relNext[i] = relPrev[i] + ud[i] vd. */
+  extendRelevance(ud: Float64Array, vd: number, relPrev: Float64Array, relNext: Float64Array, n: number): void;
+  /** `scaleFirst`, then simNext[i] = relNext[i] - 0.5 infoNext[i] - half, and bounds = [min r, max r, min s, max s]. */
+  finishFirst(
+    ud: Float64Array,
+    inv: number,
+    vd: number,
+    half: number,
+    relPrev: Float64Array,
+    relNext: Float64Array,
+    infoPrev: Float64Array,
+    infoNext: Float64Array,
+    simNext: Float64Array,
+    bounds: Float64Array,
+    n: number,
+  ): void;
+  /** `extendRelevance` (ud already scaled), then the similarity and bounds as `finishFirst`. */
+  finishOther(
+    ud: Float64Array,
+    vd: number,
+    half: number,
+    relPrev: Float64Array,
+    relNext: Float64Array,
+    infoNext: Float64Array,
+    simNext: Float64Array,
+    bounds: Float64Array,
+    n: number,
+  ): void;
+  /** sim[i] = rel[i] - 0.5 info[i] - half, and the bounds. */
+  finishLevel(rel: Float64Array, info: Float64Array, half: number, sim: Float64Array, bounds: Float64Array, n: number): void;
+  /**
+   * The counting pass of two histogram selects (percentile.ts): row i goes into bin
+   * ((a[i] - minA) * scaleA) | 0 of a (every value in [min, max]: the bin is in range), whose count
+   * goes up, and previousA[i] links it to that bin's last row before it; the same for b.
+   */
+  histogramTwo(
+    a: Float64Array,
+    minA: number,
+    scaleA: number,
+    countsA: Int32Array,
+    lastA: Int32Array,
+    previousA: Int32Array,
+    b: Float64Array,
+    minB: number,
+    scaleB: number,
+    countsB: Int32Array,
+    lastB: Int32Array,
+    previousB: Int32Array,
+    n: number,
+  ): void;
+}
+
+/**
+ * The kernels as plain loops: the reference the WebAssembly kernels are held to.
+ *
+ * @example
+ * const [dst, z, u0] = [new Float64Array(2), Float64Array.of(1, 2), Float64Array.of(1, 1)];
+ * jsKernels.subtractLevel(dst, z, [u0], Float64Array.of(0.5), 0, 1, 2); // dst = [0.5, 1.5]
+ */
+export const jsKernels: RowKernels = {
+  name: "js",
+  subtractLevel(dst, src, u, L, row, d, n) {
+    if (d === 0) dst.set(src.subarray(0, n));
+    let m = 0;
+    for (; m + 4 <= d; m += 4, src = dst) {
+      const [u0, u1, u2, u3] = [u[m], u[m + 1], u[m + 2], u[m + 3]];
+      const [l0, l1, l2, l3] = [L[row + m], L[row + m + 1], L[row + m + 2], L[row + m + 3]];
+      for (let i = 0; i < n; i++) dst[i] = src[i] - l0 * u0[i] - l1 * u1[i] - l2 * u2[i] - l3 * u3[i];
+    }
+    if (m + 2 <= d) {
+      const [u0, u1, l0, l1] = [u[m], u[m + 1], L[row + m], L[row + m + 1]];
+      for (let i = 0; i < n; i++) dst[i] = src[i] - l0 * u0[i] - l1 * u1[i];
+      src = dst;
+      m += 2;
+    }
+    if (m < d) {
+      const [u0, l0] = [u[m], L[row + m]];
+      for (let i = 0; i < n; i++) dst[i] = src[i] - l0 * u0[i];
+    }
+  },
+  scaleFirst(ud, inv, vd, relPrev, relNext, infoPrev, infoNext, n) {
+    for (let i = 0; i < n; i++) {
+      const value = ud[i] * inv;
+      ud[i] = value;
+      relNext[i] = relPrev[i] + value * vd;
+      infoNext[i] = infoPrev[i] + value * value;
+    }
+  },
+  extendRelevance(ud, vd, relPrev, relNext, n) {
+    for (let i = 0; i < n; i++) relNext[i] = relPrev[i] + ud[i] * vd;
+  },
+  finishFirst(ud, inv, vd, half, relPrev, relNext, infoPrev, infoNext, simNext, bounds, n) {
+    let rMin = Infinity;
+    let rMax = -Infinity;
+    let sMin = Infinity;
+    let sMax = -Infinity;
+    for (let i = 0; i < n; i++) {
+      const value = ud[i] * inv;
+      ud[i] = value;
+      const r = relPrev[i] + value * vd;
+      const x = infoPrev[i] + value * value;
+      const s = r - 0.5 * x - half;
+      relNext[i] = r;
+      infoNext[i] = x;
+      simNext[i] = s;
+      rMin = r < rMin ? r : rMin;
+      rMax = r > rMax ? r : rMax;
+      sMin = s < sMin ? s : sMin;
+      sMax = s > sMax ? s : sMax;
+    }
+    setBounds(bounds, rMin, rMax, sMin, sMax);
+  },
+  finishOther(ud, vd, half, relPrev, relNext, infoNext, simNext, bounds, n) {
+    let rMin = Infinity;
+    let rMax = -Infinity;
+    let sMin = Infinity;
+    let sMax = -Infinity;
+    for (let i = 0; i < n; i++) {
+      const r = relPrev[i] + ud[i] * vd;
+      const s = r - 0.5 * infoNext[i] - half;
+      relNext[i] = r;
+      simNext[i] = s;
+      rMin = r < rMin ? r : rMin;
+      rMax = r > rMax ? r : rMax;
+      sMin = s < sMin ? s : sMin;
+      sMax = s > sMax ? s : sMax;
+    }
+    setBounds(bounds, rMin, rMax, sMin, sMax);
+  },
+  finishLevel(rel, info, half, sim, bounds, n) {
+    let rMin = Infinity;
+    let rMax = -Infinity;
+    let sMin = Infinity;
+    let sMax = -Infinity;
+    for (let i = 0; i < n; i++) {
+      const r = rel[i];
+      const s = r - 0.5 * info[i] - half;
+      sim[i] = s;
+      rMin = r < rMin ? r : rMin;
+      rMax = r > rMax ? r : rMax;
+      sMin = s < sMin ? s : sMin;
+      sMax = s > sMax ? s : sMax;
+    }
+    setBounds(bounds, rMin, rMax, sMin, sMax);
+  },
+  histogramTwo(a, minA, scaleA, countsA, lastA, previousA, b, minB, scaleB, countsB, lastB, previousB, n) {
+    for (let i = 0; i < n; i++) {
+      const binA = ((a[i] - minA) * scaleA) | 0;
+      countsA[binA]++;
+      previousA[i] = lastA[binA];
+      lastA[binA] = i;
+      const binB = ((b[i] - minB) * scaleB) | 0;
+      countsB[binB]++;
+      previousB[i] = lastB[binB];
+      lastB[binB] = i;
+    }
+  },
+};
+
+function setBounds(bounds: Float64Array, rMin: number, rMax: number, sMin: number, sMax: number): void {
+  bounds[0] = rMin;
+  bounds[1] = rMax;
+  bounds[2] = sMin;
+  bounds[3] = sMax;
+}
+
+/** The exports of rows.wat: jsKernels' methods with arrays as byte offsets. */
+interface RowExports {
+  subtractLevel(dst: number, src: number, u: number, stride: number, l: number, d: number, n: number): void;
+  scaleFirst(ud: number, inv: number, vd: number, relPrev: number, relNext: number, infoPrev: number, infoNext: number, n: number): void;
+  extendRelevance(ud: number, vd: number, relPrev: number, relNext: number, n: number): void;
+  finishFirst(
+    ud: number,
+    inv: number,
+    vd: number,
+    half: number,
+    relPrev: number,
+    relNext: number,
+    infoPrev: number,
+    infoNext: number,
+    simNext: number,
+    bounds: number,
+    n: number,
+  ): void;
+  finishOther(ud: number, vd: number, half: number, relPrev: number, relNext: number, infoNext: number, simNext: number, bounds: number, n: number): void;
+  finishLevel(rel: number, info: number, half: number, sim: number, bounds: number, n: number): void;
+  histogramTwo(
+    a: number,
+    minA: number,
+    scaleA: number,
+    countsA: number,
+    lastA: number,
+    previousA: number,
+    b: number,
+    minB: number,
+    scaleB: number,
+    countsB: number,
+    lastB: number,
+    previousB: number,
+    n: number,
+  ): void;
+}
+
+/**
+ * The WebAssembly kernels on `buffer`, their memory. An array from anywhere else, or shorter than
+ * the rows asked for, is refused: the kernel would read or write the wrong place.
+ */
+function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
+  const at = (a: Float64Array | Int32Array, n: number): number => {
+    if (a.buffer !== buffer) throw new RangeError("an array given to the WebAssembly kernels is not one of their arena's");
+    if (a.length < n) throw new RangeError(`an array of ${a.length} given to the WebAssembly kernels for ${n} rows`);
+    return a.byteOffset;
+  };
+  /** The stride in bytes of a table of arrays (`RowArena.arrays`), each of the d used checked. */
+  const stride = (u: readonly Float64Array[], d: number, n: number): number => {
+    if (d < 2) return 0;
+    const base = at(u[0], n);
+    const step = at(u[1], n) - base;
+    for (let m = 2; m < d; m++) if (at(u[m], n) !== base + m * step) throw new RangeError("subtractLevel: the u arrays are not one table of the arena");
+    return step;
+  };
+  return {
+    name: "wasm",
+    subtractLevel: (dst, src, u, L, row, d, n) =>
+      w.subtractLevel(at(dst, n), at(src, n), d > 0 ? at(u[0], n) : 0, stride(u, d, n), at(L, row + d) + 8 * row, d, n),
+    scaleFirst: (ud, inv, vd, relPrev, relNext, infoPrev, infoNext, n) =>
+      w.scaleFirst(at(ud, n), inv, vd, at(relPrev, n), at(relNext, n), at(infoPrev, n), at(infoNext, n), n),
+    extendRelevance: (ud, vd, relPrev, relNext, n) => w.extendRelevance(at(ud, n), vd, at(relPrev, n), at(relNext, n), n),
+    finishFirst: (ud, inv, vd, half, relPrev, relNext, infoPrev, infoNext, simNext, bounds, n) =>
+      w.finishFirst(at(ud, n), inv, vd, half, at(relPrev, n), at(relNext, n), at(infoPrev, n), at(infoNext, n), at(simNext, n), at(bounds, 4), n),
+    finishOther: (ud, vd, half, relPrev, relNext, infoNext, simNext, bounds, n) =>
+      w.finishOther(at(ud, n), vd, half, at(relPrev, n), at(relNext, n), at(infoNext, n), at(simNext, n), at(bounds, 4), n),
+    finishLevel: (rel, info, half, sim, bounds, n) => w.finishLevel(at(rel, n), at(info, n), half, at(sim, n), at(bounds, 4), n),
+    histogramTwo: (a, minA, scaleA, countsA, lastA, previousA, b, minB, scaleB, countsB, lastB, previousB, n) =>
+      w.histogramTwo(
+        at(a, n),
+        minA,
+        scaleA,
+        at(countsA, 0),
+        at(lastA, 0),
+        at(previousA, n),
+        at(b, n),
+        minB,
+        scaleB,
+        at(countsB, 0),
+        at(lastB, 0),
+        at(previousB, n),
+        n,
+      ),
+  };
+}
+
+/** The part of the WebAssembly API the arena uses (the engine is typed without the DOM's or Node's globals). */
+interface WebAssemblyApi {
+  validate(bytes: Uint8Array): boolean;
+  Module: new (bytes: Uint8Array) => object;
+  Memory: new (descriptor: { initial: number }) => { readonly buffer: ArrayBuffer };
+  Instance: new (module: object, imports: object) => { readonly exports: unknown };
+}
+const wasm = (globalThis as { WebAssembly?: WebAssemblyApi }).WebAssembly;
+
+/** The compiled module, once per thread; null where WebAssembly or its SIMD is missing. */
+let compiled: object | null | undefined;
+
+function rowsModule(): object | null {
+  if (compiled === undefined) {
+    compiled = null;
+    const bytes = Uint8Array.from(atob(ROWS_WASM), (c) => c.charCodeAt(0));
+    // A runtime without SIMD rejects the module: the plain loops serve instead.
+    if (wasm?.validate(bytes)) compiled = new wasm.Module(bytes);
+  }
+  return compiled;
+}
+
+const PAGE = 65536;
+/** Every array starts on 16 bytes (a pair of rows). */
+const ALIGN = 16;
+const padded = (bytes: number) => Math.ceil(bytes / ALIGN) * ALIGN;
+
+/**
+ * The arrays of one owner (a walk's levels, a pair of histograms), and the kernels that may be
+ * given them. Sized once: it hands out at most the bytes asked for at construction.
+ *
+ * @example
+ * const arena = new RowArena(RowArena.bytesFor({ doubles: [1000, 1000] }));
+ * const [z, u0] = arena.arrays(2, 1000);
+ * arena.kernels.subtractLevel(u0, z, [], arena.array(0), 0, 0, 1000); // u0 = z
+ */
+export class RowArena {
+  readonly kernels: RowKernels;
+  private readonly memory: { readonly buffer: ArrayBuffer } | null = null;
+  private used = 0;
+
+  constructor(
+    /** Bytes, as `bytesFor` counts them. */
+    readonly capacity: number,
+    choice: KernelChoice = "wasm",
+  ) {
+    const module = choice === "wasm" ? rowsModule() : null;
+    if (module && wasm) {
+      try {
+        const memory = new wasm.Memory({ initial: Math.max(1, Math.ceil(capacity / PAGE)) });
+        const instance = new wasm.Instance(module, { env: { memory } });
+        this.memory = memory;
+        this.kernels = wasmKernels(instance.exports as unknown as RowExports, memory.buffer);
+        return;
+      } catch (error) {
+        // Memory refused (too large, or the address space is spent): the plain loops need no memory of their own.
+        if (!(error instanceof RangeError)) throw error;
+      }
+    }
+    this.kernels = jsKernels;
+  }
+
+  /** The bytes an arena needs for arrays of these lengths (doubles, and 32-bit integers). */
+  static bytesFor(lengths: { doubles?: readonly number[]; ints?: readonly number[] }): number {
+    const doubles = (lengths.doubles ?? []).reduce((sum, n) => sum + padded(8 * n), 0);
+    return doubles + (lengths.ints ?? []).reduce((sum, n) => sum + padded(4 * n), 0);
+  }
+
+  /** A zero-filled array of n doubles, its own until the arena is dropped. */
+  array(n: number): Float64Array {
+    return this.memory ? new Float64Array(this.memory.buffer, this.take(8 * n), n) : new Float64Array(n);
+  }
+
+  /** `count` arrays of n doubles one after another (a table whose arrays are the same bytes apart). */
+  arrays(count: number, n: number): Float64Array[] {
+    return Array.from({ length: count }, () => this.array(n));
+  }
+
+  /** A zero-filled array of n 32-bit integers. */
+  int32(n: number): Int32Array {
+    return this.memory ? new Int32Array(this.memory.buffer, this.take(4 * n), n) : new Int32Array(n);
+  }
+
+  private take(bytes: number): number {
+    const at = this.used;
+    if (at + padded(bytes) > this.capacity) throw new RangeError(`the arena holds ${this.capacity} bytes; ${at + padded(bytes)} asked`);
+    this.used += padded(bytes);
+    return at;
+  }
+}

@@ -1,0 +1,258 @@
+/**
+ * The WebAssembly kernels (src/engine/kernels/rows.wat) give the very bits of their JavaScript
+ * twins (`jsKernels`): kernel by kernel on arrays of odd and even lengths holding ties, zeros of
+ * both signs, NaN and infinities, and walk by walk (every model of a Grid's combinations, one
+ * theta and several, logistic, each model's percentiles). And the bytes the engine carries are
+ * the assembly of rows.wat as it is now.
+ */
+import { readFileSync } from "node:fs";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { assembleRowKernels, MODULE_FILE, renderRowsModule } from "../../scripts/kernels.js";
+import { datasetFromRows } from "../../src/engine/data.js";
+import { jsKernels, RowArena, type RowKernels } from "../../src/engine/kernels/rows.js";
+import { HistogramPair, percentilesOfTwo } from "../../src/engine/percentile.js";
+import { prepareGrid } from "../../src/engine/grid.js";
+import { evaluateRange, GridWorkspace } from "../../src/engine/grid-cells.js";
+import { standardize, walkCombinationsMany, WalkLevels, withTheta, type WalkedModel } from "../../src/engine/walk.js";
+
+describe("the assembled kernels", () => {
+  it("src/engine/kernels/rows-wasm.ts is rows.wat assembled (npm run gen:kernels)", async () => {
+    expect(readFileSync(MODULE_FILE, "utf8")).toBe(renderRowsModule(await assembleRowKernels()));
+  });
+
+  it("Node runs them: an arena's kernels are the WebAssembly ones unless asked for the plain loops", () => {
+    expect(new RowArena(8).kernels.name).toBe("wasm");
+    expect(new RowArena(8, "js").kernels).toBe(jsKernels);
+    expect(new WalkLevels(10, 3, 1).kernels.name).toBe("wasm");
+  });
+});
+
+describe("RowArena", () => {
+  it("hands out zeroed, 16-byte aligned arrays that do not overlap, up to its capacity", () => {
+    const arena = new RowArena(RowArena.bytesFor({ doubles: [3, 1, 4], ints: [3] }));
+    const arrays = [arena.array(3), arena.array(1), arena.array(4), arena.int32(3)];
+    for (const a of arrays) {
+      expect(a.byteOffset % 16).toBe(0);
+      expect([...a].every((v) => Object.is(v, 0))).toBe(true);
+      a.fill(7);
+    }
+    expect(arrays.map((a) => a.length)).toEqual([3, 1, 4, 3]);
+    expect(arrays.flatMap((a) => [...a]).every((v) => v === 7)).toBe(true);
+    expect(() => arena.array(1)).toThrow(/holds 96 bytes; 112 asked/);
+  });
+
+  it("the WebAssembly kernels refuse arrays of another memory, too short, or (u) not one table", () => {
+    const arena = new RowArena(RowArena.bytesFor({ doubles: [4, 4, 4, 4, 4, 3] }));
+    const [dst, u0, u1, gap, u2] = arena.arrays(5, 4);
+    gap.fill(1);
+    const L = arena.array(3);
+    expect(() => arena.kernels.subtractLevel(dst, dst, [u0, u1, u2], L, 0, 3, 4)).toThrow(/not one table/);
+    expect(() => arena.kernels.subtractLevel(dst, dst, [u0, u1, gap], L, 0, 3, 4)).not.toThrow();
+    expect(() => arena.kernels.subtractLevel(dst, dst, [u0, u1, gap], Float64Array.of(1, 1, 1), 0, 3, 4)).toThrow(/not one of their arena's/);
+    expect(() => arena.kernels.subtractLevel(dst, dst, [u0, u1, gap], L, 0, 3, 5)).toThrow(/an array of 4 given to the WebAssembly kernels for 5 rows/);
+    expect(() => arena.kernels.subtractLevel(dst, dst, [u0, u1, gap], L, 1, 3, 4)).toThrow(/an array of 3 given to the WebAssembly kernels for 4 rows/);
+  });
+});
+
+/** Doubles with the awkward ones well represented. */
+const double = fc.oneof(
+  { weight: 6, arbitrary: fc.double({ min: -1e3, max: 1e3, noNaN: true }) },
+  { weight: 2, arbitrary: fc.constantFrom(0, -0, 1, -1, 0.5) },
+  { weight: 1, arbitrary: fc.double() },
+);
+
+/** Runs `call` with the same inputs on the JS kernels (plain arrays) and on the WebAssembly kernels (one arena table); returns both sets of arrays after. */
+function both(n: number, inputs: number[][], call: (k: RowKernels, a: Float64Array[], n: number) => void): [number[][], number[][]] {
+  // At least 12 long: room for a factor's row of up to 11 and for the 4 bounds.
+  const length = Math.max(n, 12);
+  const plain = inputs.map((values) => {
+    const a = new Float64Array(length);
+    a.set(values.slice(0, length));
+    return a;
+  });
+  const arena = new RowArena(RowArena.bytesFor({ doubles: inputs.map(() => length) }));
+  const inArena = arena.arrays(inputs.length, length);
+  inArena.forEach((a, k) => a.set(plain[k]));
+  expect(arena.kernels.name).toBe("wasm");
+  call(jsKernels, plain, n);
+  call(arena.kernels, inArena, n);
+  return [plain.map((a) => [...a]), inArena.map((a) => [...a])];
+}
+
+/** Equal number for number, with -0 and NaN told apart as Object.is does. */
+function expectSameBits(a: number[][], b: number[][]): void {
+  expect(b.length).toBe(a.length);
+  for (let k = 0; k < a.length; k++) {
+    expect(b[k].length).toBe(a[k].length);
+    for (let i = 0; i < a[k].length; i++)
+      if (!Object.is(a[k][i], b[k][i])) expect({ array: k, row: i, wasm: b[k][i] }).toEqual({ array: k, row: i, wasm: a[k][i] });
+  }
+}
+
+describe("each WebAssembly kernel gives the bits of its JavaScript twin", () => {
+  const arrays = (count: number) => fc.array(fc.array(double, { minLength: 40, maxLength: 40 }), { minLength: count, maxLength: count });
+  const length = fc.integer({ min: 0, max: 40 });
+  const scalars = fc.array(double, { minLength: 4, maxLength: 4 });
+
+  it("subtractLevel at every depth from 0 to 11, from z into u_d (the rows past n untouched)", () => {
+    fc.assert(
+      fc.property(arrays(14), fc.array(double, { minLength: 11, maxLength: 11 }), length, fc.integer({ min: 0, max: 11 }), (inputs, l, n, d) => {
+        // a[0] is z, a[1] is u_d, a[2..] the u table (the WebAssembly kernel reads u as one table: a[2] + m strides).
+        // The factor (from its second value: row 1) is an arena array too (the walk's L is): the last input.
+        const withRow = [...inputs.slice(0, 13), [NaN, ...l]];
+        expectSameBits(...both(n, withRow, (k, a, n) => k.subtractLevel(a[1], a[0], a.slice(2, 13), a[13], 1, d, n)));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("scaleFirst and extendRelevance", () => {
+    fc.assert(
+      fc.property(arrays(5), scalars, length, (inputs, [inv, vd], n) => {
+        expectSameBits(...both(n, inputs, (k, a, n) => k.scaleFirst(a[0], inv, vd, a[1], a[2], a[3], a[4], n)));
+        expectSameBits(...both(n, inputs, (k, a, n) => k.extendRelevance(a[0], vd, a[1], a[2], n)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  // The bounds' minimum and maximum equal the loop's on any input without both zeros: the walk's
+  // scores never hold -0 (rows.wat), and these inputs are made so.
+  const scores = fc.array(
+    fc.array(
+      double.map((v) => (Object.is(v, -0) ? 0 : v)),
+      { minLength: 40, maxLength: 40 },
+    ),
+    { minLength: 7, maxLength: 7 },
+  );
+
+  it("finishFirst, finishOther and finishLevel, with their bounds", () => {
+    fc.assert(
+      fc.property(scores, scalars, length, (inputs, [inv, vd, half], n) => {
+        const withBounds = (call: (k: RowKernels, a: Float64Array[], bounds: Float64Array, n: number) => void) => {
+          const [plain, wasm] = both(n, [...inputs, [1, 2, 3, 4]], (k, a, n) => call(k, a, a[a.length - 1], n));
+          expectSameBits(plain, wasm);
+        };
+        withBounds((k, a, bounds, n) => k.finishFirst(a[0], inv, vd, half, a[1], a[2], a[3], a[4], a[5], bounds, n));
+        withBounds((k, a, bounds, n) => k.finishOther(a[0], vd, half, a[1], a[2], a[3], a[4], bounds, n));
+        withBounds((k, a, bounds, n) => k.finishLevel(a[0], a[1], half, a[2], bounds, n));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe("histogramTwo counts as its JavaScript twin", () => {
+  it("on values with ties, both zeros, at the ends of their range, for 0 to 300 rows; and the percentiles that follow", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: -40, max: 40 }), fc.integer({ min: -5, max: 5 })), { minLength: 0, maxLength: 300 }),
+        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 4 }),
+        (pairs, fractions) => {
+          const n = pairs.length;
+          const arena = new RowArena(RowArena.bytesFor({ doubles: [n, n] }) + HistogramPair.bytesFor(n));
+          const [a, b] = arena.arrays(2, n);
+          pairs.forEach(([x, w], i) => {
+            a[i] = x === 0 ? (i % 2 ? -0 : 0) : x / 8;
+            b[i] = w * 1e-3;
+          });
+          const pair = new HistogramPair(arena, n);
+          expect(pair.kernels.name).toBe("wasm");
+          const range = (v: Float64Array) => [Math.min(...v), Math.max(...v)];
+          const [minA, maxA] = range(a);
+          const [minB, maxB] = range(b);
+          const run = (p?: HistogramPair) => {
+            const out = [new Float64Array(fractions.length), new Float64Array(fractions.length)];
+            percentilesOfTwo(a, b, n, fractions, new Float64Array(n), new Float64Array(n), out[0], out[1], minA, maxA, 0, minB, maxB, 0, p);
+            const counted = p ? [p.first, p.second].flatMap((h) => [...h.counts.slice(0, h.bins), ...h.previous.slice(0, n)]) : [];
+            return { out: out.map((o) => [...o]), counted };
+          };
+          if (n === 0 || !(maxA - minA > 0) || !(maxB - minB > 0)) return;
+          const wasm = run(pair);
+          const plain = run(new HistogramPair(null, n));
+          expect(wasm.out).toEqual(plain.out);
+          expect(wasm.counted).toEqual(plain.counted);
+          expect(wasm.out).toEqual(run().out);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("an arena's pair refuses more values than it was made for", () => {
+    const arena = new RowArena(RowArena.bytesFor({ doubles: [8, 8] }) + HistogramPair.bytesFor(4));
+    const [a, b] = arena.arrays(2, 8);
+    a.set([1, 2, 3, 4, 5, 6, 7, 8]);
+    b.set([8, 7, 6, 5, 4, 3, 2, 1]);
+    const out = [new Float64Array(1), new Float64Array(1)];
+    expect(() =>
+      percentilesOfTwo(a, b, 8, [0.5], new Float64Array(8), new Float64Array(8), out[0], out[1], 1, 8, 0, 1, 8, 0, new HistogramPair(arena, 4)),
+    ).toThrow(/at most 4 values; 8 given/);
+  });
+});
+
+/** Seeded data with ties (few distinct values per attribute). */
+function data(seed: number, N: number, K: number) {
+  let s = seed >>> 0;
+  const next = () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+  const X = Array.from({ length: N }, () => Array.from({ length: K }, () => Math.floor(next() * 6) / 4 + next() * 1e-3));
+  const y = X.map((row) => +(row[0] - row[K - 1] + next() > 0.4));
+  const thetas = Array.from({ length: 3 }, () => Float64Array.from({ length: K }, () => Math.floor(next() * 6) / 4));
+  return { dataset: datasetFromRows(y, X), thetas };
+}
+
+/** Every subset of K columns but the empty one, as ascending lists. */
+function everyCombination(K: number): number[][] {
+  const out: number[][] = [];
+  for (let mask = 1; mask < 1 << K; mask++) out.push(Array.from({ length: K }, (_, j) => j).filter((j) => mask & (1 << j)));
+  return out;
+}
+
+describe("a walk gives the same models on either kernels", () => {
+  for (const [N, K] of [
+    [7, 3],
+    [40, 5],
+    [201, 7],
+  ]) {
+    it(`N=${N}, K=${K}: every combination, three thetas at once, logistic`, () => {
+      const { dataset, thetas } = data(N * 31 + K, N, K);
+      const shared = standardize(dataset, thetas[0]);
+      const thetaZs = thetas.map((theta) => withTheta(shared, theta).thetaZ);
+      const combinations = everyCombination(K);
+      const indices = combinations.map((_, q) => q);
+      const models = (choice: "wasm" | "js") => {
+        const levels = new WalkLevels(N, K, thetas.length, choice);
+        expect(levels.kernels.name).toBe(choice);
+        const out: unknown[] = [];
+        const copy = (index: number, t: number, m: WalkedModel) =>
+          out.push([index, t, [...m.relevance], [...m.similarity], [...m.infoX], [...m.bounds!], m.infoTheta, m.positivesDistance]);
+        walkCombinationsMany(shared, thetaZs, dataset.y, combinations, indices, true, copy, (index) => out.push([index, "singular"]), levels);
+        return out;
+      };
+      const [plain, wasm] = [models("js"), models("wasm")];
+      expect(plain.length).toBe(combinations.length * thetas.length);
+      // toEqual tells -0 from 0 and matches NaN with NaN.
+      expect(wasm).toEqual(plain);
+    });
+  }
+});
+
+describe("a Grid gives the same cells on either kernels", () => {
+  it("every chunk of the default Grid and of one with six thresholds and retained cells, N=301, K=6", () => {
+    const { dataset, thetas } = data(7, 301, 6);
+    for (const given of [{}, { threshold: [0, 0.1, 0.25, 0.5, 0.75, 0.9], retain: ["yhat_cells", "n_cells"] as const }]) {
+      const prepared = prepareGrid(dataset, thetas[1], { ...given, retain: given.retain ? [...given.retain] : [] });
+      const cells = (choice: "wasm" | "js") => {
+        const workspace = new GridWorkspace(choice);
+        return prepared.chunks.map(([from, to]) => evaluateRange(prepared.task, from, to, workspace));
+      };
+      const wasm = cells("wasm");
+      expect(wasm.flatMap((p) => [...p.cellWeight]).some((w) => w > 0)).toBe(true);
+      expect(wasm).toEqual(cells("js"));
+    }
+  });
+});
