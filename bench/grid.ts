@@ -2,7 +2,8 @@
  * `npm run bench`: the default Grid (thresholds 0, .2, .5, .8, both censors) against the floor of
  * bench/floor.ts (the least work a cell needs per observation), measured in the same process with
  * the two runs interleaved, for N = 1,000 / 10,000 / 100,000 and K = 10 (all 1,023 combinations)
- * and K = 14 (1,000 sampled combinations). Per case it prints the engine's time on one thread
+ * and K = 14 (1,000 sampled combinations), after a few untimed runs of each (every thread, the
+ * helpers' too, compiles the engine's code on its first Grids). Per case it prints the engine's time on one thread
  * (`grid`) and on every core (`gridParallel`), the engine as a multiple of the floor (one thread
  * each), cell-observations per second, and the peak RSS of a separate process that only builds the
  * data and runs the Grid once (memory proportional to N: no cell is retained by default).
@@ -42,17 +43,19 @@ interface Case {
   maxIter: number;
   dataSeed: number;
   runs: number;
+  /** Untimed runs of grid and gridParallel first: each thread, the helpers' too, compiles the engine's code on its first Grids. */
+  warmup: number;
   /** The absolute target for gridParallel, when the issue sets one. */
   targetMs?: number;
 }
 
 const CASES: Case[] = [
-  { N: 1000, K: 10, maxIter: 1023, dataSeed: 1, runs: 9, targetMs: 30 },
-  { N: 1000, K: 14, maxIter: 1000, dataSeed: 2, runs: 9 },
-  { N: 10000, K: 10, maxIter: 1023, dataSeed: 1, runs: 5 },
-  { N: 10000, K: 14, maxIter: 1000, dataSeed: 2, runs: 5, targetMs: 250 },
-  { N: 100000, K: 10, maxIter: 1023, dataSeed: 1, runs: 3 },
-  { N: 100000, K: 14, maxIter: 1000, dataSeed: 2, runs: 3 },
+  { N: 1000, K: 10, maxIter: 1023, dataSeed: 1, runs: 9, warmup: 5, targetMs: 30 },
+  { N: 1000, K: 14, maxIter: 1000, dataSeed: 2, runs: 9, warmup: 5 },
+  { N: 10000, K: 10, maxIter: 1023, dataSeed: 1, runs: 5, warmup: 2 },
+  { N: 10000, K: 14, maxIter: 1000, dataSeed: 2, runs: 5, warmup: 2, targetMs: 250 },
+  { N: 100000, K: 10, maxIter: 1023, dataSeed: 1, runs: 3, warmup: 0 },
+  { N: 100000, K: 14, maxIter: 1000, dataSeed: 2, runs: 3, warmup: 0 },
 ];
 
 const name = (c: Case) => `N=${c.N.toLocaleString("en-US")} K=${c.K}`;
@@ -190,6 +193,10 @@ async function timeCase(c: Case, withBaseline: boolean): Promise<CaseFigures> {
   if (JSON.stringify(check) !== JSON.stringify(engine)) {
     console.error(`MISMATCH: gridParallel differs from grid for ${name(c)}`);
     process.exit(1);
+  }
+  for (let w = 0; w < c.warmup; w++) {
+    grid(data, theta, options);
+    await gridParallel(data, theta, options);
   }
   const single: number[] = [];
   const parallel: number[] = [];
