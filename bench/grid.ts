@@ -102,6 +102,17 @@ function threadCpu(): Map<string, number> {
   return out;
 }
 
+/**
+ * The CPU time of the calling thread between two `threadCpu` readings; `otherwise` (the process's)
+ * without /proc. Not the process's: a helper thread still finishing a chunk of the previous
+ * gridParallel, or V8's compiler and collector threads, would count.
+ */
+function callerCpu(before: Map<string, number>, after: Map<string, number>, otherwise: number): number {
+  const tid = String(process.pid);
+  const used = (after.get(tid) ?? NaN) - (before.get(tid) ?? NaN);
+  return Number.isFinite(used) ? used : otherwise;
+}
+
 /** The CPU time of the busiest thread between two `threadCpu` readings (NaN without /proc). */
 function busiestThread(before: Map<string, number>, after: Map<string, number>): number {
   let most = NaN;
@@ -172,7 +183,7 @@ interface CaseFigures {
   singleMs: number;
   parallelMs: number;
   floorMs: number;
-  /** CPU time (user + system) of the 1-thread runs: steadier than wall time on a loaded machine. */
+  /** CPU time of the calling thread in the 1-thread runs (`callerCpu`): steadier than wall time on a loaded machine. */
   singleCpuMs: number;
   /** CPU time of the busiest thread: of the 1-thread runs (the caller's), of the gridParallel runs (any thread). */
   singleBusiestMs: number;
@@ -208,12 +219,15 @@ async function timeCase(c: Case, withBaseline: boolean): Promise<CaseFigures> {
   for (let r = 0; r < c.runs; r++) {
     let before = threadCpu();
     const s = timed(() => grid(data, theta, options));
-    singleBusiest.push(busiestThread(before, threadCpu()));
+    let after = threadCpu();
+    singleBusiest.push(busiestThread(before, after));
     single.push(s.ms);
-    singleCpu.push(s.cpuMs);
+    singleCpu.push(callerCpu(before, after, s.cpuMs));
+    before = threadCpu();
     const f = timed(() => (sink += floorCells(floor, cells)));
+    after = threadCpu();
     floors.push(f.ms);
-    floorCpu.push(f.cpuMs);
+    floorCpu.push(callerCpu(before, after, f.cpuMs));
     before = threadCpu();
     parallel.push((await timedAsync(() => gridParallel(data, theta, options))).ms);
     parallelBusiest.push(busiestThread(before, threadCpu()));
@@ -311,7 +325,7 @@ async function main(): Promise<void> {
   console.log(`default Grid: thresholds ${THRESHOLDS.join(", ")}, censors relevance + similarity, seed ${SEED}; K=10 all combinations, K=14 1,000 sampled`);
   console.log("each case in its own process; engine and floor interleaved, medians; floor = bench/floor.ts (one pass per cell: cut + kept sums)");
   console.log(
-    `"x floor" = grid() on 1 thread / floor on 1 thread, wall time ("CPU": the same in CPU time); cell-obs/s on ${os.availableParallelism()} threads (gridParallel) and for the floor; peak RSS of a process that only builds the data and runs one gridParallel`,
+    `"x floor" = grid() on 1 thread / floor on 1 thread, wall time ("CPU": the same in CPU time of the calling thread); cell-obs/s on ${os.availableParallelism()} threads (gridParallel) and for the floor; peak RSS of a process that only builds the data and runs one gridParallel`,
   );
   console.log(
     `"speed-up" = 1 thread / ${os.availableParallelism()} threads, wall time; "CPU speed-up" = the same in CPU time of the busiest thread (Linux schedstat): what the threads give when nothing else wants the cores (the wall figure falls short of it by the time other processes took)\n`,
