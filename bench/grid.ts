@@ -27,7 +27,7 @@ import { grid, gridParallel, type EngineResult } from "../src/engine/index.js";
 import { gridExperiment } from "../src/engine/experiment.js";
 import { standardize } from "../src/engine/walk.js";
 import { baselineGrid, type BaselineResult } from "./baseline.js";
-import { floorCells, type FloorInput } from "./floor.js";
+import { floorCells, simdFloor, type FloorInput } from "./floor.js";
 import { syntheticData } from "./synthetic.js";
 import { EXPERIMENT, serviceExperiment, type ExperimentFigures } from "./local-run.js";
 
@@ -189,6 +189,8 @@ interface CaseFigures {
   singleBusiestMs: number;
   parallelBusiestMs: number;
   floorCpuMs: number;
+  /** The same floor in WebAssembly SIMD (bench/floor.wat). */
+  simdFloorMs: number;
   baseline?: { ms: number; worst: number };
 }
 
@@ -200,6 +202,12 @@ async function timeCase(c: Case, withBaseline: boolean): Promise<CaseFigures> {
   const cells = engine.grid_search!.cells;
   const floor = floorInput(data, theta);
   let sink = floorCells(floor, cells);
+  const simdCells = await simdFloor(floor);
+  const simdSum = simdCells(cells);
+  if (!(Math.abs(simdSum - sink) <= 1e-9 * Math.abs(sink))) {
+    console.error(`MISMATCH: the SIMD floor's checksum ${simdSum} differs from the floor's ${sink} for ${name(c)}`);
+    process.exit(1);
+  }
   const check = await gridParallel(data, theta, options);
   if (JSON.stringify(check) !== JSON.stringify(engine)) {
     console.error(`MISMATCH: gridParallel differs from grid for ${name(c)}`);
@@ -216,6 +224,7 @@ async function timeCase(c: Case, withBaseline: boolean): Promise<CaseFigures> {
   const singleBusiest: number[] = [];
   const parallelBusiest: number[] = [];
   const floorCpu: number[] = [];
+  const simdFloors: number[] = [];
   for (let r = 0; r < c.runs; r++) {
     let before = threadCpu();
     const s = timed(() => grid(data, theta, options));
@@ -228,6 +237,7 @@ async function timeCase(c: Case, withBaseline: boolean): Promise<CaseFigures> {
     after = threadCpu();
     floors.push(f.ms);
     floorCpu.push(callerCpu(before, after, f.cpuMs));
+    simdFloors.push(timed(() => (sink += simdCells(cells))).ms);
     before = threadCpu();
     parallel.push((await timedAsync(() => gridParallel(data, theta, options))).ms);
     parallelBusiest.push(busiestThread(before, threadCpu()));
@@ -239,6 +249,7 @@ async function timeCase(c: Case, withBaseline: boolean): Promise<CaseFigures> {
     singleMs: median(single),
     parallelMs: median(parallel),
     floorMs: median(floors),
+    simdFloorMs: median(simdFloors),
     singleCpuMs: median(singleCpu),
     singleBusiestMs: median(singleBusiest),
     parallelBusiestMs: median(parallelBusiest),
@@ -323,7 +334,9 @@ async function main(): Promise<void> {
     `node ${process.version}, ${cpus[0]?.model ?? "unknown CPU"}, ${cpus.length} cores, load average ${os.loadavg()[0].toFixed(1)}, ${os.platform()} ${os.arch()}`,
   );
   console.log(`default Grid: thresholds ${THRESHOLDS.join(", ")}, censors relevance + similarity, seed ${SEED}; K=10 all combinations, K=14 1,000 sampled`);
-  console.log("each case in its own process; engine and floor interleaved, medians; floor = bench/floor.ts (one pass per cell: cut + kept sums)");
+  console.log(
+    "each case in its own process; engine and floors interleaved, medians; floor = bench/floor.ts (one pass per cell: cut + kept sums) in JavaScript; SIMD floor = the same pass in WebAssembly SIMD (bench/floor.wat), the instructions of the engine's hottest passes",
+  );
   console.log(
     `"x floor" = grid() on 1 thread / floor on 1 thread, wall time ("CPU": the same in CPU time of the calling thread); cell-obs/s on ${os.availableParallelism()} threads (gridParallel) and for the floor; peak RSS of a process that only builds the data and runs one gridParallel`,
   );
@@ -341,6 +354,8 @@ async function main(): Promise<void> {
     "floor ms",
     "x floor",
     "x floor CPU",
+    "SIMD floor ms",
+    "x SIMD floor",
     "engine cell-obs/s",
     "floor cell-obs/s",
     "RSS data MiB",
@@ -370,6 +385,8 @@ async function main(): Promise<void> {
         f.floorMs.toFixed(1),
         `${(f.singleMs / f.floorMs).toFixed(2)}x`,
         `${(f.singleCpuMs / f.floorCpuMs).toFixed(2)}x`,
+        f.simdFloorMs.toFixed(1),
+        `${(f.singleMs / f.simdFloorMs).toFixed(2)}x`,
         rate(cellObs, f.parallelMs),
         rate(cellObs, f.floorMs),
         m.dataMiB.toFixed(0),
@@ -394,7 +411,7 @@ async function main(): Promise<void> {
   console.log("\ntargets (reported, not asserted; measured on whatever load the machine has):");
   for (const { c, f } of results) {
     const multiple = f.singleMs / f.floorMs;
-    let text = `  ${name(c)}: ${multiple.toFixed(2)}x the floor (target <= 3x): ${multiple <= 3 ? "MET" : "MISSED"}`;
+    let text = `  ${name(c)}: ${multiple.toFixed(2)}x the floor (target <= 3x): ${multiple <= 3 ? "MET" : "MISSED"} (${(f.singleMs / f.simdFloorMs).toFixed(2)}x the SIMD floor)`;
     if (c.targetMs !== undefined)
       text += `; ${f.parallelMs.toFixed(1)} ms on ${os.availableParallelism()} threads (target <= ${c.targetMs} ms): ${f.parallelMs <= c.targetMs ? "MET" : "MISSED"}`;
     console.log(text);
