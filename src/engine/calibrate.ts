@@ -8,7 +8,8 @@
 import * as choices from "./choices.js";
 import { cutBoundary, cutTest, notAllZero, tieWidth } from "./cut.js";
 import type { AdjFitMultiplier, CensorOperator, CensorType, CensorUnit } from "./options.js";
-import { percentiles, percentilesOfTwo, type HistogramPair } from "./percentile.js";
+import { jsKernels, RowArena, type RowKernels } from "./kernels/rows.js";
+import { HistogramPair, percentiles, percentilesOfTwo } from "./percentile.js";
 
 export interface CensorSettings {
   thresholds: readonly number[];
@@ -31,8 +32,50 @@ export interface ScoredRows {
   positivesDistance: number;
   /** [min, max] of the usable relevance, then of the usable similarity, when the producer tracked them. */
   bounds?: Float64Array;
-  /** Where the percentiles of both censors are counted, when the producer's arena has them (a walk's: walk.ts). */
-  histograms?: HistogramPair;
+  /** Where `calibrateBoth` runs its passes when the producer's arrays live in a `RowArena` (a walk's: walk.ts). */
+  passes?: ArenaPasses;
+}
+
+/**
+ * What `calibrateBoth` needs in the arena of a model's arrays to run its passes over the rows as
+ * WebAssembly (kernels/rows.ts): the percentiles' histograms, each censor's buckets and sums (up
+ * to four cuts), the totals, and a copy of y. Copied out into the censors' scratch afterwards, so
+ * the calibrations are those of the plain loops, bit for bit.
+ *
+ * @example
+ * const arena = new RowArena(ArenaPasses.bytesFor(1000));
+ * const passes = new ArenaPasses(arena, 1000); // for models of 1,000 rows whose arrays are in `arena`
+ */
+export class ArenaPasses {
+  readonly kernels: RowKernels;
+  readonly histograms: HistogramPair;
+  readonly buckets: [Uint8Array, Uint8Array];
+  readonly sums: [Float64Array, Float64Array];
+  readonly totals: Float64Array;
+  private readonly outcome: Float64Array;
+  private outcomeFrom: Float64Array | null = null;
+  constructor(arena: RowArena, rows: number) {
+    this.kernels = arena.kernels;
+    this.histograms = new HistogramPair(arena, rows);
+    this.buckets = [arena.uint8(rows), arena.uint8(rows)];
+    this.sums = [arena.array(6 * 5), arena.array(6 * 5)];
+    this.totals = arena.array(3);
+    this.outcome = arena.array(rows);
+  }
+
+  /** The bytes the passes take in an arena, for models of `rows` rows. */
+  static bytesFor(rows: number): number {
+    return HistogramPair.bytesFor(rows) + RowArena.bytesFor({ bytes: [rows, rows], doubles: [6 * 5, 6 * 5, 3, rows] });
+  }
+
+  /** y in the arena (copied when it is another array than the last one). */
+  outcomeOf(y: Float64Array): Float64Array {
+    if (this.outcomeFrom !== y) {
+      this.outcome.set(y);
+      this.outcomeFrom = y;
+    }
+    return this.outcome;
+  }
 }
 
 /** One PSR calibration: a (censor, threshold) pair. Invalid ones (fewer than 2 retained, or a retained relevance all tied with 0: docs/ties.md) hold NaN. */
@@ -275,7 +318,7 @@ export function calibrateBoth(
       bounds[2],
       bounds[3],
       widthS,
-      rows.histograms,
+      rows.passes?.histograms,
     );
   } else {
     for (let t = 0; t < T; t++) first.cuts[t] = second.cuts[t] = settings.thresholds[t];
@@ -285,66 +328,52 @@ export function calibrateBoth(
 
   // One pass: each censor's buckets and per-bucket sums (as `bucketSums`), and the relevance totals (as `relevanceTotals`).
   const ybar = outcome.mean;
-  const bucketsR = first.buckets;
-  const bucketsS = second.buckets;
   const sumsR = first.sums.fill(0);
   const sumsS = second.sums.fill(0);
-  const a = first.atLeast;
-  const c = second.atLeast;
-  // Up to four cuts unrolled; a missing cut is NaN, which no score passes.
-  const a0 = T > 0 ? a[0] : NaN;
-  const a1 = T > 1 ? a[1] : NaN;
-  const a2 = T > 2 ? a[2] : NaN;
-  const a3 = T > 3 ? a[3] : NaN;
-  const c0 = T > 0 ? c[0] : NaN;
-  const c1 = T > 1 ? c[1] : NaN;
-  const c2 = T > 2 ? c[2] : NaN;
-  const c3 = T > 3 ? c[3] : NaN;
-  let totalR = 0;
-  let totalR2 = 0;
-  let totalRY = 0;
-  for (let i = 0; i < N; i++) {
-    const r = relevance[i];
-    const dy = y[i] - ybar;
-    const r2 = r * r;
-    const ry = r * dy;
-    const ry2 = ry * dy;
-    const r2y2 = ry * ry;
-    totalR += r;
-    totalR2 += r2;
-    totalRY += ry;
-    const sr = sign * r;
-    const br = +(sr >= a0) + +(sr >= a1) + +(sr >= a2) + +(sr >= a3);
-    bucketsR[i] = br;
-    const o = 6 * br;
-    sumsR[o] += 1;
-    sumsR[o + 1] += r;
-    sumsR[o + 2] += r2;
-    sumsR[o + 3] += ry;
-    sumsR[o + 4] += ry2;
-    sumsR[o + 5] += r2y2;
-    const ss = sign * similarity[i];
-    const bs = +(ss >= c0) + +(ss >= c1) + +(ss >= c2) + +(ss >= c3);
-    bucketsS[i] = bs;
-    const q = 6 * bs;
-    sumsS[q] += 1;
-    sumsS[q + 1] += r;
-    sumsS[q + 2] += r2;
-    sumsS[q + 3] += ry;
-    sumsS[q + 4] += ry2;
-    sumsS[q + 5] += r2y2;
+  const passes = rows.passes;
+  let sums3: Float64Array;
+  if (passes) {
+    const [arenaR, arenaS] = passes.sums;
+    arenaR.fill(0);
+    arenaS.fill(0);
+    passes.kernels.bucketsTwo(
+      relevance,
+      similarity,
+      passes.outcomeOf(y),
+      ybar,
+      sign,
+      first.atLeast,
+      second.atLeast,
+      T,
+      ...passes.buckets,
+      arenaR,
+      arenaS,
+      passes.totals,
+      N,
+    );
+    first.buckets.set(passes.buckets[0]);
+    second.buckets.set(passes.buckets[1]);
+    sumsR.set(arenaR.subarray(0, sumsR.length));
+    sumsS.set(arenaS.subarray(0, sumsS.length));
+    sums3 = passes.totals;
+  } else {
+    sums3 = threeTotals;
+    jsKernels.bucketsTwo(relevance, similarity, y, ybar, sign, first.atLeast, second.atLeast, T, first.buckets, second.buckets, sumsR, sumsS, sums3, N);
   }
   const totals = first.totals;
-  totals[0] = totalR;
-  totals[1] = totalR2;
+  totals[0] = sums3[0];
+  totals[1] = sums3[1];
   totals[2] = bounds[0];
   totals[3] = bounds[1];
-  totals[4] = totalRY;
+  totals[4] = sums3[2];
   return [
     calibrationsOf(rows, outcome, "relevance", settings, fitSettings, first, totals, relevance, widthR),
     calibrationsOf(rows, outcome, "similarity", settings, fitSettings, second, totals, similarity, widthS),
   ];
 }
+
+/** Module scratch for `calibrateBoth`'s totals (a call finishes before the next starts). */
+const threeTotals = new Float64Array(3);
 
 /** Orders the cuts in scratch.cuts and writes their boundaries as `score >= atLeast[p]` tests (with `rank`); returns the sign scores are multiplied by. */
 function setBoundaries(scratch: CalibrationScratch, operator: CensorOperator, T: number, width: number): number {

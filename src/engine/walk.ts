@@ -14,14 +14,13 @@
 import type { Dataset } from "./data.js";
 import { jsKernels, RowArena, type KernelChoice, type RowKernels } from "./kernels/rows.js";
 import { PIVOT_TOLERANCE } from "./linalg.js";
-import { HistogramPair } from "./percentile.js";
-import type { ScoredRows } from "./calibrate.js";
+import { ArenaPasses, type ScoredRows } from "./calibrate.js";
 
 export interface WalkedModel extends ScoredRows {
   infoX: Float64Array;
   infoTheta: number;
   bounds: Float64Array;
-  histograms: HistogramPair;
+  passes: ArenaPasses;
 }
 
 /** Attributes in standard units, shared by every combination of a complete-data Grid. */
@@ -217,7 +216,7 @@ export function walkCombinationsMany(
  * Level 0 is all zeros and never written; a deeper level is recomputed before it is read, so the
  * same levels serve walk after walk (a Grid's chunks) without being cleared. They live in one
  * `RowArena`, whose kernels (WebAssembly unless `choice` is "js" or it cannot be had) do the
- * walk's passes over the rows and the histogram counts of its models' percentiles; the results
+ * walk's passes over the rows and those of its models' calibrations (`ArenaPasses`); the results
  * are the same bits either way.
  *
  * @example
@@ -237,8 +236,8 @@ export class WalkLevels {
   /** The model handed to `visit` per theta and depth (its arrays are the level's). */
   readonly models: WalkedModel[][];
   readonly kernels: RowKernels;
-  /** The histograms of the percentiles of a visited model's two censors (calibrate.ts `calibrateBoth`), in the same arena. */
-  readonly histograms: HistogramPair;
+  /** The scratch of a visited model's calibration (calibrate.ts `calibrateBoth`), in the same arena. */
+  readonly passes: ArenaPasses;
   private readonly arena: RowArena;
   /** The arena's copy of the standardised columns (WebAssembly kernels read only their arena), and the array it copies. */
   private copied: Float64Array[] | null = null;
@@ -253,7 +252,7 @@ export class WalkLevels {
     // The columns' copy (K), u (K), info (K + 1), then relevance and similarity (K + 1 each per theta) and the bounds.
     const levelArrays = 3 * K + 1 + 2 * M * (K + 1);
     const arena = new RowArena(
-      RowArena.bytesFor({ doubles: [K * K, ...new Array<number>(levelArrays).fill(N), ...new Array<number>(M * (K + 1)).fill(4)] }) + HistogramPair.bytesFor(N),
+      RowArena.bytesFor({ doubles: [K * K, ...new Array<number>(levelArrays).fill(N), ...new Array<number>(M * (K + 1)).fill(4)] }) + ArenaPasses.bytesFor(N),
       choice,
     );
     this.arena = arena;
@@ -267,7 +266,7 @@ export class WalkLevels {
     this.bounds = Array.from({ length: M }, () => Array.from({ length: K + 1 }, () => arena.array(4)));
     this.v = Array.from({ length: M }, () => new Float64Array(K));
     this.infoTheta = Array.from({ length: M }, () => new Float64Array(K + 1));
-    this.histograms = new HistogramPair(arena, N);
+    this.passes = new ArenaPasses(arena, N);
     this.models = Array.from({ length: M }, (_, t) =>
       Array.from({ length: K + 1 }, (_, d) => ({
         relevance: this.rel[t][d],
@@ -277,7 +276,7 @@ export class WalkLevels {
         infoTheta: 0,
         usableCount: N,
         positivesDistance: 0,
-        histograms: this.histograms,
+        passes: this.passes,
       })),
     );
   }

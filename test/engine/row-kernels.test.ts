@@ -143,6 +143,50 @@ describe("each WebAssembly kernel gives the bits of its JavaScript twin", () => 
   });
 });
 
+describe("bucketsTwo buckets and sums as its JavaScript twin", () => {
+  it("for 0 to 4 cuts, both signs, ties with the cuts, on 0 to 60 rows", () => {
+    const value = fc.oneof(
+      fc.integer({ min: -8, max: 8 }).map((v) => v / 4),
+      fc.double({ min: -3, max: 3, noNaN: true }),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(value, value, value), { minLength: 0, maxLength: 60 }),
+        fc.array(
+          fc.integer({ min: -8, max: 8 }).map((v) => v / 4),
+          { minLength: 4, maxLength: 4 },
+        ),
+        fc.array(
+          fc.integer({ min: -8, max: 8 }).map((v) => v / 4),
+          { minLength: 4, maxLength: 4 },
+        ),
+        fc.integer({ min: 0, max: 4 }),
+        fc.constantFrom(1, -1),
+        (rows, cutsR, cutsS, T, sign) => {
+          const n = rows.length;
+          const run = (choice: "wasm" | "js") => {
+            const arena = new RowArena(RowArena.bytesFor({ doubles: [n, n, n, 30, 30, 3], bytes: [n, n] }), choice);
+            const [relevance, similarity, y] = arena.arrays(3, n);
+            rows.forEach(([r, s, v], i) => {
+              relevance[i] = r;
+              similarity[i] = s;
+              y[i] = v;
+            });
+            const [sumsR, sumsS, totals] = [arena.array(30), arena.array(30), arena.array(3)];
+            const [bucketsR, bucketsS] = [arena.uint8(n), arena.uint8(n)];
+            const atLeast = (cuts: number[]) => Float64Array.from(cuts.slice(0, T).sort((a, b) => a - b));
+            arena.kernels.bucketsTwo(relevance, similarity, y, 0.25, sign, atLeast(cutsR), atLeast(cutsS), T, bucketsR, bucketsS, sumsR, sumsS, totals, n);
+            expect(arena.kernels.name).toBe(choice);
+            return [[...bucketsR], [...bucketsS], [...sumsR], [...sumsS], [...totals]];
+          };
+          expectSameBits(run("js"), run("wasm"));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe("histogramTwo counts as its JavaScript twin", () => {
   it("on values with ties, both zeros, at the ends of their range, for 0 to 300 rows; and the percentiles that follow", () => {
     fc.assert(

@@ -1,6 +1,6 @@
 /**
- * The Grid's hottest passes over the rows (the walk's, walk.ts, and the histogram count of the
- * percentiles, percentile.ts), in two implementations that give the same bits: `jsKernels`, plain
+ * The Grid's hottest passes over the rows (the walk's, walk.ts; the histogram count of the
+ * percentiles, percentile.ts; the censors' buckets and sums, calibrate.ts), in two implementations that give the same bits: `jsKernels`, plain
  * loops, and the WebAssembly kernels of rows.wat, which do the very same arithmetic two rows at a
  * time (f64x2) where they can and without bounds checks: 2.5 to 5 times faster.
  *
@@ -81,6 +81,28 @@ export interface RowKernels {
     countsB: Int32Array,
     lastB: Int32Array,
     previousB: Int32Array,
+    n: number,
+  ): void;
+  /**
+   * The buckets of both censors (calibrate.ts `calibrateBoth`, T <= 4 cuts): row i's bucket is the
+   * number of cuts atLeast[0..T) its signed score (sign * relevance or sign * similarity) reaches,
+   * written to buckets; (1, r, r^2, r dy, r dy^2, r^2 dy^2) with dy = y - ybar are added to that
+   * bucket's six sums (sums[6 b ..]); totals = [sum r, sum r^2, sum r dy].
+   */
+  bucketsTwo(
+    relevance: Float64Array,
+    similarity: Float64Array,
+    y: Float64Array,
+    ybar: number,
+    sign: number,
+    atLeastR: Float64Array,
+    atLeastS: Float64Array,
+    T: number,
+    bucketsR: Uint8Array,
+    bucketsS: Uint8Array,
+    sumsR: Float64Array,
+    sumsS: Float64Array,
+    totals: Float64Array,
     n: number,
   ): void;
 }
@@ -190,7 +212,55 @@ export const jsKernels: RowKernels = {
       lastB[binB] = i;
     }
   },
+  bucketsTwo(relevance, similarity, y, ybar, sign, atLeastR, atLeastS, T, bucketsR, bucketsS, sumsR, sumsS, totals, n) {
+    // Up to four cuts unrolled; a missing cut is NaN, which no score passes.
+    const [a0, a1, a2, a3] = upToFour(atLeastR, T);
+    const [c0, c1, c2, c3] = upToFour(atLeastS, T);
+    let totalR = 0;
+    let totalR2 = 0;
+    let totalRY = 0;
+    for (let i = 0; i < n; i++) {
+      const r = relevance[i];
+      const dy = y[i] - ybar;
+      const r2 = r * r;
+      const ry = r * dy;
+      const ry2 = ry * dy;
+      const r2y2 = ry * ry;
+      totalR += r;
+      totalR2 += r2;
+      totalRY += ry;
+      const sr = sign * r;
+      const br = +(sr >= a0) + +(sr >= a1) + +(sr >= a2) + +(sr >= a3);
+      bucketsR[i] = br;
+      const o = 6 * br;
+      sumsR[o] += 1;
+      sumsR[o + 1] += r;
+      sumsR[o + 2] += r2;
+      sumsR[o + 3] += ry;
+      sumsR[o + 4] += ry2;
+      sumsR[o + 5] += r2y2;
+      const ss = sign * similarity[i];
+      const bs = +(ss >= c0) + +(ss >= c1) + +(ss >= c2) + +(ss >= c3);
+      bucketsS[i] = bs;
+      const q = 6 * bs;
+      sumsS[q] += 1;
+      sumsS[q + 1] += r;
+      sumsS[q + 2] += r2;
+      sumsS[q + 3] += ry;
+      sumsS[q + 4] += ry2;
+      sumsS[q + 5] += r2y2;
+    }
+    totals[0] = totalR;
+    totals[1] = totalR2;
+    totals[2] = totalRY;
+  },
 };
+
+/** The first four of T cuts, NaN for those missing (no score passes NaN). */
+function upToFour(atLeast: Float64Array, T: number): [number, number, number, number] {
+  if (T > 4) throw new RangeError(`bucketsTwo takes at most 4 cuts; ${T} given`);
+  return [T > 0 ? atLeast[0] : NaN, T > 1 ? atLeast[1] : NaN, T > 2 ? atLeast[2] : NaN, T > 3 ? atLeast[3] : NaN];
+}
 
 function setBounds(bounds: Float64Array, rMin: number, rMax: number, sMin: number, sMax: number): void {
   bounds[0] = rMin;
@@ -234,6 +304,7 @@ interface RowExports {
     previousB: number,
     n: number,
   ): void;
+  bucketsTwo(...args: number[]): void;
 }
 
 /**
@@ -241,7 +312,7 @@ interface RowExports {
  * the rows asked for, is refused: the kernel would read or write the wrong place.
  */
 function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
-  const at = (a: Float64Array | Int32Array, n: number): number => {
+  const at = (a: Float64Array | Int32Array | Uint8Array, n: number): number => {
     if (a.buffer !== buffer) throw new RangeError("an array given to the WebAssembly kernels is not one of their arena's");
     if (a.length < n) throw new RangeError(`an array of ${a.length} given to the WebAssembly kernels for ${n} rows`);
     return a.byteOffset;
@@ -282,6 +353,31 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
         at(previousB, n),
         n,
       ),
+    bucketsTwo: (relevance, similarity, y, ybar, sign, atLeastR, atLeastS, T, bucketsR, bucketsS, sumsR, sumsS, totals, n) => {
+      const [a0, a1, a2, a3] = upToFour(atLeastR, T);
+      const [c0, c1, c2, c3] = upToFour(atLeastS, T);
+      w.bucketsTwo(
+        at(relevance, n),
+        at(similarity, n),
+        at(y, n),
+        ybar,
+        sign,
+        a0,
+        a1,
+        a2,
+        a3,
+        c0,
+        c1,
+        c2,
+        c3,
+        at(bucketsR, n),
+        at(bucketsS, n),
+        at(sumsR, 6 * (T + 1)),
+        at(sumsS, 6 * (T + 1)),
+        at(totals, 3),
+        n,
+      );
+    },
   };
 }
 
@@ -347,10 +443,10 @@ export class RowArena {
     this.kernels = jsKernels;
   }
 
-  /** The bytes an arena needs for arrays of these lengths (doubles, and 32-bit integers). */
-  static bytesFor(lengths: { doubles?: readonly number[]; ints?: readonly number[] }): number {
-    const doubles = (lengths.doubles ?? []).reduce((sum, n) => sum + padded(8 * n), 0);
-    return doubles + (lengths.ints ?? []).reduce((sum, n) => sum + padded(4 * n), 0);
+  /** The bytes an arena needs for arrays of these lengths (doubles, 32-bit integers, bytes). */
+  static bytesFor(lengths: { doubles?: readonly number[]; ints?: readonly number[]; bytes?: readonly number[] }): number {
+    const total = (lengths: readonly number[] = [], size: number) => lengths.reduce((sum, n) => sum + padded(size * n), 0);
+    return total(lengths.doubles, 8) + total(lengths.ints, 4) + total(lengths.bytes, 1);
   }
 
   /** A zero-filled array of n doubles, its own until the arena is dropped. */
@@ -361,6 +457,11 @@ export class RowArena {
   /** `count` arrays of n doubles one after another (a table whose arrays are the same bytes apart). */
   arrays(count: number, n: number): Float64Array[] {
     return Array.from({ length: count }, () => this.array(n));
+  }
+
+  /** A zero-filled array of n bytes. */
+  uint8(n: number): Uint8Array {
+    return this.memory ? new Uint8Array(this.memory.buffer, this.take(n), n) : new Uint8Array(n);
   }
 
   /** A zero-filled array of n 32-bit integers. */

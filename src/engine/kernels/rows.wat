@@ -1,5 +1,6 @@
 ;; The Grid's passes over the rows: the walk's (src/engine/walk.ts), two rows at a time (f64x2),
-;; and the histogram count of the percentiles (src/engine/percentile.ts).
+;; the histogram count of the percentiles (src/engine/percentile.ts), and the censors' buckets
+;; and their sums (src/engine/calibrate.ts `calibrateBoth`).
 ;;
 ;; Every kernel does, lane by lane, exactly the arithmetic of its JavaScript twin in
 ;; rows.ts (`jsKernels`): the same operations in the same order, each one IEEE 754 double
@@ -379,4 +380,57 @@
         (i32.store (local.get $at) (local.get $i))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $next))))
+
+  ;; The buckets of both censors and their sums (calibrate.ts `calibrateBoth`, up to four cuts):
+  ;; row i goes into bucket b = the number of cuts its signed score passes (a missing cut is NaN,
+  ;; which none passes), and adds (1, r, r^2, r dy, r dy^2, r^2 dy^2) to that bucket's six sums
+  ;; (dy = y - ybar), for the relevance censor and then the similarity one; the three totals
+  ;; (sum r, sum r^2, sum r dy) go to totals[0..3). A bucket's sums are three f64x2 pairs, each
+  ;; lane added in the order of the rows, as the plain loop adds them one by one.
+  (func (export "bucketsTwo")
+    (param $relevance i32) (param $similarity i32) (param $y i32) (param $ybar f64) (param $sign f64)
+    (param $a0 f64) (param $a1 f64) (param $a2 f64) (param $a3 f64)
+    (param $c0 f64) (param $c1 f64) (param $c2 f64) (param $c3 f64)
+    (param $bucketsR i32) (param $bucketsS i32) (param $sumsR i32) (param $sumsS i32) (param $totals i32) (param $n i32)
+    (local $i i32) (local $k i32) (local $r f64) (local $dy f64) (local $ry f64) (local $s f64) (local $at i32)
+    (local $one v128) (local $first v128) (local $second v128) (local $third v128)
+    (local $totalR f64) (local $totalR2 f64) (local $totalRY f64)
+    (local.set $one (f64x2.splat (f64.const 1)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (local.set $k (i32.shl (local.get $i) (i32.const 3)))
+        (local.set $r (f64.load (i32.add (local.get $relevance) (local.get $k))))
+        (local.set $dy (f64.sub (f64.load (i32.add (local.get $y) (local.get $k))) (local.get $ybar)))
+        (local.set $ry (f64.mul (local.get $r) (local.get $dy)))
+        ;; (1, r), (r r, r dy), (ry dy, ry ry)
+        (local.set $first (f64x2.replace_lane 1 (local.get $one) (local.get $r)))
+        (local.set $second (f64x2.mul (f64x2.splat (local.get $r)) (f64x2.replace_lane 1 (f64x2.splat (local.get $r)) (local.get $dy))))
+        (local.set $third (f64x2.mul (f64x2.splat (local.get $ry)) (f64x2.replace_lane 1 (f64x2.splat (local.get $dy)) (local.get $ry))))
+        (local.set $totalR (f64.add (local.get $totalR) (local.get $r)))
+        (local.set $totalR2 (f64.add (local.get $totalR2) (f64x2.extract_lane 0 (local.get $second))))
+        (local.set $totalRY (f64.add (local.get $totalRY) (local.get $ry)))
+        (local.set $s (f64.mul (local.get $sign) (local.get $r)))
+        (local.set $at (i32.add
+          (i32.add (f64.ge (local.get $s) (local.get $a0)) (f64.ge (local.get $s) (local.get $a1)))
+          (i32.add (f64.ge (local.get $s) (local.get $a2)) (f64.ge (local.get $s) (local.get $a3)))))
+        (i32.store8 (i32.add (local.get $bucketsR) (local.get $i)) (local.get $at))
+        (local.set $at (i32.add (local.get $sumsR) (i32.mul (local.get $at) (i32.const 48))))
+        (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $first)))
+        (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $second)))
+        (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $third)))
+        (local.set $s (f64.mul (local.get $sign) (f64.load (i32.add (local.get $similarity) (local.get $k)))))
+        (local.set $at (i32.add
+          (i32.add (f64.ge (local.get $s) (local.get $c0)) (f64.ge (local.get $s) (local.get $c1)))
+          (i32.add (f64.ge (local.get $s) (local.get $c2)) (f64.ge (local.get $s) (local.get $c3)))))
+        (i32.store8 (i32.add (local.get $bucketsS) (local.get $i)) (local.get $at))
+        (local.set $at (i32.add (local.get $sumsS) (i32.mul (local.get $at) (i32.const 48))))
+        (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $first)))
+        (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $second)))
+        (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $third)))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $next)))
+    (f64.store offset=0 (local.get $totals) (local.get $totalR))
+    (f64.store offset=8 (local.get $totals) (local.get $totalR2))
+    (f64.store offset=16 (local.get $totals) (local.get $totalRY)))
 )
