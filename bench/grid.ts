@@ -3,9 +3,9 @@
  * bench/floor.ts (the least work a cell needs per observation), measured in the same process with
  * the two runs interleaved, for N = 1,000 / 10,000 / 100,000 and K = 10 (all 1,023 combinations)
  * and K = 14 (1,000 sampled combinations), after a few untimed runs of each (every thread, the
- * helpers' too, compiles the engine's code on its first Grids). Per case it prints the engine's time on one thread
- * (`grid`) and on every core (`gridParallel`), the engine as a multiple of the floor (one thread
- * each), cell-observations per second, and the peak RSS of a separate process that only builds the
+ * helpers' too, compiles the engine's code on its first Grids). Per case it prints the engine's
+ * time on one thread (`grid`) and on every core (`gridParallel`), the engine as a multiple of the
+ * floor (one thread each) and of the same floor in WebAssembly SIMD, cell-observations per second, and the peak RSS of a separate process that only builds the
  * data and runs the Grid once (memory proportional to N: no cell is retained by default).
  *
  * Then a 200-row experiment (200 thetas against one X and y, N = 1,000, K = 10) run row by row and
@@ -13,9 +13,10 @@
  * bit-identical to the row run alone. And the same experiment end to end through a local service
  * (bench/local-run.ts: HTTP on loopback, every core, POST to the last row's result).
  *
- * Checks that exit non-zero: gridParallel differs from grid; the engine disagrees with the
- * straightforward baseline of bench/baseline.ts (N = 1,000, K = 10; every case with
- * `-- --baseline`); an experiment row differs from its row run alone.
+ * Checks that exit non-zero: gridParallel differs from grid; the SIMD floor's checksum differs
+ * from the floor's; the engine disagrees with the straightforward baseline of bench/baseline.ts
+ * (N = 1,000, K = 10; every case with `-- --baseline`); an experiment row differs from its row
+ * run alone.
  * Targets are reported, not asserted. Each case runs in its own child process.
  */
 import { execFileSync } from "node:child_process";

@@ -66,7 +66,7 @@ export function evaluateRows(rows: readonly PreparedGrid[]): GridMerge[] {
   const merges = rows.map(() => new GridMerge(data.rows));
   // The rows' evaluators run one after another (each cell is finished before the next starts): one workspace serves them all.
   const workspace = new GridWorkspace();
-  const levels = first.task.shared ? new WalkLevels(data.rows, first.task.shared.cols, rows.length) : undefined;
+  const levels = first.task.shared ? WalkLevels.forThread(data.rows, first.task.shared.cols, rows.length) : undefined;
   for (const [from, to] of first.chunks) {
     const evaluators = rows.map((row) => rangeEvaluator(row.task, from, to, workspace));
     const indices = Array.from({ length: to - from }, (_, q) => from + q);

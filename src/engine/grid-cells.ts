@@ -129,7 +129,7 @@ export function evaluateRange(task: GridTask, from: number, to: number, workspac
     const logistic = options.prediction_scale === "logistic";
     const walk = workspace.walk?.fits(data.rows, shared.cols, 1)
       ? workspace.walk
-      : (workspace.walk = new WalkLevels(data.rows, shared.cols, 1, workspace.kernels));
+      : (workspace.walk = WalkLevels.forThread(data.rows, shared.cols, 1, workspace.kernels));
     walkCombinations(shared, data.y, combinations, indices, logistic, (index, model) => evaluator.evaluate(index, model, outcome), evaluator.singular, walk);
   } else {
     indices.forEach(evaluator.direct);

@@ -286,17 +286,58 @@ describe("a walk gives the same models on either kernels", () => {
 });
 
 describe("a Grid gives the same cells on either kernels", () => {
-  it("every chunk of the default Grid and of one with six thresholds and retained cells, N=301, K=6", () => {
-    const { dataset, thetas } = data(7, 301, 6);
-    for (const given of [{}, { threshold: [0, 0.1, 0.25, 0.5, 0.75, 0.9], retain: ["yhat_cells", "n_cells"] as const }]) {
-      const prepared = prepareGrid(dataset, thetas[1], { ...given, retain: given.retain ? [...given.retain] : [] });
-      const cells = (choice: "wasm" | "js") => {
+  it("every chunk of the default Grid and of one with six thresholds and retained cells, N=301, K=6, on two data sets in turn (the thread's levels and their copy of y reused)", () => {
+    const grids = [7, 8].flatMap((seed) => {
+      const { dataset, thetas } = data(seed, 301, 6);
+      return [{}, { threshold: [0, 0.1, 0.25, 0.5, 0.75, 0.9], retain: ["yhat_cells", "n_cells"] }].map((given) =>
+        prepareGrid(dataset, thetas[1], given as Parameters<typeof prepareGrid>[2]),
+      );
+    });
+    const cells = (choice: "wasm" | "js", fresh: boolean) =>
+      grids.map((prepared) => {
         const workspace = new GridWorkspace(choice);
+        if (fresh) workspace.walk = new WalkLevels(301, 6, 1, choice);
         return prepared.chunks.map(([from, to]) => evaluateRange(prepared.task, from, to, workspace));
-      };
-      const wasm = cells("wasm");
-      expect(wasm.flatMap((p) => [...p.cellWeight]).some((w) => w > 0)).toBe(true);
-      expect(wasm).toEqual(cells("js"));
-    }
+      });
+    // The WebAssembly Grids one after another on the thread's levels, against the plain loops on fresh levels for each.
+    const wasm = cells("wasm", false);
+    expect(wasm.flat().some((p) => p.cellWeight.some((w) => w > 0))).toBe(true);
+    expect(wasm).toEqual(cells("js", true));
+  });
+});
+
+describe("WalkLevels.forThread", () => {
+  it("gives the same levels for the same sizes and kernels, and other levels otherwise", () => {
+    const a = WalkLevels.forThread(50, 4, 1);
+    expect(WalkLevels.forThread(50, 4, 1)).toBe(a);
+    expect(WalkLevels.forThread(50, 4, 1, "js")).not.toBe(a);
+    expect(WalkLevels.forThread(51, 4, 1)).not.toBe(a);
+  });
+
+  it("a walk on levels another walk used (other data, other y, same sizes) gives what fresh levels give", () => {
+    const first = data(11, 60, 5);
+    const second = data(12, 60, 5);
+    const combinations = everyCombination(5);
+    const indices = combinations.map((_, q) => q);
+    const models = (d: ReturnType<typeof data>, levels: WalkLevels) => {
+      const shared = standardize(d.dataset, d.thetas[0]);
+      const out: unknown[] = [];
+      walkCombinationsMany(
+        shared,
+        [shared.thetaZ],
+        d.dataset.y,
+        combinations,
+        indices,
+        true,
+        (index, _, m) => out.push([index, [...m.relevance], [...m.similarity], [...m.bounds], m.positivesDistance]),
+        (index) => out.push(index),
+        levels,
+      );
+      return out;
+    };
+    const reused = WalkLevels.forThread(60, 5, 1);
+    models(first, reused);
+    expect(WalkLevels.forThread(60, 5, 1)).toBe(reused);
+    expect(models(second, reused)).toEqual(models(second, new WalkLevels(60, 5, 1)));
   });
 });
