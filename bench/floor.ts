@@ -14,8 +14,7 @@
  * is the same pass in WebAssembly SIMD (bench/floor.wat), the instructions of the engine's
  * hottest passes (src/engine/kernels/rows.wat): the lower of the two lower bounds.
  */
-import { readFileSync } from "node:fs";
-import wabtInit from "wabt";
+import { FLOOR_WASM } from "./floor-wasm.js";
 
 /** The WebAssembly API as this file uses it (the project is typed without the DOM's globals). */
 const wasm = (
@@ -77,14 +76,13 @@ export function floorCells(input: FloorInput, cells: number): number {
  * the number of cells, with the input copied into the module's memory once.
  *
  * @example
- * const cells = await simdFloor(input);
+ * const cells = simdFloor(input);
  * cells(8184); // the same work as floorCells(input, 8184)
  */
-export async function simdFloor(input: FloorInput): Promise<(cells: number) => number> {
-  const wabt = await wabtInit();
-  const parsed = wabt.parseWat("floor.wat", readFileSync(new URL("./floor.wat", import.meta.url), "utf8"), { simd: true });
-  const bytes = parsed.toBinary({}).buffer;
-  parsed.destroy();
+export function simdFloor(input: FloorInput): (cells: number) => number {
+  // Assembled by `npm run gen:kernels`, not here: with wabt loaded, every loop timed in the
+  // process ran about a quarter slower.
+  const bytes = Uint8Array.from(atob(FLOOR_WASM), (c) => c.charCodeAt(0));
   const { relevance, scores, dy, cuts } = input;
   const N = relevance.length;
   const n = N + (N % 2);

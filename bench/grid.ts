@@ -203,7 +203,7 @@ async function timeCase(c: Case, withBaseline: boolean): Promise<CaseFigures> {
   const cells = engine.grid_search!.cells;
   const floor = floorInput(data, theta);
   let sink = floorCells(floor, cells);
-  const simdCells = await simdFloor(floor);
+  const simdCells = simdFloor(floor);
   const simdSum = simdCells(cells);
   if (!(Math.abs(simdSum - sink) <= 1e-9 * Math.abs(sink))) {
     console.error(`MISMATCH: the SIMD floor's checksum ${simdSum} differs from the floor's ${sink} for ${name(c)}`);

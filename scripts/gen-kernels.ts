@@ -1,10 +1,13 @@
 /**
- * `npm run gen:kernels`: assembles src/engine/kernels/rows.wat into src/engine/kernels/rows-wasm.ts.
- * test/engine/row-kernels.test.ts fails when the two disagree.
+ * `npm run gen:kernels`: assembles each WebAssembly text of scripts/kernels.ts (the engine's
+ * src/engine/kernels/rows.wat, the benchmark's bench/floor.wat) into its generated TypeScript.
+ * test/engine/row-kernels.test.ts fails when one is out of date.
  */
 import { writeFileSync } from "node:fs";
-import { assembleRowKernels, MODULE_FILE, renderRowsModule } from "./kernels.js";
+import { assemble, fromRoot, render, WAT_MODULES } from "./kernels.js";
 
-const bytes = await assembleRowKernels();
-writeFileSync(MODULE_FILE, renderRowsModule(bytes));
-console.log(`wrote src/engine/kernels/rows-wasm.ts (${bytes.length} bytes)`);
+for (const module of WAT_MODULES) {
+  const bytes = await assemble(module);
+  writeFileSync(fromRoot(module.out), render(module, bytes));
+  console.log(`wrote ${module.out} (${bytes.length} bytes)`);
+}

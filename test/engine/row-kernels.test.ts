@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { assembleRowKernels, MODULE_FILE, renderRowsModule } from "../../scripts/kernels.js";
+import { assemble, fromRoot, render, WAT_MODULES } from "../../scripts/kernels.js";
 import { datasetFromRows } from "../../src/engine/data.js";
 import { jsKernels, RowArena, type RowKernels } from "../../src/engine/kernels/rows.js";
 import { HistogramPair, percentilesOfTwo } from "../../src/engine/percentile.js";
@@ -17,9 +17,11 @@ import { evaluateRange, GridWorkspace } from "../../src/engine/grid-cells.js";
 import { standardize, walkCombinationsMany, WalkLevels, withTheta, type WalkedModel } from "../../src/engine/walk.js";
 
 describe("the assembled kernels", () => {
-  it("src/engine/kernels/rows-wasm.ts is rows.wat assembled (npm run gen:kernels)", async () => {
-    expect(readFileSync(MODULE_FILE, "utf8")).toBe(renderRowsModule(await assembleRowKernels()));
-  });
+  for (const module of WAT_MODULES) {
+    it(`${module.out} is ${module.wat} assembled (npm run gen:kernels)`, async () => {
+      expect(readFileSync(fromRoot(module.out), "utf8")).toBe(render(module, await assemble(module)));
+    });
+  }
 
   it("Node runs them: an arena's kernels are the WebAssembly ones unless asked for the plain loops", () => {
     expect(new RowArena(8).kernels.name).toBe("wasm");
