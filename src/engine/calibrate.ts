@@ -37,35 +37,48 @@ export interface ScoredRows {
 }
 
 /**
- * What `calibrateBoth` needs in the arena of a model's arrays to run its passes over the rows as
- * WebAssembly (kernels/rows.ts): the percentiles' histograms, each censor's buckets and sums (up
- * to four cuts), the totals, and a copy of y. Copied out into the censors' scratch afterwards, so
- * the calibrations are those of the plain loops, bit for bit.
+ * What a walked model's calibration needs in the arena of its arrays to run its passes over the
+ * rows as WebAssembly (kernels/rows.ts): the percentiles' histograms, each censor's buckets and
+ * sums (up to four cuts) and slopes, the totals, a copy of y, and one composite per theta that a
+ * range of cells adds its weights to (`claimComposite`). The arithmetic is that of the plain
+ * loops, bit for bit.
  *
  * @example
- * const arena = new RowArena(ArenaPasses.bytesFor(1000));
- * const passes = new ArenaPasses(arena, 1000); // for models of 1,000 rows whose arrays are in `arena`
+ * const arena = new RowArena(ArenaPasses.bytesFor(1000, 1));
+ * const passes = new ArenaPasses(arena, 1000, 1); // for models of 1,000 rows whose arrays are in `arena`
  */
 export class ArenaPasses {
   readonly kernels: RowKernels;
   readonly histograms: HistogramPair;
   readonly buckets: [Uint8Array, Uint8Array];
   readonly sums: [Float64Array, Float64Array];
+  /** Each censor's slopes by bucket (`addWeightsOfTwo`): 256 long, a bucket being a byte. */
+  readonly slopes: [Float64Array, Float64Array];
   readonly totals: Float64Array;
   private readonly outcome: Float64Array;
   private outcomeFrom: Float64Array | null = null;
-  constructor(arena: RowArena, rows: number) {
+  private readonly composites: Float64Array[];
+  private readonly owners: unknown[];
+  constructor(
+    private readonly arena: RowArena,
+    rows: number,
+    thetas: number,
+  ) {
     this.kernels = arena.kernels;
     this.histograms = new HistogramPair(arena, rows);
     this.buckets = [arena.uint8(rows), arena.uint8(rows)];
     this.sums = [arena.array(6 * 5), arena.array(6 * 5)];
+    this.slopes = [arena.array(256), arena.array(256)];
     this.totals = arena.array(3);
     this.outcome = arena.array(rows);
+    this.composites = arena.arrays(thetas, rows);
+    this.owners = new Array<unknown>(thetas).fill(null);
   }
 
-  /** The bytes the passes take in an arena, for models of `rows` rows. */
-  static bytesFor(rows: number): number {
-    return HistogramPair.bytesFor(rows) + RowArena.bytesFor({ bytes: [rows, rows], doubles: [6 * 5, 6 * 5, 3, rows] });
+  /** The bytes the passes take in an arena, for models of `rows` rows and `thetas` thetas. */
+  static bytesFor(rows: number, thetas: number): number {
+    const doubles = [6 * 5, 6 * 5, 256, 256, 3, rows, ...new Array<number>(thetas).fill(rows)];
+    return HistogramPair.bytesFor(rows) + RowArena.bytesFor({ bytes: [rows, rows], doubles });
   }
 
   /** y in the arena (copied when it is another array than the last one). */
@@ -75,6 +88,31 @@ export class ArenaPasses {
       this.outcomeFrom = y;
     }
     return this.outcome;
+  }
+
+  /** Whether the WebAssembly kernels can be given these arrays (all of this arena's). */
+  holds(...arrays: ArrayBufferView[]): boolean {
+    return arrays.every((a) => this.arena.holds(a));
+  }
+
+  /**
+   * Theta `slot`'s composite, for `owner` (a range of cells) to add its weights to: on the first
+   * claim of an owner, a copy of `start` (what the owner has added so far elsewhere).
+   */
+  claimComposite(slot: number, owner: object, start: Float64Array): Float64Array {
+    const composite = this.composites[slot];
+    if (this.owners[slot] !== owner) {
+      composite.set(start);
+      this.owners[slot] = owner;
+    }
+    return composite;
+  }
+
+  /** Copies the owner's composite into `into` and gives the slot up; throws when another owner has taken it meanwhile. */
+  releaseComposite(slot: number, owner: object, into: Float64Array): void {
+    if (this.owners[slot] !== owner) throw new Error(`the composite of theta ${slot} was taken by another range before this one finished`);
+    into.set(this.composites[slot]);
+    this.owners[slot] = null;
   }
 }
 
@@ -351,8 +389,6 @@ export function calibrateBoth(
       passes.totals,
       N,
     );
-    first.buckets.set(passes.buckets[0]);
-    second.buckets.set(passes.buckets[1]);
     sumsR.set(arenaR.subarray(0, sumsR.length));
     sumsS.set(arenaS.subarray(0, sumsS.length));
     sums3 = passes.totals;
@@ -366,9 +402,10 @@ export function calibrateBoth(
   totals[2] = bounds[0];
   totals[3] = bounds[1];
   totals[4] = sums3[2];
+  // With the passes, each censor's buckets are the arena's (the WebAssembly `addWeightsOfTwo` reads them there).
   return [
-    calibrationsOf(rows, outcome, "relevance", settings, fitSettings, first, totals, relevance, widthR),
-    calibrationsOf(rows, outcome, "similarity", settings, fitSettings, second, totals, similarity, widthS),
+    calibrationsOf(rows, outcome, "relevance", settings, fitSettings, first, totals, relevance, widthR, passes?.buckets[0]),
+    calibrationsOf(rows, outcome, "similarity", settings, fitSettings, second, totals, similarity, widthS, passes?.buckets[1]),
   ];
 }
 
@@ -452,10 +489,12 @@ function calibrationsOf(
   t5: Float64Array,
   usableScores: Float64Array,
   width: number,
+  /** Where the rows' buckets are, when not in the scratch. */
+  buckets = scratch.buckets,
 ): CensorCalibration {
   const { usableCount: count } = rows;
   const T = settings.thresholds.length;
-  const { cuts, rank, buckets, sums } = scratch;
+  const { cuts, rank, sums } = scratch;
   const ybar = outcome.mean;
   const totalR = t5[0];
   const totalR2 = t5[1];
@@ -693,15 +732,14 @@ export function addWeightsOfTwo(
   const { relevance } = rows;
   const baseA = slopesOf(rows, a, factorsA, scratchA.slopes);
   const baseB = slopesOf(rows, b, factorsB, scratchB.slopes);
-  const slopesA = scratchA.slopes;
-  const slopesB = scratchB.slopes;
-  const bucketsA = a.buckets;
-  const bucketsB = b.buckets;
-  for (let i = 0; i < relevance.length; i++) {
-    const r = relevance[i];
-    if (r !== r) continue;
-    const w = target[i] + (baseA + slopesA[bucketsA[i]] * r);
-    target[i] = w + (baseB + slopesB[bucketsB[i]] * r);
+  const passes = rows.passes;
+  if (passes && scratchA.slopes.length <= 256 && passes.holds(relevance, a.buckets, b.buckets, target)) {
+    const [slopesA, slopesB] = passes.slopes;
+    slopesA.set(scratchA.slopes);
+    slopesB.set(scratchB.slopes);
+    passes.kernels.addWeightsTwo(relevance, a.buckets, slopesA, baseA, b.buckets, slopesB, baseB, target, relevance.length);
+  } else {
+    jsKernels.addWeightsTwo(relevance, a.buckets, scratchA.slopes, baseA, b.buckets, scratchB.slopes, baseB, target, relevance.length);
   }
 }
 

@@ -87,7 +87,7 @@ export function evaluateRows(rows: readonly PreparedGrid[]): GridMerge[] {
     } else {
       for (const e of evaluators) indices.forEach(e.direct);
     }
-    evaluators.forEach((e, r) => merges[r].add(e.partial));
+    evaluators.forEach((e, r) => merges[r].add(e.finish()));
   }
   return merges;
 }

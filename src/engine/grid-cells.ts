@@ -7,6 +7,7 @@
 import {
   addWeights,
   addWeightsOfTwo,
+  type ArenaPasses,
   calibrate,
   calibrateBoth,
   CalibrationScratch,
@@ -77,7 +78,10 @@ function cellWeight(c: Calibration): number {
 
 /** The cells of one range of combinations for one theta, filled one combination at a time. */
 export interface RangeEvaluator {
+  /** The partial so far; complete once `finish` has been called. */
   partial: GridPartial;
+  /** Completes the partial (its composite may have been added up in a walk's arena) and returns it. */
+  finish(): GridPartial;
   /** Evaluates a combination from its walked (or built) model. */
   evaluate(index: number, model: ScoredRows, outcome: OutcomeStats): void;
   /** A combination whose shared-moment covariance is singular: invalid, or rebuilt when inv_method is pseudoinverse. */
@@ -134,7 +138,7 @@ export function evaluateRange(task: GridTask, from: number, to: number, workspac
   } else {
     indices.forEach(evaluator.direct);
   }
-  return evaluator.partial;
+  return evaluator.finish();
 }
 
 /**
@@ -186,6 +190,22 @@ export function rangeEvaluator(task: GridTask, from: number, to: number, workspa
   let cell = 0;
   let allUsed = false;
 
+  // A walked model's weights are added up in its walk's arena (the WebAssembly kernels' memory),
+  // then copied into the partial by `finish`: the same additions in the same order.
+  let claimed: { passes: ArenaPasses; slot: number } | null = null;
+  const compositeFor = (model: ScoredRows & { theta?: number }): Float64Array => {
+    const passes = model.passes;
+    if (!passes || model.theta === undefined) return claimed ? claimed.passes.claimComposite(claimed.slot, partial, partial.composite) : partial.composite;
+    if (claimed && (claimed.passes !== passes || claimed.slot !== model.theta)) throw new Error("a range's models come from two walks");
+    claimed = { passes, slot: model.theta };
+    return passes.claimComposite(model.theta, partial, partial.composite);
+  };
+  const finish = (): GridPartial => {
+    if (claimed) claimed.passes.releaseComposite(claimed.slot, partial, partial.composite);
+    claimed = null;
+    return partial;
+  };
+
   const evaluate = (index: number, model: ScoredRows, outcome: OutcomeStats): void => {
     const local = index - from;
     if (model.usableCount === N) {
@@ -235,10 +255,10 @@ export function rangeEvaluator(task: GridTask, from: number, to: number, workspa
       }
     }
     if (censors.length === 2) {
-      addWeightsOfTwo(model, fitted[0], factorsOf[0], scratches[0], fitted[1], factorsOf[1], scratches[1], partial.composite);
+      addWeightsOfTwo(model, fitted[0], factorsOf[0], scratches[0], fitted[1], factorsOf[1], scratches[1], compositeFor(model));
       if (own) addWeightsOfTwo(model, fitted[0], factorsOf[0], scratches[0], fitted[1], factorsOf[1], scratches[1], own);
     } else {
-      addWeights(model, fitted[0], factorsOf[0], partial.composite, scratches[0]);
+      addWeights(model, fitted[0], factorsOf[0], compositeFor(model), scratches[0]);
       if (own) addWeights(model, fitted[0], factorsOf[0], own, scratches[0]);
     }
     if (own && partial.ysolo) {
@@ -271,5 +291,5 @@ export function rangeEvaluator(task: GridTask, from: number, to: number, workspa
   };
 
   const singular = (index: number): void => (options.inv_method === "pseudoinverse" ? evaluateDirect(index) : invalidCombination(index));
-  return { partial, evaluate, singular, direct: evaluateDirect };
+  return { partial, finish, evaluate, singular, direct: evaluateDirect };
 }

@@ -21,6 +21,8 @@ export interface WalkedModel extends ScoredRows {
   infoTheta: number;
   bounds: Float64Array;
   passes: ArenaPasses;
+  /** Which of the walk's thetas the model is for (0 to M - 1). */
+  theta: number;
 }
 
 /** Attributes in standard units, shared by every combination of a complete-data Grid. */
@@ -252,7 +254,8 @@ export class WalkLevels {
     // The columns' copy (K), u (K), info (K + 1), then relevance and similarity (K + 1 each per theta) and the bounds.
     const levelArrays = 3 * K + 1 + 2 * M * (K + 1);
     const arena = new RowArena(
-      RowArena.bytesFor({ doubles: [K * K, ...new Array<number>(levelArrays).fill(N), ...new Array<number>(M * (K + 1)).fill(4)] }) + ArenaPasses.bytesFor(N),
+      RowArena.bytesFor({ doubles: [K * K, ...new Array<number>(levelArrays).fill(N), ...new Array<number>(M * (K + 1)).fill(4)] }) +
+        ArenaPasses.bytesFor(N, M),
       choice,
     );
     this.arena = arena;
@@ -266,7 +269,7 @@ export class WalkLevels {
     this.bounds = Array.from({ length: M }, () => Array.from({ length: K + 1 }, () => arena.array(4)));
     this.v = Array.from({ length: M }, () => new Float64Array(K));
     this.infoTheta = Array.from({ length: M }, () => new Float64Array(K + 1));
-    this.passes = new ArenaPasses(arena, N);
+    this.passes = new ArenaPasses(arena, N, M);
     this.models = Array.from({ length: M }, (_, t) =>
       Array.from({ length: K + 1 }, (_, d) => ({
         relevance: this.rel[t][d],
@@ -277,6 +280,7 @@ export class WalkLevels {
         usableCount: N,
         positivesDistance: 0,
         passes: this.passes,
+        theta: t,
       })),
     );
   }

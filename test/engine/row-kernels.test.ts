@@ -9,12 +9,13 @@ import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { assemble, fromRoot, render, WAT_MODULES } from "../../scripts/kernels.js";
+import { ArenaPasses, outcomeStats } from "../../src/engine/calibrate.js";
 import { datasetFromRows } from "../../src/engine/data.js";
 import { jsKernels, RowArena, type RowKernels } from "../../src/engine/kernels/rows.js";
 import { HistogramPair, percentilesOfTwo } from "../../src/engine/percentile.js";
 import { prepareGrid } from "../../src/engine/grid.js";
-import { evaluateRange, GridWorkspace } from "../../src/engine/grid-cells.js";
-import { standardize, walkCombinationsMany, WalkLevels, withTheta, type WalkedModel } from "../../src/engine/walk.js";
+import { evaluateRange, GridWorkspace, rangeEvaluator } from "../../src/engine/grid-cells.js";
+import { standardize, walkCombinations, walkCombinationsMany, WalkLevels, withTheta, type WalkedModel } from "../../src/engine/walk.js";
 
 describe("the assembled kernels", () => {
   for (const module of WAT_MODULES) {
@@ -189,6 +190,56 @@ describe("bucketsTwo buckets and sums as its JavaScript twin", () => {
   });
 });
 
+describe("addWeightsTwo adds as its JavaScript twin", () => {
+  it("on 0 to 41 rows, NaN rows left as they are, buckets 0 to 4", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.oneof(double, fc.constant(NaN)), fc.integer({ min: 0, max: 4 }), fc.integer({ min: 0, max: 4 }), double), { maxLength: 41 }),
+        fc.array(double, { minLength: 12, maxLength: 12 }),
+        (rows, [baseA, baseB, ...slopes]) => {
+          const n = rows.length;
+          const run = (choice: "wasm" | "js") => {
+            const arena = new RowArena(RowArena.bytesFor({ doubles: [n, n, 256, 256], bytes: [n, n] }), choice);
+            const [relevance, target] = arena.arrays(2, n);
+            const [slopesA, slopesB] = [arena.array(256), arena.array(256)];
+            const [bucketsA, bucketsB] = [arena.uint8(n), arena.uint8(n)];
+            slopesA.set(slopes.slice(0, 5));
+            slopesB.set(slopes.slice(5, 10));
+            rows.forEach(([r, a, b, t], i) => {
+              relevance[i] = r;
+              bucketsA[i] = a;
+              bucketsB[i] = b;
+              target[i] = t;
+            });
+            arena.kernels.addWeightsTwo(relevance, bucketsA, slopesA, baseA, bucketsB, slopesB, baseB, target, n);
+            expect(arena.kernels.name).toBe(choice);
+            return [[...target]];
+          };
+          expectSameBits(run("js"), run("wasm"));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe("ArenaPasses composites", () => {
+  it("a slot claimed by one range and taken by another refuses the first one's release", () => {
+    const arena = new RowArena(ArenaPasses.bytesFor(4, 1));
+    const passes = new ArenaPasses(arena, 4, 1);
+    const [first, second] = [{}, {}];
+    const composite = passes.claimComposite(0, first, Float64Array.of(1, 2, 3, 4));
+    composite[0] += 1;
+    expect(passes.claimComposite(0, first, new Float64Array(4))).toBe(composite);
+    const out = new Float64Array(4);
+    passes.releaseComposite(0, first, out);
+    expect([...out]).toEqual([2, 2, 3, 4]);
+    passes.claimComposite(0, first, new Float64Array(4));
+    passes.claimComposite(0, second, new Float64Array(4));
+    expect(() => passes.releaseComposite(0, first, out)).toThrow(/taken by another range/);
+  });
+});
+
 describe("histogramTwo counts as its JavaScript twin", () => {
   it("on values with ties, both zeros, at the ends of their range, for 0 to 300 rows; and the percentiles that follow", () => {
     fc.assert(
@@ -287,8 +338,8 @@ describe("a walk gives the same models on either kernels", () => {
   }
 });
 
-describe("a Grid gives the same cells on either kernels", () => {
-  it("every chunk of the default Grid and of one with six thresholds and retained cells, N=301, K=6, on two data sets in turn (the thread's levels and their copy of y reused)", () => {
+describe("a Grid gives the same cells on either kernels as with no arena", () => {
+  it("every chunk of the default Grid and of one with six thresholds and retained cells, N=301, K=6, two data sets in turn on the thread's levels, as the models calibrated without an arena give", () => {
     const grids = [7, 8].flatMap((seed) => {
       const { dataset, thetas } = data(seed, 301, 6);
       return [{}, { threshold: [0, 0.1, 0.25, 0.5, 0.75, 0.9], retain: ["yhat_cells", "n_cells"] }].map((given) =>
@@ -301,10 +352,23 @@ describe("a Grid gives the same cells on either kernels", () => {
         if (fresh) workspace.walk = new WalkLevels(301, 6, 1, choice);
         return prepared.chunks.map(([from, to]) => evaluateRange(prepared.task, from, to, workspace));
       });
-    // The WebAssembly Grids one after another on the thread's levels, against the plain loops on fresh levels for each.
+    // The reference: each walked model calibrated without any arena (no passes: the plain loops, the composite added up in the partial itself).
+    const plain = grids.map((prepared) => {
+      const { task } = prepared;
+      const outcome = outcomeStats(task.data.y, new Float64Array(task.data.rows));
+      return prepared.chunks.map(([from, to]) => {
+        const evaluator = rangeEvaluator(task, from, to, new GridWorkspace("js"));
+        const indices = Array.from({ length: to - from }, (_, q) => from + q);
+        const visit = (index: number, model: WalkedModel) => evaluator.evaluate(index, { ...model, passes: undefined }, outcome);
+        walkCombinations(task.shared!, task.data.y, task.combinations, indices, false, visit, evaluator.singular, new WalkLevels(301, 6, 1, "js"));
+        return evaluator.finish();
+      });
+    });
+    // The WebAssembly Grids one after another on the thread's levels, then the plain loops on fresh levels for each.
     const wasm = cells("wasm", false);
     expect(wasm.flat().some((p) => p.cellWeight.some((w) => w > 0))).toBe(true);
-    expect(wasm).toEqual(cells("js", true));
+    expect(wasm).toEqual(plain);
+    expect(cells("js", true)).toEqual(plain);
   });
 });
 

@@ -1,6 +1,7 @@
 /**
  * The Grid's hottest passes over the rows (the walk's, walk.ts; the histogram count of the
- * percentiles, percentile.ts; the censors' buckets and sums, calibrate.ts), in two implementations that give the same bits: `jsKernels`, plain
+ * percentiles, percentile.ts; the censors' buckets and sums and the cells' weights, calibrate.ts),
+ * in two implementations that give the same bits: `jsKernels`, plain
  * loops, and the WebAssembly kernels of rows.wat, which do the very same arithmetic two rows at a
  * time (f64x2) where they can and without bounds checks: 2.5 to 5 times faster.
  *
@@ -103,6 +104,22 @@ export interface RowKernels {
     sumsR: Float64Array,
     sumsS: Float64Array,
     totals: Float64Array,
+    n: number,
+  ): void;
+  /**
+   * Both censors' weights added to target (calibrate.ts `addWeightsOfTwo`): on each row whose
+   * relevance r is not NaN, w = target[i] + (baseA + slopesA[bucketsA[i]] r), then
+   * target[i] = w + (baseB + slopesB[bucketsB[i]] r).
+   */
+  addWeightsTwo(
+    relevance: Float64Array,
+    bucketsA: Uint8Array,
+    slopesA: Float64Array,
+    baseA: number,
+    bucketsB: Uint8Array,
+    slopesB: Float64Array,
+    baseB: number,
+    target: Float64Array,
     n: number,
   ): void;
 }
@@ -254,6 +271,14 @@ export const jsKernels: RowKernels = {
     totals[1] = totalR2;
     totals[2] = totalRY;
   },
+  addWeightsTwo(relevance, bucketsA, slopesA, baseA, bucketsB, slopesB, baseB, target, n) {
+    for (let i = 0; i < n; i++) {
+      const r = relevance[i];
+      if (r !== r) continue;
+      const w = target[i] + (baseA + slopesA[bucketsA[i]] * r);
+      target[i] = w + (baseB + slopesB[bucketsB[i]] * r);
+    }
+  },
 };
 
 /** The first four of T cuts, NaN for those missing (no score passes NaN). */
@@ -305,6 +330,17 @@ interface RowExports {
     n: number,
   ): void;
   bucketsTwo(...args: number[]): void;
+  addWeightsTwo(
+    relevance: number,
+    bucketsA: number,
+    slopesA: number,
+    baseA: number,
+    bucketsB: number,
+    slopesB: number,
+    baseB: number,
+    target: number,
+    n: number,
+  ): void;
 }
 
 /**
@@ -377,6 +413,10 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
         at(totals, 3),
         n,
       );
+    },
+    addWeightsTwo: (relevance, bucketsA, slopesA, baseA, bucketsB, slopesB, baseB, target, n) => {
+      // A bucket is at most the slopes' last index: a longer table would be read past.
+      w.addWeightsTwo(at(relevance, n), at(bucketsA, n), at(slopesA, 256), baseA, at(bucketsB, n), at(slopesB, 256), baseB, at(target, n), n);
     },
   };
 }
@@ -457,6 +497,11 @@ export class RowArena {
   /** `count` arrays of n doubles one after another (a table whose arrays are the same bytes apart). */
   arrays(count: number, n: number): Float64Array[] {
     return Array.from({ length: count }, () => this.array(n));
+  }
+
+  /** Whether `a` is one of this arena's arrays, as the WebAssembly kernels need (never for plain arrays). */
+  holds(a: ArrayBufferView): boolean {
+    return this.memory !== null && a.buffer === this.memory.buffer;
   }
 
   /** A zero-filled array of n bytes. */

@@ -1,6 +1,7 @@
 ;; The Grid's passes over the rows: the walk's (src/engine/walk.ts), two rows at a time (f64x2),
-;; the histogram count of the percentiles (src/engine/percentile.ts), and the censors' buckets
-;; and their sums (src/engine/calibrate.ts `calibrateBoth`).
+;; the histogram count of the percentiles (src/engine/percentile.ts), the censors' buckets and
+;; their sums (src/engine/calibrate.ts `calibrateBoth`), and the cells' weights added to a Grid's
+;; composite (`addWeightsOfTwo`).
 ;;
 ;; Every kernel does, lane by lane, exactly the arithmetic of its JavaScript twin in
 ;; rows.ts (`jsKernels`): the same operations in the same order, each one IEEE 754 double
@@ -433,4 +434,48 @@
     (f64.store offset=0 (local.get $totals) (local.get $totalR))
     (f64.store offset=8 (local.get $totals) (local.get $totalR2))
     (f64.store offset=16 (local.get $totals) (local.get $totalRY)))
+
+  ;; The weights of both censors' calibrations added to target (calibrate.ts `addWeightsOfTwo`):
+  ;; on a row whose relevance r is not NaN, w = target + (baseA + slopesA[bucketA] r), then
+  ;; target = w + (baseB + slopesB[bucketB] r); a NaN row is left as it is. Two rows a pass.
+  (func (export "addWeightsTwo")
+    (param $relevance i32) (param $bucketsA i32) (param $slopesA i32) (param $baseA f64)
+    (param $bucketsB i32) (param $slopesB i32) (param $baseB f64) (param $target i32) (param $n i32)
+    (local $i i32) (local $k i32) (local $end i32)
+    (local $r v128) (local $a v128) (local $b v128) (local $t v128) (local $w v128) (local $baseA2 v128) (local $baseB2 v128)
+    (local $r1 f64) (local $w1 f64)
+    (local.set $baseA2 (f64x2.splat (local.get $baseA)))
+    (local.set $baseB2 (f64x2.splat (local.get $baseB)))
+    (local.set $end (i32.and (local.get $n) (i32.const -2)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $i) (local.get $end)))
+        (local.set $k (i32.shl (local.get $i) (i32.const 3)))
+        (local.set $r (v128.load (i32.add (local.get $relevance) (local.get $k))))
+        (local.set $a (f64x2.replace_lane 1
+          (f64x2.splat (f64.load (i32.add (local.get $slopesA) (i32.shl (i32.load8_u (i32.add (local.get $bucketsA) (local.get $i))) (i32.const 3)))))
+          (f64.load (i32.add (local.get $slopesA) (i32.shl (i32.load8_u offset=1 (i32.add (local.get $bucketsA) (local.get $i))) (i32.const 3))))))
+        (local.set $b (f64x2.replace_lane 1
+          (f64x2.splat (f64.load (i32.add (local.get $slopesB) (i32.shl (i32.load8_u (i32.add (local.get $bucketsB) (local.get $i))) (i32.const 3)))))
+          (f64.load (i32.add (local.get $slopesB) (i32.shl (i32.load8_u offset=1 (i32.add (local.get $bucketsB) (local.get $i))) (i32.const 3))))))
+        (local.set $t (v128.load (i32.add (local.get $target) (local.get $k))))
+        (local.set $w (f64x2.add (local.get $t) (f64x2.add (local.get $baseA2) (f64x2.mul (local.get $a) (local.get $r)))))
+        (local.set $w (f64x2.add (local.get $w) (f64x2.add (local.get $baseB2) (f64x2.mul (local.get $b) (local.get $r)))))
+        ;; A NaN row keeps its target.
+        (v128.store (i32.add (local.get $target) (local.get $k)) (v128.bitselect (local.get $w) (local.get $t) (f64x2.eq (local.get $r) (local.get $r))))
+        (local.set $i (i32.add (local.get $i) (i32.const 2)))
+        (br $next)))
+    (if (i32.and (local.get $n) (i32.const 1))
+      (then
+        (local.set $k (i32.shl (local.get $i) (i32.const 3)))
+        (local.set $r1 (f64.load (i32.add (local.get $relevance) (local.get $k))))
+        (if (f64.eq (local.get $r1) (local.get $r1))
+          (then
+            (local.set $w1 (f64.add (f64.load (i32.add (local.get $target) (local.get $k)))
+              (f64.add (local.get $baseA)
+                (f64.mul (f64.load (i32.add (local.get $slopesA) (i32.shl (i32.load8_u (i32.add (local.get $bucketsA) (local.get $i))) (i32.const 3)))) (local.get $r1)))))
+            (f64.store (i32.add (local.get $target) (local.get $k))
+              (f64.add (local.get $w1)
+                (f64.add (local.get $baseB)
+                  (f64.mul (f64.load (i32.add (local.get $slopesB) (i32.shl (i32.load8_u (i32.add (local.get $bucketsB) (local.get $i))) (i32.const 3)))) (local.get $r1))))))))))
 )
