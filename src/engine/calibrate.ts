@@ -8,7 +8,7 @@
 import * as choices from "./choices.js";
 import { cutBoundary, cutTest, notAllZero, tieWidth } from "./cut.js";
 import type { AdjFitMultiplier, CensorOperator, CensorType, CensorUnit } from "./options.js";
-import { jsKernels, RowArena, type RowKernels } from "./kernels/rows.js";
+import { addToBucket, jsKernels, RowArena, type RowKernels } from "./kernels/rows.js";
 import { HistogramPair, percentiles, percentilesOfTwo } from "./percentile.js";
 
 export interface CensorSettings {
@@ -449,13 +449,7 @@ function bucketSums(relevance: Float64Array, scores: Float64Array, y: Float64Arr
       // The count of cuts passed, without data-dependent branches (the boundaries are sorted).
       const b = +(s >= c0) + +(s >= c1) + +(s >= c2) + +(s >= c3);
       buckets[i] = b;
-      const o = 6 * b;
-      sums[o] += 1;
-      sums[o + 1] += r;
-      sums[o + 2] += r * r;
-      sums[o + 3] += ry;
-      sums[o + 4] += ry * dy;
-      sums[o + 5] += ry * ry;
+      addToBucket(sums, b, r, r * r, ry, ry * dy, ry * ry);
     }
   } else {
     for (let i = 0; i < relevance.length; i++) {
@@ -467,13 +461,7 @@ function bucketSums(relevance: Float64Array, scores: Float64Array, y: Float64Arr
       let b = 0;
       for (let p = 0; p < T; p++) b += +(s >= atLeast[p]);
       buckets[i] = b;
-      const o = 6 * b;
-      sums[o] += 1;
-      sums[o + 1] += r;
-      sums[o + 2] += r * r;
-      sums[o + 3] += ry;
-      sums[o + 4] += ry * dy;
-      sums[o + 5] += ry * ry;
+      addToBucket(sums, b, r, r * r, ry, ry * dy, ry * ry);
     }
   }
 }

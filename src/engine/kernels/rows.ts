@@ -164,58 +164,28 @@ export const jsKernels: RowKernels = {
     for (let i = 0; i < n; i++) relNext[i] = relPrev[i] + ud[i] * vd;
   },
   finishFirst(ud, inv, vd, half, relPrev, relNext, infoPrev, infoNext, simNext, bounds, n) {
-    let rMin = Infinity;
-    let rMax = -Infinity;
-    let sMin = Infinity;
-    let sMax = -Infinity;
     for (let i = 0; i < n; i++) {
       const value = ud[i] * inv;
       ud[i] = value;
       const r = relPrev[i] + value * vd;
       const x = infoPrev[i] + value * value;
-      const s = r - 0.5 * x - half;
       relNext[i] = r;
       infoNext[i] = x;
-      simNext[i] = s;
-      rMin = r < rMin ? r : rMin;
-      rMax = r > rMax ? r : rMax;
-      sMin = s < sMin ? s : sMin;
-      sMax = s > sMax ? s : sMax;
+      simNext[i] = r - 0.5 * x - half;
     }
-    setBounds(bounds, rMin, rMax, sMin, sMax);
+    boundsOf(relNext, simNext, bounds, n);
   },
   finishOther(ud, vd, half, relPrev, relNext, infoNext, simNext, bounds, n) {
-    let rMin = Infinity;
-    let rMax = -Infinity;
-    let sMin = Infinity;
-    let sMax = -Infinity;
     for (let i = 0; i < n; i++) {
       const r = relPrev[i] + ud[i] * vd;
-      const s = r - 0.5 * infoNext[i] - half;
       relNext[i] = r;
-      simNext[i] = s;
-      rMin = r < rMin ? r : rMin;
-      rMax = r > rMax ? r : rMax;
-      sMin = s < sMin ? s : sMin;
-      sMax = s > sMax ? s : sMax;
+      simNext[i] = r - 0.5 * infoNext[i] - half;
     }
-    setBounds(bounds, rMin, rMax, sMin, sMax);
+    boundsOf(relNext, simNext, bounds, n);
   },
   finishLevel(rel, info, half, sim, bounds, n) {
-    let rMin = Infinity;
-    let rMax = -Infinity;
-    let sMin = Infinity;
-    let sMax = -Infinity;
-    for (let i = 0; i < n; i++) {
-      const r = rel[i];
-      const s = r - 0.5 * info[i] - half;
-      sim[i] = s;
-      rMin = r < rMin ? r : rMin;
-      rMax = r > rMax ? r : rMax;
-      sMin = s < sMin ? s : sMin;
-      sMax = s > sMax ? s : sMax;
-    }
-    setBounds(bounds, rMin, rMax, sMin, sMax);
+    for (let i = 0; i < n; i++) sim[i] = rel[i] - 0.5 * info[i] - half;
+    boundsOf(rel, sim, bounds, n);
   },
   histogramTwo(a, minA, scaleA, countsA, lastA, previousA, b, minB, scaleB, countsB, lastB, previousB, n) {
     for (let i = 0; i < n; i++) {
@@ -249,23 +219,11 @@ export const jsKernels: RowKernels = {
       const sr = sign * r;
       const br = +(sr >= a0) + +(sr >= a1) + +(sr >= a2) + +(sr >= a3);
       bucketsR[i] = br;
-      const o = 6 * br;
-      sumsR[o] += 1;
-      sumsR[o + 1] += r;
-      sumsR[o + 2] += r2;
-      sumsR[o + 3] += ry;
-      sumsR[o + 4] += ry2;
-      sumsR[o + 5] += r2y2;
+      addToBucket(sumsR, br, r, r2, ry, ry2, r2y2);
       const ss = sign * similarity[i];
       const bs = +(ss >= c0) + +(ss >= c1) + +(ss >= c2) + +(ss >= c3);
       bucketsS[i] = bs;
-      const q = 6 * bs;
-      sumsS[q] += 1;
-      sumsS[q + 1] += r;
-      sumsS[q + 2] += r2;
-      sumsS[q + 3] += ry;
-      sumsS[q + 4] += ry2;
-      sumsS[q + 5] += r2y2;
+      addToBucket(sumsS, bs, r, r2, ry, ry2, r2y2);
     }
     totals[0] = totalR;
     totals[1] = totalR2;
@@ -281,13 +239,44 @@ export const jsKernels: RowKernels = {
   },
 };
 
+/**
+ * Adds a row's six terms (1, r, r^2, r dy, r dy^2, r^2 dy^2) to bucket b's sums (sums[6 b ..]), in
+ * that order.
+ *
+ * @example
+ * const sums = new Float64Array(12);
+ * addToBucket(sums, 1, 2, 4, 1, 0.5, 1); // sums = [0, 0, 0, 0, 0, 0, 1, 2, 4, 1, 0.5, 1]
+ */
+export function addToBucket(sums: Float64Array, b: number, r: number, r2: number, ry: number, ry2: number, r2y2: number): void {
+  const o = 6 * b;
+  sums[o] += 1;
+  sums[o + 1] += r;
+  sums[o + 2] += r2;
+  sums[o + 3] += ry;
+  sums[o + 4] += ry2;
+  sums[o + 5] += r2y2;
+}
+
 /** The first four of T cuts, NaN for those missing (no score passes NaN). */
 function upToFour(atLeast: Float64Array, T: number): [number, number, number, number] {
   if (T > 4) throw new RangeError(`bucketsTwo takes at most 4 cuts; ${T} given`);
   return [T > 0 ? atLeast[0] : NaN, T > 1 ? atLeast[1] : NaN, T > 2 ? atLeast[2] : NaN, T > 3 ? atLeast[3] : NaN];
 }
 
-function setBounds(bounds: Float64Array, rMin: number, rMax: number, sMin: number, sMax: number): void {
+/** bounds = [min r, max r, min s, max s] over the first n rows, each running test `v < min ? v : min` (a NaN is never taken). */
+function boundsOf(rel: Float64Array, sim: Float64Array, bounds: Float64Array, n: number): void {
+  let rMin = Infinity;
+  let rMax = -Infinity;
+  let sMin = Infinity;
+  let sMax = -Infinity;
+  for (let i = 0; i < n; i++) {
+    const r = rel[i];
+    const s = sim[i];
+    rMin = r < rMin ? r : rMin;
+    rMax = r > rMax ? r : rMax;
+    sMin = s < sMin ? s : sMin;
+    sMax = s > sMax ? s : sMax;
+  }
   bounds[0] = rMin;
   bounds[1] = rMax;
   bounds[2] = sMin;
