@@ -39,8 +39,8 @@ afterAll(async () => {
   await service?.close();
 });
 
-/** A Grid that takes long enough (a few hundred ms) to be seen running. */
-const slowGrid = () => ({ ...synthetic(800, 16, 3), options: { inner_parallel: "off" as const } });
+/** A Grid that takes long enough (a few hundred ms: 16,383 combinations on 800 rows) to be seen running. */
+const slowGrid = () => ({ ...synthetic(800, 16, 3), options: { inner_parallel: "off" as const, max_iter: 16383 } });
 
 describe("v3: the quickstart 7x5 gold numbers through the client", () => {
   it("run grid: the published composite", async () => {

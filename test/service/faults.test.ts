@@ -34,11 +34,12 @@ const resultPath = (r: { job_id: number; job_code: string }) => `/v3/results/${r
 const experimentPath = (r: { experiment_id: number; experiment_code: string }) => `/v3/experiments/${r.experiment_id}/${r.experiment_code}`;
 
 /**
- * A Grid of 16383 combinations x 10 thresholds on 3000 rows: several seconds of work on one
- * worker, and still well past the limit when the service spreads it over both (about 2 s).
+ * A Grid of 16383 combinations x 10 thresholds on 10,000 rows (3.3e9 cell-observations, over the
+ * default maxWork, raised for it below): several seconds even when the service spreads it over
+ * both workers, well past the limit however fast the engine gets here.
  */
 const slowGrid = (() => {
-  const { y, X } = synthetic(3000, 14, 7);
+  const { y, X } = synthetic(10_000, 14, 7);
   return { y, X, theta: X[0], options: { max_iter: 16383, threshold: [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9] } };
 })();
 /** A duplicate column: the covariance is singular and `gaussian` cannot invert it. */
@@ -60,6 +61,7 @@ describe("faults in one service: each ends as a failed job with its reason, the 
     ({ service, client } = await start({
       workers: 2,
       jobTimeoutMs: LIMIT_MS,
+      limits: { maxWork: 1e10 },
       spawn: () => startWorker("fixtures/mortal-worker", import.meta.url, { workerData: { exitOn: EXIT_ON, crashOn: CRASH_ON } }),
     }));
   });
@@ -139,7 +141,7 @@ describe("rbp serve --data-dir after a crash", () => {
   afterAll(() => dir.remove());
 
   it("SIGKILL while a job runs and another waits; started again, it serves the old results and finishes the rest", async () => {
-    const args = ["--data-dir", dir.path, "--workers", "1", "--timeout", "2"];
+    const args = ["--data-dir", dir.path, "--workers", "1", "--timeout", "2", "--max-work", "10000000000"];
     const first = await serve(args);
     const c1 = first.client;
     const grid = (await c1.post("/v3/grid", quickstart())).body;

@@ -134,9 +134,11 @@ describe("refused requests leave nothing behind; a full disk answers 507 (items 
     rmSync(filler);
 
     // A slow job is accepted; while it runs the disk fills: its result (tens of KB) cannot be
-    // written, its outcome (a few hundred bytes) can.
+    // written, its outcome (a few hundred bytes) can. Ten thresholds on every combination of 12
+    // attributes: a few hundred ms, against the milliseconds the filling takes (its input must fit
+    // the 1 MiB disk, so it is made slow by its cells, not its rows).
     const { y, X } = synthetic(1500, 12, 3);
-    const slow = await client.post("/v3/grid", { y, X, theta: X[0], options: { max_iter: 4095 } });
+    const slow = await client.post("/v3/grid", { y, X, theta: X[0], options: { max_iter: 4095, threshold: [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9] } });
     expect(slow.status, JSON.stringify(slow.body)).toBe(200);
     const filler2 = fill(root!, 32 * 1024);
     const failed = await client.poll(resultPath(slow.body), 60_000);
