@@ -1,9 +1,9 @@
 /**
  * The Grid's hottest passes over the rows (the walk's, walk.ts; the histogram count of the
  * percentiles, percentile.ts; the censors' buckets and sums and the cells' weights, calibrate.ts),
- * in two implementations that give the same bits: `jsKernels`, plain
- * loops, and the WebAssembly kernels of rows.wat, which do the very same arithmetic two rows at a
- * time (f64x2) where they can and without bounds checks: 2.5 to 5 times faster.
+ * in two implementations that give the same bits: `jsKernels`, plain loops, and the WebAssembly
+ * kernels of rows.wat, which do the very same arithmetic two rows at a time (f64x2) where they can
+ * and without bounds checks: 2 to 5 times faster.
  *
  * The WebAssembly kernels read and write only their own memory, so the arrays they are given are
  * views into it: a `RowArena` hands them out, from that memory when WebAssembly with SIMD is there
@@ -318,7 +318,27 @@ interface RowExports {
     previousB: number,
     n: number,
   ): void;
-  bucketsTwo(...args: number[]): void;
+  bucketsTwo(
+    relevance: number,
+    similarity: number,
+    y: number,
+    ybar: number,
+    sign: number,
+    a0: number,
+    a1: number,
+    a2: number,
+    a3: number,
+    c0: number,
+    c1: number,
+    c2: number,
+    c3: number,
+    bucketsR: number,
+    bucketsS: number,
+    sumsR: number,
+    sumsS: number,
+    totals: number,
+    n: number,
+  ): void;
   addWeightsTwo(
     relevance: number,
     bucketsA: number,
