@@ -14,18 +14,8 @@
  * is the same pass in WebAssembly SIMD (bench/floor.wat), the instructions of the engine's
  * hottest passes (src/engine/kernels/rows.wat): the lower of the two lower bounds.
  */
+import { instantiate } from "../src/engine/kernels/rows.js";
 import { FLOOR_WASM } from "./floor-wasm.js";
-
-/** The WebAssembly API as this file uses it (the project is typed without the DOM's globals). */
-const wasm = (
-  globalThis as unknown as {
-    WebAssembly: {
-      Module: new (bytes: Uint8Array) => object;
-      Memory: new (descriptor: { initial: number }) => { readonly buffer: ArrayBuffer };
-      Instance: new (module: object, imports: object) => { readonly exports: unknown };
-    };
-  }
-).WebAssembly;
 
 export interface FloorInput {
   relevance: Float64Array;
@@ -82,13 +72,12 @@ export function floorCells(input: FloorInput, cells: number): number {
 export function simdFloor(input: FloorInput): (cells: number) => number {
   // Assembled by `npm run gen:kernels`, not here: with wabt loaded, every loop timed in the
   // process ran about a quarter slower.
-  const bytes = Uint8Array.from(atob(FLOOR_WASM), (c) => c.charCodeAt(0));
   const { relevance, scores, dy, cuts } = input;
   const N = relevance.length;
   const n = N + (N % 2);
-  const bytesNeeded = 8 * (3 * n + cuts.length);
-  const memory = new wasm.Memory({ initial: Math.ceil(bytesNeeded / 65536) + 1 });
-  const { exports } = new wasm.Instance(new wasm.Module(bytes), { env: { memory } });
+  const made = instantiate(FLOOR_WASM, 8 * (3 * n + cuts.length));
+  if (!made) throw new Error("the SIMD floor needs WebAssembly with SIMD");
+  const { memory, exports } = made;
   const view = (k: number, length: number) => new Float64Array(memory.buffer, 8 * k * n, length);
   view(0, n).set(scores);
   if (n > N) view(0, n)[N] = NaN;

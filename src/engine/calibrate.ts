@@ -8,7 +8,7 @@
 import * as choices from "./choices.js";
 import { cutBoundary, cutTest, notAllZero, tieWidth } from "./cut.js";
 import type { AdjFitMultiplier, CensorOperator, CensorType, CensorUnit } from "./options.js";
-import { addToBucket, jsKernels, RowArena, type RowKernels } from "./kernels/rows.js";
+import { addToBucket, jsKernels, RowArena, upToFour, type RowKernels } from "./kernels/rows.js";
 import { HistogramPair, percentiles, percentilesOfTwo } from "./percentile.js";
 
 export interface CensorSettings {
@@ -434,35 +434,19 @@ function setBoundaries(scratch: CalibrationScratch, operator: CensorOperator, T:
 function bucketSums(relevance: Float64Array, scores: Float64Array, y: Float64Array, ybar: number, sign: number, scratch: CalibrationScratch, T: number): void {
   const { buckets, atLeast } = scratch;
   const sums = scratch.sums.fill(0);
-  if (T <= 4) {
-    // Up to four cuts unrolled; a missing cut is NaN, which no score passes.
-    const c0 = T > 0 ? atLeast[0] : NaN;
-    const c1 = T > 1 ? atLeast[1] : NaN;
-    const c2 = T > 2 ? atLeast[2] : NaN;
-    const c3 = T > 3 ? atLeast[3] : NaN;
-    for (let i = 0; i < relevance.length; i++) {
-      const r = relevance[i];
-      if (r !== r) continue;
-      const dy = y[i] - ybar;
-      const ry = r * dy;
-      const s = sign * scores[i];
-      // The count of cuts passed, without data-dependent branches (the boundaries are sorted).
-      const b = +(s >= c0) + +(s >= c1) + +(s >= c2) + +(s >= c3);
-      buckets[i] = b;
-      addToBucket(sums, b, r, r * r, ry, ry * dy, ry * ry);
-    }
-  } else {
-    for (let i = 0; i < relevance.length; i++) {
-      const r = relevance[i];
-      if (r !== r) continue;
-      const dy = y[i] - ybar;
-      const ry = r * dy;
-      const s = sign * scores[i];
-      let b = 0;
-      for (let p = 0; p < T; p++) b += +(s >= atLeast[p]);
-      buckets[i] = b;
-      addToBucket(sums, b, r, r * r, ry, ry * dy, ry * ry);
-    }
+  // Up to four cuts unrolled; a missing cut is NaN, which no score passes. More cuts are counted in a loop.
+  const [c0, c1, c2, c3] = upToFour(atLeast, Math.min(T, 4));
+  for (let i = 0; i < relevance.length; i++) {
+    const r = relevance[i];
+    if (r !== r) continue;
+    const dy = y[i] - ybar;
+    const ry = r * dy;
+    const s = sign * scores[i];
+    // The count of cuts passed, without data-dependent branches (the boundaries are sorted).
+    let b = +(s >= c0) + +(s >= c1) + +(s >= c2) + +(s >= c3);
+    for (let p = 4; p < T; p++) b += +(s >= atLeast[p]);
+    buckets[i] = b;
+    addToBucket(sums, b, r, r * r, ry, ry * dy, ry * ry);
   }
 }
 
@@ -721,7 +705,8 @@ export function addWeightsOfTwo(
   const baseA = slopesOf(rows, a, factorsA, scratchA.slopes);
   const baseB = slopesOf(rows, b, factorsB, scratchB.slopes);
   const passes = rows.passes;
-  if (passes && scratchA.slopes.length <= 256 && passes.holds(relevance, a.buckets, b.buckets, target)) {
+  // A scratch holds at most 255 thresholds: its slopes fit the arena's 256.
+  if (passes && passes.holds(relevance, a.buckets, b.buckets, target)) {
     const [slopesA, slopesB] = passes.slopes;
     slopesA.set(scratchA.slopes);
     slopesB.set(scratchB.slopes);

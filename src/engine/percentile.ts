@@ -14,7 +14,7 @@
  * one length (a Grid's two censors) with each pass over the rows shared.
  */
 import { snapCut } from "./cut.js";
-import { jsKernels, RowArena, type RowKernels } from "./kernels/rows.js";
+import { countIntoBins, jsKernels, RowArena, type RowKernels } from "./kernels/rows.js";
 
 const MAX_BINS = 4096;
 const MIN_BINS = 16;
@@ -246,13 +246,7 @@ export function percentiles(
   }
   const h = first;
   h.open(count, min, max);
-  const { counts, last, previous, scale } = h;
-  for (let i = 0; i < count; i++) {
-    const b = ((values[i] - min) * scale) | 0;
-    counts[b]++;
-    previous[i] = last[b];
-    last[b] = i;
-  }
+  countIntoBins(values, min, h.scale, h.counts, h.last, h.previous, count);
   h.mark(count, fractions);
   if (h.gathered > 0) {
     h.gather(values, scratch);

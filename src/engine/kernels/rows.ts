@@ -163,41 +163,22 @@ export const jsKernels: RowKernels = {
   extendRelevance(ud, vd, relPrev, relNext, n) {
     for (let i = 0; i < n; i++) relNext[i] = relPrev[i] + ud[i] * vd;
   },
+  // The twins of the fused WebAssembly passes: the same values, one plain pass after another.
   finishFirst(ud, inv, vd, half, relPrev, relNext, infoPrev, infoNext, simNext, bounds, n) {
-    for (let i = 0; i < n; i++) {
-      const value = ud[i] * inv;
-      ud[i] = value;
-      const r = relPrev[i] + value * vd;
-      const x = infoPrev[i] + value * value;
-      relNext[i] = r;
-      infoNext[i] = x;
-      simNext[i] = r - 0.5 * x - half;
-    }
-    boundsOf(relNext, simNext, bounds, n);
+    jsKernels.scaleFirst(ud, inv, vd, relPrev, relNext, infoPrev, infoNext, n);
+    jsKernels.finishLevel(relNext, infoNext, half, simNext, bounds, n);
   },
   finishOther(ud, vd, half, relPrev, relNext, infoNext, simNext, bounds, n) {
-    for (let i = 0; i < n; i++) {
-      const r = relPrev[i] + ud[i] * vd;
-      relNext[i] = r;
-      simNext[i] = r - 0.5 * infoNext[i] - half;
-    }
-    boundsOf(relNext, simNext, bounds, n);
+    jsKernels.extendRelevance(ud, vd, relPrev, relNext, n);
+    jsKernels.finishLevel(relNext, infoNext, half, simNext, bounds, n);
   },
   finishLevel(rel, info, half, sim, bounds, n) {
     for (let i = 0; i < n; i++) sim[i] = rel[i] - 0.5 * info[i] - half;
     boundsOf(rel, sim, bounds, n);
   },
   histogramTwo(a, minA, scaleA, countsA, lastA, previousA, b, minB, scaleB, countsB, lastB, previousB, n) {
-    for (let i = 0; i < n; i++) {
-      const binA = ((a[i] - minA) * scaleA) | 0;
-      countsA[binA]++;
-      previousA[i] = lastA[binA];
-      lastA[binA] = i;
-      const binB = ((b[i] - minB) * scaleB) | 0;
-      countsB[binB]++;
-      previousB[i] = lastB[binB];
-      lastB[binB] = i;
-    }
+    countIntoBins(a, minA, scaleA, countsA, lastA, previousA, n);
+    countIntoBins(b, minB, scaleB, countsB, lastB, previousB, n);
   },
   bucketsTwo(relevance, similarity, y, ybar, sign, atLeastR, atLeastS, T, bucketsR, bucketsS, sumsR, sumsS, totals, n) {
     // Up to four cuts unrolled; a missing cut is NaN, which no score passes.
@@ -240,6 +221,32 @@ export const jsKernels: RowKernels = {
 };
 
 /**
+ * The counting pass of one histogram select (percentile.ts): row i goes into bin
+ * ((values[i] - min) * scale) | 0, whose count goes up, and previous[i] links it to that bin's
+ * last row before it.
+ *
+ * @example
+ * const [counts, last, previous] = [new Int32Array(2), new Int32Array(2), new Int32Array(3)];
+ * countIntoBins(Float64Array.of(0, 1, 0.5), 0, 1.99, counts, last, previous, 3); // counts = [1, 2]
+ */
+export function countIntoBins(
+  values: ArrayLike<number>,
+  min: number,
+  scale: number,
+  counts: Int32Array,
+  last: Int32Array,
+  previous: Int32Array,
+  n: number,
+): void {
+  for (let i = 0; i < n; i++) {
+    const bin = ((values[i] - min) * scale) | 0;
+    counts[bin]++;
+    previous[i] = last[bin];
+    last[bin] = i;
+  }
+}
+
+/**
  * Adds a row's six terms (1, r, r^2, r dy, r dy^2, r^2 dy^2) to bucket b's sums (sums[6 b ..]), in
  * that order.
  *
@@ -258,7 +265,7 @@ export function addToBucket(sums: Float64Array, b: number, r: number, r2: number
 }
 
 /** The first four of T cuts, NaN for those missing (no score passes NaN). */
-function upToFour(atLeast: Float64Array, T: number): [number, number, number, number] {
+export function upToFour(atLeast: Float64Array, T: number): [number, number, number, number] {
   if (T > 4) throw new RangeError(`bucketsTwo takes at most 4 cuts; ${T} given`);
   return [T > 0 ? atLeast[0] : NaN, T > 1 ? atLeast[1] : NaN, T > 2 ? atLeast[2] : NaN, T > 3 ? atLeast[3] : NaN];
 }
@@ -439,17 +446,33 @@ interface WebAssemblyApi {
 }
 const wasm = (globalThis as { WebAssembly?: WebAssemblyApi }).WebAssembly;
 
-/** The compiled module, once per thread; null where WebAssembly or its SIMD is missing. */
-let compiled: object | null | undefined;
+/** Each module compiled once per thread, by its base64 (null where WebAssembly or its SIMD is missing). */
+const compiled = new Map<string, object | null>();
 
-function rowsModule(): object | null {
-  if (compiled === undefined) {
-    compiled = null;
-    const bytes = Uint8Array.from(atob(ROWS_WASM), (c) => c.charCodeAt(0));
-    // A runtime without SIMD rejects the module: the plain loops serve instead.
-    if (wasm?.validate(bytes)) compiled = new wasm.Module(bytes);
+/**
+ * An instance of the module in `base64` (a file `npm run gen:kernels` generated) on a memory of its
+ * own of at least `bytes` bytes, imported as env.memory; null where WebAssembly or its SIMD is
+ * missing (the runtime rejects the module) or the memory is refused (too large, or the address
+ * space is spent).
+ *
+ * @example
+ * const made = instantiate(ROWS_WASM, 65536);
+ * if (made) new Float64Array(made.memory.buffer, 0, 8); // arrays its exports may be given
+ */
+export function instantiate(base64: string, bytes: number): { memory: { readonly buffer: ArrayBuffer }; exports: unknown } | null {
+  if (!compiled.has(base64)) {
+    const code = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+    compiled.set(base64, wasm?.validate(code) ? new wasm.Module(code) : null);
   }
-  return compiled;
+  const module = compiled.get(base64);
+  if (!module || !wasm) return null;
+  try {
+    const memory = new wasm.Memory({ initial: Math.max(1, Math.ceil(bytes / PAGE)) });
+    return { memory, exports: new wasm.Instance(module, { env: { memory } }).exports };
+  } catch (error) {
+    if (error instanceof RangeError) return null;
+    throw error;
+  }
 }
 
 const PAGE = 65536;
@@ -468,7 +491,7 @@ const padded = (bytes: number) => Math.ceil(bytes / ALIGN) * ALIGN;
  */
 export class RowArena {
   readonly kernels: RowKernels;
-  private readonly memory: { readonly buffer: ArrayBuffer } | null = null;
+  private readonly memory: { readonly buffer: ArrayBuffer } | null;
   private used = 0;
 
   constructor(
@@ -476,20 +499,10 @@ export class RowArena {
     readonly capacity: number,
     choice: KernelChoice = "wasm",
   ) {
-    const module = choice === "wasm" ? rowsModule() : null;
-    if (module && wasm) {
-      try {
-        const memory = new wasm.Memory({ initial: Math.max(1, Math.ceil(capacity / PAGE)) });
-        const instance = new wasm.Instance(module, { env: { memory } });
-        this.memory = memory;
-        this.kernels = wasmKernels(instance.exports as unknown as RowExports, memory.buffer);
-        return;
-      } catch (error) {
-        // Memory refused (too large, or the address space is spent): the plain loops need no memory of their own.
-        if (!(error instanceof RangeError)) throw error;
-      }
-    }
-    this.kernels = jsKernels;
+    // Without WebAssembly SIMD or the memory, the plain loops, which need no memory of their own.
+    const made = choice === "wasm" ? instantiate(ROWS_WASM, capacity) : null;
+    this.memory = made?.memory ?? null;
+    this.kernels = made ? wasmKernels(made.exports as RowExports, made.memory.buffer) : jsKernels;
   }
 
   /** The bytes an arena needs for arrays of these lengths (doubles, 32-bit integers, bytes). */
