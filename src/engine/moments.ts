@@ -60,13 +60,37 @@ function completeMoments(data: Dataset, columns: ArrayLike<number>, rows: Uint8A
     throw new ComputationError(`Only ${count} row(s) have every attribute present; the covariance needs at least 2.`, "X");
   }
   for (let a = 0; a < k; a++) mean[a] /= count;
-  const centred = new Float64Array(k);
-  for (let i = 0; i < data.rows; i++) {
+  // The used rows' centred values column by column; each entry of the covariance is then the sum
+  // of its products over the rows in order, four entries a pass (four independent sums).
+  const centred = new Float64Array(k * count);
+  for (let i = 0, m = 0; i < data.rows; i++) {
     if (!rows[i]) continue;
-    for (let a = 0; a < k; a++) centred[a] = X[i * stride + columns[a]] - mean[a];
-    for (let a = 0; a < k; a++) {
-      const ca = centred[a];
-      for (let b = a; b < k; b++) cov[a * k + b] += ca * centred[b];
+    for (let a = 0; a < k; a++) centred[a * count + m] = X[i * stride + columns[a]] - mean[a];
+    m++;
+  }
+  for (let a = 0; a < k; a++) {
+    const ca = a * count;
+    let b = a;
+    for (; b + 4 <= k; b += 4) {
+      const [c0, c1, c2, c3] = [b * count, (b + 1) * count, (b + 2) * count, (b + 3) * count];
+      let [s0, s1, s2, s3] = [0, 0, 0, 0];
+      for (let m = 0; m < count; m++) {
+        const x = centred[ca + m];
+        s0 += x * centred[c0 + m];
+        s1 += x * centred[c1 + m];
+        s2 += x * centred[c2 + m];
+        s3 += x * centred[c3 + m];
+      }
+      cov[a * k + b] = s0;
+      cov[a * k + b + 1] = s1;
+      cov[a * k + b + 2] = s2;
+      cov[a * k + b + 3] = s3;
+    }
+    for (; b < k; b++) {
+      const cb = b * count;
+      let sum = 0;
+      for (let m = 0; m < count; m++) sum += centred[ca + m] * centred[cb + m];
+      cov[a * k + b] = sum;
     }
   }
   for (let a = 0; a < k; a++) {
