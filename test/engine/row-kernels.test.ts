@@ -53,6 +53,10 @@ describe("RowArena", () => {
     expect(() => arena.kernels.subtractLevel(dst, dst, [u0, u1, u2], L, 0, 3, 4)).toThrow(/not one table/);
     expect(() => arena.kernels.subtractLevel(dst, dst, [u0, u1, gap], L, 0, 3, 4)).not.toThrow();
     expect(() => arena.kernels.subtractLevel(dst, dst, [u0, u1, gap], Float64Array.of(1, 1, 1), 0, 3, 4)).toThrow(/not one of their arena's/);
+    // A view of the arena's memory that the arena did not hand out is refused as well.
+    const view = new Float64Array(L.buffer, L.byteOffset, L.length);
+    expect(() => arena.kernels.subtractLevel(dst, dst, [u0, u1, gap], view, 0, 3, 4)).toThrow(/not one of their arena's/);
+    expect(arena.holds(L) && !arena.holds(view) && !arena.holds(L.subarray(1))).toBe(true);
     expect(() => arena.kernels.subtractLevel(dst, dst, [u0, u1, gap], L, 0, 3, 5)).toThrow(/an array of 4 given to the WebAssembly kernels for 5 rows/);
     expect(() => arena.kernels.subtractLevel(dst, dst, [u0, u1, gap], L, 1, 3, 4)).toThrow(/an array of 3 given to the WebAssembly kernels for 4 rows/);
   });
