@@ -3,6 +3,7 @@
  * Covariances use the N-1 denominator; NaN marks a missing value.
  */
 import { ComputationError } from "./errors.js";
+import { gramRow } from "./linalg.js";
 import type { Dataset } from "./data.js";
 import type { MissingMoments } from "./options.js";
 
@@ -61,38 +62,14 @@ function completeMoments(data: Dataset, columns: ArrayLike<number>, rows: Uint8A
   }
   for (let a = 0; a < k; a++) mean[a] /= count;
   // The used rows' centred values column by column; each entry of the covariance is then the sum
-  // of its products over the rows in order, four entries a pass (four independent sums).
+  // of its products over the rows in order (gramRow).
   const centred = new Float64Array(k * count);
   for (let i = 0, m = 0; i < data.rows; i++) {
     if (!rows[i]) continue;
     for (let a = 0; a < k; a++) centred[a * count + m] = X[i * stride + columns[a]] - mean[a];
     m++;
   }
-  for (let a = 0; a < k; a++) {
-    const ca = a * count;
-    let b = a;
-    for (; b + 4 <= k; b += 4) {
-      const [c0, c1, c2, c3] = [b * count, (b + 1) * count, (b + 2) * count, (b + 3) * count];
-      let [s0, s1, s2, s3] = [0, 0, 0, 0];
-      for (let m = 0; m < count; m++) {
-        const x = centred[ca + m];
-        s0 += x * centred[c0 + m];
-        s1 += x * centred[c1 + m];
-        s2 += x * centred[c2 + m];
-        s3 += x * centred[c3 + m];
-      }
-      cov[a * k + b] = s0;
-      cov[a * k + b + 1] = s1;
-      cov[a * k + b + 2] = s2;
-      cov[a * k + b + 3] = s3;
-    }
-    for (; b < k; b++) {
-      const cb = b * count;
-      let sum = 0;
-      for (let m = 0; m < count; m++) sum += centred[ca + m] * centred[cb + m];
-      cov[a * k + b] = sum;
-    }
-  }
+  for (let a = 0; a < k; a++) gramRow(centred, count, k, a, cov, a * k);
   for (let a = 0; a < k; a++) {
     for (let b = a; b < k; b++) {
       const v = cov[a * k + b] / (count - 1);

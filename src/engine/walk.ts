@@ -13,7 +13,7 @@
  */
 import type { Dataset } from "./data.js";
 import { jsKernels, RowArena, type KernelChoice, type RowKernels } from "./kernels/rows.js";
-import { PIVOT_TOLERANCE } from "./linalg.js";
+import { gramRow, PIVOT_TOLERANCE } from "./linalg.js";
 import { ArenaPasses, type ScoredRows } from "./calibrate.js";
 
 export interface WalkedModel extends ScoredRows {
@@ -60,29 +60,8 @@ export function standardize(data: Dataset, theta: Float64Array): Standardized {
   }
   const corr = new Float64Array(K * K);
   for (let a = 0; a < K; a++) {
-    const za = a * N;
-    let b = a;
-    // Four entries a pass (four independent sums), each over the rows in order.
-    for (; b + 4 <= K; b += 4) {
-      const [z0, z1, z2, z3] = [b * N, (b + 1) * N, (b + 2) * N, (b + 3) * N];
-      let [s0, s1, s2, s3] = [0, 0, 0, 0];
-      for (let i = 0; i < N; i++) {
-        const x = z[za + i];
-        s0 += x * z[z0 + i];
-        s1 += x * z[z1 + i];
-        s2 += x * z[z2 + i];
-        s3 += x * z[z3 + i];
-      }
-      corr[a * K + b] = corr[b * K + a] = s0 / (N - 1);
-      corr[a * K + b + 1] = corr[(b + 1) * K + a] = s1 / (N - 1);
-      corr[a * K + b + 2] = corr[(b + 2) * K + a] = s2 / (N - 1);
-      corr[a * K + b + 3] = corr[(b + 3) * K + a] = s3 / (N - 1);
-    }
-    for (; b < K; b++) {
-      let s = 0;
-      for (let i = 0; i < N; i++) s += z[za + i] * z[b * N + i];
-      corr[a * K + b] = corr[b * K + a] = s / (N - 1);
-    }
+    gramRow(z, N, K, a, corr, a * K);
+    for (let b = a; b < K; b++) corr[a * K + b] = corr[b * K + a] = corr[a * K + b] / (N - 1);
   }
   return { rows: N, cols: K, z, thetaZ: standardTheta(mean, scale, theta), mean, scale, corr };
 }
