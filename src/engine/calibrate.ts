@@ -481,6 +481,10 @@ function calibrationsOf(
   const syy = outcome.sumSquares;
   const reused = scratch.reused;
   const out: Calibration[] = reused ?? [];
+  // The rules of choices.ts and cut.ts, looked up once per call rather than once per threshold.
+  const { MIN_RETAINED, MIN_COMPLEMENT_FOR_ASYMMETRY, kfit, outlierInfluence } = choices;
+  const zeroTest = notAllZero;
+  const multiplier = choices.adjFitMultiplier(fitSettings.multiplier, fitSettings.attributes);
   for (let t = 0; t < T; t++) {
     const c = reused ? (reused[t] ??= blankCalibration()) : blankCalibration();
     if (!reused) out.push(c);
@@ -492,7 +496,7 @@ function calibrationsOf(
     const partVar = s2 / (n - 1);
     const threshold = settings.thresholds[t];
     const rStarPercent = settings.unit === "percent" ? threshold : choices.shareBelow(usableScores, count, cuts[t], width);
-    if (n < choices.MIN_RETAINED || !notAllZero(s2, n, relevanceWidth)) {
+    if (n < MIN_RETAINED || !zeroTest(s2, n, relevanceWidth)) {
       setInvalid(c, censor, threshold, n, count, cuts[t], rStarPercent, fullVar);
       continue;
     }
@@ -505,13 +509,13 @@ function calibrationsOf(
     const nc = count - n;
     const s1c = totalR - s1;
     const s2c = totalR2 - s2;
-    const complementValid = nc >= choices.MIN_COMPLEMENT_FOR_ASYMMETRY && notAllZero(s2c, nc, relevanceWidth);
+    const complementValid = nc >= MIN_COMPLEMENT_FOR_ASYMMETRY && zeroTest(s2c, nc, relevanceWidth);
     const rhoC = complementValid ? correlation(totalRY - sy, s2c - (s1c * s1c) / count, syy) : 0;
     const asymmetry = complementValid ? 0.5 * (rho - rhoC) ** 2 : 0;
     const fit = rho * rho;
 
     const diagonal = sums[o + 5] - 2 * shift * sums[o + 4] + shift * shift * syy;
-    const outlier = choices.outlierInfluence(diagonal, spread * syy);
+    const outlier = outlierInfluence(diagonal, spread * syy);
 
     const linearPart = coefficient * sy;
     const yhat = fitSettings.logistic ? logisticYhat(ybar, linearPart, rows.positivesDistance) : ybar + linearPart;
@@ -530,8 +534,8 @@ function calibrationsOf(
     c.fit = fit;
     c.rho = rho;
     c.asymmetry = asymmetry;
-    c.adjustedFit = choices.adjFitMultiplier(fitSettings.multiplier, fitSettings.attributes) * (fit + asymmetry);
-    c.kFit = choices.kfit(fit, fitSettings.attributes);
+    c.adjustedFit = multiplier * (fit + asymmetry);
+    c.kFit = kfit(fit, fitSettings.attributes);
     c.outlierInfluence = outlier;
     c.agreement = fit - outlier;
     c.coefficient = coefficient;

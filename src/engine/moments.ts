@@ -3,6 +3,7 @@
  * Covariances use the N-1 denominator; NaN marks a missing value.
  */
 import { ComputationError } from "./errors.js";
+import { gramRow } from "./linalg.js";
 import type { Dataset } from "./data.js";
 import type { MissingMoments } from "./options.js";
 
@@ -60,15 +61,15 @@ function completeMoments(data: Dataset, columns: ArrayLike<number>, rows: Uint8A
     throw new ComputationError(`Only ${count} row(s) have every attribute present; the covariance needs at least 2.`, "X");
   }
   for (let a = 0; a < k; a++) mean[a] /= count;
-  const centred = new Float64Array(k);
-  for (let i = 0; i < data.rows; i++) {
+  // The used rows' centred values column by column; each entry of the covariance is then the sum
+  // of its products over the rows in order (gramRow).
+  const centred = new Float64Array(k * count);
+  for (let i = 0, m = 0; i < data.rows; i++) {
     if (!rows[i]) continue;
-    for (let a = 0; a < k; a++) centred[a] = X[i * stride + columns[a]] - mean[a];
-    for (let a = 0; a < k; a++) {
-      const ca = centred[a];
-      for (let b = a; b < k; b++) cov[a * k + b] += ca * centred[b];
-    }
+    for (let a = 0; a < k; a++) centred[a * count + m] = X[i * stride + columns[a]] - mean[a];
+    m++;
   }
+  for (let a = 0; a < k; a++) gramRow(centred, count, k, a, cov, a * k);
   for (let a = 0; a < k; a++) {
     for (let b = a; b < k; b++) {
       const v = cov[a * k + b] / (count - 1);

@@ -61,7 +61,9 @@ class Histogram {
     // The largest value falls in the last bin: (v - min) * scale is monotone in v, so every value then has a bin below `bins`.
     let scale = bins / (max - min);
     while ((((max - min) * scale) | 0) >= bins) scale *= 1 - 2 ** -40;
-    this.scale = scale;
+    // A range too narrow for a finite scale (max - min subnormal, or 0): every value in bin 0, where
+    // `| 0` put them with the infinite scale; the WebAssembly count needs a finite one.
+    this.scale = scale < Infinity ? scale : 0;
     this.counts.fill(0, 0, bins);
     if (this.previous.length < count) {
       if (this.fixed) throw new RangeError(`this histogram holds at most ${this.previous.length} values; ${count} given`);
@@ -291,7 +293,9 @@ export function percentilesOfTwo(
   const hb = pair.second;
   ha.open(count, minA, maxA);
   hb.open(count, minB, maxB);
-  pair.kernels.histogramTwo(a, minA, ha.scale, ha.counts, ha.last, ha.previous, b, minB, hb.scale, hb.counts, hb.last, hb.previous, count);
+  // The WebAssembly count takes finite bounds only (its truncation would trap on an infinity).
+  const kernels = Number.isFinite(minA + maxA + minB + maxB) ? pair.kernels : jsKernels;
+  kernels.histogramTwo(a, minA, ha.scale, ha.counts, ha.last, ha.previous, b, minB, hb.scale, hb.counts, hb.last, hb.previous, count);
   ha.mark(count, fractions);
   hb.mark(count, fractions);
   ha.gather(a, scratchA);

@@ -13,7 +13,7 @@
  */
 import type { Dataset } from "./data.js";
 import { jsKernels, RowArena, type KernelChoice, type RowKernels } from "./kernels/rows.js";
-import { PIVOT_TOLERANCE } from "./linalg.js";
+import { gramRow, PIVOT_TOLERANCE } from "./linalg.js";
 import { ArenaPasses, type ScoredRows } from "./calibrate.js";
 
 export interface WalkedModel extends ScoredRows {
@@ -60,11 +60,8 @@ export function standardize(data: Dataset, theta: Float64Array): Standardized {
   }
   const corr = new Float64Array(K * K);
   for (let a = 0; a < K; a++) {
-    for (let b = a; b < K; b++) {
-      let s = 0;
-      for (let i = 0; i < N; i++) s += z[a * N + i] * z[b * N + i];
-      corr[a * K + b] = corr[b * K + a] = s / (N - 1);
-    }
+    gramRow(z, N, K, a, corr, a * K);
+    for (let b = a; b < K; b++) corr[a * K + b] = corr[b * K + a] = corr[a * K + b] / (N - 1);
   }
   return { rows: N, cols: K, z, thetaZ: standardTheta(mean, scale, theta), mean, scale, corr };
 }

@@ -53,6 +53,10 @@ describe("RowArena", () => {
     expect(() => arena.kernels.subtractLevel(dst, dst, [u0, u1, u2], L, 0, 3, 4)).toThrow(/not one table/);
     expect(() => arena.kernels.subtractLevel(dst, dst, [u0, u1, gap], L, 0, 3, 4)).not.toThrow();
     expect(() => arena.kernels.subtractLevel(dst, dst, [u0, u1, gap], Float64Array.of(1, 1, 1), 0, 3, 4)).toThrow(/not one of their arena's/);
+    // A view of the arena's memory that the arena did not hand out is refused as well.
+    const view = new Float64Array(L.buffer, L.byteOffset, L.length);
+    expect(() => arena.kernels.subtractLevel(dst, dst, [u0, u1, gap], view, 0, 3, 4)).toThrow(/not one of their arena's/);
+    expect(arena.holds(L) && !arena.holds(view) && !arena.holds(L.subarray(1))).toBe(true);
     expect(() => arena.kernels.subtractLevel(dst, dst, [u0, u1, gap], L, 0, 3, 5)).toThrow(/an array of 4 given to the WebAssembly kernels for 5 rows/);
     expect(() => arena.kernels.subtractLevel(dst, dst, [u0, u1, gap], L, 1, 3, 4)).toThrow(/an array of 3 given to the WebAssembly kernels for 4 rows/);
   });
@@ -275,6 +279,52 @@ describe("histogramTwo counts as its JavaScript twin", () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  it("values reaching an infinity, or a range too narrow for a finite scale, are counted without a trap, as the plain loop counts them", () => {
+    const arena = new RowArena(RowArena.bytesFor({ doubles: [4, 4] }) + HistogramPair.bytesFor(4));
+    const [a, b] = arena.arrays(2, 4);
+    const pair = new HistogramPair(arena, 4);
+    const cases: [number[], number[]][] = [
+      [
+        [1, 2, Infinity, 3],
+        [4, 3, 2, 1],
+      ],
+      [
+        [0, 5e-324, 0, 5e-324],
+        [3, 0, 1, 2],
+      ],
+      [
+        [0, 1, 2, 3],
+        [-Infinity, 0, 1, 2],
+      ],
+    ];
+    for (const [x, w] of cases) {
+      a.set(x);
+      b.set(w);
+      const run = (p: HistogramPair) => {
+        const out = [new Float64Array(2), new Float64Array(2)];
+        percentilesOfTwo(
+          a,
+          b,
+          4,
+          [0.25, 0.5],
+          new Float64Array(4),
+          new Float64Array(4),
+          out[0],
+          out[1],
+          Math.min(...x),
+          Math.max(...x),
+          0,
+          Math.min(...w),
+          Math.max(...w),
+          0,
+          p,
+        );
+        return out.map((o) => [...o]);
+      };
+      expect(run(pair)).toEqual(run(new HistogramPair(null, 4)));
+    }
   });
 
   it("an arena's pair refuses more values than it was made for", () => {

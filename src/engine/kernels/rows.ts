@@ -365,7 +365,7 @@ interface RowExports {
  */
 function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
   const at = (a: Float64Array | Int32Array | Uint8Array, n: number): number => {
-    if (a.buffer !== buffer) throw new RangeError("an array given to the WebAssembly kernels is not one of their arena's");
+    if ((a as Branded)[MEMORY] !== buffer) throw new RangeError("an array given to the WebAssembly kernels is not one of their arena's");
     if (a.length < n) throw new RangeError(`an array of ${a.length} given to the WebAssembly kernels for ${n} rows`);
     return a.byteOffset;
   };
@@ -475,6 +475,14 @@ export function instantiate(base64: string, bytes: number): { memory: { readonly
   }
 }
 
+/**
+ * Set on each array an arena hands out: the buffer of the memory it is a view of. The kernels'
+ * check reads it instead of the array's `buffer` (about 12 ns a read in V8, four to ten reads a
+ * call); a view of the memory that the arena did not hand out is refused like any other array.
+ */
+const MEMORY = Symbol("the arena memory this array is a view of");
+type Branded = { [MEMORY]?: ArrayBuffer };
+
 const PAGE = 65536;
 /** Every array starts on 16 bytes (a pair of rows). */
 const ALIGN = 16;
@@ -513,7 +521,7 @@ export class RowArena {
 
   /** A zero-filled array of n doubles, its own until the arena is dropped. */
   array(n: number): Float64Array {
-    return this.memory ? new Float64Array(this.memory.buffer, this.take(8 * n), n) : new Float64Array(n);
+    return this.memory ? this.branded(new Float64Array(this.memory.buffer, this.take(8 * n), n)) : new Float64Array(n);
   }
 
   /** `count` arrays of n doubles one after another (a table whose arrays are the same bytes apart). */
@@ -523,17 +531,23 @@ export class RowArena {
 
   /** Whether `a` is one of this arena's arrays, as the WebAssembly kernels need (never for plain arrays). */
   holds(a: ArrayBufferView): boolean {
-    return this.memory !== null && a.buffer === this.memory.buffer;
+    return this.memory !== null && (a as Branded)[MEMORY] === this.memory.buffer;
   }
 
   /** A zero-filled array of n bytes. */
   uint8(n: number): Uint8Array {
-    return this.memory ? new Uint8Array(this.memory.buffer, this.take(n), n) : new Uint8Array(n);
+    return this.memory ? this.branded(new Uint8Array(this.memory.buffer, this.take(n), n)) : new Uint8Array(n);
   }
 
   /** A zero-filled array of n 32-bit integers. */
   int32(n: number): Int32Array {
-    return this.memory ? new Int32Array(this.memory.buffer, this.take(4 * n), n) : new Int32Array(n);
+    return this.memory ? this.branded(new Int32Array(this.memory.buffer, this.take(4 * n), n)) : new Int32Array(n);
+  }
+
+  /** Marks a view of this arena's memory as handed out by it (`MEMORY`). */
+  private branded<A extends Float64Array | Int32Array | Uint8Array>(a: A): A {
+    (a as Branded)[MEMORY] = this.memory!.buffer;
+    return a;
   }
 
   private take(bytes: number): number {

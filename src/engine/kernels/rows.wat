@@ -352,19 +352,66 @@
     (f64.store offset=24 (local.get $bounds) (call $above (local.get $s) (f64.load offset=24 (local.get $bounds)))))
 
   ;; The counting pass of two histogram selects (percentile.ts `percentilesOfTwo`): for each row i,
-  ;; its bin in a and in b, ((v - min) * scale) truncated (every value lies in [min, max], so the
-  ;; bin is in range; a NaN counts into bin 0, as `| 0` puts it); that bin's count goes up, and
+  ;; its bin in a and in b, ((v - min) * scale) truncated; that bin's count goes up, and
   ;; previous[i] links i to the bin's last row before it. Counts, last and previous are i32.
+  ;; The caller guarantees every value lies in [min, max], both finite, with a finite scale, so
+  ;; that the bin is in range. Two rows a pass: their bins by f64x2 arithmetic and
+  ;; i32x4.trunc_sat_f64x2_s_zero, then counted and linked one row after the other, in a and then
+  ;; in b, as the plain loops do. An odd n leaves the last row to a scalar tail, whose truncation
+  ;; is i32.trunc_f64_s (it would trap on a NaN or an infinity; V8's saturating scalar
+  ;; i32.trunc_sat_f64_s made the pass about half as slow again).
   (func (export "histogramTwo")
     (param $a i32) (param $minA f64) (param $scaleA f64) (param $countsA i32) (param $lastA i32) (param $previousA i32)
     (param $b i32) (param $minB f64) (param $scaleB f64) (param $countsB i32) (param $lastB i32) (param $previousB i32)
     (param $n i32)
-    (local $i i32) (local $bin i32) (local $at i32)
+    (local $i i32) (local $k i32) (local $end i32) (local $bin i32) (local $at i32)
+    (local $binsA v128) (local $binsB v128) (local $minA2 v128) (local $scaleA2 v128) (local $minB2 v128) (local $scaleB2 v128)
+    (local.set $minA2 (f64x2.splat (local.get $minA)))
+    (local.set $scaleA2 (f64x2.splat (local.get $scaleA)))
+    (local.set $minB2 (f64x2.splat (local.get $minB)))
+    (local.set $scaleB2 (f64x2.splat (local.get $scaleB)))
+    (local.set $end (i32.and (local.get $n) (i32.const -2)))
     (block $done
       (loop $next
-        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (br_if $done (i32.ge_u (local.get $i) (local.get $end)))
+        (local.set $k (i32.shl (local.get $i) (i32.const 3)))
+        (local.set $binsA (i32x4.shl (i32x4.trunc_sat_f64x2_s_zero (f64x2.mul (f64x2.sub (v128.load (i32.add (local.get $a) (local.get $k))) (local.get $minA2)) (local.get $scaleA2))) (i32.const 2)))
+        (local.set $binsB (i32x4.shl (i32x4.trunc_sat_f64x2_s_zero (f64x2.mul (f64x2.sub (v128.load (i32.add (local.get $b) (local.get $k))) (local.get $minB2)) (local.get $scaleB2))) (i32.const 2)))
+        (local.set $k (i32.shl (local.get $i) (i32.const 2)))
+        ;; The first row in a, then in b; then the second row.
+        (local.set $bin (i32x4.extract_lane 0 (local.get $binsA)))
+        (local.set $at (i32.add (local.get $countsA) (local.get $bin)))
+        (i32.store (local.get $at) (i32.add (i32.load (local.get $at)) (i32.const 1)))
+        (local.set $at (i32.add (local.get $lastA) (local.get $bin)))
+        (i32.store (i32.add (local.get $previousA) (local.get $k)) (i32.load (local.get $at)))
+        (i32.store (local.get $at) (local.get $i))
+        (local.set $bin (i32x4.extract_lane 0 (local.get $binsB)))
+        (local.set $at (i32.add (local.get $countsB) (local.get $bin)))
+        (i32.store (local.get $at) (i32.add (i32.load (local.get $at)) (i32.const 1)))
+        (local.set $at (i32.add (local.get $lastB) (local.get $bin)))
+        (i32.store (i32.add (local.get $previousB) (local.get $k)) (i32.load (local.get $at)))
+        (i32.store (local.get $at) (local.get $i))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (local.set $bin (i32x4.extract_lane 1 (local.get $binsA)))
+        (local.set $at (i32.add (local.get $countsA) (local.get $bin)))
+        (i32.store (local.get $at) (i32.add (i32.load (local.get $at)) (i32.const 1)))
+        (local.set $at (i32.add (local.get $lastA) (local.get $bin)))
+        (i32.store offset=4 (i32.add (local.get $previousA) (local.get $k)) (i32.load (local.get $at)))
+        (i32.store (local.get $at) (local.get $i))
+        (local.set $bin (i32x4.extract_lane 1 (local.get $binsB)))
+        (local.set $at (i32.add (local.get $countsB) (local.get $bin)))
+        (i32.store (local.get $at) (i32.add (i32.load (local.get $at)) (i32.const 1)))
+        (local.set $at (i32.add (local.get $lastB) (local.get $bin)))
+        (i32.store offset=4 (i32.add (local.get $previousB) (local.get $k)) (i32.load (local.get $at)))
+        (i32.store (local.get $at) (local.get $i))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $next)))
+    ;; An odd n leaves the last row, counted alone.
+    (block $tailDone
+      (loop $tail
+        (br_if $tailDone (i32.ge_u (local.get $i) (local.get $n)))
         (local.set $bin (i32.shl
-          (i32.trunc_sat_f64_s (f64.mul (f64.sub (f64.load (i32.add (local.get $a) (i32.shl (local.get $i) (i32.const 3)))) (local.get $minA)) (local.get $scaleA)))
+          (i32.trunc_f64_s (f64.mul (f64.sub (f64.load (i32.add (local.get $a) (i32.shl (local.get $i) (i32.const 3)))) (local.get $minA)) (local.get $scaleA)))
           (i32.const 2)))
         (local.set $at (i32.add (local.get $countsA) (local.get $bin)))
         (i32.store (local.get $at) (i32.add (i32.load (local.get $at)) (i32.const 1)))
@@ -372,7 +419,7 @@
         (i32.store (i32.add (local.get $previousA) (i32.shl (local.get $i) (i32.const 2))) (i32.load (local.get $at)))
         (i32.store (local.get $at) (local.get $i))
         (local.set $bin (i32.shl
-          (i32.trunc_sat_f64_s (f64.mul (f64.sub (f64.load (i32.add (local.get $b) (i32.shl (local.get $i) (i32.const 3)))) (local.get $minB)) (local.get $scaleB)))
+          (i32.trunc_f64_s (f64.mul (f64.sub (f64.load (i32.add (local.get $b) (i32.shl (local.get $i) (i32.const 3)))) (local.get $minB)) (local.get $scaleB)))
           (i32.const 2)))
         (local.set $at (i32.add (local.get $countsB) (local.get $bin)))
         (i32.store (local.get $at) (i32.add (i32.load (local.get $at)) (i32.const 1)))
@@ -380,7 +427,7 @@
         (i32.store (i32.add (local.get $previousB) (i32.shl (local.get $i) (i32.const 2))) (i32.load (local.get $at)))
         (i32.store (local.get $at) (local.get $i))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (br $next))))
+        (br $tail))))
 
   ;; The buckets of both censors and their sums (calibrate.ts `calibrateBoth`, up to four cuts):
   ;; row i goes into bucket b = the number of cuts its signed score passes (a missing cut is NaN,
@@ -388,52 +435,124 @@
   ;; (dy = y - ybar), for the relevance censor and then the similarity one; the three totals
   ;; (sum r, sum r^2, sum r dy) go to totals[0..3). A bucket's sums are three f64x2 pairs, each
   ;; lane added in the order of the rows, as the plain loop adds them one by one.
+  ;;
+  ;; Two rows a pass: their buckets counted by f64x2 compares (each passed cut subtracts an
+  ;; all-ones lane, -1), their terms made two at a time and split into each row's three pairs by
+  ;; shuffles; the first row's pairs are added to its buckets before the second row's, so every
+  ;; sum still takes the rows in order. The totals run in two lanes of their own, (count, sum r)
+  ;; and (sum r^2, sum r dy), also in row order. An odd n leaves the last row to a scalar tail.
   (func (export "bucketsTwo")
     (param $relevance i32) (param $similarity i32) (param $y i32) (param $ybar f64) (param $sign f64)
     (param $a0 f64) (param $a1 f64) (param $a2 f64) (param $a3 f64)
     (param $c0 f64) (param $c1 f64) (param $c2 f64) (param $c3 f64)
     (param $bucketsR i32) (param $bucketsS i32) (param $sumsR i32) (param $sumsS i32) (param $totals i32) (param $n i32)
-    (local $i i32) (local $k i32) (local $r f64) (local $dy f64) (local $ry f64) (local $s f64) (local $at i32)
-    (local $one v128) (local $first v128) (local $second v128) (local $third v128)
-    (local $totalR f64) (local $totalR2 f64) (local $totalRY f64)
+    (local $i i32) (local $k i32) (local $end i32) (local $at i32)
+    (local $R v128) (local $DY v128) (local $RR v128) (local $RY v128) (local $RYDY v128) (local $RYRY v128)
+    (local $one v128) (local $sign2 v128) (local $ybar2 v128)
+    (local $A0 v128) (local $A1 v128) (local $A2 v128) (local $A3 v128)
+    (local $C0 v128) (local $C1 v128) (local $C2 v128) (local $C3 v128)
+    (local $s v128) (local $bR v128) (local $bS v128)
+    (local $f v128) (local $g v128) (local $h v128)
+    (local $t1 v128) (local $t2 v128)
+    (local $r f64) (local $dy f64) (local $ry f64) (local $x f64) (local $b i32)
     (local.set $one (f64x2.splat (f64.const 1)))
+    (local.set $sign2 (f64x2.splat (local.get $sign)))
+    (local.set $ybar2 (f64x2.splat (local.get $ybar)))
+    (local.set $A0 (f64x2.splat (local.get $a0))) (local.set $A1 (f64x2.splat (local.get $a1)))
+    (local.set $A2 (f64x2.splat (local.get $a2))) (local.set $A3 (f64x2.splat (local.get $a3)))
+    (local.set $C0 (f64x2.splat (local.get $c0))) (local.set $C1 (f64x2.splat (local.get $c1)))
+    (local.set $C2 (f64x2.splat (local.get $c2))) (local.set $C3 (f64x2.splat (local.get $c3)))
+    (local.set $end (i32.and (local.get $n) (i32.const -2)))
     (block $done
       (loop $next
-        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (br_if $done (i32.ge_u (local.get $i) (local.get $end)))
+        (local.set $k (i32.shl (local.get $i) (i32.const 3)))
+        (local.set $R (v128.load (i32.add (local.get $relevance) (local.get $k))))
+        (local.set $DY (f64x2.sub (v128.load (i32.add (local.get $y) (local.get $k))) (local.get $ybar2)))
+        (local.set $RR (f64x2.mul (local.get $R) (local.get $R)))
+        (local.set $RY (f64x2.mul (local.get $R) (local.get $DY)))
+        (local.set $RYDY (f64x2.mul (local.get $RY) (local.get $DY)))
+        (local.set $RYRY (f64x2.mul (local.get $RY) (local.get $RY)))
+        ;; Each row's bucket, as 0 - (s >= a0) - (s >= a1) - ... in its i64 lane.
+        (local.set $s (f64x2.mul (local.get $sign2) (local.get $R)))
+        (local.set $bR (i64x2.sub (i64x2.sub (i64x2.sub (i64x2.sub (v128.const i64x2 0 0)
+          (f64x2.ge (local.get $s) (local.get $A0))) (f64x2.ge (local.get $s) (local.get $A1)))
+          (f64x2.ge (local.get $s) (local.get $A2))) (f64x2.ge (local.get $s) (local.get $A3))))
+        (local.set $s (f64x2.mul (local.get $sign2) (v128.load (i32.add (local.get $similarity) (local.get $k)))))
+        (local.set $bS (i64x2.sub (i64x2.sub (i64x2.sub (i64x2.sub (v128.const i64x2 0 0)
+          (f64x2.ge (local.get $s) (local.get $C0))) (f64x2.ge (local.get $s) (local.get $C1)))
+          (f64x2.ge (local.get $s) (local.get $C2))) (f64x2.ge (local.get $s) (local.get $C3))))
+        ;; The first row's pairs, into its buckets.
+        (local.set $f (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $one) (local.get $R)))
+        (local.set $g (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $RR) (local.get $RY)))
+        (local.set $h (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $RYDY) (local.get $RYRY)))
+        (local.set $t1 (f64x2.add (local.get $t1) (local.get $f)))
+        (local.set $t2 (f64x2.add (local.get $t2) (local.get $g)))
+        (local.set $at (i32x4.extract_lane 0 (local.get $bR)))
+        (i32.store8 (i32.add (local.get $bucketsR) (local.get $i)) (local.get $at))
+        (local.set $at (i32.add (local.get $sumsR) (i32.mul (local.get $at) (i32.const 48))))
+        (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
+        (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
+        (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $h)))
+        (local.set $at (i32x4.extract_lane 0 (local.get $bS)))
+        (i32.store8 (i32.add (local.get $bucketsS) (local.get $i)) (local.get $at))
+        (local.set $at (i32.add (local.get $sumsS) (i32.mul (local.get $at) (i32.const 48))))
+        (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
+        (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
+        (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $h)))
+        ;; Then the second row's.
+        (local.set $f (i8x16.shuffle 0 1 2 3 4 5 6 7 24 25 26 27 28 29 30 31 (local.get $one) (local.get $R)))
+        (local.set $g (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $RR) (local.get $RY)))
+        (local.set $h (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $RYDY) (local.get $RYRY)))
+        (local.set $t1 (f64x2.add (local.get $t1) (local.get $f)))
+        (local.set $t2 (f64x2.add (local.get $t2) (local.get $g)))
+        (local.set $at (i32x4.extract_lane 2 (local.get $bR)))
+        (i32.store8 offset=1 (i32.add (local.get $bucketsR) (local.get $i)) (local.get $at))
+        (local.set $at (i32.add (local.get $sumsR) (i32.mul (local.get $at) (i32.const 48))))
+        (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
+        (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
+        (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $h)))
+        (local.set $at (i32x4.extract_lane 2 (local.get $bS)))
+        (i32.store8 offset=1 (i32.add (local.get $bucketsS) (local.get $i)) (local.get $at))
+        (local.set $at (i32.add (local.get $sumsS) (i32.mul (local.get $at) (i32.const 48))))
+        (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
+        (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
+        (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $h)))
+        (local.set $i (i32.add (local.get $i) (i32.const 2)))
+        (br $next)))
+    (if (i32.and (local.get $n) (i32.const 1))
+      (then
+        ;; The last row alone, its terms as the pairs made them: (1, r), (r r, r dy), (r dy dy, r dy r dy).
         (local.set $k (i32.shl (local.get $i) (i32.const 3)))
         (local.set $r (f64.load (i32.add (local.get $relevance) (local.get $k))))
         (local.set $dy (f64.sub (f64.load (i32.add (local.get $y) (local.get $k))) (local.get $ybar)))
         (local.set $ry (f64.mul (local.get $r) (local.get $dy)))
-        ;; (1, r), (r r, r dy), (ry dy, ry ry)
-        (local.set $first (f64x2.replace_lane 1 (local.get $one) (local.get $r)))
-        (local.set $second (f64x2.mul (f64x2.splat (local.get $r)) (f64x2.replace_lane 1 (f64x2.splat (local.get $r)) (local.get $dy))))
-        (local.set $third (f64x2.mul (f64x2.splat (local.get $ry)) (f64x2.replace_lane 1 (f64x2.splat (local.get $dy)) (local.get $ry))))
-        (local.set $totalR (f64.add (local.get $totalR) (local.get $r)))
-        (local.set $totalR2 (f64.add (local.get $totalR2) (f64x2.extract_lane 0 (local.get $second))))
-        (local.set $totalRY (f64.add (local.get $totalRY) (local.get $ry)))
-        (local.set $s (f64.mul (local.get $sign) (local.get $r)))
-        (local.set $at (i32.add
-          (i32.add (f64.ge (local.get $s) (local.get $a0)) (f64.ge (local.get $s) (local.get $a1)))
-          (i32.add (f64.ge (local.get $s) (local.get $a2)) (f64.ge (local.get $s) (local.get $a3)))))
-        (i32.store8 (i32.add (local.get $bucketsR) (local.get $i)) (local.get $at))
-        (local.set $at (i32.add (local.get $sumsR) (i32.mul (local.get $at) (i32.const 48))))
-        (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $first)))
-        (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $second)))
-        (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $third)))
-        (local.set $s (f64.mul (local.get $sign) (f64.load (i32.add (local.get $similarity) (local.get $k)))))
-        (local.set $at (i32.add
-          (i32.add (f64.ge (local.get $s) (local.get $c0)) (f64.ge (local.get $s) (local.get $c1)))
-          (i32.add (f64.ge (local.get $s) (local.get $c2)) (f64.ge (local.get $s) (local.get $c3)))))
-        (i32.store8 (i32.add (local.get $bucketsS) (local.get $i)) (local.get $at))
-        (local.set $at (i32.add (local.get $sumsS) (i32.mul (local.get $at) (i32.const 48))))
-        (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $first)))
-        (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $second)))
-        (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $third)))
-        (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (br $next)))
-    (f64.store offset=0 (local.get $totals) (local.get $totalR))
-    (f64.store offset=8 (local.get $totals) (local.get $totalR2))
-    (f64.store offset=16 (local.get $totals) (local.get $totalRY)))
+        (local.set $f (f64x2.replace_lane 1 (local.get $one) (local.get $r)))
+        (local.set $g (f64x2.replace_lane 1 (f64x2.splat (f64.mul (local.get $r) (local.get $r))) (local.get $ry)))
+        (local.set $h (f64x2.replace_lane 1 (f64x2.splat (f64.mul (local.get $ry) (local.get $dy))) (f64.mul (local.get $ry) (local.get $ry))))
+        (local.set $t1 (f64x2.add (local.get $t1) (local.get $f)))
+        (local.set $t2 (f64x2.add (local.get $t2) (local.get $g)))
+        (local.set $x (f64.mul (local.get $sign) (local.get $r)))
+        (local.set $b (i32.add
+          (i32.add (f64.ge (local.get $x) (local.get $a0)) (f64.ge (local.get $x) (local.get $a1)))
+          (i32.add (f64.ge (local.get $x) (local.get $a2)) (f64.ge (local.get $x) (local.get $a3)))))
+        (i32.store8 (i32.add (local.get $bucketsR) (local.get $i)) (local.get $b))
+        (local.set $at (i32.add (local.get $sumsR) (i32.mul (local.get $b) (i32.const 48))))
+        (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
+        (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
+        (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $h)))
+        (local.set $x (f64.mul (local.get $sign) (f64.load (i32.add (local.get $similarity) (local.get $k)))))
+        (local.set $b (i32.add
+          (i32.add (f64.ge (local.get $x) (local.get $c0)) (f64.ge (local.get $x) (local.get $c1)))
+          (i32.add (f64.ge (local.get $x) (local.get $c2)) (f64.ge (local.get $x) (local.get $c3)))))
+        (i32.store8 (i32.add (local.get $bucketsS) (local.get $i)) (local.get $b))
+        (local.set $at (i32.add (local.get $sumsS) (i32.mul (local.get $b) (i32.const 48))))
+        (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
+        (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
+        (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $h)))))
+    ;; totals: sum r is lane 1 of the first pair, sum r^2 and sum r dy the second pair.
+    (f64.store offset=0 (local.get $totals) (f64x2.extract_lane 1 (local.get $t1)))
+    (v128.store offset=8 (local.get $totals) (local.get $t2)))
 
   ;; The weights of both censors' calibrations added to target (calibrate.ts `addWeightsOfTwo`):
   ;; on a row whose relevance r is not NaN, w = target + (baseA + slopesA[bucketA] r), then
