@@ -185,7 +185,10 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
   const tables = (options.routes ?? ROUTE_TABLES).map((make) => make(service));
   const limits: ConnectionLimits = { ...defaultConnectionLimits(), ...definedLimits(options.connections) };
   // No Host header is needed (nothing is built from it); node would otherwise answer 400 without the JSON body.
-  const server = createServer({ requireHostHeader: false, connectionsCheckingInterval: checkIntervalMs(limits) }, createRouter(tables, { log: options.log }));
+  const server = createServer(
+    { requireHostHeader: false, connectionsCheckingInterval: checkIntervalMs(limits) },
+    createRouter(tables, { log: options.log, outage: (error) => service.outageError(error) }),
+  );
   server.on("clientError", answerClientError);
   const counts = boundConnections(server, limits, options.log);
   if (options.unref === true) {

@@ -24,6 +24,7 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { BatchRecord, ExperimentRecord, JobFailure, JobInput, JobRecord, Loaded, Outcome, Persistence, ServiceState } from "./persistence.js";
 import type { QuotaStatus } from "./quota.js";
 import { QuotaLedger } from "./quota.js";
+import type { StoreOutage } from "./outage.js";
 import { QuotaExceededError, storageError, type Claimed, type CreateFailedJob, type CreateJobs, type Created, type Store } from "./store.js";
 
 export type { ExperimentRecord as Experiment, JobFailure, JobInput, JobRecord as Job, JobStatus, JobVariant } from "./persistence.js";
@@ -132,6 +133,11 @@ export class EmbeddedStore implements Store {
       persistence.durable ? (settings.resultCacheBytes ?? DEFAULT_RESULT_CACHE_BYTES) : (settings.maxResultMemoryBytes ?? DEFAULT_RESULT_MEMORY_BYTES),
       (s) => s.length,
     );
+  }
+
+  /** Why the store's files cannot be used (a data dir that is gone...), or undefined; store.ts. */
+  outage(error?: unknown): StoreOutage | undefined {
+    return this.persistence.outage?.(error);
   }
 
   /**

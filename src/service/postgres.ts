@@ -51,6 +51,7 @@ import {
 } from "./persistence.js";
 import type { QuotaStatus } from "./quota.js";
 import { ServiceError } from "./http.js";
+import { databaseOutageCause, type StoreOutage } from "./outage.js";
 import { UploadStore, type PutOutcome, type StoredUpload, type UploadSettings, type Uploads } from "./uploads.js";
 import {
   QuotaExceededError,
@@ -395,6 +396,13 @@ export class PgStore implements Store {
       retentionMs: settings.retentionMs ?? 7 * 24 * 3600_000,
       log: settings.log ?? (() => {}),
     });
+  }
+
+  /** An error that says the database cannot be reached (outage.ts), naming the server (never its password). */
+  outage(error?: unknown): StoreOutage | undefined {
+    if (error === undefined) return undefined;
+    const found = databaseOutageCause(error instanceof StorageBusyError ? Object.assign(new Error(error.detail), { code: error.code }) : error);
+    return found && { store: `the PostgreSQL store (${databaseLabel(this.url)})`, ...found };
   }
 
   async quotaStatus(org: string, plan: number): Promise<QuotaStatus> {
@@ -825,9 +833,19 @@ function databaseError(error: unknown): unknown {
     code === "ECONNRESET" ||
     /Connection terminated|timeout exceeded when trying to connect/i.test(detail)
   ) {
-    return new StorageBusyError(detail);
+    return new StorageBusyError(detail, code);
   }
   return error;
+}
+
+/** host:port/database of a postgres:// URL, without user or password. */
+function databaseLabel(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname || "local socket"}${u.port ? `:${u.port}` : ""}${u.pathname}`;
+  } catch {
+    return "database";
+  }
 }
 
 function describeMs(ms: number): string {

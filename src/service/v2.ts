@@ -387,7 +387,7 @@ function readReceipt(body: unknown, query: URLSearchParams): V2Receipt {
 async function getResults(service: PredictionService, { req, res, query }: RouteRequest): Promise<void> {
   const org = v2Org(service, req);
   const receipt = readReceipt(await readJsonV2(req, SMALL_BODY_BYTES, true), query);
-  const job = receipt.id === undefined ? undefined : await service.findJob(org, receipt.id, receipt.code).catch(() => undefined);
+  const job = receipt.id === undefined ? undefined : await service.findJob(org, receipt.id, receipt.code).catch(goneAsUnknown);
   if (!job) {
     sendJson(res, 200, v2UnknownJob());
     return;
@@ -411,10 +411,16 @@ async function getResults(service: PredictionService, { req, res, query }: Route
     }
     if (gone.signal.aborted) return;
     // Records are snapshots (a database store): read the job again for its state now.
-    sendJson(res, 200, await v2JobBody(service, (await service.findJob(org, job.id, job.code).catch(() => undefined)) ?? job));
+    sendJson(res, 200, await v2JobBody(service, (await service.findJob(org, job.id, job.code).catch(goneAsUnknown)) ?? job));
     return;
   }
   sendJson(res, 200, await v2JobBody(service, job));
+}
+
+/** v2 reads a job removed by retention (410) as an unknown one; any other error (a store that is down: 503) stays. */
+function goneAsUnknown(error: unknown): undefined {
+  if (error instanceof ServiceError && error.status === 410) return undefined;
+  throw error;
 }
 
 /** The v2 body of a job in any state (HTTP 200 in every case). */
