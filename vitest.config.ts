@@ -30,6 +30,7 @@ const ON_BOTH_STORES = [
   "v2-upload",
   "v2",
   "v3",
+  "warnings",
 ].map((name) => `test/service/${name}.test.ts`);
 
 export default defineConfig({

@@ -15,6 +15,8 @@ import type { Duplex } from "node:stream";
 import { toJson } from "../api/json.js";
 import type { ErrorBody } from "../api/schemas.js";
 import { brand, RbpBaseError } from "../errors/index.js";
+import { quoteName } from "../api/options.js";
+import { BODY_LIMITS, type BodyLimits } from "./limits.js";
 
 export const MiB = 1024 * 1024;
 
@@ -223,33 +225,38 @@ function refuseRest(req: IncomingMessage, limit: number): void {
   req.resume();
 }
 
-/** Deepest nesting of arrays and objects a request body may have (a POST body needs 4). */
-export const MAX_JSON_DEPTH = 32;
-
 /**
- * Refuses a parsed body nested deeper than `limit` levels with a 422 naming the field where it
- * happens (`options.a[0]`, at most three steps of the path) and the limit, before anything
- * recursive (validation, error messages) can overflow the stack on it. Iterative.
+ * Refuses a parsed body whose shape is beyond BODY_LIMITS (limits.ts), before anything recursive
+ * (validation, error messages) runs on it or anything is charged, with a 422 (`status`; v2 400)
+ * naming the field where it happens (at most three steps of the path, a name quoted to 64
+ * characters) and the limit:
+ * - nested deeper than `maxJsonDepth` levels;
+ * - a key (an option key, a field name: any name the client sends) longer than `maxNameChars`;
+ * - an object with more than `maxObjectKeys` keys.
+ * Iterative.
  *
  * @example
- * checkJsonDepth(JSON.parse('{"options": {"x": [[[1]]]}}'), 3); // throws 422, field "options.x[0]"
+ * checkJsonShape(JSON.parse('{"options": {"x": [[[1]]]}}'), 422, { ...BODY_LIMITS, maxJsonDepth: 3 }); // throws 422, field "options.x[0]"
  */
-export function checkJsonDepth(value: unknown, limit = MAX_JSON_DEPTH, status = 422): void {
+export function checkJsonShape(value: unknown, status = 422, limits: BodyLimits = BODY_LIMITS): void {
+  const fieldOf = (path: Array<string | number>) => {
+    let field = "";
+    for (const part of path.slice(0, 3)) field += typeof part === "number" ? `[${part}]` : field === "" ? quoteName(part) : `.${quoteName(part)}`;
+    return field === "" ? "body" : field;
+  };
+  const refuse = (field: string, expected: string, detail: string, limitName: keyof BodyLimits) =>
+    new ServiceError(status, "invalid_input", `${field}: expected ${expected}; ${detail}`, {
+      field,
+      expected,
+      extra: { limit: limits[limitName], limit_name: limitName },
+    });
   const stack: Array<{ value: unknown; depth: number; path: Array<string | number> }> = [{ value, depth: 0, path: [] }];
   while (stack.length > 0) {
     const item = stack.pop()!;
     if (typeof item.value !== "object" || item.value === null) continue;
     const depth = item.depth + 1;
-    if (depth > limit) {
-      const shown = item.path.slice(0, 3);
-      let field = "";
-      for (const part of shown) field += typeof part === "number" ? `[${part}]` : field === "" ? part : `.${part}`;
-      if (field === "") field = "body";
-      throw new ServiceError(status, "invalid_input", `${field}: expected JSON nested at most ${limit} levels deep; this value goes deeper`, {
-        field,
-        expected: `at most ${limit} levels of nesting`,
-        extra: { limit },
-      });
+    if (depth > limits.maxJsonDepth) {
+      throw refuse(fieldOf(item.path), `JSON nested at most ${limits.maxJsonDepth} levels deep`, "this value goes deeper", "maxJsonDepth");
     }
     if (Array.isArray(item.value)) {
       const list = item.value as unknown[];
@@ -257,17 +264,25 @@ export function checkJsonDepth(value: unknown, limit = MAX_JSON_DEPTH, status = 
         const v = list[i];
         if (typeof v === "object" && v !== null) stack.push({ value: v, depth, path: item.path.length < 3 ? [...item.path, i] : item.path });
       }
-    } else {
-      for (const [k, v] of Object.entries(item.value)) {
-        if (typeof v === "object" && v !== null) stack.push({ value: v, depth, path: item.path.length < 3 ? [...item.path, k] : item.path });
+      continue;
+    }
+    const keys = Object.keys(item.value);
+    if (keys.length > limits.maxObjectKeys) {
+      throw refuse(fieldOf(item.path), `an object of at most ${limits.maxObjectKeys} keys`, `this one has ${keys.length}`, "maxObjectKeys");
+    }
+    for (const k of keys) {
+      if (k.length > limits.maxNameChars) {
+        throw refuse(fieldOf([...item.path, k]), `a name of at most ${limits.maxNameChars} characters`, `this one has ${k.length}`, "maxNameChars");
       }
+      const v = (item.value as Record<string, unknown>)[k];
+      if (typeof v === "object" && v !== null) stack.push({ value: v, depth, path: item.path.length < 3 ? [...item.path, k] : item.path });
     }
   }
 }
 
 /**
- * Reads a JSON body: 413 above `limit`, 400 `malformed_json` when it does not parse, 422 when it
- * is nested deeper than MAX_JSON_DEPTH. The bare
+ * Reads a JSON body: 413 above `limit`, 400 `malformed_json` when it does not parse, 422 when its
+ * shape is beyond BODY_LIMITS (`checkJsonShape`). The bare
  * tokens NaN, Infinity and -Infinity (what Python's json writes for non-finite floats) are read
  * as docs/api.md section 1 describes; see `parseJsonLenient`.
  */
@@ -286,7 +301,7 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<unk
       expected: "a JSON object",
     });
   }
-  checkJsonDepth(value);
+  checkJsonShape(value);
   return value;
 }
 

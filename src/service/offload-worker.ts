@@ -17,7 +17,7 @@ import { createHash } from "node:crypto";
 import { parentPort, workerData } from "node:worker_threads";
 import type { Analysis } from "../api/options.js";
 import { parseRequest, type ParsedRequest } from "../api/request.js";
-import { checkJsonDepth, MAX_JSON_DEPTH, parseJsonLenient, ServiceError } from "./http.js";
+import { checkJsonShape, parseJsonLenient, ServiceError } from "./http.js";
 import { inputError } from "./input-error.js";
 import type { ServiceLimits } from "./limits.js";
 import { checkBeforeQueue } from "./preflight.js";
@@ -91,7 +91,7 @@ function parseBody(body: Uint8Array, depthStatus: number): unknown {
     );
   }
   try {
-    checkJsonDepth(value, MAX_JSON_DEPTH, depthStatus);
+    checkJsonShape(value, depthStatus);
   } catch (error) {
     throw new Refusal("body", error as ServiceError);
   }

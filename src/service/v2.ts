@@ -43,6 +43,7 @@ import type { IncomingMessage } from "node:http";
 import type { Analysis } from "../api/options.js";
 import { describe, V2_PSR_DEFAULT_THRESHOLDS } from "../api/options.js";
 import type { ParsedRequest } from "../api/request.js";
+import { capWarnings, warningText, type RequestWarning } from "../api/warnings.js";
 import {
   LambdaError,
   LambdaStatus,
@@ -56,7 +57,7 @@ import {
 } from "../api/v2-status.js";
 import type { PredictionService } from "./core.js";
 import type { Org } from "./credentials.js";
-import { checkJsonDepth, MAX_JSON_DEPTH, parseJsonLenient, readBody, sendJson, ServiceError } from "./http.js";
+import { checkJsonShape, parseJsonLenient, readBody, sendJson, ServiceError } from "./http.js";
 import type { Job, JobVariant } from "./jobs.js";
 import { checkBeforeQueue } from "./preflight.js";
 import { publicFailure } from "./reasons.js";
@@ -192,7 +193,7 @@ function parseJsonText(text: string): unknown {
       expected: "a JSON object",
     });
   }
-  checkJsonDepth(value, MAX_JSON_DEPTH, 400);
+  checkJsonShape(value, 400);
   return value;
 }
 
@@ -274,7 +275,7 @@ async function postAnalysis(service: PredictionService, uploads: Uploads, endpoi
 
   const submission = await service.submit(org, request, endpoint.variant ? { variant: endpoint.variant } : {});
   const job = submission.jobs[0];
-  sendJson(res, 200, { job_id: job.id, job_code: job.code, ...receiptNotes(endpoint.analysis, body, submission.warnings) });
+  sendJson(res, 200, { job_id: job.id, job_code: job.code, ...receiptNotes(endpoint.analysis, body, request.notes, notes) });
 }
 
 /** `/binary`: the body with `_output_scale: "logistic"` (and no `prediction_scale`); a note when the caller asked otherwise. */
@@ -313,21 +314,27 @@ function checkBinaryOutcome(y: Float64Array, binary: boolean): void {
   }
 }
 
-const IGNORED_OPTION = /^ignored option "([^"]+)"/;
-
-/** `ignored_options` (keys that had no effect, section 4.2) and `warnings` (other notes) of a receipt. */
-function receiptNotes(analysis: Analysis, body: Record<string, unknown>, warnings: string[]): { ignored_options?: string[]; warnings?: string[] } {
+/**
+ * `ignored_options` (the keys that had no effect, as the caller wrote them, section 4.2) and
+ * `warnings` (other notes, as text: the request's, then the route's own `extra`) of a receipt.
+ */
+function receiptNotes(
+  analysis: Analysis,
+  body: Record<string, unknown>,
+  notes: readonly RequestWarning[],
+  extra: readonly string[],
+): { ignored_options?: string[]; warnings?: string[] } {
   const ignored = new Set<string>();
-  const notes: string[] = [];
-  for (const w of warnings) {
-    const m = IGNORED_OPTION.exec(w);
-    if (m) ignored.add(m[1]);
-    else notes.push(w);
+  const others: RequestWarning[] = [];
+  for (const note of notes) {
+    if (note.code === "ignored_option" && note.key !== undefined) ignored.add(note.key);
+    else others.push(note);
   }
   // The missing-data options have no effect on a Grid (it uses complete rows per combination);
   // the option parser drops them silently in v2 because the official client always sends one.
   if (analysis === "grid") for (const key of ["verify_missing_data", "missing_moments"]) if (body[key] !== null && body[key] !== undefined) ignored.add(key);
-  return { ...(ignored.size > 0 ? { ignored_options: [...ignored] } : {}), ...(notes.length > 0 ? { warnings: notes } : {}) };
+  const text = [...capWarnings(others).map(warningText), ...extra];
+  return { ...(ignored.size > 0 ? { ignored_options: [...ignored] } : {}), ...(text.length > 0 ? { warnings: text } : {}) };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@
  *
  * | route | answers |
  * | --- | --- |
- * | POST /grid, /maxfit, /psr | 200 receipt `{job_id, job_code, warnings?, theta_source?}`, or for M > 1 theta rows an experiment receipt `{experiment_id, experiment_code, n_rows, jobs: [{row, job_id, job_code}], warnings?}` |
+ * | POST /grid, /maxfit, /psr | 200 receipt `{job_id, job_code, warnings?, warning_details?, theta_source?}`, or for M > 1 theta rows an experiment receipt `{experiment_id, experiment_code, n_rows, jobs: [{row, job_id, job_code}], warnings?, warning_details?}` |
  * | GET /results/{id}/{code}, /jobs/{id}/{code} | 202 `{job_id, job_code, status: queued\|running, status_code: 1\|10, error_code: 0}` (Retry-After: 1); 200 `{job_id, job_code, status: "completed", results}`; 409 failed |
  * | GET /jobs/{id}/{code}/{field...} | 200 `{field, json_path, shape, values}`; 202 / 409 as above; 404 unknown field; 413 `field_too_large` |
  * | GET /experiments/{id}/{code} | 202 until every row is done, then 200 `{experiment_id, experiment_code, status, n_rows, rows: [...]}` |
@@ -29,6 +29,7 @@ import { DEFAULT_LIMITS, type ServiceLimits } from "./limits.js";
 import { checkBeforeQueue } from "./preflight.js";
 import { publicFailure } from "./reasons.js";
 import type { Route, RouteRequest, RouteTable } from "./router.js";
+import { capWarnings } from "../api/warnings.js";
 
 export const V3_PREFIXES = ["/v3/prediction-engine", "/v3"];
 
@@ -61,7 +62,8 @@ async function postAnalysis(service: PredictionService, analysis: Analysis, { re
   if (!parsed.ok) throw parsed.error;
   const request = parsed.request;
   const submission = await service.submit(org, request);
-  const warnings = submission.warnings.length > 0 ? { warnings: submission.warnings } : {};
+  // The text for people, and the same warnings as data ({code, key, reason}; docs/api.md section 2.1), one for one.
+  const warnings = submission.warnings.length > 0 ? { warnings: submission.warnings, warning_details: capWarnings(request.notes) } : {};
   if (submission.experiment) {
     const e = submission.experiment;
     sendJson(res, 200, {
