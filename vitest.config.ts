@@ -24,6 +24,7 @@ const ON_BOTH_STORES = [
   "raw-requests",
   "stall",
   "times",
+  "upload-memory",
   "v2-jobs",
   "v2-long-poll",
   "v2-retain",

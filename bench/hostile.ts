@@ -19,7 +19,6 @@ import { performance } from "node:perf_hooks";
 import { spawnServe, type ServeProcess } from "../scripts/rbp-serve.js";
 
 const FLOOD = { serverFiles: 4096, connections: 6000, batch: 250, gets: 20 };
-const MiB = 1024 * 1024;
 
 function openIdle(url: string, from: string): Promise<{ socket: Socket; closedEarly: () => boolean }> {
   const { hostname, port } = new URL(url);
@@ -84,23 +83,27 @@ function rss(pid: number): { now: number; peak: number } {
   return { now: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
 }
 
-/** A JSON X of about `bytes` bytes: rows of 10 numbers. */
+/** A JSON X of at most `bytes` bytes (and within a row of it): rows of 10 numbers. */
 function matrixJson(bytes: number, seed: number): Buffer {
   const row = (i: number) => `[${Array.from({ length: 10 }, (_, j) => (((i * 31 + j * 7 + seed) % 1000) / 7).toFixed(6)).join(",")}]`;
-  const sample = row(0).length + 1;
-  const rows = Math.floor(bytes / sample);
   const parts: string[] = [];
-  for (let i = 0; i < rows; i++) parts.push(row(i));
+  let size = 2;
+  for (let i = 0; ; i++) {
+    const r = row(i);
+    if (size + r.length + 1 > bytes) break;
+    parts.push(r);
+    size += r.length + 1;
+  }
   return Buffer.from(`[${parts.join(",")}]`);
 }
 
-async function upload(server: ServeProcess, name: string, body: Buffer): Promise<number> {
+async function upload(server: ServeProcess, name: string, body: Buffer): Promise<number | string> {
   const headers = { "x-api-key": server.apiKey! };
   const u = await fetch(`${server.url}/v2/prediction-engine/payload/upload/url/X?file_name=${name}`, { headers });
   const { url } = (await u.json()) as { url: string };
   const res = await fetch(url, { method: "PUT", headers: { ...headers, "content-type": "application/json" }, body });
-  await res.text();
-  return res.status;
+  const text = await res.text();
+  return res.status === 200 ? 200 : `${res.status} ${text.slice(0, 120)}`;
 }
 
 async function uploads(): Promise<void> {
@@ -108,7 +111,7 @@ async function uploads(): Promise<void> {
   const server = await spawnServe(["--port", "0", "--quiet", "--workers", "1"], {});
   try {
     const pid = server.child.pid!;
-    const bodies = [0, 1, 2, 3].map((i) => matrixJson(100 * MiB, i));
+    const bodies = [0, 1, 2, 3].map((i) => matrixJson(100e6, i));
     const before = rss(pid);
     const statuses = await Promise.all(bodies.map((b, i) => upload(server, `b${i}.json`, b)));
     const peak = rss(pid).peak;
@@ -118,7 +121,7 @@ async function uploads(): Promise<void> {
       `   4 x 100 MB concurrent: statuses ${statuses.join(",")}; RSS before ${before.now.toFixed(0)}, peak ${peak.toFixed(0)} (+${(peak - before.now).toFixed(0)}), 5 s after ${after.toFixed(0)} (+${(after - before.now).toFixed(0)})`,
     );
     bodies.length = 0;
-    const big = matrixJson(250 * MiB, 9);
+    const big = matrixJson(250e6, 9);
     const before2 = rss(pid).now;
     const status = await upload(server, "big.json", big);
     const peak2 = rss(pid).peak;

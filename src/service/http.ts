@@ -207,7 +207,7 @@ export function readBody(req: IncomingMessage, limit: number, shared?: number): 
  * see a reset connection), without keeping any of it, but never more than 4 x `limit` (at least
  * 16 MiB) further bytes or 10 seconds; then close the connection.
  */
-function refuseRest(req: IncomingMessage, limit: number): void {
+export function refuseRest(req: IncomingMessage, limit: number): void {
   const cap = Math.max(4 * limit, 16 * MiB);
   let discarded = 0;
   const stop = () => {

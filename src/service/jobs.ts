@@ -25,6 +25,7 @@ import type { BatchRecord, ExperimentRecord, JobFailure, JobInput, JobRecord, Lo
 import type { QuotaStatus } from "./quota.js";
 import { QuotaLedger } from "./quota.js";
 import type { StoreOutage } from "./outage.js";
+import { UploadStore, type UploadSettings, type Uploads } from "./uploads.js";
 import { QuotaExceededError, storageError, type Claimed, type CreateFailedJob, type CreateJobs, type Created, type Store } from "./store.js";
 
 export type { ExperimentRecord as Experiment, JobFailure, JobInput, JobRecord as Job, JobStatus, JobVariant } from "./persistence.js";
@@ -654,7 +655,19 @@ export class EmbeddedStore implements Store {
     };
   }
 
+  /**
+   * Uploaded X matrices (v2) in files: in the data dir's `uploads/` (emptied at start: a restart
+   * forgets uploads), else in a temporary directory removed at close (uploads.ts).
+   */
+  uploads(settings: UploadSettings): Uploads {
+    this.uploadStore ??= new UploadStore({ ...settings, dir: this.persistence.uploadsDir });
+    return this.uploadStore;
+  }
+
+  private uploadStore: UploadStore | undefined;
+
   async close(): Promise<void> {
+    await this.uploadStore?.close().catch(() => undefined);
     await this.expiring?.catch(() => undefined);
     if (this.persistence.durable) await this.persistence.saveState(this.state()).catch(() => undefined);
     await this.persistence.flush();

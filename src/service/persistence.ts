@@ -166,6 +166,8 @@ export interface Persistence {
   deleteJob(jobId: number): Promise<void>;
   /** Waits for every write issued so far. */
   flush(): Promise<void>;
+  /** Where uploaded X matrices are kept, when this persistence has a directory (uploads.ts). */
+  readonly uploadsDir?: string;
   /** Optional: why the files cannot be used (the store's `outage`, store.ts). */
   outage?(error?: unknown): StoreOutage | undefined;
 }
@@ -232,7 +234,11 @@ export class DirPersistence implements Persistence {
   private readonly chains = new Map<string, Promise<void>>();
   private readonly files = new Limiter(MAX_OPEN_FILES);
 
-  protected constructor(readonly dir: string) {}
+  readonly uploadsDir: string;
+
+  protected constructor(readonly dir: string) {
+    this.uploadsDir = join(dir, "uploads");
+  }
 
   /**
    * Without `error`: is the directory still there (one stat)? With one: an OS error on a file

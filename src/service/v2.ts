@@ -62,9 +62,14 @@ import type { Job, JobVariant } from "./jobs.js";
 import { checkBeforeQueue } from "./preflight.js";
 import { publicFailure } from "./reasons.js";
 import type { Method, Route, RouteRequest, RouteTable } from "./router.js";
-import { OFFLOAD_BYTES, parseUploadBody, parseV2Body, v2ResultBody, v2TopLevel } from "./offload.js";
+import { OFFLOAD_BYTES, parseV2Body, v2ResultBody, v2TopLevel } from "./offload.js";
+import { streamMatrix } from "./matrix-stream.js";
 import type { SharedMatrix } from "./offload-worker.js";
-import { UPLOAD_NAME, UploadStore, type Uploads } from "./uploads.js";
+import { UPLOAD_NAME, UploadStore, type PutOutcome, type UploadMeta, type Uploads } from "./uploads.js";
+
+/** Uploads one service receives at once, at most (each holds about 1 MiB: matrix-stream.ts); more are a 503. */
+export const MAX_UPLOADS_AT_ONCE = 32;
+const uploadsInFlight = new WeakMap<Uploads, number>();
 import { inputError } from "./v3.js";
 
 export const V2_PREFIXES = ["/v2/prediction-engine"];
@@ -510,14 +515,28 @@ async function putUpload(service: PredictionService, uploads: Uploads, { req, re
   if (req.headers["x-api-key"] !== undefined && v2Org(service, req).name !== org) {
     throw new ServiceError(403, "forbidden", "Forbidden: this upload URL was issued to another API key", { field: "x-api-key" });
   }
-  // Read into shared memory and parsed in a worker thread when large (offload.ts): a 250 MB
-  // upload must not stall other requests.
-  const raw = await readBody(req, service.config.maxUploadBytes, OFFLOAD_BYTES);
-  if (raw.length === 0 || raw.every((b) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09)) {
-    throw new ServiceError(400, "malformed_json", "the upload body is empty; expected X as JSON: a list of N rows of K numbers", { field: "body" });
+  // Read as it arrives, each block of values stored before the next is read (matrix-stream.ts):
+  // the memory of an upload is a few blocks, whatever its size, and uploads at once are capped.
+  if ((uploadsInFlight.get(uploads) ?? 0) >= MAX_UPLOADS_AT_ONCE) {
+    throw new ServiceError(503, "service_busy", `the service is receiving ${MAX_UPLOADS_AT_ONCE} uploads already; try again in a moment`, {
+      headers: { "retry-after": "1", connection: "close" },
+    });
   }
-  const { digest, bytes, ...matrix } = await parseUploadBody(raw);
-  const { upload, outcome } = await uploads.put(org, name, matrix, { digest, bytes });
+  uploadsInFlight.set(uploads, (uploadsInFlight.get(uploads) ?? 0) + 1);
+  let upload: UploadMeta;
+  let outcome: PutOutcome["outcome"];
+  try {
+    const writer = await uploads.begin(org, name);
+    try {
+      const shape = await streamMatrix(req, service.config.maxUploadBytes, (block) => writer.write(block));
+      ({ upload, outcome } = await writer.commit(shape));
+    } catch (error) {
+      await writer.abort();
+      throw error;
+    }
+  } finally {
+    uploadsInFlight.set(uploads, (uploadsInFlight.get(uploads) ?? 1) - 1);
+  }
   sendJson(res, 200, {
     file_name: name,
     rows: upload.rows,
