@@ -11,7 +11,11 @@
  *    the peak) before, at the peak of, and 5 s after four concurrent 100 MB v2 X uploads (PUT), then
  *    one 250 MB upload (with --max-upload raised for it).
  *
- * `npm run bench:hostile -- 1` runs scenario 1 alone (or 2).
+ * 3. Large JSON POST bodies: the same for four concurrent v3 POSTs of 9.5 MB (X of rows of 10
+ *    numbers), each parsed and checked whole and then refused for quota (a server with quota 0),
+ *    so that only the reading of the bodies counts; the peak as a multiple of the bodies' size.
+ *
+ * `npm run bench:hostile -- 1` runs scenario 1 alone (or 2, 3).
  */
 import { readFileSync } from "node:fs";
 import { connect as tcpConnect, type Socket } from "node:net";
@@ -135,7 +139,44 @@ async function uploads(): Promise<void> {
   }
 }
 
+/** A v3 PSR body of about `bytes` bytes: X of rows of 10 numbers, y, one theta. */
+function postJson(bytes: number, seed: number): string {
+  const X = JSON.parse(matrixJson(bytes * 0.9, seed).toString()) as number[][];
+  const y = X.map((row) => row[0] - row[9] / 2);
+  return JSON.stringify({ access_id: "ACCESS", y, X, theta: X[0], options: { threshold: [0, 0.5] } });
+}
+
+async function posts(): Promise<void> {
+  console.log("\n3. Large JSON POST bodies: the server's RSS around four concurrent 9.5 MB v3 POSTs (MiB; limit 10 MiB), each read,");
+  console.log("   parsed and checked whole, then refused for quota (--quota 0: 429), so that no job's work is counted");
+  const server = await spawnServe(["--port", "0", "--quiet", "--workers", "1", "--quota", "0"], {});
+  try {
+    const pid = server.child.pid!;
+    const bodies = [0, 1, 2, 3].map((i) => postJson(9.5e6, i).replace("ACCESS", server.accessId!));
+    const post = async (body: string) => {
+      const res = await fetch(`${server.url}/v3/psr`, { method: "POST", headers: { "x-api-key": server.apiKey!, "content-type": "application/json" }, body });
+      const text = await res.text();
+      return res.status === 429 ? 429 : `${res.status} ${text.slice(0, 120)}`;
+    };
+    // Warm up: the parser's worker thread starts with the first large body (its own heap and modules).
+    await post(postJson(400e3, 9).replace("ACCESS", server.accessId!));
+    const before = rss(pid);
+    const statuses = await Promise.all(bodies.map(post));
+    const peak = rss(pid).peak;
+    await new Promise((r) => setTimeout(r, 5000));
+    const after = rss(pid).now;
+    console.log(`   (the parser's worker thread started by a 0.4 MB POST first: RSS ${before.now.toFixed(0)} after it)`);
+    const mb = (bodies[0].length / 1e6).toFixed(1);
+    console.log(
+      `   4 x ${mb} MB concurrent: statuses ${statuses.join(",")}; RSS before ${before.now.toFixed(0)}, peak ${peak.toFixed(0)} (+${(peak - before.now).toFixed(0)}, ${((peak - before.now) / ((4 * bodies[0].length) / 2 ** 20)).toFixed(1)}x the bodies), 5 s after ${after.toFixed(0)} (+${(after - before.now).toFixed(0)})`,
+    );
+  } finally {
+    server.child.kill("SIGKILL");
+  }
+}
+
 const only = process.argv[2];
 console.log(`bench:hostile (node ${process.version}; the machine may be shared: figures are from this one run)`);
 if (only === undefined || only === "1") await flood();
 if (only === undefined || only === "2") await uploads();
+if (only === undefined || only === "3") await posts();

@@ -57,7 +57,7 @@ import {
 } from "../api/v2-status.js";
 import type { PredictionService } from "./core.js";
 import type { Org } from "./credentials.js";
-import { checkJsonShape, parseJsonLenient, readBody, sendJson, ServiceError } from "./http.js";
+import { checkJsonShape, parseJsonLenient, readBody, reserveBody, sendJson, ServiceError } from "./http.js";
 import type { Job, JobVariant } from "./jobs.js";
 import { checkBeforeQueue } from "./preflight.js";
 import { publicFailure } from "./reasons.js";
@@ -215,8 +215,18 @@ function v2InputError(error: unknown): ServiceError {
 // ---------------------------------------------------------------------------------------------
 // POST
 
-async function postAnalysis(service: PredictionService, uploads: Uploads, endpoint: Endpoint, { req, res }: RouteRequest): Promise<void> {
-  const org = v2Org(service, req);
+async function postAnalysis(service: PredictionService, uploads: Uploads, endpoint: Endpoint, route: RouteRequest): Promise<void> {
+  const org = v2Org(service, route.req);
+  // Until the request is parsed (twice, below), its body is held: large bodies in flight are capped (http.ts).
+  const release = reserveBody(route.req, service.config.maxBodyBytes, OFFLOAD_BYTES);
+  try {
+    await postParsed(service, uploads, endpoint, route, org);
+  } finally {
+    release();
+  }
+}
+
+async function postParsed(service: PredictionService, uploads: Uploads, endpoint: Endpoint, { req, res }: RouteRequest, org: Org): Promise<void> {
   // The body is parsed twice, in a worker thread when it is large (offload.ts): first its top
   // level (no y, theta or inline X) for the steps below, then the whole request.
   const bytes = await readBody(req, service.config.maxBodyBytes, OFFLOAD_BYTES);

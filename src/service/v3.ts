@@ -21,7 +21,7 @@ import { parseRequest, type ParsedRequest } from "../api/request.js";
 import type { PredictionService } from "./core.js";
 import { byteLength, JsonScanner, locateField, rootMembers, type Member } from "./field-scan.js";
 import { displayPath, jsonPath, smallerArrayPaths } from "./fields.js";
-import { readBody, sendJson, sendLargeJson, ServiceError } from "./http.js";
+import { readBody, reserveBody, sendJson, sendLargeJson, ServiceError } from "./http.js";
 import { OFFLOAD_BYTES, parseV3Body } from "./offload.js";
 import type { Experiment, Job } from "./jobs.js";
 import { inputError } from "./input-error.js";
@@ -55,8 +55,13 @@ export function v3Routes(service: PredictionService): RouteTable {
 async function postAnalysis(service: PredictionService, analysis: Analysis, { req, res }: RouteRequest): Promise<void> {
   const org = service.auth.organisation(req.headers);
   // A large body is parsed and checked in a worker thread (offload.ts), a small one inline.
-  const raw = await readBody(req, service.config.maxBodyBytes, OFFLOAD_BYTES);
-  const parsed = await parseV3Body(analysis, raw, service.config.limits);
+  const release = reserveBody(req, service.config.maxBodyBytes, OFFLOAD_BYTES);
+  let parsed: Awaited<ReturnType<typeof parseV3Body>>;
+  try {
+    parsed = await parseV3Body(analysis, await readBody(req, service.config.maxBodyBytes, OFFLOAD_BYTES), service.config.limits);
+  } finally {
+    release();
+  }
   if (!parsed.ok && !parsed.hasAccessStage) throw parsed.error;
   service.auth.checkAccessId(org, { access_id: parsed.accessId });
   if (!parsed.ok) throw parsed.error;

@@ -7,7 +7,8 @@
  *   on both stores (the file store's files, PostgreSQL's chunk rows);
  * - a server process (`rbp serve`) given four concurrent 60 MB uploads peaks (VmHWM) within 300 MB
  *   of its RSS before them (the whole-body reader took about 4 x 4 x 60 MB).
- * Plus the streaming reader itself, on bodies cut at every byte.
+ * Plus the streaming reader itself, on bodies cut at every byte; the cap on uploads received at
+ * once; and the cap on the large POST bodies read and parsed at once (their memory is their size).
  */
 import { readFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
@@ -17,8 +18,8 @@ import { spawnServe } from "../../scripts/rbp-serve.js";
 import type { LocalService } from "../../src/service/index.js";
 import { BLOCK_VALUES, MatrixReader, UPLOAD_BUFFERS } from "../../src/service/matrix-stream.js";
 import { MAX_UPLOADS_AT_ONCE } from "../../src/service/v2.js";
-import { ServiceError } from "../../src/service/http.js";
-import { start, TEST_STORE } from "./helpers.js";
+import { MAX_BODY_BYTES_IN_FLIGHT, ServiceError } from "../../src/service/http.js";
+import { quickstart, start, TEST_STORE } from "./helpers.js";
 import { send, V2 } from "./v2-helpers.js";
 
 /** A JSON X of `rows` rows of `cols` numbers, a value missing now and then; and its values. */
@@ -160,6 +161,46 @@ describe("uploads in the service", () => {
       expect(more.status, JSON.stringify(more.body)).toBe(503);
       expect(more.body.error).toBe("service_busy");
       expect(more.headers["retry-after"]).toBe("1");
+    } finally {
+      for (const socket of held) socket.destroy();
+    }
+  });
+});
+
+describe("large POST bodies in flight are capped", () => {
+  let service: LocalService;
+  beforeAll(async () => {
+    ({ service } = await start({ workers: 1 }));
+  });
+  afterAll(() => service?.close());
+
+  it("while large bodies holding MAX_BODY_BYTES_IN_FLIGHT are read, one more is a 503 (nothing charged); small ones are served", async () => {
+    const url = new URL(service.url);
+    const size = 9 * 1024 * 1024;
+    const held: Socket[] = [];
+    try {
+      // Each POST is under way once node answered its 100 Continue: the route has reserved its body by then (same tick).
+      for (let i = 0; i < Math.floor(MAX_BODY_BYTES_IN_FLIGHT / size); i++) {
+        const socket = connect(Number(url.port), url.hostname);
+        held.push(socket);
+        socket.on("error", () => undefined);
+        await new Promise<void>((resolve) => {
+          socket.once("data", () => resolve());
+          socket.write(
+            `POST /v3/psr HTTP/1.1\r\nhost: x\r\nx-api-key: ${service.credentials.apiKey}\r\ncontent-type: application/json\r\ncontent-length: ${size}\r\nexpect: 100-continue\r\n\r\n`,
+          );
+        });
+        socket.write('{"y": [1, 2');
+      }
+      const headers = { "x-api-key": service.credentials.apiKey };
+      const big = `{"pad": "${"x".repeat(size - 20)}"}`;
+      const more = await send("POST", `${service.url}/v3/psr`, headers, big);
+      expect(more.status, JSON.stringify(more.body)).toBe(503);
+      expect(more.body.error).toBe("service_busy");
+      expect(more.headers["retry-after"]).toBe("1");
+      const small = await send("POST", `${service.url}/v3/psr`, headers, { access_id: service.credentials.accessId, ...quickstart() });
+      expect(small.status, JSON.stringify(small.body)).toBe(200);
+      expect((await send("GET", `${service.url}/v3/quota`, headers)).body.used).toBe(1);
     } finally {
       for (const socket of held) socket.destroy();
     }
