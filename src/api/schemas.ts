@@ -158,7 +158,7 @@ const JobId = z.number().int();
 const JobCode = z.string().min(1);
 
 /** One warning as data (v3 receipts' `warning_details`, src/api/warnings.ts): `warnings[i]` is its text. */
-export const WarningDetailSchema = z.object({ code: z.string(), key: z.string().optional(), value: z.string().optional(), reason: z.string() });
+const WarningDetailSchema = z.object({ code: z.string(), key: z.string().optional(), value: z.string().optional(), reason: z.string() });
 
 /** Receipt of a POST with one circumstance (docs/api.md section 2). */
 export const ReceiptSchema = z.object({

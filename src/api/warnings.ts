@@ -16,7 +16,7 @@
  * is at most MAX_NAME_CHARS long, refused beyond).
  */
 
-export type WarningCode = "ignored_option" | "ignored_field" | "ignored_value" | "adjusted_option" | "more_warnings";
+type WarningCode = "ignored_option" | "ignored_field" | "ignored_value" | "adjusted_option" | "more_warnings";
 
 export interface RequestWarning {
   code: WarningCode;

@@ -228,7 +228,7 @@ function hold(bytes: number): void {
   if (UPLOAD_BUFFERS.current > UPLOAD_BUFFERS.peak) UPLOAD_BUFFERS.peak = UPLOAD_BUFFERS.current;
 }
 
-export interface StreamedMatrix {
+interface StreamedMatrix {
   rows: number;
   cols: number;
   /** SHA-256 of the bytes received, hex. */

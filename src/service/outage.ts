@@ -18,7 +18,7 @@ export interface StoreOutage {
 }
 
 /** Seconds a client should wait before trying again. */
-export const OUTAGE_RETRY_AFTER_S = 5;
+const OUTAGE_RETRY_AFTER_S = 5;
 
 /** The error code of `error` (node's `code`, pg's SQLSTATE), or of its `cause`, if any. */
 export function errorCode(error: unknown): string | undefined {

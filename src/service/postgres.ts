@@ -52,7 +52,7 @@ import {
 import type { QuotaStatus } from "./quota.js";
 import { ServiceError } from "./http.js";
 import { databaseOutageCause, type StoreOutage } from "./outage.js";
-import { storeFull, UploadSigner, type StoredUpload, type UploadSettings, type Uploads, type UploadWriter } from "./uploads.js";
+import { SignedUploads, storeFull, type StoredUpload, type UploadSettings, type Uploads, type UploadWriter } from "./uploads.js";
 import {
   QuotaExceededError,
   StorageBusyError,
@@ -765,22 +765,12 @@ export class PgStore implements Store {
  * `ttlMs` after the last PUT), for every front end. The chunks of an abandoned upload are removed
  * at once; those a crash left behind, by the next commit after a day.
  */
-class PgUploads implements Uploads {
-  private readonly signer: UploadSigner;
-
+class PgUploads extends SignedUploads {
   constructor(
     private readonly pool: pg.Pool,
     private readonly settings: UploadSettings,
   ) {
-    this.signer = new UploadSigner(settings);
-  }
-
-  sign(org: string, name: string, now?: number): { token: string; expires: number } {
-    return this.signer.sign(org, name, now);
-  }
-
-  verify(token: string | null, name: string, now?: number): string {
-    return this.signer.verify(token, name, now);
+    super(settings);
   }
 
   async begin(org: string, name: string): Promise<UploadWriter> {

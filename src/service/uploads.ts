@@ -145,15 +145,11 @@ export class UploadSigner {
  * @example
  * const uploads = new UploadStore({ ttlMs: 86_400_000, urlTtlMs: 3_600_000, maxStoreBytes: 1 << 30 });
  */
-export class UploadStore implements Uploads {
+/** What every upload store shares: tokens signed and checked by an UploadSigner of its settings. */
+export abstract class SignedUploads implements Uploads {
   private readonly signer: UploadSigner;
-  /** Key `${org}\0${name}`; Map order = least recently used first. */
-  private readonly uploads = new Map<string, UploadMeta & { file: string; size: number }>();
-  private total = 0;
-  private dir: Promise<string> | undefined;
-  private ownDir: string | undefined;
 
-  constructor(private readonly settings: UploadSettings) {
+  constructor(settings: UploadSettings) {
     this.signer = new UploadSigner(settings);
   }
 
@@ -163,6 +159,21 @@ export class UploadStore implements Uploads {
 
   verify(token: string | null, name: string, now?: number): string {
     return this.signer.verify(token, name, now);
+  }
+
+  abstract begin(org: string, name: string): Promise<UploadWriter>;
+  abstract get(org: string, name: string, now?: number): Promise<StoredUpload | undefined>;
+}
+
+export class UploadStore extends SignedUploads {
+  /** Key `${org}\0${name}`; Map order = least recently used first. */
+  private readonly uploads = new Map<string, UploadMeta & { file: string; size: number }>();
+  private total = 0;
+  private dir: Promise<string> | undefined;
+  private ownDir: string | undefined;
+
+  constructor(private readonly settings: UploadSettings) {
+    super(settings);
   }
 
   async begin(org: string, name: string): Promise<UploadWriter> {
@@ -217,8 +228,7 @@ export class UploadStore implements Uploads {
     } finally {
       await file.close();
     }
-    const { file: _file, size: _size, ...meta } = entry;
-    return { ...meta, X };
+    return { ...metaOf(entry), X };
   }
 
   /** Removes the temporary directory this store made (a given directory is left as it is). */
@@ -239,8 +249,7 @@ export class UploadStore implements Uploads {
       if (this.total <= this.settings.maxStoreBytes) break;
       this.remove(k, u);
     }
-    const { file: _file, size: _size, ...meta } = upload;
-    return { upload: meta, outcome };
+    return { upload: metaOf(upload), outcome };
   }
 
   private directory(): Promise<string> {
@@ -266,6 +275,10 @@ export class UploadStore implements Uploads {
     this.total -= upload.size;
     void rm(upload.file, { force: true }).catch(() => undefined);
   }
+}
+
+function metaOf(u: UploadMeta): UploadMeta {
+  return { org: u.org, name: u.name, rows: u.rows, cols: u.cols, digest: u.digest, bytes: u.bytes, expires: u.expires };
 }
 
 function uploadKey(org: string, name: string): string {
