@@ -3,8 +3,8 @@
  * can take the process's open files and lock every other client out:
  *
  * - a total cap (`server.maxConnections`: node closes the excess at once, before any byte is read),
- * - a cap per remote address (the excess is destroyed in the `connection` event, before any byte
- *   is read),
+ * - a cap per remote address (an IPv6 address counted by its /64; the excess is destroyed in the
+ *   `connection` event, before any byte is read),
  * - a request must arrive whole within `headersTimeoutMs` of the connection (or of the end of the
  *   previous request), checked every `checkIntervalMs`: a connection that sends nothing is closed
  *   after about 10 s instead of node's 60,
@@ -111,7 +111,7 @@ export function boundConnections(server: Server, limits: ConnectionLimits, log?:
     warn(`${limits.maxConnections} open in all (maxConnections)`);
   });
   server.on("connection", (socket: Socket) => {
-    const address = socket.remoteAddress ?? "";
+    const address = addressKey(socket.remoteAddress ?? "");
     const held = byAddress.get(address) ?? 0;
     if (held >= limits.maxConnectionsPerAddress) {
       counts.refusedPerAddress++;
@@ -129,6 +129,28 @@ export function boundConnections(server: Server, limits: ConnectionLimits, log?:
     });
   });
   return counts;
+}
+
+/**
+ * What the per-address cap counts by: an IPv4 address (also IPv4-mapped IPv6) as it is, an IPv6
+ * address by its /64 prefix (one host commonly holds a whole /64).
+ *
+ * @example
+ * addressKey("2001:db8::1"); // "2001:db8:0:0::/64"
+ * addressKey("::ffff:10.0.0.1"); // "10.0.0.1"
+ */
+export function addressKey(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1];
+  if (!address.includes(":")) return address;
+  const [head, tail] = address.split("%")[0].split("::");
+  const left = head === "" ? [] : head.split(":");
+  const right = tail === undefined || tail === "" ? [] : tail.split(":");
+  const groups = tail === undefined ? left : [...left, ...new Array<string>(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => (g.replace(/^0+(?=.)/, "") || "0").toLowerCase())
+    .join(":")}::/64`;
 }
 
 /**

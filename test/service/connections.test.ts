@@ -11,7 +11,7 @@ import type { ChildProcess } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
 import { spawnServe } from "../../scripts/rbp-serve.js";
 import { startLocalService, type LocalService } from "../../src/service/index.js";
-import { defaultConnectionLimits, openFileLimit, RESERVED_FILES } from "../../src/service/connections.js";
+import { addressKey, defaultConnectionLimits, openFileLimit, RESERVED_FILES } from "../../src/service/connections.js";
 
 const sockets: Socket[] = [];
 const services: LocalService[] = [];
@@ -75,6 +75,17 @@ describe("connection limits", () => {
       expect(l.headersTimeoutMs).toBeLessThanOrEqual(10_000);
     }
     expect(openFileLimit()).toBeGreaterThan(0);
+  });
+
+  it("count an IPv6 address by its /64 (one host commonly holds one), IPv4 as it is", () => {
+    expect(addressKey("127.0.0.2")).toBe("127.0.0.2");
+    expect(addressKey("::ffff:127.0.0.2")).toBe("127.0.0.2");
+    expect(addressKey("2001:db8:aa:bb:1:2:3:4")).toBe("2001:db8:aa:bb::/64");
+    expect(addressKey("2001:DB8:AA:BB::9")).toBe(addressKey("2001:db8:aa:bb:ffff::1"));
+    expect(addressKey("2001:db8::1")).toBe("2001:db8:0:0::/64");
+    expect(addressKey("2001:db8:0:1::1")).not.toBe(addressKey("2001:db8:0:2::1"));
+    expect(addressKey("::1")).toBe("0:0:0:0::/64");
+    expect(addressKey("fe80::1%eth0")).toBe("fe80:0:0:0::/64");
   });
 
   it("a flood of idle connections from one address leaves the service to everyone else (server allowed few open files)", async () => {
