@@ -24,12 +24,14 @@ const ON_BOTH_STORES = [
   "raw-requests",
   "stall",
   "times",
+  "upload-memory",
   "v2-jobs",
   "v2-long-poll",
   "v2-retain",
   "v2-upload",
   "v2",
   "v3",
+  "warnings",
 ].map((name) => `test/service/${name}.test.ts`);
 
 export default defineConfig({

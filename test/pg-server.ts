@@ -28,6 +28,10 @@ export interface PostgresServer {
   dir: string;
   /** Stops the server (`mode`: fast = disconnect clients cleanly, immediate = like a crash) and starts it again. */
   restart(mode?: "fast" | "immediate", downMs?: number): Promise<void>;
+  /** Stops the server (`mode` as for restart), keeping its data; `start()` starts it again. */
+  halt(mode?: "fast" | "immediate"): Promise<void>;
+  /** Starts a halted server again, on the same port and data. */
+  start(): Promise<void>;
   /** Stops the server and removes its directory. */
   stop(): Promise<void>;
 }
@@ -102,6 +106,12 @@ export async function startPostgres(): Promise<PostgresServer> {
     async restart(mode = "fast", downMs = 0) {
       await stopServer(mode);
       if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
+      await start();
+    },
+    async halt(mode = "fast") {
+      await stopServer(mode);
+    },
+    async start() {
       await start();
     },
     async stop() {

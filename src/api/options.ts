@@ -25,6 +25,9 @@
  *   `censor_type: "both"` on PSR is passed on and rejected by the engine resolver.
  */
 import { InvalidInputError } from "../engine/errors.js";
+import { quoteName, warningText, type RequestWarning } from "./warnings.js";
+
+export { quoteName, QUOTED_NAME_CHARS } from "./warnings.js";
 import {
   ADJ_FIT_MULTIPLIERS,
   CENSOR_OPERATORS,
@@ -61,6 +64,9 @@ export type ResolvedOptionsFor<A extends Analysis> = A extends "psr" ? PsrOption
 export interface NormalizedOptions<A extends Analysis = Analysis> {
   /** Canonical (engine) names and values; only keys the caller set, nulls dropped. */
   options: GivenOptionsFor<A>;
+  /** What was ignored or adjusted, as data (warnings.ts). */
+  notes: RequestWarning[];
+  /** The same as text, for people. */
   warnings: string[];
 }
 
@@ -152,7 +158,7 @@ interface Reading {
   value: unknown;
   /** A value that gives way to any other spelling of the same option (client defaults). */
   weak?: boolean;
-  warning?: string;
+  warning?: RequestWarning;
 }
 
 interface Spelling {
@@ -249,8 +255,12 @@ export const OPTION_TABLE: readonly OptionRow[] = [
             return {
               value: "relevance",
               weak: true,
-              warning:
-                'eval_type "both" is not a psr censor (psr evaluates one); computed with censor_type "relevance", the psr default, unless censor_type is given',
+              warning: {
+                code: "adjusted_option",
+                key,
+                reason:
+                  'eval_type "both" is not a psr censor (psr evaluates one); computed with censor_type "relevance", the psr default, unless censor_type is given',
+              },
             };
           }
           return { value };
@@ -491,9 +501,10 @@ export function normalizeOptions<A extends Analysis>(
   raw: Readonly<Record<string, unknown>> | null | undefined,
   dialect: Dialect,
 ): NormalizedOptions<A> {
-  const warnings: string[] = [];
+  const warnings: RequestWarning[] = [];
   const present = new Map<string, unknown>();
   for (const [key, value] of Object.entries(raw ?? {})) {
+    checkName("options", key);
     if (value !== null && value !== undefined) present.set(key, value);
   }
   const known = new Set(OPTION_KEYS[analysis]);
@@ -502,11 +513,11 @@ export function normalizeOptions<A extends Analysis>(
     present.delete(key);
     const ignored = ignoredReason(analysis, key);
     if (ignored !== undefined) {
-      if (dialect === "v3") warnings.push(`ignored option "${quoteName(key)}" (${ignored})`);
+      if (dialect === "v3") warnings.push({ code: "ignored_option", key, reason: ignored });
     } else if (Object.hasOwn(NOT_IMPLEMENTED, key)) {
-      warnings.push(`ignored option "${quoteName(key)}" (${NOT_IMPLEMENTED[key]})`);
+      warnings.push({ code: "ignored_option", key, reason: NOT_IMPLEMENTED[key] });
     } else {
-      warnings.push(`ignored option "${quoteName(key)}" (not a ${analysis} option)`);
+      warnings.push({ code: "ignored_option", key, reason: `not a ${analysis} option` });
     }
   }
 
@@ -545,7 +556,7 @@ export function normalizeOptions<A extends Analysis>(
   if (analysis === "grid" && out.allowed_k !== undefined && !present.has("min_k") && present.get("k") === 1) {
     delete out.min_k;
   }
-  return { options: out as GivenOptionsFor<A>, warnings };
+  return { options: out as GivenOptionsFor<A>, notes: warnings, warnings: warnings.map(warningText) };
 }
 
 /**
@@ -598,21 +609,21 @@ export const MAX_THRESHOLDS = 255;
  * up to max inclusive (1e-9 tolerance, each value rounded to 10 decimals); any other vector, or
  * two values without a stepsize, is an explicit threshold list.
  */
-function readThresholds(present: Map<string, unknown>, warnings: string[]): unknown[] | undefined {
+function readThresholds(present: Map<string, unknown>, warnings: RequestWarning[]): unknown[] | undefined {
   const range = present.get("threshold_range");
   const step = present.get("stepsize");
   if (present.has("threshold")) {
-    if (range !== undefined) warnings.push('ignored option "threshold_range" (threshold is given)');
-    if (step !== undefined) warnings.push('ignored option "stepsize" (threshold is given)');
+    if (range !== undefined) warnings.push({ code: "ignored_option", key: "threshold_range", reason: "threshold is given" });
+    if (step !== undefined) warnings.push({ code: "ignored_option", key: "stepsize", reason: "threshold is given" });
     return readNumberList("threshold", present.get("threshold"));
   }
   if (range === undefined) {
-    if (step !== undefined) warnings.push('ignored option "stepsize" (no threshold_range [min, max] to step through)');
+    if (step !== undefined) warnings.push({ code: "ignored_option", key: "stepsize", reason: "no threshold_range [min, max] to step through" });
     return undefined;
   }
   const list = readNumberList("threshold_range", range);
   if (list.length !== 2 || step === undefined) {
-    if (step !== undefined) warnings.push('ignored option "stepsize" (threshold_range is an explicit list)');
+    if (step !== undefined) warnings.push({ code: "ignored_option", key: "stepsize", reason: "threshold_range is an explicit list" });
     return list;
   }
   if (typeof step !== "number" || !Number.isFinite(step) || step <= 0) {
@@ -711,12 +722,12 @@ function readRetain(value: unknown, key: string): Reading {
     throw new InvalidInputError(`options.${key}`, 'true, false, "all", "none", a comma-separated list or a list of retain keys', `got ${describe(value)}`);
   }
   const keys: RetainKey[] = [];
-  let warning: string | undefined;
+  let warning: RequestWarning | undefined;
   items.forEach((item, i) => {
     const name = typeof item === "string" ? item.trim().toLowerCase() : item;
     if (name === "") return;
     if (name === "xi_solo_cells") {
-      warning = `ignored retain key "xi_solo_cells" in "${key}" (not produced by this engine)`;
+      warning = { code: "ignored_value", key, value: "xi_solo_cells", reason: "not produced by this engine" };
       return;
     }
     if (typeof name !== "string" || !(RETAIN_KEYS as readonly string[]).includes(name)) {
@@ -801,19 +812,25 @@ export function describe(value: unknown): string {
   return text === undefined ? String(value) : text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
-/** Longest name a warning quotes whole (issue 11: a 5 MB option name was copied into every job). */
-export const QUOTED_NAME_CHARS = 64;
+/**
+ * Longest name (option key, field name) a request may hold; a longer one is refused naming it,
+ * before anything is charged (issue 26: a 5 MiB unknown option key was accepted and charged). The
+ * service's table of fixed limits (service/limits.ts BODY_LIMITS) lists it.
+ */
+export const MAX_NAME_CHARS = 128;
 
 /**
- * A name the caller sent, as a warning quotes it: at most QUOTED_NAME_CHARS characters, the rest
- * replaced by "...(N characters)"; double quotes and control characters escaped, so the name
- * cannot end the quotation it stands in.
+ * Refuses a name longer than MAX_NAME_CHARS with an InvalidInputError naming it (quoted short).
  *
  * @example
- * quoteName("x".repeat(1000)); // "xxxx...x...(1000 characters)" (64 x's)
+ * checkName("options", "x".repeat(200)); // throws: options.xxxx...(200 characters): expected a name of at most 128 characters
  */
-export function quoteName(name: string): string {
-  const short = name.length > QUOTED_NAME_CHARS ? name.slice(0, QUOTED_NAME_CHARS) : name;
-  const escaped = JSON.stringify(short).slice(1, -1);
-  return name.length > QUOTED_NAME_CHARS ? `${escaped}...(${name.length} characters)` : escaped;
+export function checkName(parent: string, key: string): void {
+  if (key.length > MAX_NAME_CHARS) {
+    throw new InvalidInputError(
+      `${parent === "" ? "" : `${parent}.`}${quoteName(key)}`,
+      `a name of at most ${MAX_NAME_CHARS} characters`,
+      `this one has ${key.length}`,
+    );
+  }
 }

@@ -12,14 +12,15 @@ import { checkData, datasetFromRows, type Dataset } from "../engine/data.js";
 import { InvalidInputError } from "../engine/errors.js";
 import {
   V2_OPTION_KEYS,
+  checkName,
   normalizeOptions,
-  quoteName,
   resolveOptions,
   type Analysis,
   type Dialect,
   type GivenOptionsFor,
   type ResolvedOptionsFor,
 } from "./options.js";
+import { capWarnings, warningText, type RequestWarning } from "./warnings.js";
 import { V2RequestSchema, V2RequestSchemaNoAccess, V3RequestSchema, V3RequestSchemaNoAccess } from "./schemas.js";
 
 export interface ParsedRequestFor<A extends Analysis> {
@@ -38,7 +39,9 @@ export interface ParsedRequestFor<A extends Analysis> {
   options: GivenOptionsFor<A>;
   /** The same options resolved by the engine resolver (defaults filled in); for echoing back. */
   resolved: ResolvedOptionsFor<A>;
-  /** Ignored keys and other notes, for the receipt (`warnings` in v3, `ignored_options` in v2). */
+  /** What was ignored or adjusted, as data, all of it (warnings.ts): v2's `ignored_options` are its keys. */
+  notes: RequestWarning[];
+  /** The same as text for people, at most MAX_WARNINGS and a count of the rest: the receipt's and result's `warnings`. */
   warnings: string[];
 }
 
@@ -56,8 +59,6 @@ export interface ParseRequestSettings {
 }
 
 const BODY_KEYS = new Set(["access_id", "y", "X", "theta", "options"]);
-/** Warnings a receipt lists at most; the rest are counted in one last line. */
-export const MAX_WARNINGS = 20;
 const V2_TOP_LEVEL = new Set(V2_OPTION_KEYS);
 
 /**
@@ -124,14 +125,15 @@ export function parseRequest<A extends Analysis>(analysis: A, body: unknown, dia
   });
 
   // options
-  const warnings: string[] = [];
+  const notes: RequestWarning[] = [];
   let raw: Record<string, unknown>;
   if (dialect === "v3") {
     raw = { ...(parsed.options ?? {}) };
     for (const [key, value] of Object.entries(parsed)) {
       if (BODY_KEYS.has(key)) continue;
+      checkName("", key);
       if (!V2_TOP_LEVEL.has(key)) {
-        warnings.push(`ignored field "${quoteName(key)}" (settings go under "options")`);
+        notes.push({ code: "ignored_field", key, reason: 'settings go under "options"' });
         continue;
       }
       if (key in raw && raw[key] !== null && value !== null && JSON.stringify(raw[key]) !== JSON.stringify(value)) {
@@ -146,11 +148,7 @@ export function parseRequest<A extends Analysis>(analysis: A, body: unknown, dia
     }
   }
   const normalized = normalizeOptions(analysis, raw, dialect);
-  warnings.push(...normalized.warnings);
-  if (warnings.length > MAX_WARNINGS) {
-    const more = warnings.length - MAX_WARNINGS;
-    warnings.splice(MAX_WARNINGS, more, `... and ${more} more warning${more === 1 ? "" : "s"} like these (not listed)`);
-  }
+  notes.push(...normalized.notes);
   const resolved = resolveOptions(analysis, normalized.options, K);
 
   return {
@@ -161,7 +159,8 @@ export function parseRequest<A extends Analysis>(analysis: A, body: unknown, dia
     thetaGiven,
     options: normalized.options,
     resolved,
-    warnings,
+    notes,
+    warnings: capWarnings(notes).map(warningText),
   };
 }
 

@@ -157,12 +157,17 @@ const JobId = z.number().int();
 /** 16 lower-case hex characters in practice; any string is accepted on read. */
 const JobCode = z.string().min(1);
 
+/** One warning as data (v3 receipts' `warning_details`, src/api/warnings.ts): `warnings[i]` is its text. */
+const WarningDetailSchema = z.object({ code: z.string(), key: z.string().optional(), value: z.string().optional(), reason: z.string() });
+
 /** Receipt of a POST with one circumstance (docs/api.md section 2). */
 export const ReceiptSchema = z.object({
   job_id: JobId,
   job_code: JobCode,
-  /** v3: ignored options and other notes (docs/api.md section 2.1). */
+  /** v3: ignored options and other notes, as text (docs/api.md section 2.1). */
   warnings: z.array(z.string()).optional(),
+  /** v3: the same warnings as data, one for one. */
+  warning_details: z.array(WarningDetailSchema).optional(),
   /** v2: keys that were ignored (docs/api.md section 2.1). */
   ignored_options: z.array(z.string()).optional(),
 });
@@ -174,6 +179,7 @@ export const ExperimentReceiptSchema = z.object({
   experiment_code: JobCode,
   jobs: z.array(z.object({ job_id: JobId, job_code: JobCode, row: z.number().int().nonnegative() })).min(1),
   warnings: z.array(z.string()).optional(),
+  warning_details: z.array(WarningDetailSchema).optional(),
 });
 export type ExperimentReceipt = z.output<typeof ExperimentReceiptSchema>;
 

@@ -30,6 +30,7 @@ import type { QuotaStatus } from "./quota.js";
 import type { ResolvedField } from "./fields.js";
 import { QuotaExceededError, StorageBusyError, StorageFullError, storageError, type Claimed, type Created, type Store } from "./store.js";
 import { publicFailure } from "./reasons.js";
+import { outageReply } from "./outage.js";
 import { DEFAULT_LIMITS, jobWork, type ServiceLimits } from "./limits.js";
 
 /** A Grid spreads over free workers from this much work on: rows x 2^min(attributes, 14) (14: the sampled default's scale). */
@@ -216,11 +217,36 @@ export class PredictionService {
     );
   }
 
+  /**
+   * The 503 `store_unavailable` reply (outage.ts) when `error` says the store cannot be reached, or,
+   * without `error`, when its quick check says so (the file store's directory is gone); undefined
+   * otherwise. The detail goes to the log, once a minute per cause.
+   *
+   * @example
+   * const down = service.outageError(error); if (down) throw down;
+   */
+  outageError(error?: unknown): ServiceError | undefined {
+    const outage = this.store.outage?.(error);
+    if (outage === undefined) return undefined;
+    const now = Date.now();
+    const key = `${outage.store}: ${outage.cause}`;
+    if ((this.outagesLogged.get(key) ?? -Infinity) < now - 60_000) {
+      this.outagesLogged.set(key, now);
+      const detail = error instanceof StorageBusyError ? error.detail : error instanceof Error ? error.message : undefined;
+      this.log(`store unavailable: ${key}${detail !== undefined ? ` (${detail})` : ""}; answering 503 until it is back`);
+    }
+    return outageReply(outage);
+  }
+
+  private readonly outagesLogged = new Map<string, number>();
+
   /** Runs a store write of a POST; its errors become the 429 / 507 / 503 replies. */
   private async storeCall<T>(call: () => Promise<T>, units: number): Promise<T> {
     try {
       return await call();
     } catch (error) {
+      const down = this.outageError(error);
+      if (down) throw down;
       if (error instanceof QuotaExceededError) {
         const { quota, used, remaining } = error.status;
         throw new ServiceError(
@@ -287,6 +313,8 @@ export class PredictionService {
     try {
       json = await this.store.readResult(job);
     } catch (error) {
+      const down = this.outageError(error);
+      if (down) throw down;
       const e = storageError(error);
       if (e instanceof StorageBusyError) {
         this.log(`storage busy: ${e.detail}`);

@@ -15,6 +15,8 @@ import type { Duplex } from "node:stream";
 import { toJson } from "../api/json.js";
 import type { ErrorBody } from "../api/schemas.js";
 import { brand, RbpBaseError } from "../errors/index.js";
+import { quoteName } from "../api/options.js";
+import { BODY_LIMITS, type BodyLimits } from "./limits.js";
 
 export const MiB = 1024 * 1024;
 
@@ -136,6 +138,42 @@ export function sendError(res: ServerResponse, error: ServiceError): void {
   sendJson(res, error.status, errorBody(error), error.init.headers);
 }
 
+/** Bytes of large request bodies being read or parsed at once, at most (docs/limits.md "Fixed limits"). */
+export const MAX_BODY_BYTES_IN_FLIGHT = 128 * MiB;
+const bodiesInFlight = { bytes: 0 };
+
+/**
+ * Reserves the memory a large body takes while it is read and parsed: its Content-Length (or
+ * `limit` without one), when that is at least `from` bytes; returns the release (call it once
+ * the body is parsed). A 503 `service_busy` with Retry-After when the large bodies in flight
+ * already hold MAX_BODY_BYTES_IN_FLIGHT: many concurrent 10 MiB POSTs wait their turn at the
+ * client, not in the server's memory.
+ *
+ * @example
+ * const release = reserveBody(req, 10 * MiB, 256 * 1024);
+ * try { ... await readBody(req, 10 * MiB) ... } finally { release(); }
+ */
+export function reserveBody(req: IncomingMessage, limit: number, from: number): () => void {
+  const declared = req.headers["content-length"];
+  const bytes = declared !== undefined && /^\d+$/.test(declared) ? Math.min(Number(declared), limit) : limit;
+  if (bytes < from) return () => undefined;
+  if (bodiesInFlight.bytes + bytes > MAX_BODY_BYTES_IN_FLIGHT) {
+    throw new ServiceError(
+      503,
+      "service_busy",
+      `the service is reading ${Math.round(bodiesInFlight.bytes / MiB)} MiB of large request bodies already; nothing was charged, try again in a moment`,
+      { headers: { "retry-after": "1", connection: "close" } },
+    );
+  }
+  bodiesInFlight.bytes += bytes;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    bodiesInFlight.bytes -= bytes;
+  };
+}
+
 /**
  * Reads the whole request body, refusing it with a 413 ServiceError as soon as it is known to be
  * larger than `limit` bytes. The rest of a refused body is discarded (see `refuseRest`).
@@ -205,7 +243,7 @@ export function readBody(req: IncomingMessage, limit: number, shared?: number): 
  * see a reset connection), without keeping any of it, but never more than 4 x `limit` (at least
  * 16 MiB) further bytes or 10 seconds; then close the connection.
  */
-function refuseRest(req: IncomingMessage, limit: number): void {
+export function refuseRest(req: IncomingMessage, limit: number): void {
   const cap = Math.max(4 * limit, 16 * MiB);
   let discarded = 0;
   const stop = () => {
@@ -223,51 +261,86 @@ function refuseRest(req: IncomingMessage, limit: number): void {
   req.resume();
 }
 
-/** Deepest nesting of arrays and objects a request body may have (a POST body needs 4). */
-export const MAX_JSON_DEPTH = 32;
-
 /**
- * Refuses a parsed body nested deeper than `limit` levels with a 422 naming the field where it
- * happens (`options.a[0]`, at most three steps of the path) and the limit, before anything
- * recursive (validation, error messages) can overflow the stack on it. Iterative.
+ * Refuses a parsed body whose shape is beyond BODY_LIMITS (limits.ts), before anything recursive
+ * (validation, error messages) runs on it or anything is charged, with a 422 (`status`; v2 400)
+ * naming the field where it happens (at most three steps of the path, a name quoted to 64
+ * characters) and the limit:
+ * - nested deeper than `maxJsonDepth` levels;
+ * - a key (an option key, a field name: any name the client sends) longer than `maxNameChars`;
+ * - an object with more than `maxObjectKeys` keys.
+ * Iterative.
  *
  * @example
- * checkJsonDepth(JSON.parse('{"options": {"x": [[[1]]]}}'), 3); // throws 422, field "options.x[0]"
+ * checkJsonShape(JSON.parse('{"options": {"x": [[[1]]]}}'), 422, { ...BODY_LIMITS, maxJsonDepth: 3 }); // throws 422, field "options.x[0]"
  */
-export function checkJsonDepth(value: unknown, limit = MAX_JSON_DEPTH, status = 422): void {
-  const stack: Array<{ value: unknown; depth: number; path: Array<string | number> }> = [{ value, depth: 0, path: [] }];
-  while (stack.length > 0) {
-    const item = stack.pop()!;
-    if (typeof item.value !== "object" || item.value === null) continue;
-    const depth = item.depth + 1;
-    if (depth > limit) {
-      const shown = item.path.slice(0, 3);
-      let field = "";
-      for (const part of shown) field += typeof part === "number" ? `[${part}]` : field === "" ? part : `.${part}`;
-      if (field === "") field = "body";
-      throw new ServiceError(status, "invalid_input", `${field}: expected JSON nested at most ${limit} levels deep; this value goes deeper`, {
-        field,
-        expected: `at most ${limit} levels of nesting`,
-        extra: { limit },
-      });
+export function checkJsonShape(value: unknown, status = 422, limits: BodyLimits = BODY_LIMITS): void {
+  if (typeof value !== "object" || value === null) return;
+  // Frames link to their parent (the path is built only for a refusal), and an array of plain
+  // values (a row of X) is checked where it stands, never pushed: a 10 MiB X allocates nothing here.
+  interface Frame {
+    value: object;
+    depth: number;
+    parent: Frame | undefined;
+    key: string | number;
+  }
+  const fieldOf = (frame: Frame | undefined, last?: string | number) => {
+    const path: Array<string | number> = last === undefined ? [] : [last];
+    for (let f = frame; f !== undefined && f.parent !== undefined; f = f.parent) path.unshift(f.key);
+    let field = "";
+    for (const part of path.slice(0, 3)) field += typeof part === "number" ? `[${part}]` : field === "" ? quoteName(part) : `.${quoteName(part)}`;
+    return field === "" ? "body" : field;
+  };
+  const refuse = (field: string, expected: string, detail: string, limitName: keyof BodyLimits) =>
+    new ServiceError(status, "invalid_input", `${field}: expected ${expected}; ${detail}`, {
+      field,
+      expected,
+      extra: { limit: limits[limitName], limit_name: limitName },
+    });
+  const tooDeep = (field: string) => refuse(field, `JSON nested at most ${limits.maxJsonDepth} levels deep`, "this value goes deeper", "maxJsonDepth");
+  const visit = (frame: Frame, key: string | number, child: unknown) => {
+    if (typeof child !== "object" || child === null) return;
+    if (Array.isArray(child) && isFlat(child)) {
+      if (frame.depth + 1 > limits.maxJsonDepth) throw tooDeep(fieldOf(frame, key));
+      return;
     }
-    if (Array.isArray(item.value)) {
-      const list = item.value as unknown[];
-      for (let i = 0; i < list.length; i++) {
-        const v = list[i];
-        if (typeof v === "object" && v !== null) stack.push({ value: v, depth, path: item.path.length < 3 ? [...item.path, i] : item.path });
+    stack.push({ value: child, depth: frame.depth + 1, parent: frame, key });
+  };
+  const stack: Frame[] = [{ value, depth: 1, parent: undefined, key: "" }];
+  while (stack.length > 0) {
+    const frame = stack.pop()!;
+    if (frame.depth > limits.maxJsonDepth) throw tooDeep(fieldOf(frame));
+    if (Array.isArray(frame.value)) {
+      const list = frame.value as unknown[];
+      for (let i = 0; i < list.length; i++) visit(frame, i, list[i]);
+      continue;
+    }
+    const record = frame.value as Record<string, unknown>;
+    const keys = Object.keys(record);
+    if (keys.length > limits.maxObjectKeys) {
+      throw refuse(fieldOf(frame), `an object of at most ${limits.maxObjectKeys} keys`, `this one has ${keys.length}`, "maxObjectKeys");
+    }
+    for (const k of keys) {
+      if (k.length > limits.maxNameChars) {
+        throw refuse(fieldOf(frame, k), `a name of at most ${limits.maxNameChars} characters`, `this one has ${k.length}`, "maxNameChars");
       }
-    } else {
-      for (const [k, v] of Object.entries(item.value)) {
-        if (typeof v === "object" && v !== null) stack.push({ value: v, depth, path: item.path.length < 3 ? [...item.path, k] : item.path });
-      }
+      visit(frame, k, record[k]);
     }
   }
 }
 
+/** An array none of whose items is an object or an array. */
+function isFlat(list: unknown[]): boolean {
+  for (let i = 0; i < list.length; i++) {
+    const v = list[i];
+    if (typeof v === "object" && v !== null) return false;
+  }
+  return true;
+}
+
 /**
- * Reads a JSON body: 413 above `limit`, 400 `malformed_json` when it does not parse, 422 when it
- * is nested deeper than MAX_JSON_DEPTH. The bare
+ * Reads a JSON body: 413 above `limit`, 400 `malformed_json` when it does not parse, 422 when its
+ * shape is beyond BODY_LIMITS (`checkJsonShape`). The bare
  * tokens NaN, Infinity and -Infinity (what Python's json writes for non-finite floats) are read
  * as docs/api.md section 1 describes; see `parseJsonLenient`.
  */
@@ -286,7 +359,7 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<unk
       expected: "a JSON object",
     });
   }
-  checkJsonDepth(value);
+  checkJsonShape(value);
   return value;
 }
 

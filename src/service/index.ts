@@ -16,6 +16,7 @@ import { DirPersistence, MemoryPersistence } from "./persistence.js";
 import type { Store } from "./store.js";
 import { defaultSpawn } from "./pool.js";
 import { answerClientError } from "./http.js";
+import { boundConnections, checkIntervalMs, defaultConnectionLimits, type ConnectionCounts, type ConnectionLimits } from "./connections.js";
 import { DEFAULT_LIMITS, type ServiceLimits } from "./limits.js";
 import { createRouter } from "./router.js";
 import { ROUTE_TABLES, type RouteTableFactory } from "./routes.js";
@@ -109,6 +110,12 @@ export interface LocalServiceOptions {
   leaseMs?: number;
   /** With a data dir: job records of finished requests kept in memory (the rest are read back on demand); default 100,000. */
   maxJobRecords?: number;
+  /**
+   * Bounds on connections (docs/limits.md, "Connections"): open connections in all and per remote
+   * address, and how long a request may take to arrive; each defaults to `defaultConnectionLimits()`,
+   * derived from the process's open-file limit.
+   */
+  connections?: Partial<ConnectionLimits>;
   /** Limits on the work of one request, checked at POST; each defaults to DEFAULT_LIMITS (docs/limits.md). */
   limits?: Partial<ServiceLimits>;
   /** Starts one pool worker; for tests that need a stand-in worker. Default: worker.ts. */
@@ -130,6 +137,8 @@ export interface LocalService {
    * first organisation's key and its first user (source "file").
    */
   credentials: { apiKey: string; accessId: string; source: CredentialSource | "file" };
+  /** The connection bounds in force and live counts of open and refused connections. */
+  connections: { limits: ConnectionLimits; counts: ConnectionCounts };
   close(): Promise<void>;
 }
 
@@ -174,14 +183,18 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
   const spawn = options.unref === true ? unrefSpawn(options.spawn ?? defaultSpawn) : options.spawn;
   const service = await PredictionService.open({ credentials, store, config, log: options.log, spawn });
   const tables = (options.routes ?? ROUTE_TABLES).map((make) => make(service));
+  const limits: ConnectionLimits = { ...defaultConnectionLimits(), ...definedLimits(options.connections) };
   // No Host header is needed (nothing is built from it); node would otherwise answer 400 without the JSON body.
-  const server = createServer({ requireHostHeader: false }, createRouter(tables, { log: options.log }));
+  const server = createServer(
+    { requireHostHeader: false, connectionsCheckingInterval: checkIntervalMs(limits) },
+    createRouter(tables, { log: options.log, outage: (error) => service.outageError(error) }),
+  );
   server.on("clientError", answerClientError);
+  const counts = boundConnections(server, limits, options.log);
   if (options.unref === true) {
     server.unref();
     server.on("connection", (socket) => socket.unref());
   }
-  // Long Grids are polled, never held open; keep-alive as node's default.
   try {
     await listen(server, options.port ?? 0, host);
   } catch (error) {
@@ -201,6 +214,7 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
     url,
     port,
     credentials: shown,
+    connections: { limits, counts },
     close() {
       closing ??= (async () => {
         LANES.delete(new URL(url).origin);
@@ -285,6 +299,13 @@ function checkOptions(o: LocalServiceOptions): void {
       "startLocalService: store replaces the embedded store; dataDir, retentionMs, maxResultMemoryBytes and maxJobRecords configure the embedded one",
     );
   }
+  for (const [name, value] of Object.entries(o.connections ?? {})) {
+    if (!Object.hasOwn(defaultConnectionLimits(1024), name))
+      throw new RangeError(
+        `startLocalService: connections.${name} is not a connection limit; they are ${Object.keys(defaultConnectionLimits(1024)).join(", ")}`,
+      );
+    integer(`connections.${name}`, value, 1);
+  }
   for (const [name, value] of Object.entries(o.limits ?? {})) {
     if (!Object.hasOwn(DEFAULT_LIMITS, name))
       throw new RangeError(`startLocalService: limits.${name} is not a limit; the limits are ${Object.keys(DEFAULT_LIMITS).join(", ")}`);
@@ -292,8 +313,8 @@ function checkOptions(o: LocalServiceOptions): void {
   }
 }
 
-function definedLimits(limits: Partial<ServiceLimits> | undefined): Partial<ServiceLimits> {
-  return Object.fromEntries(Object.entries(limits ?? {}).filter(([, v]) => v !== undefined));
+function definedLimits<T extends object>(limits: Partial<T> | undefined): Partial<T> {
+  return Object.fromEntries(Object.entries(limits ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {
@@ -314,4 +335,5 @@ export { ROUTE_TABLES, type RouteTableFactory } from "./routes.js";
 export { ServiceError } from "./http.js";
 export { Lane, LaneWindowError, type LaneBatch, type LaneWindow, type LaneRow, type LaneSubmitted } from "./lane.js";
 export { DEFAULT_LIMITS, type ServiceLimits } from "./limits.js";
+export { defaultConnectionLimits, openFileLimit, type ConnectionLimits, type ConnectionCounts } from "./connections.js";
 export type { RouteTable, Route, RouteRequest } from "./router.js";

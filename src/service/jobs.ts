@@ -24,6 +24,8 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { BatchRecord, ExperimentRecord, JobFailure, JobInput, JobRecord, Loaded, Outcome, Persistence, ServiceState } from "./persistence.js";
 import type { QuotaStatus } from "./quota.js";
 import { QuotaLedger } from "./quota.js";
+import type { StoreOutage } from "./outage.js";
+import { UploadStore, type UploadSettings, type Uploads } from "./uploads.js";
 import { QuotaExceededError, storageError, type Claimed, type CreateFailedJob, type CreateJobs, type Created, type Store } from "./store.js";
 
 export type { ExperimentRecord as Experiment, JobFailure, JobInput, JobRecord as Job, JobStatus, JobVariant } from "./persistence.js";
@@ -132,6 +134,11 @@ export class EmbeddedStore implements Store {
       persistence.durable ? (settings.resultCacheBytes ?? DEFAULT_RESULT_CACHE_BYTES) : (settings.maxResultMemoryBytes ?? DEFAULT_RESULT_MEMORY_BYTES),
       (s) => s.length,
     );
+  }
+
+  /** Why the store's files cannot be used (a data dir that is gone...), or undefined; store.ts. */
+  outage(error?: unknown): StoreOutage | undefined {
+    return this.persistence.outage?.(error);
   }
 
   /**
@@ -648,7 +655,19 @@ export class EmbeddedStore implements Store {
     };
   }
 
+  /**
+   * Uploaded X matrices (v2) in files: in the data dir's `uploads/` (emptied at start: a restart
+   * forgets uploads), else in a temporary directory removed at close (uploads.ts).
+   */
+  uploads(settings: UploadSettings): Uploads {
+    this.uploadStore ??= new UploadStore({ ...settings, dir: this.persistence.uploadsDir });
+    return this.uploadStore;
+  }
+
+  private uploadStore: UploadStore | undefined;
+
   async close(): Promise<void> {
+    await this.uploadStore?.close().catch(() => undefined);
     await this.expiring?.catch(() => undefined);
     if (this.persistence.durable) await this.persistence.saveState(this.state()).catch(() => undefined);
     await this.persistence.flush();

@@ -26,7 +26,8 @@
  * service's own process); v3 only (the caller falls back to HTTP for v2).
  */
 import { OptionsObjectSchema } from "../api/schemas.js";
-import { invalidFromZod, MAX_WARNINGS, type ParsedRequest } from "../api/request.js";
+import { invalidFromZod, type ParsedRequest } from "../api/request.js";
+import { capWarnings, warningText } from "../api/warnings.js";
 import { normalizeOptions, resolveOptions, type Analysis } from "../api/options.js";
 import { checkData, type Dataset } from "../engine/data.js";
 import { InvalidInputError } from "../engine/errors.js";
@@ -142,11 +143,7 @@ export class Lane {
     const shape = OptionsObjectSchema.nullish().safeParse(batch.options);
     if (!shape.success) throw prefixed(invalidFromZod(shape.error), "options");
     const normalized = normalizeOptions(analysis, { ...(shape.data ?? {}) }, "v3");
-    const warnings = [...normalized.warnings];
-    if (warnings.length > MAX_WARNINGS) {
-      const more = warnings.length - MAX_WARNINGS;
-      warnings.splice(MAX_WARNINGS, more, `... and ${more} more warning${more === 1 ? "" : "s"} like these (not listed)`);
-    }
+    const warnings = capWarnings(normalized.notes).map(warningText);
     const resolved = resolveOptions(analysis, normalized.options, K);
     return batch.windows.map((w, n) => {
       try {
@@ -163,7 +160,17 @@ export class Lane {
             throw e;
           }
         });
-        const request = { analysis, accessId: "", data, thetas, thetaGiven: true, options: normalized.options, resolved, warnings } as ParsedRequest;
+        const request = {
+          analysis,
+          accessId: "",
+          data,
+          thetas,
+          thetaGiven: true,
+          options: normalized.options,
+          resolved,
+          notes: normalized.notes,
+          warnings,
+        } as ParsedRequest;
         checkBeforeQueue(request, this.#service.config.limits);
         return request;
       } catch (e) {

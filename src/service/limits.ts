@@ -19,7 +19,7 @@
 import { planCombinations } from "../engine/combinations.js";
 import { InvalidInputError } from "../engine/errors.js";
 import type { ParsedRequest } from "../api/request.js";
-import { resolveOptions, type GivenOptionsFor } from "../api/options.js";
+import { MAX_NAME_CHARS, resolveOptions, type GivenOptionsFor } from "../api/options.js";
 import type { Analysis } from "../api/options.js";
 import type { Dataset } from "../engine/data.js";
 
@@ -42,6 +42,26 @@ export const DEFAULT_LIMITS: ServiceLimits = {
   maxCombinations: 100_000,
   maxRetainedValues: 5_000_000,
   maxWork: 1_000_000_000,
+};
+
+/**
+ * Fixed bounds on the shape of any JSON body a client sends (docs/limits.md, "Fixed limits"),
+ * checked as soon as it is parsed (http.ts `checkJsonShape`), before validation and before
+ * anything is charged: a 422 (v2: 400) naming the field and the limit.
+ */
+export interface BodyLimits {
+  /** Longest name: any key of a JSON object (option keys, field names, keys inside option values). */
+  maxNameChars: number;
+  /** Most keys of one JSON object (the top level, `options`, any object inside). */
+  maxObjectKeys: number;
+  /** Deepest nesting of arrays and objects (a POST body needs 4). */
+  maxJsonDepth: number;
+}
+
+export const BODY_LIMITS: Readonly<BodyLimits> = {
+  maxNameChars: MAX_NAME_CHARS,
+  maxObjectKeys: 256,
+  maxJsonDepth: 32,
 };
 
 /** The `rbp serve` flag that raises each limit (for messages and `--help`). */
@@ -129,7 +149,7 @@ export function estimateWork(request: ParsedRequest): WorkEstimate {
 export function jobWork(input: { analysis: Analysis; data: Dataset; thetas: Float64Array[]; options: Record<string, unknown> }): number {
   const given = input.options as GivenOptionsFor<Analysis>;
   const resolved = resolveOptions(input.analysis, given, input.data.cols);
-  return estimateWork({ ...input, options: given, resolved, accessId: "", thetaGiven: true, warnings: [] } as ParsedRequest).work;
+  return estimateWork({ ...input, options: given, resolved, accessId: "", thetaGiven: true, notes: [], warnings: [] } as ParsedRequest).work;
 }
 
 /**

@@ -1,27 +1,23 @@
 /**
  * The offload worker thread (offload.ts): parses and checks large request bodies away from the
- * HTTP thread, so that a 10 MiB POST or a 250 MB upload does not stall every other request
+ * HTTP thread, so that a 10 MiB POST does not stall every other request
  * (issue 11, item 7). It does exactly what the routes do inline for small bodies:
  *
  * - `v3-post`: lenient JSON (400), depth (422), a JSON object (422), then the request parser and
  *   the checks before queueing (422, limits.ts). The access id travels back separately, so that the
  *   route checks it (403) before reporting an input error, as for a small body.
- * - `upload`: an uploaded X (v2): lenient JSON (400), depth, N rows of K numbers (400), and its
- *   SHA-256; X comes back in a SharedArrayBuffer the upload store keeps.
  * - `v2-result`: not a request but an answer: a completed job's stored results made into its v2
  *   body (v2-body.ts), so that a large one is parsed and encoded here, not on the HTTP thread.
  *
  * Errors come back as plain `{status, code, message, init}` (ServiceError's parts).
  */
-import { createHash } from "node:crypto";
 import { parentPort, workerData } from "node:worker_threads";
 import type { Analysis } from "../api/options.js";
 import { parseRequest, type ParsedRequest } from "../api/request.js";
-import { checkJsonDepth, MAX_JSON_DEPTH, parseJsonLenient, ServiceError } from "./http.js";
+import { checkJsonShape, parseJsonLenient, ServiceError } from "./http.js";
 import { inputError } from "./input-error.js";
 import type { ServiceLimits } from "./limits.js";
 import { checkBeforeQueue } from "./preflight.js";
-import { parseUpload } from "./uploads.js";
 import { v2ResultText, type V2ResultMeta } from "./v2-body.js";
 
 /** An uploaded X as the upload store keeps it (row-major, NaN = missing, shared memory). */
@@ -33,7 +29,6 @@ export interface SharedMatrix {
 
 export type OffloadTask =
   | { kind: "v3-post"; id: number; analysis: Analysis; body: Uint8Array; limits: ServiceLimits }
-  | { kind: "upload"; id: number; body: Uint8Array }
   /** v2, first step: the body's top level without y, theta and an inline X (for the route's own steps). */
   | { kind: "v2-light"; id: number; body: Uint8Array }
   /** v2, second step: the request from the body, its top level as the route changed it, and an upload. */
@@ -57,7 +52,6 @@ export interface PackedRequest extends Omit<ParsedRequest, "thetas"> {
 export type OffloadReply =
   | { id: number; ok: true; kind: "v3-post" | "v2-post"; accessId: unknown; request: PackedRequest }
   | { id: number; ok: true; kind: "v2-light"; top: Record<string, unknown> }
-  | { id: number; ok: true; kind: "upload"; rows: number; cols: number; X: Float64Array; digest: string; bytes: number }
   | { id: number; ok: true; kind: "v2-result"; text: string }
   | { id: number; ok: false; stage: "body" | "request"; accessId?: unknown; error: SerializedError };
 
@@ -91,7 +85,7 @@ function parseBody(body: Uint8Array, depthStatus: number): unknown {
     );
   }
   try {
-    checkJsonDepth(value, MAX_JSON_DEPTH, depthStatus);
+    checkJsonShape(value, depthStatus);
   } catch (error) {
     throw new Refusal("body", error as ServiceError);
   }
@@ -187,23 +181,6 @@ function own(a: Float64Array): Float64Array {
   return a.byteOffset === 0 && a.buffer.byteLength === a.byteLength && !(a.buffer instanceof SharedArrayBuffer) ? a : a.slice();
 }
 
-function upload(task: Extract<OffloadTask, { kind: "upload" }>): { reply: OffloadReply; transfer: ArrayBuffer[] } {
-  const value = parseBody(task.body, 400);
-  let matrix: { rows: number; cols: number; X: Float64Array };
-  try {
-    matrix = parseUpload(value);
-  } catch (error) {
-    throw new Refusal(
-      "body",
-      error instanceof ServiceError ? error : new ServiceError(400, "invalid_input", "the upload is not X: a list of N rows of K numbers"),
-    );
-  }
-  const X = new Float64Array(new SharedArrayBuffer(matrix.X.byteLength));
-  X.set(matrix.X);
-  const digest = createHash("sha256").update(task.body).digest("hex");
-  return { reply: { id: task.id, ok: true, kind: "upload", rows: matrix.rows, cols: matrix.cols, X, digest, bytes: task.body.byteLength }, transfer: [] };
-}
-
 function v2Result(task: Extract<OffloadTask, { kind: "v2-result" }>): { reply: OffloadReply; transfer: ArrayBuffer[] } {
   let text: string;
   try {
@@ -220,8 +197,6 @@ export function runOffloadTask(task: OffloadTask): { reply: OffloadReply; transf
     switch (task.kind) {
       case "v3-post":
         return v3Post(task);
-      case "upload":
-        return upload(task);
       case "v2-light":
         return v2Light(task);
       case "v2-post":

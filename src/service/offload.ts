@@ -155,14 +155,3 @@ export async function v2ResultBody(resultsJson: string, meta: V2ResultMeta): Pro
   if (reply.kind !== "v2-result") throw new Error("offload: unexpected reply");
   return reply.text;
 }
-
-/**
- * Parses an uploaded X (v2 PUT): N rows of K numbers, its SHA-256; X in a SharedArrayBuffer.
- * Throws the ServiceError of a refusal.
- */
-export async function parseUploadBody(body: Uint8Array): Promise<{ rows: number; cols: number; X: Float64Array; digest: string; bytes: number }> {
-  const reply = await shared.run({ kind: "upload", body });
-  if (!reply.ok) throw serviceError(reply.error);
-  if (reply.kind !== "upload") throw new Error("offload: unexpected reply");
-  return { rows: reply.rows, cols: reply.cols, X: reply.X, digest: reply.digest, bytes: reply.bytes };
-}

@@ -26,13 +26,14 @@
  * is silently reset.
  */
 import { randomBytes } from "node:crypto";
-import { chmodSync, closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { chmod, mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Analysis } from "../api/options.js";
 import type { Dataset } from "../engine/data.js";
 import type { CensorOperator } from "../engine/options.js";
-import { DamagedStoreError } from "./store.js";
+import { DamagedStoreError, StorageBusyError } from "./store.js";
+import { errorCode, fileOutageCause, type StoreOutage } from "./outage.js";
 
 /** Inputs shared by the jobs of one POST (an experiment's rows share X, y and options). */
 export interface JobInput {
@@ -165,6 +166,10 @@ export interface Persistence {
   deleteJob(jobId: number): Promise<void>;
   /** Waits for every write issued so far. */
   flush(): Promise<void>;
+  /** Where uploaded X matrices are kept, when this persistence has a directory (uploads.ts). */
+  readonly uploadsDir?: string;
+  /** Optional: why the files cannot be used (the store's `outage`, store.ts). */
+  outage?(error?: unknown): StoreOutage | undefined;
 }
 
 /** File operations running at once in one data dir, at most. */
@@ -229,7 +234,34 @@ export class DirPersistence implements Persistence {
   private readonly chains = new Map<string, Promise<void>>();
   private readonly files = new Limiter(MAX_OPEN_FILES);
 
-  protected constructor(readonly dir: string) {}
+  readonly uploadsDir: string;
+
+  protected constructor(readonly dir: string) {
+    this.uploadsDir = join(dir, "uploads");
+  }
+
+  /**
+   * Without `error`: is the directory still there (one stat)? With one: an OS error on a file
+   * of this directory that says it cannot be used (gone, unreadable, read-only, out of files).
+   */
+  outage(error?: unknown): StoreOutage | undefined {
+    const store = "the file store (--data-dir)";
+    if (error === undefined) {
+      try {
+        if (statSync(this.dir).isDirectory()) return undefined;
+        return { store, cause: "its directory is no longer a directory (ENOTDIR)", code: "ENOTDIR" };
+      } catch (e) {
+        const code = errorCode(e);
+        return { store, cause: fileOutageCause(code) ?? `its directory cannot be read (${code ?? "unknown error"})`, ...(code ? { code } : {}) };
+      }
+    }
+    const code = error instanceof StorageBusyError ? error.code : errorCode(error);
+    const path = (error as { path?: unknown }).path;
+    // ENOENT of a file of this directory is an outage only when the directory itself is gone.
+    if ((code === "ENOENT" || code === "ENOTDIR") && (typeof path !== "string" || !path.startsWith(this.dir) || this.outage() === undefined)) return undefined;
+    const cause = fileOutageCause(code);
+    return cause === undefined ? undefined : { store, cause, ...(code ? { code } : {}) };
+  }
 
   /**
    * Creates the directory layout (0700), tightens an existing one, removes temporary files a

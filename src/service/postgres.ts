@@ -33,7 +33,7 @@
  * await store.syncPlans([{ name: "acme", quota: 1000 }]);
  */
 import { hostname } from "node:os";
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import type { Analysis } from "../api/options.js";
 import type { CensorOperator } from "../engine/options.js";
@@ -51,7 +51,8 @@ import {
 } from "./persistence.js";
 import type { QuotaStatus } from "./quota.js";
 import { ServiceError } from "./http.js";
-import { UploadStore, type PutOutcome, type StoredUpload, type UploadSettings, type Uploads } from "./uploads.js";
+import { databaseOutageCause, type StoreOutage } from "./outage.js";
+import { SignedUploads, storeFull, type StoredUpload, type UploadSettings, type Uploads, type UploadWriter } from "./uploads.js";
 import {
   QuotaExceededError,
   StorageBusyError,
@@ -157,6 +158,22 @@ CREATE TABLE rbp_results (
   result json NOT NULL
 );
 ALTER TABLE rbp_results ALTER COLUMN result SET STORAGE EXTENDED;
+`,
+  },
+  {
+    version: 2,
+    name: "uploads streamed in chunks",
+    sql: `
+CREATE TABLE rbp_upload_chunks (
+  part text NOT NULL,
+  seq integer NOT NULL,
+  data bytea NOT NULL,
+  created bigint NOT NULL,
+  PRIMARY KEY (part, seq)
+);
+ALTER TABLE rbp_upload_chunks ALTER COLUMN data SET STORAGE EXTERNAL;
+ALTER TABLE rbp_uploads ALTER COLUMN x DROP NOT NULL;
+ALTER TABLE rbp_uploads ADD COLUMN part text;
 `,
   },
 ];
@@ -395,6 +412,13 @@ export class PgStore implements Store {
       retentionMs: settings.retentionMs ?? 7 * 24 * 3600_000,
       log: settings.log ?? (() => {}),
     });
+  }
+
+  /** An error that says the database cannot be reached (outage.ts), naming the server (never its password). */
+  outage(error?: unknown): StoreOutage | undefined {
+    if (error === undefined) return undefined;
+    const found = databaseOutageCause(error instanceof StorageBusyError ? Object.assign(new Error(error.detail), { code: error.code }) : error);
+    return found && { store: `the PostgreSQL store (${databaseLabel(this.url)})`, ...found };
   }
 
   async quotaStatus(org: string, plan: number): Promise<QuotaStatus> {
@@ -735,69 +759,95 @@ export class PgStore implements Store {
 }
 
 /**
- * Uploaded X matrices in `rbp_uploads`: the same answers as UploadStore (created / replaced /
- * unchanged, 413 above the size limit, kept `ttlMs` after the last PUT), for every front end.
+ * Uploaded X matrices in `rbp_uploads`, their values in rows of `rbp_upload_chunks` (one per block,
+ * written as the PUT streams in, under a `part` id that the upload's row names once it is whole):
+ * the same answers as UploadStore (created / replaced / unchanged, 413 above the size limit, kept
+ * `ttlMs` after the last PUT), for every front end. The chunks of an abandoned upload are removed
+ * at once; those a crash left behind, by the next commit after a day.
  */
-class PgUploads implements Uploads {
-  private readonly signer: UploadStore;
-
+class PgUploads extends SignedUploads {
   constructor(
     private readonly pool: pg.Pool,
     private readonly settings: UploadSettings,
   ) {
-    this.signer = new UploadStore(settings);
+    super(settings);
   }
 
-  sign(org: string, name: string, now?: number): { token: string; expires: number } {
-    return this.signer.sign(org, name, now);
-  }
-
-  verify(token: string | null, name: string, now?: number): string {
-    return this.signer.verify(token, name, now);
-  }
-
-  async put(
-    org: string,
-    name: string,
-    matrix: { rows: number; cols: number; X: Float64Array },
-    content: Buffer | { digest: string; bytes: number },
-    now = Date.now(),
-  ): Promise<PutOutcome> {
-    if (matrix.X.byteLength > this.settings.maxStoreBytes) {
-      throw new ServiceError(
-        413,
-        "payload_too_large",
-        `Payload Too Large: this X needs ${matrix.X.byteLength} bytes, above the ${this.settings.maxStoreBytes} bytes the service keeps for uploads`,
-        {
-          extra: { limit: this.settings.maxStoreBytes },
-        },
-      );
-    }
-    const digest = Buffer.isBuffer(content) ? createHash("sha256").update(content).digest("hex") : content.digest;
-    const size = Buffer.isBuffer(content) ? content.length : content.bytes;
-    const expires = now + this.settings.ttlMs;
-    const r = await this.pool.query<{ old: string | null }>(
-      `WITH old AS (SELECT digest FROM rbp_uploads WHERE org = $1 AND name = $2 AND expires > $8),
-            swept AS (DELETE FROM rbp_uploads WHERE expires <= $8 AND NOT (org = $1 AND name = $2))
-       INSERT INTO rbp_uploads (org, name, n_rows, n_cols, x, digest, bytes, expires) VALUES ($1, $2, $3, $4, $5, $6, $7, $9)
-       ON CONFLICT (org, name) DO UPDATE SET n_rows = excluded.n_rows, n_cols = excluded.n_cols, x = excluded.x, digest = excluded.digest,
-         bytes = excluded.bytes, expires = excluded.expires
-       RETURNING (SELECT digest FROM old) AS old`,
-      [org, name, matrix.rows, matrix.cols, f64Bytes(matrix.X), digest, size, now, expires],
-    );
-    const old = r.rows[0].old;
-    const outcome = old === null ? "created" : old === digest ? "unchanged" : "replaced";
-    return { upload: { org, name, ...matrix, digest, bytes: size, expires }, outcome };
+  async begin(org: string, name: string): Promise<UploadWriter> {
+    const part = randomUUID();
+    const max = this.settings.maxStoreBytes;
+    let seq = 0;
+    let size = 0;
+    return {
+      write: async (block) => {
+        size += block.byteLength;
+        if (size > max) throw storeFull(max, `more than ${max}`);
+        await this.pool.query("INSERT INTO rbp_upload_chunks (part, seq, data, created) VALUES ($1, $2, $3, $4)", [
+          part,
+          seq++,
+          Buffer.from(block.buffer, block.byteOffset, block.byteLength),
+          Date.now(),
+        ]);
+      },
+      commit: async (meta, now = Date.now()) => {
+        const expires = now + this.settings.ttlMs;
+        const old = await inTransaction(this.pool, async (c) => {
+          const previous = await c.query<{ digest: string; part: string | null }>(
+            "SELECT digest, part FROM rbp_uploads WHERE org = $1 AND name = $2 AND expires > $3 FOR UPDATE",
+            [org, name, now],
+          );
+          // Expired uploads (and this name's earlier one) go, with their chunks; so do chunks a crash left a day ago.
+          await c.query(
+            `WITH gone AS (DELETE FROM rbp_uploads WHERE expires <= $3 OR (org = $1 AND name = $2) RETURNING part)
+             DELETE FROM rbp_upload_chunks WHERE part IN (SELECT part FROM gone WHERE part IS NOT NULL)`,
+            [org, name, now],
+          );
+          await c.query(
+            "DELETE FROM rbp_upload_chunks WHERE created < $1 AND part <> $2 AND part NOT IN (SELECT part FROM rbp_uploads WHERE part IS NOT NULL)",
+            [now - 24 * 3600_000, part],
+          );
+          await c.query("INSERT INTO rbp_uploads (org, name, n_rows, n_cols, x, digest, bytes, expires, part) VALUES ($1, $2, $3, $4, NULL, $5, $6, $7, $8)", [
+            org,
+            name,
+            meta.rows,
+            meta.cols,
+            meta.digest,
+            meta.bytes,
+            expires,
+            part,
+          ]);
+          return previous.rows[0];
+        });
+        const outcome = old === undefined ? "created" : old.digest === meta.digest ? "unchanged" : "replaced";
+        return { upload: { org, name, rows: meta.rows, cols: meta.cols, digest: meta.digest, bytes: meta.bytes, expires }, outcome };
+      },
+      abort: async () => {
+        await this.pool.query("DELETE FROM rbp_upload_chunks WHERE part = $1", [part]).catch(() => undefined);
+      },
+    };
   }
 
   async get(org: string, name: string, now = Date.now()): Promise<StoredUpload | undefined> {
-    const r = await this.pool.query<{ n_rows: number; n_cols: number; x: Buffer; digest: string; bytes: number; expires: number }>(
-      "SELECT n_rows, n_cols, x, digest, bytes, expires FROM rbp_uploads WHERE org = $1 AND name = $2 AND expires > $3",
+    const r = await this.pool.query<{ n_rows: number; n_cols: number; x: Buffer | null; part: string | null; digest: string; bytes: number; expires: number }>(
+      "SELECT n_rows, n_cols, x, part, digest, bytes, expires FROM rbp_uploads WHERE org = $1 AND name = $2 AND expires > $3",
       [org, name, now],
     );
     const row = r.rows[0];
     if (!row) return undefined;
-    return { org, name, rows: row.n_rows, cols: row.n_cols, X: bytesF64(row.x), digest: row.digest, bytes: row.bytes, expires: row.expires };
+    const meta = { org, name, rows: row.n_rows, cols: row.n_cols, digest: row.digest, bytes: Number(row.bytes), expires: Number(row.expires) };
+    if (row.x !== null) return { ...meta, X: bytesF64(row.x) };
+    const X = new Float64Array(new SharedArrayBuffer(row.n_rows * row.n_cols * 8));
+    const bytes = new Uint8Array(X.buffer);
+    let at = 0;
+    // A chunk at a time (about 256 KiB each), never the whole upload as one reply.
+    for (let seq = 0; at < bytes.length; seq++) {
+      const chunk = await this.pool.query<{ data: Buffer }>("SELECT data FROM rbp_upload_chunks WHERE part = $1 AND seq = $2", [row.part, seq]);
+      const data = chunk.rows[0]?.data;
+      if (data === undefined) throw new Error(`upload ${name}: chunk ${seq} of part ${row.part} is missing`);
+      bytes.set(data, at);
+      at += data.length;
+    }
+    return { ...meta, X };
   }
 }
 
@@ -825,9 +875,19 @@ function databaseError(error: unknown): unknown {
     code === "ECONNRESET" ||
     /Connection terminated|timeout exceeded when trying to connect/i.test(detail)
   ) {
-    return new StorageBusyError(detail);
+    return new StorageBusyError(detail, code);
   }
   return error;
+}
+
+/** host:port/database of a postgres:// URL, without user or password. */
+function databaseLabel(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname || "local socket"}${u.port ? `:${u.port}` : ""}${u.pathname}`;
+  } catch {
+    return "database";
+  }
 }
 
 function describeMs(ms: number): string {

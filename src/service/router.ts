@@ -9,8 +9,8 @@
  * segment of a `*` parameter splits it like a literal one. A trailing slash is ignored.
  *
  * Every reply is JSON: a request target that is no path 400, unknown path 404, known path with
- * another method 405, a handler's ServiceError its own status, anything else 500 (logged, without
- * request contents). No exception leaves the listener. Requests node's parser refuses before they
+ * another method 405, a handler's ServiceError its own status, a store that cannot be reached 503
+ * (`settings.outage`), anything else 500 (logged, without request contents). No exception leaves the listener. Requests node's parser refuses before they
  * reach it get their JSON 400 from `answerClientError` (http.ts).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -54,6 +54,12 @@ interface CompiledRoute {
 export interface RouterSettings {
   /** One line per request: method, path (job codes elided), status, milliseconds. */
   log?: (line: string) => void;
+  /**
+   * What a handler's error means when it is no ServiceError: the 503 of a store that cannot be
+   * reached (core.ts `outageError`), or undefined (then 500). Without an error: a quick check run
+   * before each matched route, whose reply is sent instead of running it.
+   */
+  outage?: (error?: unknown) => ServiceError | undefined;
 }
 
 export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
@@ -113,6 +119,11 @@ export function createRouter(tables: RouteTable[], settings: RouterSettings = {}
       return;
     }
     const request: RouteRequest = { req, res, params: matched.params, rest: matched.rest, query: url.searchParams };
+    const down = settings.outage?.();
+    if (down) {
+      respondError(res, down);
+      return;
+    }
     let outcome: Promise<void> | void;
     try {
       outcome = matched.compiled.route.handler(request);
@@ -120,7 +131,9 @@ export function createRouter(tables: RouteTable[], settings: RouterSettings = {}
       outcome = Promise.reject(error);
     }
     Promise.resolve(outcome).catch((error: unknown) => {
+      const outage = error instanceof ServiceError ? undefined : settings.outage?.(error);
       if (error instanceof ServiceError) respondError(res, error);
+      else if (outage) respondError(res, outage);
       else {
         settings.log?.(`internal error on ${req.method} ${redact(url.pathname)}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
         respondError(res, new ServiceError(500, "internal_error", "the service failed unexpectedly; see its log"));

@@ -58,6 +58,7 @@ import type { ExperimentRecord, JobFailure, JobInput, JobRecord, JobVariant } fr
 import type { QuotaStatus } from "./quota.js";
 import type { ResolvedField } from "./fields.js";
 import type { UploadSettings, Uploads } from "./uploads.js";
+import type { StoreOutage } from "./outage.js";
 
 export type { ExperimentRecord, JobFailure, JobInput, JobRecord, JobStatus, JobVariant } from "./persistence.js";
 export type { QuotaStatus } from "./quota.js";
@@ -168,6 +169,14 @@ export interface Store {
    */
   uploads?(settings: UploadSettings): Uploads;
 
+  /**
+   * Optional: why the store cannot be used right now (outage.ts), or undefined. With `error` (one a
+   * store operation threw): whether it says the store is unreachable (a refused connection, a data
+   * dir that is gone). Without: a quick check before a request is served (the file store: is its
+   * directory there?), synchronous and cheap.
+   */
+  outage?(error?: unknown): StoreOutage | undefined;
+
   /** Removes what is past its retention at `now`; resolves with the number of jobs removed. */
   expire(now: Date): Promise<number>;
   /** Waits for writes in flight and releases files / connections. Unfinished jobs stay queued. */
@@ -196,7 +205,11 @@ export class StorageFullError extends Error {
 /** The store cannot take the request now (out of file descriptors, database busy); try again. */
 export class StorageBusyError extends Error {
   override readonly name = "StorageBusyError";
-  constructor(readonly detail: string) {
+  /** `code`: the OS or database error code behind it (EMFILE, ECONNREFUSED, 53300...). */
+  constructor(
+    readonly detail: string,
+    readonly code?: string,
+  ) {
     super("the service's storage is busy");
   }
 }
@@ -211,6 +224,6 @@ export function storageError(error: unknown): Error {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   const detail = error instanceof Error ? error.message : String(error);
   if (code === "ENOSPC" || code === "EDQUOT") return new StorageFullError(detail);
-  if (code === "EMFILE" || code === "ENFILE" || code === "EAGAIN" || code === "ENOMEM") return new StorageBusyError(detail);
+  if (code === "EMFILE" || code === "ENFILE" || code === "EAGAIN" || code === "ENOMEM") return new StorageBusyError(detail, code);
   return error instanceof Error ? error : new Error(detail);
 }

@@ -6,17 +6,26 @@
  *   secret of this process) over the organisation, the file name and the expiry. The PUT is
  *   authorised by the token alone (like a pre-signed S3 URL); an `x-api-key`, when sent, must be
  *   the same organisation's.
- * - Uploads are kept per organisation (the API key's), in memory, for `ttlMs` after their last
- *   PUT; a re-upload of a name replaces it (same bytes: nothing changes but the expiry). The
- *   whole store is capped at `maxStoreBytes` of matrix data: the least recently used go first.
- *   A restart forgets uploads and invalidates upload URLs (the client uploads again on its next call).
- * - The body is checked when it arrives: JSON (NaN read as missing, Infinity refused), a list of
- *   N rows of K numbers or nulls; it is kept as a row-major Float64Array (NaN = missing).
+ * - The body is read as it arrives (matrix-stream.ts) and its values go to the store block by
+ *   block (`begin` -> `write`... -> `commit`), so that an upload never sits whole in memory (issue
+ *   26, item 2): `UploadStore` writes them to a file (in the data dir's `uploads/`, or a temporary
+ *   directory without one), the PostgreSQL store to rows of `rbp_upload_chunks`.
+ * - Uploads are kept per organisation (the API key's) for `ttlMs` after their last PUT; a
+ *   re-upload of a name replaces it (same bytes: nothing changes but the expiry). The whole store
+ *   is capped at `maxStoreBytes` of matrix data (8 bytes a value): the least recently used go
+ *   first. A restart forgets uploads and invalidates upload URLs (the client uploads again on its
+ *   next call).
+ * - Values are row-major float64, NaN = missing, in the machine's byte order (little-endian on
+ *   every platform node supports here; checked at load).
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { XSchema } from "../api/schemas.js";
-import { fieldFromPath } from "../api/request.js";
+import { createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { mkdir, open, rename, rm, type FileHandle } from "node:fs/promises";
+import { endianness, tmpdir } from "node:os";
+import { join } from "node:path";
 import { ServiceError } from "./http.js";
+
+if (endianness() !== "LE") throw new Error("rbp: uploads are stored as little-endian float64; this machine is big-endian");
 
 /** Names the service accepts for an upload: the client's `<crc64 hex>.json`, or any similar safe name. */
 export const UPLOAD_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\.json$/;
@@ -27,33 +36,16 @@ export interface UploadSettings {
   maxStoreBytes: number;
   /** Key of the upload tokens; default a random one of this process. Front ends sharing uploads share it. */
   secret?: Buffer;
+  /** UploadStore: the directory of its files (emptied at start); default a temporary one, removed at `close`. */
+  dir?: string;
 }
 
-/**
- * Where uploads live: `UploadStore` (this process's memory) or a store shared by several front
- * ends (the PostgreSQL store's). `put` and `get` may answer at once or through a promise.
- */
-export interface Uploads {
-  sign(org: string, name: string, now?: number): { token: string; expires: number };
-  verify(token: string | null, name: string, now?: number): string;
-  /** `content`: the raw body, or its SHA-256 and size when they were computed elsewhere (offload.ts). */
-  put(
-    org: string,
-    name: string,
-    matrix: { rows: number; cols: number; X: Float64Array },
-    content: Buffer | { digest: string; bytes: number },
-    now?: number,
-  ): PutOutcome | Promise<PutOutcome>;
-  get(org: string, name: string, now?: number): StoredUpload | undefined | Promise<StoredUpload | undefined>;
-}
-
-export interface StoredUpload {
+/** An upload as it is kept: its shape and digest, not its values. */
+export interface UploadMeta {
   org: string;
   name: string;
   rows: number;
   cols: number;
-  /** Row-major, NaN = missing. */
-  X: Float64Array;
   /** SHA-256 of the uploaded bytes. */
   digest: string;
   bytes: number;
@@ -61,22 +53,58 @@ export interface StoredUpload {
   expires: number;
 }
 
+/** An upload read back for a POST: its values too (row-major, NaN = missing, in shared memory). */
+export interface StoredUpload extends UploadMeta {
+  X: Float64Array;
+}
+
 export interface PutOutcome {
-  upload: StoredUpload;
+  upload: UploadMeta;
   /** "created", "replaced" (other bytes under the same name) or "unchanged" (the same bytes again). */
   outcome: "created" | "replaced" | "unchanged";
 }
 
-export class UploadStore implements Uploads {
+/** One upload being received: its values block by block, then kept under its name, or dropped. */
+export interface UploadWriter {
+  /** Stores the next block of values; resolves when it may take another. 413 past the store's cap. */
+  write(block: Float64Array): Promise<void>;
+  /** Keeps the upload under its name (replacing an earlier one) once every block is written. */
+  commit(meta: { rows: number; cols: number; digest: string; bytes: number }, now?: number): Promise<PutOutcome>;
+  /** Drops what was written (a refused or abandoned upload). Never throws. */
+  abort(): Promise<void>;
+}
+
+/**
+ * Where uploads live: `UploadStore` (files of this process) or a store shared by several front
+ * ends (the PostgreSQL store's).
+ */
+export interface Uploads {
+  sign(org: string, name: string, now?: number): { token: string; expires: number };
+  verify(token: string | null, name: string, now?: number): string;
+  /** Starts receiving `name` for `org`. */
+  begin(org: string, name: string): Promise<UploadWriter>;
+  get(org: string, name: string, now?: number): Promise<StoredUpload | undefined>;
+}
+
+/** The 413 of an upload whose values exceed what the store keeps. */
+export function storeFull(maxStoreBytes: number, needs: string): ServiceError {
+  return new ServiceError(
+    413,
+    "payload_too_large",
+    `Payload Too Large: this X needs ${needs} bytes, above the ${maxStoreBytes} bytes the service keeps for uploads`,
+    {
+      extra: { limit: maxStoreBytes },
+    },
+  );
+}
+
+/** Signs and checks upload tokens (HMAC-SHA256 over the organisation, the name and the expiry). */
+export class UploadSigner {
   private readonly secret: Buffer;
-  /** Key `${org}\0${name}`; Map order = least recently used first. */
-  private readonly uploads = new Map<string, StoredUpload>();
-  private total = 0;
 
   constructor(private readonly settings: UploadSettings) {
     this.secret = settings.secret ?? randomBytes(32);
   }
-
   /** A token for PUTting `name` for `org`, valid until `now + urlTtlMs`. */
   sign(org: string, name: string, now = Date.now()): { token: string; expires: number } {
     const expires = now + this.settings.urlTtlMs;
@@ -105,116 +133,154 @@ export class UploadStore implements Uploads {
     return claims.o;
   }
 
-  /**
-   * Stores a checked upload body (see `parseUpload`); `content` is the raw body, or its SHA-256
-   * and size when they were computed elsewhere (offload.ts).
-   */
-  put(
-    org: string,
-    name: string,
-    matrix: { rows: number; cols: number; X: Float64Array },
-    content: Buffer | { digest: string; bytes: number },
-    now = Date.now(),
-  ): PutOutcome {
+  private mac(payload: string, name: string): string {
+    return createHmac("sha256", this.secret).update(`rbp-upload-v1\n${payload}\n${name}`).digest("base64url");
+  }
+}
+
+/**
+ * Uploads in files of one directory, their shapes and digests in memory (a restart forgets them:
+ * the directory is emptied when the store first writes).
+ *
+ * @example
+ * const uploads = new UploadStore({ ttlMs: 86_400_000, urlTtlMs: 3_600_000, maxStoreBytes: 1 << 30 });
+ */
+/** What every upload store shares: tokens signed and checked by an UploadSigner of its settings. */
+export abstract class SignedUploads implements Uploads {
+  private readonly signer: UploadSigner;
+
+  constructor(settings: UploadSettings) {
+    this.signer = new UploadSigner(settings);
+  }
+
+  sign(org: string, name: string, now?: number): { token: string; expires: number } {
+    return this.signer.sign(org, name, now);
+  }
+
+  verify(token: string | null, name: string, now?: number): string {
+    return this.signer.verify(token, name, now);
+  }
+
+  abstract begin(org: string, name: string): Promise<UploadWriter>;
+  abstract get(org: string, name: string, now?: number): Promise<StoredUpload | undefined>;
+}
+
+export class UploadStore extends SignedUploads {
+  /** Key `${org}\0${name}`; Map order = least recently used first. */
+  private readonly uploads = new Map<string, UploadMeta & { file: string; size: number }>();
+  private total = 0;
+  private dir: Promise<string> | undefined;
+  private ownDir: string | undefined;
+
+  constructor(private readonly settings: UploadSettings) {
+    super(settings);
+  }
+
+  async begin(org: string, name: string): Promise<UploadWriter> {
+    const dir = await this.directory();
+    const temp = join(dir, `${randomUUID()}.tmp`);
+    const file: FileHandle = await open(temp, "w", 0o600);
+    const max = this.settings.maxStoreBytes;
+    let size = 0;
+    let closed = false;
+    const close = async () => {
+      if (closed) return;
+      closed = true;
+      await file.close();
+    };
+    return {
+      write: async (block) => {
+        size += block.byteLength;
+        if (size > max) throw storeFull(max, `more than ${max}`);
+        const bytes = new Uint8Array(block.buffer, block.byteOffset, block.byteLength);
+        for (let at = 0; at < bytes.length;) at += (await file.write(bytes, at, bytes.length - at)).bytesWritten;
+      },
+      commit: async (meta, now = Date.now()) => {
+        await close();
+        const final = join(dir, `${randomUUID()}.f64`);
+        await rename(temp, final);
+        return this.keep(org, name, { ...meta, file: final, size }, now);
+      },
+      abort: async () => {
+        await close().catch(() => undefined);
+        await rm(temp, { force: true }).catch(() => undefined);
+      },
+    };
+  }
+
+  /** The organisation's upload of that name with its values, if it is there and not expired. */
+  async get(org: string, name: string, now = Date.now()): Promise<StoredUpload | undefined> {
     this.sweep(now);
     const key = uploadKey(org, name);
-    const digest = Buffer.isBuffer(content) ? createHash("sha256").update(content).digest("hex") : content.digest;
-    const size = Buffer.isBuffer(content) ? content.length : content.bytes;
-    const old = this.uploads.get(key);
-    const outcome = old === undefined ? "created" : old.digest === digest ? "unchanged" : "replaced";
-    if (old) this.remove(key, old);
-    const upload: StoredUpload = { org, name, ...matrix, digest, bytes: size, expires: now + this.settings.ttlMs };
-    if (upload.X.byteLength > this.settings.maxStoreBytes) {
-      throw new ServiceError(
-        413,
-        "payload_too_large",
-        `Payload Too Large: this X needs ${upload.X.byteLength} bytes, above the ${this.settings.maxStoreBytes} bytes the service keeps for uploads`,
-        {
-          extra: { limit: this.settings.maxStoreBytes },
-        },
-      );
+    const entry = this.uploads.get(key);
+    if (!entry) return undefined;
+    this.uploads.delete(key);
+    this.uploads.set(key, entry);
+    const X = new Float64Array(new SharedArrayBuffer(entry.size));
+    const file = await open(entry.file, "r");
+    try {
+      const bytes = new Uint8Array(X.buffer);
+      for (let at = 0; at < bytes.length;) {
+        const { bytesRead } = await file.read(bytes, at, bytes.length - at, at);
+        if (bytesRead === 0) throw new Error(`upload file ${entry.file} is shorter than its ${entry.size} bytes`);
+        at += bytesRead;
+      }
+    } finally {
+      await file.close();
     }
+    return { ...metaOf(entry), X };
+  }
+
+  /** Removes the temporary directory this store made (a given directory is left as it is). */
+  async close(): Promise<void> {
+    if (this.ownDir !== undefined) await rm(this.ownDir, { recursive: true, force: true });
+  }
+
+  private keep(org: string, name: string, entry: Omit<UploadMeta, "org" | "name" | "expires"> & { file: string; size: number }, now: number): PutOutcome {
+    this.sweep(now);
+    const key = uploadKey(org, name);
+    const old = this.uploads.get(key);
+    const outcome = old === undefined ? "created" : old.digest === entry.digest ? "unchanged" : "replaced";
+    if (old) this.remove(key, old);
+    const upload = { org, name, ...entry, expires: now + this.settings.ttlMs };
     this.uploads.set(key, upload);
-    this.total += upload.X.byteLength;
+    this.total += upload.size;
     for (const [k, u] of this.uploads) {
       if (this.total <= this.settings.maxStoreBytes) break;
       this.remove(k, u);
     }
-    return { upload, outcome };
+    return { upload: metaOf(upload), outcome };
   }
 
-  /** The organisation's upload of that name, if it is there and not expired. */
-  get(org: string, name: string, now = Date.now()): StoredUpload | undefined {
-    this.sweep(now);
-    const key = uploadKey(org, name);
-    const upload = this.uploads.get(key);
-    if (!upload) return undefined;
-    this.uploads.delete(key);
-    this.uploads.set(key, upload);
-    return upload;
+  private directory(): Promise<string> {
+    this.dir ??= (async () => {
+      if (this.settings.dir === undefined) {
+        this.ownDir = mkdtempSync(join(tmpdir(), "rbp-uploads-"));
+        return this.ownDir;
+      }
+      // What an earlier run left is forgotten with its metadata.
+      await rm(this.settings.dir, { recursive: true, force: true });
+      await mkdir(this.settings.dir, { recursive: true, mode: 0o700 });
+      return this.settings.dir;
+    })();
+    return this.dir;
   }
 
   private sweep(now: number): void {
     for (const [key, upload] of this.uploads) if (upload.expires <= now) this.remove(key, upload);
   }
 
-  private remove(key: string, upload: StoredUpload): void {
+  private remove(key: string, upload: { file: string; size: number }): void {
     this.uploads.delete(key);
-    this.total -= upload.X.byteLength;
+    this.total -= upload.size;
+    void rm(upload.file, { force: true }).catch(() => undefined);
   }
+}
 
-  private mac(payload: string, name: string): string {
-    return createHmac("sha256", this.secret).update(`rbp-upload-v1\n${payload}\n${name}`).digest("base64url");
-  }
+function metaOf(u: UploadMeta): UploadMeta {
+  return { org: u.org, name: u.name, rows: u.rows, cols: u.cols, digest: u.digest, bytes: u.bytes, expires: u.expires };
 }
 
 function uploadKey(org: string, name: string): string {
   return `${org}\u0000${name}`;
-}
-
-/** Checks an upload body (already parsed JSON): N rows of K numbers or nulls. 400 naming the cell otherwise. */
-export function parseUpload(value: unknown): { rows: number; cols: number; X: Float64Array } {
-  const parsed = XSchema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = fieldFromPath(["X", ...issue.path]);
-    throw new ServiceError(
-      400,
-      "invalid_input",
-      `${field}: expected ${issue.message} (the upload body is X alone: a list of N rows of K numbers, null for a missing value)`,
-      {
-        field,
-        expected: issue.message,
-      },
-    );
-  }
-  const rows = parsed.data.length;
-  const cols = parsed.data[0].length;
-  const X = new Float64Array(rows * cols);
-  parsed.data.forEach((row, i) =>
-    row.forEach((v, j) => {
-      if (v !== null && !Number.isNaN(v) && !Number.isFinite(v)) {
-        throw new ServiceError(400, "invalid_input", `X[${i}][${j}]: expected a finite number or null, got ${v}`, {
-          field: `X[${i}][${j}]`,
-          expected: "a finite number or null",
-        });
-      }
-      X[i * cols + j] = v === null ? NaN : v;
-    }),
-  );
-  return { rows, cols, X };
-}
-
-/** An upload as the nested rows a POST body would carry (null = missing). */
-export function uploadRows(upload: StoredUpload): Array<Array<number | null>> {
-  const out: Array<Array<number | null>> = new Array(upload.rows);
-  for (let i = 0; i < upload.rows; i++) {
-    const row: Array<number | null> = new Array(upload.cols);
-    for (let j = 0; j < upload.cols; j++) {
-      const v = upload.X[i * upload.cols + j];
-      row[j] = Number.isNaN(v) ? null : v;
-    }
-    out[i] = row;
-  }
-  return out;
 }

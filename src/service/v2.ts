@@ -43,6 +43,7 @@ import type { IncomingMessage } from "node:http";
 import type { Analysis } from "../api/options.js";
 import { describe, V2_PSR_DEFAULT_THRESHOLDS } from "../api/options.js";
 import type { ParsedRequest } from "../api/request.js";
+import { capWarnings, warningText, type RequestWarning } from "../api/warnings.js";
 import {
   LambdaError,
   LambdaStatus,
@@ -56,14 +57,19 @@ import {
 } from "../api/v2-status.js";
 import type { PredictionService } from "./core.js";
 import type { Org } from "./credentials.js";
-import { checkJsonDepth, MAX_JSON_DEPTH, parseJsonLenient, readBody, sendJson, ServiceError } from "./http.js";
+import { checkJsonShape, parseJsonLenient, readBody, reserveBody, sendJson, ServiceError } from "./http.js";
 import type { Job, JobVariant } from "./jobs.js";
 import { checkBeforeQueue } from "./preflight.js";
 import { publicFailure } from "./reasons.js";
 import type { Method, Route, RouteRequest, RouteTable } from "./router.js";
-import { OFFLOAD_BYTES, parseUploadBody, parseV2Body, v2ResultBody, v2TopLevel } from "./offload.js";
+import { OFFLOAD_BYTES, parseV2Body, v2ResultBody, v2TopLevel } from "./offload.js";
+import { streamMatrix } from "./matrix-stream.js";
 import type { SharedMatrix } from "./offload-worker.js";
-import { UPLOAD_NAME, UploadStore, type Uploads } from "./uploads.js";
+import { UPLOAD_NAME, UploadStore, type PutOutcome, type UploadMeta, type Uploads } from "./uploads.js";
+
+/** Uploads one service receives at once, at most (each holds about 1 MiB: matrix-stream.ts); more are a 503. */
+export const MAX_UPLOADS_AT_ONCE = 32;
+const uploadsInFlight = new WeakMap<Uploads, number>();
 import { inputError } from "./v3.js";
 
 export const V2_PREFIXES = ["/v2/prediction-engine"];
@@ -192,7 +198,7 @@ function parseJsonText(text: string): unknown {
       expected: "a JSON object",
     });
   }
-  checkJsonDepth(value, MAX_JSON_DEPTH, 400);
+  checkJsonShape(value, 400);
   return value;
 }
 
@@ -209,8 +215,18 @@ function v2InputError(error: unknown): ServiceError {
 // ---------------------------------------------------------------------------------------------
 // POST
 
-async function postAnalysis(service: PredictionService, uploads: Uploads, endpoint: Endpoint, { req, res }: RouteRequest): Promise<void> {
-  const org = v2Org(service, req);
+async function postAnalysis(service: PredictionService, uploads: Uploads, endpoint: Endpoint, route: RouteRequest): Promise<void> {
+  const org = v2Org(service, route.req);
+  // Until the request is parsed (twice, below), its body is held: large bodies in flight are capped (http.ts).
+  const release = reserveBody(route.req, service.config.maxBodyBytes, OFFLOAD_BYTES);
+  try {
+    await postParsed(service, uploads, endpoint, route, org);
+  } finally {
+    release();
+  }
+}
+
+async function postParsed(service: PredictionService, uploads: Uploads, endpoint: Endpoint, { req, res }: RouteRequest, org: Org): Promise<void> {
   // The body is parsed twice, in a worker thread when it is large (offload.ts): first its top
   // level (no y, theta or inline X) for the steps below, then the whole request.
   const bytes = await readBody(req, service.config.maxBodyBytes, OFFLOAD_BYTES);
@@ -274,7 +290,7 @@ async function postAnalysis(service: PredictionService, uploads: Uploads, endpoi
 
   const submission = await service.submit(org, request, endpoint.variant ? { variant: endpoint.variant } : {});
   const job = submission.jobs[0];
-  sendJson(res, 200, { job_id: job.id, job_code: job.code, ...receiptNotes(endpoint.analysis, body, submission.warnings) });
+  sendJson(res, 200, { job_id: job.id, job_code: job.code, ...receiptNotes(endpoint.analysis, body, request.notes, notes) });
 }
 
 /** `/binary`: the body with `_output_scale: "logistic"` (and no `prediction_scale`); a note when the caller asked otherwise. */
@@ -313,21 +329,27 @@ function checkBinaryOutcome(y: Float64Array, binary: boolean): void {
   }
 }
 
-const IGNORED_OPTION = /^ignored option "([^"]+)"/;
-
-/** `ignored_options` (keys that had no effect, section 4.2) and `warnings` (other notes) of a receipt. */
-function receiptNotes(analysis: Analysis, body: Record<string, unknown>, warnings: string[]): { ignored_options?: string[]; warnings?: string[] } {
+/**
+ * `ignored_options` (the keys that had no effect, as the caller wrote them, section 4.2) and
+ * `warnings` (other notes, as text: the request's, then the route's own `extra`) of a receipt.
+ */
+function receiptNotes(
+  analysis: Analysis,
+  body: Record<string, unknown>,
+  notes: readonly RequestWarning[],
+  extra: readonly string[],
+): { ignored_options?: string[]; warnings?: string[] } {
   const ignored = new Set<string>();
-  const notes: string[] = [];
-  for (const w of warnings) {
-    const m = IGNORED_OPTION.exec(w);
-    if (m) ignored.add(m[1]);
-    else notes.push(w);
+  const others: RequestWarning[] = [];
+  for (const note of notes) {
+    if (note.code === "ignored_option" && note.key !== undefined) ignored.add(note.key);
+    else others.push(note);
   }
   // The missing-data options have no effect on a Grid (it uses complete rows per combination);
   // the option parser drops them silently in v2 because the official client always sends one.
   if (analysis === "grid") for (const key of ["verify_missing_data", "missing_moments"]) if (body[key] !== null && body[key] !== undefined) ignored.add(key);
-  return { ...(ignored.size > 0 ? { ignored_options: [...ignored] } : {}), ...(notes.length > 0 ? { warnings: notes } : {}) };
+  const text = [...capWarnings(others).map(warningText), ...extra];
+  return { ...(ignored.size > 0 ? { ignored_options: [...ignored] } : {}), ...(text.length > 0 ? { warnings: text } : {}) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -387,7 +409,7 @@ function readReceipt(body: unknown, query: URLSearchParams): V2Receipt {
 async function getResults(service: PredictionService, { req, res, query }: RouteRequest): Promise<void> {
   const org = v2Org(service, req);
   const receipt = readReceipt(await readJsonV2(req, SMALL_BODY_BYTES, true), query);
-  const job = receipt.id === undefined ? undefined : await service.findJob(org, receipt.id, receipt.code).catch(() => undefined);
+  const job = receipt.id === undefined ? undefined : await service.findJob(org, receipt.id, receipt.code).catch(goneAsUnknown);
   if (!job) {
     sendJson(res, 200, v2UnknownJob());
     return;
@@ -411,10 +433,16 @@ async function getResults(service: PredictionService, { req, res, query }: Route
     }
     if (gone.signal.aborted) return;
     // Records are snapshots (a database store): read the job again for its state now.
-    sendJson(res, 200, await v2JobBody(service, (await service.findJob(org, job.id, job.code).catch(() => undefined)) ?? job));
+    sendJson(res, 200, await v2JobBody(service, (await service.findJob(org, job.id, job.code).catch(goneAsUnknown)) ?? job));
     return;
   }
   sendJson(res, 200, await v2JobBody(service, job));
+}
+
+/** v2 reads a job removed by retention (410) as an unknown one; any other error (a store that is down: 503) stays. */
+function goneAsUnknown(error: unknown): undefined {
+  if (error instanceof ServiceError && error.status === 410) return undefined;
+  throw error;
 }
 
 /** The v2 body of a job in any state (HTTP 200 in every case). */
@@ -497,14 +525,28 @@ async function putUpload(service: PredictionService, uploads: Uploads, { req, re
   if (req.headers["x-api-key"] !== undefined && v2Org(service, req).name !== org) {
     throw new ServiceError(403, "forbidden", "Forbidden: this upload URL was issued to another API key", { field: "x-api-key" });
   }
-  // Read into shared memory and parsed in a worker thread when large (offload.ts): a 250 MB
-  // upload must not stall other requests.
-  const raw = await readBody(req, service.config.maxUploadBytes, OFFLOAD_BYTES);
-  if (raw.length === 0 || raw.every((b) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09)) {
-    throw new ServiceError(400, "malformed_json", "the upload body is empty; expected X as JSON: a list of N rows of K numbers", { field: "body" });
+  // Read as it arrives, each block of values stored before the next is read (matrix-stream.ts):
+  // the memory of an upload is a few blocks, whatever its size, and uploads at once are capped.
+  if ((uploadsInFlight.get(uploads) ?? 0) >= MAX_UPLOADS_AT_ONCE) {
+    throw new ServiceError(503, "service_busy", `the service is receiving ${MAX_UPLOADS_AT_ONCE} uploads already; try again in a moment`, {
+      headers: { "retry-after": "1", connection: "close" },
+    });
   }
-  const { digest, bytes, ...matrix } = await parseUploadBody(raw);
-  const { upload, outcome } = await uploads.put(org, name, matrix, { digest, bytes });
+  uploadsInFlight.set(uploads, (uploadsInFlight.get(uploads) ?? 0) + 1);
+  let upload: UploadMeta;
+  let outcome: PutOutcome["outcome"];
+  try {
+    const writer = await uploads.begin(org, name);
+    try {
+      const shape = await streamMatrix(req, service.config.maxUploadBytes, (block) => writer.write(block));
+      ({ upload, outcome } = await writer.commit(shape));
+    } catch (error) {
+      await writer.abort();
+      throw error;
+    }
+  } finally {
+    uploadsInFlight.set(uploads, (uploadsInFlight.get(uploads) ?? 1) - 1);
+  }
   sendJson(res, 200, {
     file_name: name,
     rows: upload.rows,

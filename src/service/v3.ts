@@ -4,7 +4,7 @@
  *
  * | route | answers |
  * | --- | --- |
- * | POST /grid, /maxfit, /psr | 200 receipt `{job_id, job_code, warnings?, theta_source?}`, or for M > 1 theta rows an experiment receipt `{experiment_id, experiment_code, n_rows, jobs: [{row, job_id, job_code}], warnings?}` |
+ * | POST /grid, /maxfit, /psr | 200 receipt `{job_id, job_code, warnings?, warning_details?, theta_source?}`, or for M > 1 theta rows an experiment receipt `{experiment_id, experiment_code, n_rows, jobs: [{row, job_id, job_code}], warnings?, warning_details?}` |
  * | GET /results/{id}/{code}, /jobs/{id}/{code} | 202 `{job_id, job_code, status: queued\|running, status_code: 1\|10, error_code: 0}` (Retry-After: 1); 200 `{job_id, job_code, status: "completed", results}`; 409 failed |
  * | GET /jobs/{id}/{code}/{field...} | 200 `{field, json_path, shape, values}`; 202 / 409 as above; 404 unknown field; 413 `field_too_large` |
  * | GET /experiments/{id}/{code} | 202 until every row is done, then 200 `{experiment_id, experiment_code, status, n_rows, rows: [...]}` |
@@ -21,7 +21,7 @@ import { parseRequest, type ParsedRequest } from "../api/request.js";
 import type { PredictionService } from "./core.js";
 import { byteLength, JsonScanner, locateField, rootMembers, type Member } from "./field-scan.js";
 import { displayPath, jsonPath, smallerArrayPaths } from "./fields.js";
-import { readBody, sendJson, sendLargeJson, ServiceError } from "./http.js";
+import { readBody, reserveBody, sendJson, sendLargeJson, ServiceError } from "./http.js";
 import { OFFLOAD_BYTES, parseV3Body } from "./offload.js";
 import type { Experiment, Job } from "./jobs.js";
 import { inputError } from "./input-error.js";
@@ -29,6 +29,7 @@ import { DEFAULT_LIMITS, type ServiceLimits } from "./limits.js";
 import { checkBeforeQueue } from "./preflight.js";
 import { publicFailure } from "./reasons.js";
 import type { Route, RouteRequest, RouteTable } from "./router.js";
+import { capWarnings } from "../api/warnings.js";
 
 export const V3_PREFIXES = ["/v3/prediction-engine", "/v3"];
 
@@ -54,14 +55,20 @@ export function v3Routes(service: PredictionService): RouteTable {
 async function postAnalysis(service: PredictionService, analysis: Analysis, { req, res }: RouteRequest): Promise<void> {
   const org = service.auth.organisation(req.headers);
   // A large body is parsed and checked in a worker thread (offload.ts), a small one inline.
-  const raw = await readBody(req, service.config.maxBodyBytes, OFFLOAD_BYTES);
-  const parsed = await parseV3Body(analysis, raw, service.config.limits);
+  const release = reserveBody(req, service.config.maxBodyBytes, OFFLOAD_BYTES);
+  let parsed: Awaited<ReturnType<typeof parseV3Body>>;
+  try {
+    parsed = await parseV3Body(analysis, await readBody(req, service.config.maxBodyBytes, OFFLOAD_BYTES), service.config.limits);
+  } finally {
+    release();
+  }
   if (!parsed.ok && !parsed.hasAccessStage) throw parsed.error;
   service.auth.checkAccessId(org, { access_id: parsed.accessId });
   if (!parsed.ok) throw parsed.error;
   const request = parsed.request;
   const submission = await service.submit(org, request);
-  const warnings = submission.warnings.length > 0 ? { warnings: submission.warnings } : {};
+  // The text for people, and the same warnings as data ({code, key, reason}; docs/api.md section 2.1), one for one.
+  const warnings = submission.warnings.length > 0 ? { warnings: submission.warnings, warning_details: capWarnings(request.notes) } : {};
   if (submission.experiment) {
     const e = submission.experiment;
     sendJson(res, 200, {

@@ -201,7 +201,7 @@ describe("unknown and foreign keys are ignored with warnings", () => {
 
   it("grid + missing-data options: silent in v2, a warning in v3", () => {
     const v2 = norm("grid", { verify_missing_data: true, missing_moments: "complete" }, "v2");
-    expect(v2).toEqual({ options: {}, warnings: [] });
+    expect(v2).toEqual({ options: {}, notes: [], warnings: [] });
     const v3 = norm("grid", { missing_moments: "complete" }, "v3");
     expect(v3.options).toEqual({});
     expect(v3.warnings).toHaveLength(1);
@@ -304,8 +304,8 @@ describe("PSR and censor_type both (G8)", () => {
   });
 
   it("eval_type both stays both for maxfit and grid", () => {
-    expect(norm("maxfit", { eval_type: "both" }, "v2")).toEqual({ options: { censor_type: "both" }, warnings: [] });
-    expect(norm("grid", { eval_type: "both" }, "v2")).toEqual({ options: { censor_type: "both" }, warnings: [] });
+    expect(norm("maxfit", { eval_type: "both" }, "v2")).toEqual({ options: { censor_type: "both" }, notes: [], warnings: [] });
+    expect(norm("grid", { eval_type: "both" }, "v2")).toEqual({ options: { censor_type: "both" }, notes: [], warnings: [] });
   });
 });
 

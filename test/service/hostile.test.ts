@@ -127,36 +127,39 @@ describe("deeply nested bodies", () => {
 });
 
 describe("warnings quote at most a short prefix of what the caller sent", () => {
-  it("a 1 MB unknown option name becomes a warning of under 200 characters", async () => {
+  // Issue 26, item 4: a name beyond BODY_LIMITS.maxNameChars is now refused at POST (free); the
+  // refusal quotes it as short as a warning did.
+  it("a 1 MB unknown option name is refused with a short answer, free", async () => {
     const name = "z".repeat(1_000_000);
     const thetas = [quickstart().theta, quickstart().theta, quickstart().theta];
+    const used = (await client.get("/v3/quota")).body.used;
     const r = await client.post("/v3/psr", quickstart({ theta: thetas, options: { [name]: 1 } }));
-    expect(r.status).toBe(200);
-    expect(r.body.warnings).toHaveLength(1);
-    expect(r.body.warnings[0].length).toBeLessThan(200);
-    expect(r.body.warnings[0]).toContain("...(1000000 characters)");
+    expect(r.status).toBe(422);
+    expect(r.body.field).toBe(`options.${"z".repeat(64)}...(1000000 characters)`);
+    expect(JSON.stringify(r.body).length).toBeLessThan(800);
+    expect((await client.get("/v3/quota")).body.used).toBe(used);
   });
 
-  it("a 1 MB unknown top-level field (v3) and a v2 unknown key are quoted short too", async () => {
+  it("a 1 MB unknown top-level field (v3) and a v2 unknown key are refused with short answers too", async () => {
     const name = "q".repeat(1_000_000);
     const r = await client.post("/v3/psr", { ...quickstart(), [name]: 1 });
-    expect(r.status).toBe(200);
-    expect(JSON.stringify(r.body).length).toBeLessThan(500);
+    expect(r.status).toBe(422);
+    expect(JSON.stringify(r.body).length).toBeLessThan(800);
     const v2 = await send(
       "POST",
       `${service.url}${V2}/grid`,
       { "x-api-key": client.apiKey! },
       { ...officialGridBody(), access_id: client.accessId, [name]: 1 },
     );
-    expect(v2.status).toBe(200);
-    expect(JSON.stringify(v2.body).length).toBeLessThan(500);
+    expect(v2.status).toBe(400);
+    expect(JSON.stringify(v2.body).length).toBeLessThan(800);
   });
 
-  it("thousands of unknown options give at most 20 warnings and a count of the rest", async () => {
-    const options = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`unknown_${i}`, i]));
+  it("hundreds of unknown options give at most 20 warnings and a count of the rest", async () => {
+    const options = Object.fromEntries(Array.from({ length: 250 }, (_, i) => [`unknown_${i}`, i]));
     const r = await client.post("/v3/psr", quickstart({ options }));
     expect(r.status).toBe(200);
     expect(r.body.warnings).toHaveLength(21);
-    expect(r.body.warnings[20]).toBe("... and 4980 more warnings like these (not listed)");
+    expect(r.body.warnings[20]).toBe("... and 230 more warnings like these (not listed)");
   });
 });

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalService } from "../../src/service/index.js";
-import { DEFAULT_LIMITS } from "../../src/service/limits.js";
+import { BODY_LIMITS, DEFAULT_LIMITS } from "../../src/service/limits.js";
 import { Client, quickstart, start, synthetic } from "./helpers.js";
 import { officialGridBody, officialPsrBody, send, V2 } from "./v2-helpers.js";
 
@@ -143,5 +143,38 @@ describe("the service's limits (item 3)", () => {
     } finally {
       await s.close();
     }
+  });
+});
+
+describe("names a client sends are bounded (issue 26, item 4)", () => {
+  const long = (n: number) => "k".repeat(n);
+
+  it("v3: a 5 MiB unknown option key is refused naming it (quoted short) and the limit, and not charged", async () => {
+    const body = await refusedV3("/v3/psr", quickstart({ options: { [long(5 * 1024 * 1024)]: 1 } }), `options.${long(64)}...(${5 * 1024 * 1024} characters)`);
+    expect(body.limit).toBe(BODY_LIMITS.maxNameChars);
+    expect(body.limit_name).toBe("maxNameChars");
+    expect(body.message.length).toBeLessThan(400);
+  });
+
+  it("v3: a long top-level field name, and a key inside an option's value", async () => {
+    await refusedV3("/v3/grid", quickstart({ [long(BODY_LIMITS.maxNameChars + 1)]: 1 }), `${long(64)}...(${BODY_LIMITS.maxNameChars + 1} characters)`);
+    await refusedV3("/v3/grid", quickstart({ options: { max_iter: { [long(300)]: 1 } } }), `options.max_iter.${long(64)}...(300 characters)`);
+  });
+
+  it("a name of exactly the limit is accepted (and ignored with a warning)", async () => {
+    const r = await client.post("/v3/psr", quickstart({ options: { [long(BODY_LIMITS.maxNameChars)]: 1 } }));
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.warnings).toHaveLength(1);
+  });
+
+  it("v3: an object of more keys than the limit is refused, free", async () => {
+    const options = Object.fromEntries(Array.from({ length: BODY_LIMITS.maxObjectKeys + 1 }, (_, i) => [`unknown_${i}`, 1]));
+    const body = await refusedV3("/v3/psr", quickstart({ options }), "options");
+    expect(body.limit_name).toBe("maxObjectKeys");
+  });
+
+  it("v2: a long option key (small and large bodies) is a 400 naming it, free", async () => {
+    await refusedV2("/psr", officialPsrBody({ [long(1000)]: true }), `${long(64)}...(1000 characters)`);
+    await refusedV2("/psr", officialPsrBody({ [long(1024 * 1024)]: true }), `${long(64)}...(${1024 * 1024} characters)`);
   });
 });
