@@ -47,7 +47,7 @@ describe("the rbp kernel over the Jupyter protocol", () => {
   beforeAll(async () => {
     requireBuilt();
     mkdirSync(cwd, { recursive: true });
-    kernel = await KernelClient.start({ main: MAIN, dir: join(OUT, "runtime"), cwd, env: kernelEnv() });
+    kernel = await KernelClient.startMain({ main: MAIN, dir: join(OUT, "runtime"), cwd, env: kernelEnv() });
   }, 90_000);
 
   afterAll(async () => {

@@ -1,0 +1,138 @@
+/**
+ * The kernel's five ZeroMQ channels, bound on the connection file's ports, and the session that
+ * signs what goes out (the kernel side of jupyter_client's Session):
+ *
+ * | channel | socket | carries |
+ * | --- | --- | --- |
+ * | shell | ROUTER | requests of the front ends, one at a time (shell.ts queues them) |
+ * | control | ROUTER | shutdown, interrupt, kernel_info: read while a cell runs |
+ * | iopub | PUB | status, execute_input, outputs; topic `kernel.<session>.<msg_type>` |
+ * | stdin | ROUTER | input_request to the front end that sent the execute_request, input_reply back |
+ * | hb | REP | echoes every frame (the heartbeat) |
+ *
+ * Sends on one socket go out in the order they are made (a chain per socket), so an output never
+ * overtakes the `idle` status that follows it. Messages that fail to decode (bad signature, broken
+ * frames) are dropped with a line on the kernel's stderr, never handled.
+ */
+import { randomUUID } from "node:crypto";
+import { Publisher, Reply, Router } from "zeromq";
+import { address, type Channel, type ConnectionInfo } from "./connection.js";
+import { WireError, decode, encode, header, type Message } from "./wire.js";
+
+export type RequestChannel = "shell" | "control" | "stdin";
+export type SendChannel = RequestChannel | "iopub";
+
+interface Sockets {
+  shell: Router;
+  control: Router;
+  stdin: Router;
+  iopub: Publisher;
+  hb: Reply;
+}
+
+/** How long a closing socket keeps trying to deliver what is queued (the last replies and idle). */
+const LINGER_MS = 1000;
+
+export class KernelChannels {
+  /** This kernel's session id (every header it sends carries it). */
+  readonly session = randomUUID();
+  readonly #sockets: Sockets;
+  readonly #chains = new Map<SendChannel, Promise<unknown>>();
+  #closed = false;
+
+  private constructor(
+    readonly info: ConnectionInfo,
+    sockets: Sockets,
+    /** Where dropped messages and send failures are reported (the kernel's stderr). */
+    readonly log: (line: string) => void,
+  ) {
+    this.#sockets = sockets;
+  }
+
+  /**
+   * Binds the five sockets and starts the heartbeat.
+   *
+   * @example
+   * const channels = await KernelChannels.open(readConnection(file));
+   */
+  static async open(info: ConnectionInfo, log: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<KernelChannels> {
+    const sockets: Sockets = { shell: new Router(), control: new Router(), stdin: new Router(), iopub: new Publisher(), hb: new Reply() };
+    for (const s of Object.values(sockets)) s.linger = LINGER_MS;
+    await Promise.all(Object.entries(sockets).map(([name, s]) => (s as Router).bind(address(info, name as Channel))));
+    const channels = new KernelChannels(info, sockets, log);
+    void channels.#heartbeat();
+    return channels;
+  }
+
+  async #heartbeat(): Promise<void> {
+    const hb = this.#sockets.hb;
+    try {
+      for await (const frames of hb) await hb.send(frames);
+    } catch (error) {
+      if (!this.#closed) this.log(`rbp kernel: heartbeat stopped: ${(error as Error).message}`);
+    }
+  }
+
+  /**
+   * Calls `handle` with every message that arrives on a request channel, in order, until the
+   * channels close. `handle` is not awaited: the caller queues what must wait.
+   */
+  listen(channel: RequestChannel, handle: (message: Message) => void): void {
+    const socket = this.#sockets[channel];
+    void (async () => {
+      try {
+        for await (const frames of socket) {
+          let message: Message;
+          try {
+            message = decode(frames as Buffer[], this.info.key);
+          } catch (error) {
+            if (!(error instanceof WireError)) throw error;
+            this.log(`rbp kernel: dropped a message on ${channel}: ${error.message}`);
+            continue;
+          }
+          handle(message);
+        }
+      } catch (error) {
+        if (!this.#closed) this.log(`rbp kernel: the ${channel} channel stopped: ${(error as Error).message}`);
+      }
+    })();
+  }
+
+  /**
+   * Sends a message. On shell, control and stdin it goes to the identities of `parent` (the
+   * request it answers); on iopub to every subscriber. Returns when ZeroMQ has it queued.
+   *
+   * @example
+   * await channels.send("iopub", "status", { execution_state: "idle" }, request);
+   */
+  send(channel: SendChannel, msgType: string, content: unknown, parent?: Message, metadata: Record<string, unknown> = {}): Promise<void> {
+    const message = { header: header(msgType, this.session), parent_header: parent?.header ?? {}, metadata, content };
+    const identities = channel === "iopub" ? [Buffer.from(`kernel.${this.session}.${msgType}`)] : (parent?.identities ?? []);
+    const frames = encode(message, this.info.key, identities);
+    const socket = this.#sockets[channel];
+    const previous = this.#chains.get(channel) ?? Promise.resolve();
+    const sent = previous.then(async () => {
+      if (this.#closed) return;
+      try {
+        await socket.send(frames);
+      } catch (error) {
+        if (!this.#closed) this.log(`rbp kernel: could not send ${msgType} on ${channel}: ${(error as Error).message}`);
+      }
+    });
+    this.#chains.set(channel, sent);
+    return sent;
+  }
+
+  /** Waits until everything sent so far is queued in ZeroMQ. */
+  async flush(): Promise<void> {
+    await Promise.all(this.#chains.values());
+  }
+
+  /** Closes the sockets (what is queued is delivered for up to a second, the sockets' linger). */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    await this.flush();
+    this.#closed = true;
+    for (const s of Object.values(this.#sockets)) s.close();
+  }
+}
