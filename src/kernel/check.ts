@@ -1,0 +1,312 @@
+/**
+ * Type checking of cells, and the language service behind completion and inspect.
+ *
+ * Every cell is a virtual ES module (`<cwd>/__rbp_cell_<n>.mts`) of a warm TypeScript language
+ * service, so imports resolve from the kernel's folder as they would for a module there (NodeNext).
+ * Below the cell's own text (so that its positions are the user's) the checker appends a trailer:
+ *
+ *     import { X, y } from "./__rbp_cell_1.mjs"; import { f } from "./__rbp_cell_2.mjs";
+ *     export { ...the names this cell declares };
+ *
+ * It imports every name an earlier cell declared (from the latest cell that declared it) that this
+ * cell does not declare itself: a cell that declares a name again replaces it (the new definition
+ * wins, and a redeclared `const` is no type error). Only the new cell is checked; the earlier ones
+ * are already checked and their types are read lazily. An imported binding cannot be assigned in
+ * TypeScript (TS2632), but a `let` or `var` of an earlier cell can be in the kernel: that error is
+ * dropped for them, and reads as TS2588 for the others (`const`, `class`, `function`).
+ *
+ * @example
+ * const checker = new CellChecker("/path/to/notebook/folder");
+ * const first = checker.check("const x = 1;");
+ * checker.commit(first);
+ * checker.check('const y: string = x;').diagnostics[0].code; // 2322
+ */
+import { createRequire } from "node:module";
+import path from "node:path";
+import ts from "typescript";
+import { boundNames } from "./transform.js";
+
+export interface CellDiagnostic {
+  /** 0-based line and column in the cell's code (UTF-16 columns). */
+  line: number;
+  column: number;
+  code: number;
+  category: "error" | "warning" | "message" | "suggestion";
+  message: string;
+  /** A syntax error (the parser's), not a type error. */
+  syntactic: boolean;
+}
+
+export interface CheckedCell {
+  /** The file the cell keeps when committed. */
+  fileName: string;
+  code: string;
+  /** The code with its trailer. */
+  text: string;
+  diagnostics: CellDiagnostic[];
+  /** Every name the cell declares at its top level (values and types). */
+  names: string[];
+  /** Names among `names` whose declaration is `let` or `var`. */
+  mutable: string[];
+}
+
+const CELL_PREFIX = "__rbp_cell_";
+
+/** Globals the kernel gives every cell (execute.ts defines them). */
+export const KERNEL_GLOBALS = `/** Asks the front end for a line of text (Jupyter's input_request); rejects where the front end allows no input. */
+declare function input(prompt?: string, options?: { password?: boolean }): Promise<string>;
+`;
+const IMPORT_ASSIGNMENT = 2632;
+const CONST_ASSIGNMENT = 2588;
+
+/** The folder holding @types/node for the checker (the kernel's own: a notebook folder may have none). */
+function typeRoots(): string[] {
+  try {
+    const pkg = createRequire(import.meta.url).resolve("@types/node/package.json");
+    return [path.dirname(path.dirname(pkg))];
+  } catch {
+    return [];
+  }
+}
+
+export function compilerOptions(): ts.CompilerOptions {
+  const roots = typeRoots();
+  return {
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    moduleDetection: ts.ModuleDetectionKind.Force,
+    lib: ["lib.es2023.d.ts", "lib.esnext.disposable.d.ts"],
+    types: roots.length > 0 ? ["node"] : [],
+    typeRoots: roots,
+    strict: true,
+    esModuleInterop: true,
+    skipLibCheck: true,
+    resolveJsonModule: true,
+    allowJs: false,
+    noEmit: true,
+    preserveConstEnums: true,
+    useDefineForClassFields: true,
+  };
+}
+
+/** Top-level names of a cell's source: every meaning, and which are `let`/`var`. */
+export function topLevelNames(source: ts.SourceFile): { names: string[]; mutable: string[]; exported: string[] } {
+  const names = new Set<string>();
+  const mutable = new Set<string>();
+  const exported = new Set<string>();
+  const add = (name: string, node: ts.Node, isMutable = false) => {
+    names.add(name);
+    if (isMutable) mutable.add(name);
+    if (ts.canHaveModifiers(node) && (ts.getModifiers(node) ?? []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword)) exported.add(name);
+  };
+  for (const s of source.statements) {
+    if (ts.isVariableStatement(s)) {
+      const isMutable = (s.declarationList.flags & ts.NodeFlags.BlockScoped) === 0 || (s.declarationList.flags & ts.NodeFlags.Let) !== 0;
+      for (const d of s.declarationList.declarations) for (const n of boundNames(d.name)) add(n, s, isMutable);
+    } else if (
+      ts.isFunctionDeclaration(s) ||
+      ts.isClassDeclaration(s) ||
+      ts.isInterfaceDeclaration(s) ||
+      ts.isTypeAliasDeclaration(s) ||
+      ts.isEnumDeclaration(s)
+    ) {
+      if (s.name) add(s.name.text, s);
+    } else if (ts.isModuleDeclaration(s)) {
+      if (ts.isIdentifier(s.name)) add(s.name.text, s);
+    } else if (ts.isImportEqualsDeclaration(s)) {
+      add(s.name.text, s);
+    } else if (ts.isImportDeclaration(s) && s.importClause) {
+      const clause = s.importClause;
+      if (clause.name) add(clause.name.text, s);
+      const b = clause.namedBindings;
+      if (b && ts.isNamespaceImport(b)) add(b.name.text, s);
+      else if (b) for (const e of b.elements) add(e.name.text, s);
+    }
+  }
+  return { names: [...names], mutable: [...mutable], exported: [...exported] };
+}
+
+interface VirtualFile {
+  text: string;
+  version: number;
+}
+
+/** The language service over the cells of one kernel. */
+export class CellChecker {
+  readonly cwd: string;
+  readonly options: ts.CompilerOptions;
+  private readonly files = new Map<string, VirtualFile>();
+  /** Committed cells, oldest first. */
+  private readonly committed: string[] = [];
+  /** Name -> the committed cell that declared it last. */
+  private readonly owners = new Map<string, string>();
+  /** Names whose latest declaration is `let` or `var`. */
+  private readonly mutable = new Set<string>();
+  private readonly snapshots = new Map<string, ts.IScriptSnapshot | undefined>();
+  /** The file every new cell is checked as. */
+  private readonly pendingName: string;
+  /** The declarations of the kernel's globals. */
+  private readonly globalsName: string;
+  private pendingVersion = 0;
+  private next = 1;
+  private readonly service: ts.LanguageService;
+
+  constructor(cwd: string) {
+    this.cwd = path.resolve(cwd);
+    this.options = compilerOptions();
+    this.pendingName = path.join(this.cwd, `${CELL_PREFIX}pending.mts`);
+    this.globalsName = path.join(this.cwd, "__rbp_globals.d.ts");
+    this.files.set(this.globalsName, { text: KERNEL_GLOBALS, version: 1 });
+    const host: ts.LanguageServiceHost = {
+      getCompilationSettings: () => this.options,
+      getScriptFileNames: () => [this.globalsName, this.pendingName],
+      getScriptVersion: (fileName) => String(this.files.get(fileName)?.version ?? 0),
+      getScriptSnapshot: (fileName) => this.snapshot(fileName),
+      getCurrentDirectory: () => this.cwd,
+      getDefaultLibFileName: (options) => ts.getDefaultLibFilePath(options),
+      fileExists: (fileName) => this.files.has(fileName) || ts.sys.fileExists(fileName),
+      readFile: (fileName) => this.files.get(fileName)?.text ?? ts.sys.readFile(fileName),
+      readDirectory: ts.sys.readDirectory,
+      directoryExists: ts.sys.directoryExists,
+      getDirectories: ts.sys.getDirectories,
+      realpath: ts.sys.realpath,
+      useCaseSensitiveFileNames: () => ts.sys.useCaseSensitiveFileNames,
+    };
+    this.service = ts.createLanguageService(host, ts.createDocumentRegistry());
+  }
+
+  private snapshot(fileName: string): ts.IScriptSnapshot | undefined {
+    const file = this.files.get(fileName);
+    if (file) return ts.ScriptSnapshot.fromString(file.text);
+    if (!this.snapshots.has(fileName)) {
+      const text = ts.sys.readFile(fileName);
+      this.snapshots.set(fileName, text === undefined ? undefined : ts.ScriptSnapshot.fromString(text));
+    }
+    return this.snapshots.get(fileName);
+  }
+
+  /** The file name of the next cell (an ES module in the kernel's folder). */
+  private nextFileName(): string {
+    return path.join(this.cwd, `${CELL_PREFIX}${this.next++}.mts`);
+  }
+
+  /** The cell's text with its trailer: imports of the earlier cells' names, exports of its own. */
+  private withTrailer(code: string, own: { names: string[]; exported: string[] }): string {
+    const mine = new Set(own.names);
+    const byCell = new Map<string, string[]>();
+    for (const [name, owner] of this.owners) {
+      if (mine.has(name)) continue;
+      const list = byCell.get(owner) ?? [];
+      list.push(name);
+      byCell.set(owner, list);
+    }
+    const imports = [...byCell].map(([owner, names]) => `import { ${names.join(", ")} } from "./${path.basename(owner, ".mts")}.mjs";`);
+    const alreadyExported = new Set(own.exported);
+    const exports = own.names.filter((n) => !alreadyExported.has(n));
+    return `${code}\n;${imports.join(" ")} export { ${exports.join(", ")} };\n`;
+  }
+
+  /**
+   * Puts code in the pending slot (one file name for every new cell, the only root of the program,
+   * so the service reuses the program's structure: the earlier cells are reached through the
+   * trailer's imports) and returns the names it declares.
+   */
+  private setPending(code: string): { text: string; names: string[]; mutable: string[] } {
+    const source = ts.createSourceFile("cell.mts", code, ts.ScriptTarget.ES2022, false);
+    const own = topLevelNames(source);
+    const text = this.withTrailer(code, own);
+    this.files.set(this.pendingName, { text, version: ++this.pendingVersion });
+    return { text, names: own.names, mutable: own.mutable };
+  }
+
+  /** Type-checks a cell against the cells committed so far. */
+  check(code: string): CheckedCell {
+    const { text, names, mutable } = this.setPending(code);
+    const fileName = this.pendingName;
+    const syntactic = this.service.getSyntacticDiagnostics(fileName);
+    const diagnostics: CellDiagnostic[] = [];
+    const source = this.service.getProgram()?.getSourceFile(fileName);
+    const push = (d: ts.Diagnostic, isSyntactic: boolean) => {
+      const start = d.start ?? 0;
+      if (start > code.length || !source) return;
+      let codeNumber = d.code;
+      let message = ts.flattenDiagnosticMessageText(d.messageText, "\n");
+      if (codeNumber === IMPORT_ASSIGNMENT) {
+        const name = code.slice(start, start + (d.length ?? 0));
+        if (this.mutable.has(name)) return;
+        codeNumber = CONST_ASSIGNMENT;
+        message = `Cannot assign to '${name}' because it is a constant.`;
+      }
+      const { line, character } = source.getLineAndCharacterOfPosition(start);
+      diagnostics.push({ line, column: character, code: codeNumber, category: categoryName(d.category), message, syntactic: isSyntactic });
+    };
+    for (const d of syntactic) push(d, true);
+    if (syntactic.length === 0) for (const d of this.service.getSemanticDiagnostics(fileName)) push(d, false);
+    return { fileName: this.nextFileName(), code, text, diagnostics, names, mutable };
+  }
+
+  /** Keeps a checked cell: its declarations become visible to the next cells. */
+  commit(cell: CheckedCell): void {
+    if (this.files.has(cell.fileName)) return;
+    this.files.set(cell.fileName, { text: cell.text, version: 1 });
+    this.committed.push(cell.fileName);
+    const mutable = new Set(cell.mutable);
+    for (const name of cell.names) {
+      this.owners.set(name, cell.fileName);
+      if (mutable.has(name)) this.mutable.add(name);
+      else this.mutable.delete(name);
+    }
+  }
+
+  /** Completions at a UTF-16 offset of code that is not yet a cell. */
+  completions(code: string, offset: number): ts.CompletionInfo | undefined {
+    this.setPending(code);
+    return this.service.getCompletionsAtPosition(this.pendingName, offset, {
+      includeCompletionsForModuleExports: false,
+      includeCompletionsWithInsertText: false,
+    });
+  }
+
+  /** Quick info (type and doc comment) at a UTF-16 offset of code that is not yet a cell. */
+  quickInfo(code: string, offset: number): ts.QuickInfo | undefined {
+    this.setPending(code);
+    const at = (o: number) => this.service.getQuickInfoAtPosition(this.pendingName, o);
+    return at(offset) ?? (offset > 0 ? at(offset - 1) : undefined);
+  }
+
+  /** The language service (the pending file is the last code given to check, completions or quickInfo). */
+  get languageService(): ts.LanguageService {
+    return this.service;
+  }
+
+  /** Loads lib files and @types/node into the service (a first check of an empty cell). */
+  warm(): void {
+    this.check("");
+  }
+
+  dispose(): void {
+    this.service.dispose();
+  }
+}
+
+function categoryName(category: ts.DiagnosticCategory): CellDiagnostic["category"] {
+  switch (category) {
+    case ts.DiagnosticCategory.Error:
+      return "error";
+    case ts.DiagnosticCategory.Warning:
+      return "warning";
+    case ts.DiagnosticCategory.Suggestion:
+      return "suggestion";
+    default:
+      return "message";
+  }
+}
+
+/**
+ * A diagnostic as tsc prints it, with the cell for the file: `cell 3, line 2:7 - error TS2322: ...`
+ * (1-based line and column).
+ */
+export function formatDiagnostic(d: CellDiagnostic, cellLabel: string): string {
+  return `${cellLabel}, line ${d.line + 1}:${d.column + 1} - ${d.category} TS${d.code}: ${d.message}`;
+}

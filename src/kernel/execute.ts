@@ -1,0 +1,338 @@
+/**
+ * The language side of the rbp kernel: checks, compiles and runs cells (see contract.ts).
+ *
+ * - A cell is type-checked against the earlier cells (check.ts); a cell with a syntax or type error
+ *   runs nothing and fails with `SyntaxError` / `CompileError` and tsc's lines
+ *   (`cell 3, line 2:7 - error TS2322: ...`).
+ * - It is compiled (transform.ts) and run as a script of the main realm (`vm.Script`,
+ *   `runInThisContext`), so its values and the helper's modules share one set of built-ins
+ *   (`instanceof` holds). Top-level declarations live on the kernel's scope (the new definition of a
+ *   name wins). Imports resolve from the kernel's folder (`cwd`) with Node's own ESM loader.
+ * - console and process.stdout/stderr go to the cell's output while it runs; console writes that come
+ *   later (timers) go to the output of the last cell.
+ * - Interrupt: the synchronous part of a cell (up to its first `await`) runs with vm's
+ *   `breakOnSigint`, so SIGINT stops a busy loop there; while the cell awaits, `context.signal`
+ *   ends it at once. Both give `{ status: "error", ename: "KeyboardInterrupt" }`.
+ *
+ * Creating an executor loads nothing heavy: the TypeScript compiler and the language service are
+ * loaded by the first call that needs them, or by `warm()` in the background.
+ *
+ * @example
+ * const executor = createExecutor({ cwd: process.cwd() });
+ * const outcome = await executor.execute("const x = 1;\nx + 1", { executionCount: 1, output, signal });
+ * // { status: "ok", value: { value: 2 } }
+ */
+import { readFileSync } from "node:fs";
+import { Console } from "node:console";
+import { createRequire, SourceMap } from "node:module";
+import path from "node:path";
+import { Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
+import vm from "node:vm";
+import type typescript from "typescript";
+import type { CellChecker, CellDiagnostic } from "./check.js";
+import type { CellOutput, CompletionResult, ExecuteContext, ExecuteOutcome, Executor, InspectResult, IsCompleteResult } from "./contract.js";
+import type { transformCell } from "./transform.js";
+import { completionResult, inspectResult, isCompleteWith } from "./complete.js";
+import { CellFiles, errorOutcome, type ErrorOutcome } from "./traceback.js";
+
+export interface ExecutorOptions {
+  /** The notebook's folder: relative and bare imports of cells resolve from here. */
+  cwd: string;
+}
+
+/** The executor with its warm-up. */
+export interface KernelExecutor extends Executor {
+  /**
+   * Loads the compiler and the language service now (a first check of an empty cell), a step at a
+   * time on the event loop. Resolves when warm; failures are left for the first cell to report.
+   */
+  warm(): Promise<void>;
+}
+
+interface Language {
+  ts: typeof typescript;
+  checker: CellChecker;
+  transformCell: typeof transformCell;
+  formatDiagnostic: (d: CellDiagnostic, label: string) => string;
+}
+
+const require = createRequire(import.meta.url);
+const KERNEL_DIR = path.dirname(fileURLToPath(import.meta.url));
+const ARGS = Symbol.for("rbp.kernel.cellArguments");
+const INTERRUPTED = "ERR_SCRIPT_EXECUTION_INTERRUPTED";
+
+/** The TypeScript version the kernel checks and compiles with (read without loading the compiler). */
+export function typescriptVersion(): string {
+  const pkg = JSON.parse(readFileSync(require.resolve("typescript/package.json"), "utf8")) as { version: string };
+  return pkg.version;
+}
+
+/** Files of the kernel itself: their frames are not shown in a cell's traceback. */
+function isKernelFile(file: string): boolean {
+  const name = file.startsWith("file://") ? fileURLToPath(file) : file;
+  return path.dirname(name) === KERNEL_DIR || name.includes(`${path.sep}node_modules${path.sep}vitest${path.sep}`);
+}
+
+/** Runs `f` with Node's experimental warning for the main-context loader silenced. */
+function quietly<T>(f: () => T): T {
+  const emit = process.emitWarning;
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    const text = typeof warning === "string" ? warning : warning.message;
+    if (text.includes("USE_MAIN_CONTEXT_DEFAULT_LOADER")) return;
+    (emit as (...args: unknown[]) => void).call(process, warning, ...rest);
+  }) as typeof process.emitWarning;
+  try {
+    return f();
+  } finally {
+    process.emitWarning = emit;
+  }
+}
+
+class InterruptedError extends Error {
+  override name = "KeyboardInterrupt";
+}
+
+type StreamName = "stdout" | "stderr";
+type Write = typeof process.stdout.write;
+
+function chunkText(chunk: unknown, encoding: unknown): string {
+  if (typeof chunk === "string") return chunk;
+  return Buffer.from(chunk as Uint8Array).toString(typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8");
+}
+
+/** A `write(chunk, encoding?, callback?)` that hands the text to `send`. */
+function writer(send: (text: string) => void): Write {
+  return ((chunk: unknown, encoding?: unknown, callback?: unknown) => {
+    send(chunkText(chunk, encoding));
+    if (typeof callback === "function") (callback as () => void)();
+    else if (typeof encoding === "function") (encoding as () => void)();
+    return true;
+  }) as Write;
+}
+
+/** Sends console and stdout/stderr writes to the output of the running (or last) cell. */
+class OutputRoute {
+  current: CellOutput | undefined;
+  private original: Console | undefined;
+  private writes: Record<StreamName, Write> | undefined;
+
+  private send(name: StreamName, text: string): void {
+    if (this.current) this.current.stream(name, text);
+    else (this.writes?.[name] ?? process[name].write).call(process[name], text);
+  }
+
+  /** Replaces the global console for the life of the executor. */
+  install(): void {
+    if (this.original) return;
+    this.original = globalThis.console;
+    const stream = (name: StreamName) =>
+      new Writable({
+        decodeStrings: false,
+        write: (chunk: unknown, encoding: BufferEncoding, callback: () => void) => {
+          this.send(name, chunkText(chunk, encoding));
+          callback();
+        },
+      });
+    globalThis.console = new Console({ stdout: stream("stdout"), stderr: stream("stderr"), colorMode: false });
+  }
+
+  /** Sends process.stdout/stderr.write to the cell, while it runs. */
+  capture(): void {
+    if (this.writes) return;
+    this.writes = { stdout: process.stdout.write, stderr: process.stderr.write };
+    process.stdout.write = writer((text) => this.send("stdout", text));
+    process.stderr.write = writer((text) => this.send("stderr", text));
+  }
+
+  release(): void {
+    if (!this.writes) return;
+    process.stdout.write = this.writes.stdout;
+    process.stderr.write = this.writes.stderr;
+    this.writes = undefined;
+  }
+
+  dispose(): void {
+    this.release();
+    if (this.original) globalThis.console = this.original;
+    this.original = undefined;
+    this.current = undefined;
+  }
+}
+
+class CellExecutor implements KernelExecutor {
+  readonly languageVersion: string;
+  private readonly cwd: string;
+  private language: Language | undefined;
+  private loading: Promise<Language> | undefined;
+  private readonly scope: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  private readonly cells = new CellFiles();
+  private readonly route = new OutputRoute();
+  private importer: ((specifier: string, options?: unknown) => Promise<unknown>) | undefined;
+  private readonly cellRequire: NodeJS.Require;
+  private counter = 0;
+  /** `input(prompt, { password })` of cells: an input_request through the running (or last) cell's output. */
+  private readonly input = (prompt?: string, options?: { password?: boolean }): Promise<string> => {
+    const output = this.route.current;
+    if (!output) return Promise.reject(new Error("input() needs a running cell"));
+    return output.input(String(prompt ?? ""), options?.password === true);
+  };
+
+  constructor(options: ExecutorOptions) {
+    this.cwd = path.resolve(options.cwd);
+    this.languageVersion = typescriptVersion();
+    this.cellRequire = createRequire(path.join(this.cwd, "__rbp_kernel.js"));
+  }
+
+  /** The compiler and the language service, loaded once. */
+  private load(): Promise<Language> {
+    this.loading ??= (async () => {
+      const ts = require("typescript") as typeof typescript;
+      await new Promise((resolve) => setImmediate(resolve));
+      const [check, transform] = await Promise.all([import("./check.js"), import("./transform.js")]);
+      const checker = new check.CellChecker(this.cwd);
+      await new Promise((resolve) => setImmediate(resolve));
+      checker.warm();
+      this.language = { ts, checker, transformCell: transform.transformCell, formatDiagnostic: check.formatDiagnostic };
+      return this.language;
+    })();
+    return this.loading;
+  }
+
+  async warm(): Promise<void> {
+    try {
+      await this.load();
+    } catch {
+      // the first cell reports it
+    }
+  }
+
+  /** The dynamic import of cells: Node's ESM loader, resolving from the kernel's folder. */
+  private importModule(specifier: string, options?: unknown): Promise<unknown> {
+    if (!this.importer) {
+      const script = quietly(
+        () =>
+          new vm.Script("(specifier, options) => import(specifier, options)", {
+            filename: path.join(this.cwd, "__rbp_import.js"),
+            importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+          }),
+      );
+      this.importer = script.runInThisContext() as (specifier: string, options?: unknown) => Promise<unknown>;
+    }
+    return quietly(() => this.importer!(specifier, options));
+  }
+
+  async execute(code: string, context: ExecuteContext): Promise<ExecuteOutcome> {
+    const language = await this.load();
+    const label = `cell ${context.executionCount}`;
+    const checked = language.checker.check(code);
+    const errors = checked.diagnostics.filter((d) => d.category === "error");
+    if (errors.length > 0) return compileError(errors, label, code, context, language);
+    const id = ++this.counter;
+    const fileName = path.join(this.cwd, `__rbp_cell_${id}.js`);
+    let script: vm.Script;
+    let transformed: ReturnType<typeof transformCell>;
+    try {
+      transformed = language.transformCell(code, checked.fileName);
+      script = quietly(
+        () =>
+          new vm.Script(`${transformed.js}.apply(undefined, globalThis[Symbol.for("rbp.kernel.cellArguments")])`, {
+            filename: fileName,
+            importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+          }),
+      );
+    } catch (error) {
+      return errorOutcome(error, this.cells, isKernelFile);
+    }
+    language.checker.commit(checked);
+    this.cells.add(
+      fileName,
+      {
+        label,
+        code,
+        map: new SourceMap(transformed.map as unknown as ConstructorParameters<typeof SourceMap>[0]),
+        sourcePosition: context.sourcePosition,
+      },
+      transformed.map.mappings,
+    );
+    return this.run(script, transformed.hasValue, context);
+  }
+
+  private async run(script: vm.Script, hasValue: boolean, context: ExecuteContext): Promise<ExecuteOutcome> {
+    if (context.signal.aborted) return interrupted();
+    this.route.install();
+    this.route.current = context.output;
+    this.route.capture();
+    const args = [this.scope, (specifier: string, options?: unknown) => this.importModule(specifier, options), this.cellRequire, this.input];
+    const holder = globalThis as unknown as Record<symbol, unknown>;
+    let onAbort: (() => void) | undefined;
+    try {
+      holder[ARGS] = args;
+      let promise: Promise<{ value: unknown } | undefined>;
+      try {
+        promise = quietly(() => script.runInThisContext({ breakOnSigint: true, displayErrors: false })) as Promise<{ value: unknown } | undefined>;
+      } finally {
+        delete holder[ARGS];
+      }
+      const aborted = new Promise<never>((_, reject) => {
+        onAbort = () => reject(new InterruptedError("the cell was interrupted"));
+        context.signal.addEventListener("abort", onAbort, { once: true });
+      });
+      promise.catch(() => undefined); // an interrupted cell may fail later, unseen
+      const result = await Promise.race([promise, aborted]);
+      return hasValue && result ? { status: "ok", value: { value: result.value } } : { status: "ok" };
+    } catch (error) {
+      if (error instanceof InterruptedError || (error as { code?: string } | null)?.code === INTERRUPTED) return interrupted();
+      return errorOutcome(error, this.cells, isKernelFile);
+    } finally {
+      if (onAbort) context.signal.removeEventListener("abort", onAbort);
+      this.route.release();
+    }
+  }
+
+  async complete(code: string, cursorPos: number): Promise<CompletionResult> {
+    const language = await this.load();
+    return completionResult(language.checker, code, cursorPos);
+  }
+
+  async inspect(code: string, cursorPos: number, detailLevel: 0 | 1): Promise<InspectResult> {
+    const language = await this.load();
+    return inspectResult(language.checker, code, cursorPos, detailLevel);
+  }
+
+  isComplete(code: string): IsCompleteResult {
+    const ts = this.language?.ts ?? (require("typescript") as typeof typescript);
+    return isCompleteWith(ts, code);
+  }
+
+  async dispose(): Promise<void> {
+    this.route.dispose();
+    if (this.loading) {
+      const language = await this.loading.catch(() => undefined);
+      language?.checker.dispose();
+    }
+  }
+}
+
+function interrupted(): ErrorOutcome {
+  return { status: "error", ename: "KeyboardInterrupt", evalue: "the cell was interrupted", traceback: ["KeyboardInterrupt: the cell was interrupted"] };
+}
+
+/** Syntax and type errors of a cell: nothing ran. */
+function compileError(errors: CellDiagnostic[], label: string, code: string, context: ExecuteContext, language: Language): ErrorOutcome {
+  const mapped = errors.map((d) => {
+    const p = context.sourcePosition ? context.sourcePosition(d.line, d.column) : { line: d.line, column: d.column };
+    return { ...d, line: p.line, column: p.column };
+  });
+  const lines = mapped.map((d) => language.formatDiagnostic(d, label));
+  const ename = mapped.some((d) => d.syntactic) ? "SyntaxError" : "CompileError";
+  const first = mapped[0];
+  const source = context.sourcePosition ? undefined : code.split("\n")[first.line];
+  const caret = source === undefined ? [] : ["", `    ${source}`, `    ${" ".repeat(first.column)}^`];
+  return { status: "error", ename, evalue: lines[0], traceback: [...lines, ...caret] };
+}
+
+/** The kernel's executor for cells run in the notebook folder `cwd`. */
+export function createExecutor(options: ExecutorOptions): KernelExecutor {
+  return new CellExecutor(options);
+}

@@ -1,0 +1,267 @@
+/**
+ * A cell of TypeScript -> the JavaScript the executor runs, its source map, and the names the cell
+ * declares at its top level.
+ *
+ * The cell runs as the body of an async function (top-level `await`, `for await`), inside
+ * `with (scope)` where `scope` is the kernel's null-prototype object of the names earlier cells
+ * declared. The body itself is strict ("use strict" in the function). Every top-level declaration of
+ * the cell stays a real declaration of that function (const stays const, classes, enums, namespaces
+ * and functions are emitted by TypeScript as in a module) and is registered on the scope as an
+ * accessor (get, and set for what can be assigned), so later cells read and assign it as a plain
+ * identifier, closures see the new value of a `let`, and a name a later cell declares again is
+ * replaced by the new declaration (the new definition wins).
+ *
+ * Rewritten by the transform (and nothing else):
+ * - `import ... from "x"` -> `const ... = await $rbp$import("x")` (type-only imports vanish);
+ *   `import x = require("y")` -> `const x = require("y")`;
+ * - `export` modifiers and `export { ... }` / `export * from` are dropped; `export default e` is `e`;
+ * - the last statement, when it is an expression statement, returns `{ value: e }`.
+ *
+ * @example
+ * const cell = transformCell("const x = 1;\nx + 1", "/nb/__rbp_cell_1.mts");
+ * cell.declared; // ["x"]
+ * cell.hasValue; // true
+ */
+import ts from "typescript";
+
+/** Names the generated code uses (the wrapper's parameters). */
+export const SCOPE_NAME = "$rbp$scope";
+export const IMPORT_NAME = "$rbp$import";
+export const REQUIRE_NAME = "require";
+export const INPUT_NAME = "input";
+
+/** A version 3 source map. */
+export interface RawSourceMap {
+  version: number;
+  file?: string;
+  sourceRoot?: string;
+  sources: string[];
+  names: string[];
+  mappings: string;
+}
+
+export interface TransformedCell {
+  /** A function expression: `(function (scope, import, require, input) { ... })`, returning the cell's promise. */
+  js: string;
+  /** The source map of `js` (version 3, lines of `js`), back to the cell's code. */
+  map: RawSourceMap;
+  /** Value names the cell declares at its top level (registered on the scope). */
+  declared: string[];
+  /** Names among `declared` that can be assigned (let, var, function, class, enum, namespace, import =). */
+  assignable: string[];
+  /** True when the cell ends in an expression statement. */
+  hasValue: boolean;
+}
+
+const COMPILER_OPTIONS: ts.CompilerOptions = {
+  target: ts.ScriptTarget.ES2022,
+  module: ts.ModuleKind.ESNext,
+  sourceMap: true,
+  inlineSources: false,
+  removeComments: false,
+  esModuleInterop: true,
+  useDefineForClassFields: true,
+  experimentalDecorators: false,
+};
+
+/** Compiles one cell. `fileName` is the name the source map gives the cell (a `.mts` file: a module). */
+export function transformCell(code: string, fileName: string): TransformedCell {
+  const declared = new Set<string>();
+  const assignable = new Set<string>();
+  let hasValue = false;
+  const cellTransformer: ts.TransformerFactory<ts.SourceFile> = (context) => (source) => {
+    const f = context.factory;
+    const statements: ts.Statement[] = [];
+    for (const statement of source.statements) {
+      const out = rewriteTopLevel(statement, f, declared, assignable);
+      statements.push(...out);
+    }
+    const last = lastNonEmpty(statements);
+    if (last >= 0) {
+      const statement = statements[last];
+      if (ts.isExpressionStatement(statement)) {
+        hasValue = true;
+        const value = f.createObjectLiteralExpression([f.createPropertyAssignment("value", statement.expression)]);
+        statements[last] = ts.setTextRange(f.createReturnStatement(value), statement);
+      }
+    }
+    return f.updateSourceFile(source, statements);
+  };
+  const output = ts.transpileModule(code, {
+    compilerOptions: COMPILER_OPTIONS,
+    fileName,
+    reportDiagnostics: false,
+    transformers: { before: [cellTransformer] },
+  });
+  const body = output.outputText.replace(/\/\/# sourceMappingURL=.*\s*$/, "").replace(/^export \{\};\s*$/m, "");
+  const names = [...declared];
+  const register = names
+    .map((name) => {
+      const setter = assignable.has(name) ? `, set: (v) => { ${name} = v; }` : "";
+      return `Object.defineProperty(${SCOPE_NAME}, ${JSON.stringify(name)}, { get: () => ${name}${setter}, enumerable: true, configurable: true });`;
+    })
+    .join(" ");
+  // One line of prefix: the source map's lines are shifted by exactly one (see sourceLine).
+  const js =
+    `(function (${SCOPE_NAME}, ${IMPORT_NAME}, ${REQUIRE_NAME}, ${INPUT_NAME}) { with (${SCOPE_NAME}) { return (async function () { "use strict"; ${register}\n` +
+    body +
+    `\n}).call(undefined); } })`;
+  const map = JSON.parse(output.sourceMapText ?? '{"version":3,"sources":[],"names":[],"mappings":""}') as RawSourceMap;
+  map.mappings = ";" + map.mappings;
+  return { js, map, declared: names, assignable: [...assignable], hasValue };
+}
+
+function lastNonEmpty(statements: readonly ts.Statement[]): number {
+  for (let i = statements.length - 1; i >= 0; i--) {
+    if (!ts.isEmptyStatement(statements[i])) return i;
+  }
+  return -1;
+}
+
+function hasModifier(node: ts.Node, kind: ts.SyntaxKind): boolean {
+  return ts.canHaveModifiers(node) && (ts.getModifiers(node) ?? []).some((m) => m.kind === kind);
+}
+
+/** The node without its `export` / `default` modifiers. */
+function withoutExport<T extends ts.Node>(node: T, f: ts.NodeFactory): T {
+  if (!ts.canHaveModifiers(node)) return node;
+  const modifiers = ts.getModifiers(node) ?? [];
+  if (!modifiers.some((m) => m.kind === ts.SyntaxKind.ExportKeyword || m.kind === ts.SyntaxKind.DefaultKeyword)) return node;
+  const kept = modifiers.filter((m) => m.kind !== ts.SyntaxKind.ExportKeyword && m.kind !== ts.SyntaxKind.DefaultKeyword);
+  return f.replaceModifiers(node, kept) as unknown as T;
+}
+
+/** Names bound by a binding name (identifiers in destructuring patterns). */
+export function boundNames(name: ts.BindingName, into: string[] = []): string[] {
+  if (ts.isIdentifier(name)) into.push(name.text);
+  else
+    for (const element of name.elements) {
+      if (!ts.isOmittedExpression(element)) boundNames(element.name, into);
+    }
+  return into;
+}
+
+/** True when a namespace declares values (TypeScript emits a `var` for it). */
+function isInstantiated(node: ts.ModuleDeclaration): boolean {
+  const body = node.body;
+  if (!body) return false;
+  if (ts.isModuleDeclaration(body)) return isInstantiated(body);
+  if (!ts.isModuleBlock(body)) return false;
+  return body.statements.some((s) => {
+    if (ts.isInterfaceDeclaration(s) || ts.isTypeAliasDeclaration(s)) return false;
+    if (ts.isModuleDeclaration(s)) return isInstantiated(s);
+    if (ts.isImportDeclaration(s) || ts.isExportDeclaration(s)) return false;
+    if (ts.isEnumDeclaration(s) || ts.isVariableStatement(s) || ts.isFunctionDeclaration(s) || ts.isClassDeclaration(s)) {
+      return !hasModifier(s, ts.SyntaxKind.DeclareKeyword);
+    }
+    return true;
+  });
+}
+
+function rewriteTopLevel(statement: ts.Statement, f: ts.NodeFactory, declared: Set<string>, assignable: Set<string>): ts.Statement[] {
+  const ambient = hasModifier(statement, ts.SyntaxKind.DeclareKeyword);
+  if (ts.isImportDeclaration(statement)) return rewriteImport(statement, f, declared);
+  if (ts.isImportEqualsDeclaration(statement)) {
+    if (statement.isTypeOnly) return [];
+    const ref = statement.moduleReference;
+    const init = ts.isExternalModuleReference(ref)
+      ? f.createCallExpression(f.createIdentifier(REQUIRE_NAME), undefined, [ref.expression])
+      : entityToExpression(ref, f);
+    declared.add(statement.name.text);
+    assignable.add(statement.name.text);
+    return [keep(constStatement(f, statement.name.text, init), statement)];
+  }
+  if (ts.isExportDeclaration(statement) || (ts.isExportAssignment(statement) && statement.isExportEquals)) return [];
+  if (ts.isExportAssignment(statement)) return [keep(f.createExpressionStatement(statement.expression), statement)];
+  if (ambient) return [statement];
+  if (ts.isVariableStatement(statement)) {
+    const isConst = (statement.declarationList.flags & (ts.NodeFlags.Const | ts.NodeFlags.Using | ts.NodeFlags.AwaitUsing)) !== 0;
+    for (const d of statement.declarationList.declarations) {
+      for (const name of boundNames(d.name)) {
+        declared.add(name);
+        if (!isConst) assignable.add(name);
+      }
+    }
+    return [withoutExport(statement, f)];
+  }
+  if (ts.isFunctionDeclaration(statement) || ts.isClassDeclaration(statement)) {
+    if (statement.name) {
+      declared.add(statement.name.text);
+      assignable.add(statement.name.text);
+    } else if (hasModifier(statement, ts.SyntaxKind.DefaultKeyword)) {
+      // `export default function () {}`: an expression of its own, evaluated and dropped.
+      return [statement];
+    }
+    return [withoutExport(statement, f)];
+  }
+  if (ts.isEnumDeclaration(statement)) {
+    declared.add(statement.name.text);
+    assignable.add(statement.name.text);
+    return [withoutExport(statement, f)];
+  }
+  if (ts.isModuleDeclaration(statement)) {
+    if (ts.isIdentifier(statement.name) && isInstantiated(statement)) {
+      declared.add(statement.name.text);
+      assignable.add(statement.name.text);
+    }
+    return [withoutExport(statement, f)];
+  }
+  if (ts.isInterfaceDeclaration(statement) || ts.isTypeAliasDeclaration(statement)) return [withoutExport(statement, f)];
+  return [statement];
+}
+
+function keep<T extends ts.Node>(node: T, original: ts.Node): T {
+  return ts.setTextRange(node, original);
+}
+
+function constStatement(f: ts.NodeFactory, name: string | ts.BindingName, init: ts.Expression): ts.VariableStatement {
+  return f.createVariableStatement(
+    undefined,
+    f.createVariableDeclarationList([f.createVariableDeclaration(name, undefined, undefined, init)], ts.NodeFlags.Const),
+  );
+}
+
+function entityToExpression(name: ts.EntityName, f: ts.NodeFactory): ts.Expression {
+  return ts.isIdentifier(name) ? f.createIdentifier(name.text) : f.createPropertyAccessExpression(entityToExpression(name.left, f), name.right.text);
+}
+
+/** `import d, * as ns, { a, b as c } from "x"` -> `const $m = await $rbp$import("x"), d = $m.default, ...`. */
+function rewriteImport(node: ts.ImportDeclaration, f: ts.NodeFactory, declared: Set<string>): ts.Statement[] {
+  const clause = node.importClause;
+  if (clause?.isTypeOnly) return [];
+  const args: ts.Expression[] = [node.moduleSpecifier];
+  const attributes = node.attributes;
+  if (attributes) {
+    const entries = attributes.elements.map((e) => f.createPropertyAssignment(e.name, e.value));
+    args.push(f.createObjectLiteralExpression([f.createPropertyAssignment("with", f.createObjectLiteralExpression(entries))]));
+  }
+  const load = f.createAwaitExpression(f.createCallExpression(f.createIdentifier(IMPORT_NAME), undefined, args));
+  if (!clause) return [keep(f.createExpressionStatement(load), node)];
+  const declarations: ts.VariableDeclaration[] = [];
+  const bindings = clause.namedBindings;
+  const named = bindings && ts.isNamedImports(bindings) ? bindings.elements.filter((e) => !e.isTypeOnly) : [];
+  let moduleName: ts.Identifier;
+  if (bindings && ts.isNamespaceImport(bindings)) {
+    moduleName = f.createIdentifier(bindings.name.text);
+    declared.add(bindings.name.text);
+  } else {
+    moduleName = f.createUniqueName("$rbp$module");
+  }
+  declarations.push(f.createVariableDeclaration(moduleName, undefined, undefined, load));
+  if (clause.name) {
+    declared.add(clause.name.text);
+    declarations.push(f.createVariableDeclaration(clause.name.text, undefined, undefined, f.createPropertyAccessExpression(moduleName, "default")));
+  }
+  if (named.length > 0) {
+    const pattern = f.createObjectBindingPattern(
+      named.map((e) => {
+        declared.add(e.name.text);
+        const property =
+          e.propertyName && (ts.isIdentifier(e.propertyName) ? f.createIdentifier(e.propertyName.text) : f.createStringLiteral(e.propertyName.text));
+        return f.createBindingElement(undefined, property, e.name.text);
+      }),
+    );
+    declarations.push(f.createVariableDeclaration(pattern, undefined, undefined, moduleName));
+  }
+  return [keep(f.createVariableStatement(undefined, f.createVariableDeclarationList(declarations, ts.NodeFlags.Const)), node)];
+}
