@@ -41,6 +41,8 @@ export const RBP_KERNEL_HOOK: unique symbol = Symbol.for("rbp.kernel");
 export interface RbpKernelHook {
   /** A display_data of the cell (update_display_data with `update` and a display id). */
   display(bundle: Record<string, unknown>, options?: { displayId?: string; update?: boolean }): void;
+  /** A clear_output of the cell (with `wait`, when the next output comes). */
+  clearOutput(wait?: boolean): void;
   /** Calls `listener` on every kernel_info_request (a front end that connects or reloads). */
   onKernelInfo(listener: () => void): void;
 }

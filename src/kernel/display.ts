@@ -75,6 +75,10 @@ export class DisplayHook implements RbpKernelHook {
     });
   }
 
+  clearOutput(wait = false): void {
+    this.#output?.clearOutput(wait);
+  }
+
   onKernelInfo(listener: () => void): void {
     this.#listeners.push(listener);
   }

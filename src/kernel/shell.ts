@@ -13,6 +13,7 @@
  *   default), a failed cell aborts the execute requests queued behind it (`status: aborted`).
  * - interrupt (control's interrupt_request, or SIGINT through `interrupt()`) aborts the running
  *   cell's `signal` and a pending input_request.
+ * - A cell `name?` is IPython's help: the name's inspection as a `page` payload of the reply.
  * - history_request: tail, range and search (history.ts). comm_info_request: no comms. comm_open,
  *   comm_msg, comm_close: there are no comm targets, so a comm_open is closed at once (as ipykernel
  *   does for an unknown target) and front ends never wait.
@@ -65,6 +66,9 @@ export function utf16Offset(text: string, codePoints: number): number {
 export function codePointOffset(text: string, units: number): number {
   return [...text.slice(0, units)].length;
 }
+
+/** A cell that asks for help on a name: `Math.max?` (not TypeScript, so never a cell's own code). */
+const HELP_CELL = /^\s*([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\?\s*$/;
 
 const HELP_LINKS = [
   { text: "rbp-notebook kernels", url: "https://github.com/rbp-notebook/rbp-notebook/blob/main/docs/kernels.md" },
@@ -284,6 +288,13 @@ export class Shell {
     if (!silent) await t.send("iopub", "execute_input", { code, execution_count: count }, request);
     if (this.#shuttingDown) return { status: "aborted", execution_count: count };
     if (storeHistory) this.#o.history.store(count, code, code);
+    const help = HELP_CELL.exec(code);
+    if (help !== null) {
+      // `name?` (IPython's help): the inspection of the name, as a page payload.
+      const r = await this.#o.executor.inspect(help[1], [...help[1]].length, 1);
+      const data = r.found ? r.data : { "text/plain": `no information on ${help[1]}` };
+      return { status: "ok", execution_count: count, user_expressions: {}, payload: [{ source: "page", data, start: 0 }] };
+    }
     const output = this.#cellOutput(request, c.allow_stdin === true);
     this.#o.display.bind(output);
     const controller = new AbortController();
