@@ -127,6 +127,14 @@ export function topLevelNames(source: ts.SourceFile): { names: string[]; mutable
   return { names: [...names], mutable: [...mutable], exported: [...exported] };
 }
 
+let registry: ts.DocumentRegistry | undefined;
+
+/** One document registry per process: kernels (and tests) share the parsed lib and package files. */
+function documents(): ts.DocumentRegistry {
+  registry ??= ts.createDocumentRegistry(ts.sys.useCaseSensitiveFileNames, process.cwd());
+  return registry;
+}
+
 interface VirtualFile {
   text: string;
   version: number;
@@ -173,7 +181,7 @@ export class CellChecker {
       realpath: ts.sys.realpath,
       useCaseSensitiveFileNames: () => ts.sys.useCaseSensitiveFileNames,
     };
-    this.service = ts.createLanguageService(host, ts.createDocumentRegistry());
+    this.service = ts.createLanguageService(host, documents());
   }
 
   private snapshot(fileName: string): ts.IScriptSnapshot | undefined {

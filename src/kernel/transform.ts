@@ -14,7 +14,7 @@
  * Rewritten by the transform (and nothing else):
  * - `import ... from "x"` -> `const ... = await $rbp$import("x")` (type-only imports vanish);
  *   `import x = require("y")` -> `const x = require("y")`;
- * - `export` modifiers and `export { ... }` / `export * from` are dropped; `export default e` is `e`;
+ * - `export` modifiers and `export { ... }` / `export * from` are dropped; `export default e` evaluates `e`;
  * - the last statement, when it is an expression statement, returns `{ value: e }`.
  *
  * @example
@@ -172,7 +172,8 @@ function rewriteTopLevel(statement: ts.Statement, f: ts.NodeFactory, declared: S
     return [keep(constStatement(f, statement.name.text, init), statement)];
   }
   if (ts.isExportDeclaration(statement) || (ts.isExportAssignment(statement) && statement.isExportEquals)) return [];
-  if (ts.isExportAssignment(statement)) return [keep(f.createExpressionStatement(statement.expression), statement)];
+  // `export default e`: e is evaluated, as a declaration (not the cell's value).
+  if (ts.isExportAssignment(statement)) return [keep(constStatement(f, f.createUniqueName("$rbp$default"), statement.expression), statement)];
   if (ambient) return [statement];
   if (ts.isVariableStatement(statement)) {
     const isConst = (statement.declarationList.flags & (ts.NodeFlags.Const | ts.NodeFlags.Using | ts.NodeFlags.AwaitUsing)) !== 0;
@@ -214,7 +215,7 @@ function keep<T extends ts.Node>(node: T, original: ts.Node): T {
   return ts.setTextRange(node, original);
 }
 
-function constStatement(f: ts.NodeFactory, name: string | ts.BindingName, init: ts.Expression): ts.VariableStatement {
+function constStatement(f: ts.NodeFactory, name: string | ts.Identifier, init: ts.Expression): ts.VariableStatement {
   return f.createVariableStatement(
     undefined,
     f.createVariableDeclarationList([f.createVariableDeclaration(name, undefined, undefined, init)], ts.NodeFlags.Const),
