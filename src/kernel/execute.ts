@@ -274,9 +274,11 @@ class CellExecutor implements KernelExecutor {
       } finally {
         delete holder[ARGS];
       }
+      // The cell may have aborted the signal itself, in its synchronous part.
       const aborted = new Promise<never>((_, reject) => {
         onAbort = () => reject(new InterruptedError("the cell was interrupted"));
-        context.signal.addEventListener("abort", onAbort, { once: true });
+        if (context.signal.aborted) onAbort();
+        else context.signal.addEventListener("abort", onAbort, { once: true });
       });
       promise.catch(() => undefined); // an interrupted cell may fail later, unseen
       const result = await Promise.race([promise, aborted]);

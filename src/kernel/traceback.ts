@@ -125,6 +125,7 @@ export function errorOutcome(error: unknown, cells: CellFiles, isKernelFile: (fi
   const evalue = error.message;
   const { frames, innermost } = mapStack(error.stack ?? "", cells, isKernelFile);
   const traceback = [evalue ? `${ename}: ${evalue}` : ename, ...frames];
-  if (innermost) traceback.push("", ...snippet(innermost));
+  const lines = innermost ? snippet(innermost) : [];
+  if (lines.length > 0) traceback.push("", ...lines);
   return { status: "error", ename, evalue, traceback };
 }
