@@ -5,15 +5,17 @@
  * service, so imports resolve from the kernel's folder as they would for a module there (NodeNext).
  * Below the cell's own text (so that its positions are the user's) the checker appends a trailer:
  *
- *     import { X, y } from "./__rbp_cell_1.mjs"; import { f } from "./__rbp_cell_2.mjs";
+ *     import { X } from "./__rbp_cell_1.mjs"; declare let y: typeof import("./__rbp_cell_1.mjs").y;
+ *     import { f } from "./__rbp_cell_2.mjs";
  *     export { ...the names this cell declares };
  *
  * It imports every name an earlier cell declared (from the latest cell that declared it) that this
  * cell does not declare itself: a cell that declares a name again replaces it (the new definition
  * wins, and a redeclared `const` is no type error). Only the new cell is checked; the earlier ones
- * are already checked and their types are read lazily. An imported binding cannot be assigned in
- * TypeScript (TS2632), but a `let` or `var` of an earlier cell can be in the kernel: that error is
- * dropped for them, and reads as TS2588 for the others (`const`, `class`, `function`).
+ * are already checked and their types are read lazily. A `let` or `var` of an earlier cell is not
+ * imported but declared (`declare let n: typeof import("./__rbp_cell_1.mjs").n;`), so later cells
+ * can assign it, with its type checked. Assigning any other earlier name (an import binding, TS2632)
+ * reads as tsc's TS2588 "Cannot assign to 'x' because it is a constant.".
  *
  * @example
  * const checker = new CellChecker("/path/to/notebook/folder");
@@ -209,7 +211,13 @@ export class CellChecker {
       list.push(name);
       byCell.set(owner, list);
     }
-    const imports = [...byCell].map(([owner, names]) => `import { ${names.join(", ")} } from "./${path.basename(owner, ".mts")}.mjs";`);
+    const specifier = (owner: string) => JSON.stringify(`./${path.basename(owner, ".mts")}.mjs`);
+    const imports = [...byCell].map(([owner, names]) => {
+      const bindings = names.filter((n) => !this.mutable.has(n));
+      // A `let`/`var` of an earlier cell can be assigned: a variable of its declared type, not an import.
+      const variables = names.filter((n) => this.mutable.has(n)).map((n) => `declare let ${n}: typeof import(${specifier(owner)}).${n};`);
+      return [bindings.length > 0 ? `import { ${bindings.join(", ")} } from ${specifier(owner)};` : "", ...variables].join(" ");
+    });
     const alreadyExported = new Set(own.exported);
     const exports = own.names.filter((n) => !alreadyExported.has(n));
     return `${code}\n;${imports.join(" ")} export { ${exports.join(", ")} };\n`;
@@ -242,7 +250,6 @@ export class CellChecker {
       let message = ts.flattenDiagnosticMessageText(d.messageText, "\n");
       if (codeNumber === IMPORT_ASSIGNMENT) {
         const name = code.slice(start, start + (d.length ?? 0));
-        if (this.mutable.has(name)) return;
         codeNumber = CONST_ASSIGNMENT;
         message = `Cannot assign to '${name}' because it is a constant.`;
       }
