@@ -19,8 +19,8 @@ const DISPLAY = Symbol.for("Jupyter.display");
 /** Where the hook lives (RBP_KERNEL_HOOK of src/display, named here so the kernel loads no display code). */
 export const HOOK_KEY = Symbol.for("rbp.kernel");
 
-/** How a value is inspected for text/plain (no ANSI colours: front ends show them raw). */
-export const INSPECT_OPTIONS = { colors: false, depth: 4, maxArrayLength: 100, maxStringLength: 10_000, breakLength: 100 } as const;
+/** How a value is inspected for text/plain: as console.log shows it, without ANSI colours (front ends show them raw). */
+export const INSPECT_OPTIONS = { colors: false } as const;
 
 function hasDisplay(value: unknown): value is { [DISPLAY](): unknown } {
   return (typeof value === "object" || typeof value === "function") && value !== null && typeof (value as Record<symbol, unknown>)[DISPLAY] === "function";

@@ -25,7 +25,7 @@
 import type { CellOutput, ExecuteOutcome, Executor, MimeData } from "./contract.js";
 import { DisplayHook, resultBundle } from "./display.js";
 import type { History } from "./history.js";
-import { completeMagic, prepareCell, RUNTIME_IMPORT } from "./magic-cells.js";
+import { completeMagic, prepareCell, RUNTIME_IMPORT, type PreparedCell } from "./magic-cells.js";
 import { blankMagics, locateMagics } from "./magics.js";
 import type { Message } from "./protocol/wire.js";
 import { PROTOCOL_VERSION } from "./protocol/wire.js";
@@ -287,7 +287,8 @@ export class Shell {
     const t = this.#o.transport;
     if (!silent) await t.send("iopub", "execute_input", { code, execution_count: count }, request);
     if (this.#shuttingDown) return { status: "aborted", execution_count: count };
-    if (storeHistory) this.#o.history.store(count, code, code);
+    const cell = prepareCell(code);
+    if (storeHistory) this.#o.history.store(count, code, cell.ok ? cell.code : code);
     const help = HELP_CELL.exec(code);
     if (help !== null) {
       // `name?` (IPython's help): the inspection of the name, as a page payload.
@@ -301,7 +302,7 @@ export class Shell {
     this.#interrupt = controller;
     let outcome: ExecuteOutcome;
     try {
-      outcome = await this.#run(request, { executionCount: count, output, signal: controller.signal }, silent, storeHistory);
+      outcome = await this.#run(request, cell, { executionCount: count, output, signal: controller.signal }, silent, storeHistory);
     } finally {
       this.#interrupt = undefined;
     }
@@ -317,12 +318,11 @@ export class Shell {
   /** Translates, loads the runtime when needed, executes, and shows the last value. */
   async #run(
     request: Message,
+    cell: PreparedCell,
     context: { executionCount: number; output: CellOutput; signal: AbortSignal },
     silent: boolean,
     storeHistory: boolean,
   ): Promise<ExecuteOutcome> {
-    const code = str(request.content.code);
-    const cell = prepareCell(code);
     if (!cell.ok) return cell.outcome;
     const executor = this.#o.executor;
     if (cell.usesRuntime && !this.#runtimeLoaded) {

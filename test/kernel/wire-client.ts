@@ -119,7 +119,10 @@ export class KernelClient {
       control: control_port,
       hb: hb_port,
     });
-    child.stderr!.setEncoding("utf8").on("data", (s: string) => client.stderr.push(s));
+    child.stderr!.setEncoding("utf8").on("data", (s: string) => {
+      client.stderr.push(s);
+      client.#wake();
+    });
     child.stdout!.resume();
     child.once("exit", () => client.#wake());
     shell.connect(`tcp://127.0.0.1:${shell_port}`);
@@ -220,6 +223,11 @@ export class KernelClient {
     if (!(await this.#waitFor(() => find() !== undefined, timeoutMs)))
       throw new Error(`no matching iopub message for ${id}; kernel stderr: ${this.stderr.join("")}`);
     return find()!;
+  }
+
+  /** Waits until the kernel's stderr matches. */
+  async waitForStderr(pattern: RegExp, timeoutMs = 60_000): Promise<boolean> {
+    return this.#waitFor(() => pattern.test(this.stderr.join("")), timeoutMs);
   }
 
   /** The next message on stdin (an input_request). */

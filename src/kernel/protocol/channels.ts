@@ -10,8 +10,10 @@
  * | stdin | ROUTER | input_request to the front end that sent the execute_request, input_reply back |
  * | hb | REP | echoes every frame (the heartbeat) |
  *
- * Sends on one socket go out in the order they are made (a chain per socket), so an output never
- * overtakes the `idle` status that follows it. Messages that fail to decode (bad signature, broken
+ * A message is handed to ZeroMQ when it is sent (PUB and ROUTER sockets take it at once), so the
+ * output of a cell's synchronous code reaches the front end while that code still runs; should a
+ * socket not take a message at once, later sends on it wait their turn, so an output never overtakes
+ * the `idle` status that follows it. Messages that fail to decode (bad signature, broken
  * frames) are dropped with a line on the kernel's stderr, never handled.
  */
 import { randomUUID } from "node:crypto";
@@ -37,7 +39,8 @@ export class KernelChannels {
   /** This kernel's session id (every header it sends carries it). */
   readonly session = randomUUID();
   readonly #sockets: Sockets;
-  readonly #chains = new Map<SendChannel, Promise<unknown>>();
+  /** The last send of a socket not yet taken by ZeroMQ; later sends wait for it (order). */
+  readonly #pending = new Map<SendChannel, Promise<void>>();
   #closed = false;
 
   private constructor(
@@ -110,22 +113,27 @@ export class KernelChannels {
     const identities = channel === "iopub" ? [Buffer.from(`kernel.${this.session}.${msgType}`)] : (parent?.identities ?? []);
     const frames = encode(message, this.info.key, identities);
     const socket = this.#sockets[channel];
-    const previous = this.#chains.get(channel) ?? Promise.resolve();
-    const sent = previous.then(async () => {
-      if (this.#closed) return;
-      try {
-        await socket.send(frames);
-      } catch (error) {
-        if (!this.#closed) this.log(`rbp kernel: could not send ${msgType} on ${channel}: ${(error as Error).message}`);
-      }
+    const report = (error: unknown) => {
+      if (!this.#closed) this.log(`rbp kernel: could not send ${msgType} on ${channel}: ${(error as Error).message}`);
+    };
+    const previous = this.#pending.get(channel);
+    let sent: Promise<void>;
+    if (previous === undefined) {
+      // Handed to ZeroMQ now (its I/O thread delivers it even while a cell's synchronous code runs).
+      sent = this.#closed ? Promise.resolve() : socket.send(frames).catch(report);
+    } else {
+      sent = previous.then(() => (this.#closed ? undefined : socket.send(frames).catch(report)));
+    }
+    this.#pending.set(channel, sent);
+    void sent.then(() => {
+      if (this.#pending.get(channel) === sent) this.#pending.delete(channel);
     });
-    this.#chains.set(channel, sent);
     return sent;
   }
 
   /** Waits until everything sent so far is queued in ZeroMQ. */
   async flush(): Promise<void> {
-    await Promise.all(this.#chains.values());
+    await Promise.all(this.#pending.values());
   }
 
   /** Closes the sockets (what is queued is delivered for up to a second, the sockets' linger). */
