@@ -60,6 +60,7 @@ declare function input(prompt?: string, options?: { password?: boolean }): Promi
 `;
 const IMPORT_ASSIGNMENT = 2632;
 const CONST_ASSIGNMENT = 2588;
+const CANNOT_FIND_NAME = 2304;
 
 /** The folder holding @types/node for the checker (the kernel's own: a notebook folder may have none). */
 function typeRoots(): string[] {
@@ -137,6 +138,17 @@ function documents(): ts.DocumentRegistry {
   return registry;
 }
 
+/** Every identifier a cell mentions (names it may take from earlier cells). */
+export function identifiers(source: ts.SourceFile): Set<string> {
+  const names = new Set<string>();
+  const visit = (node: ts.Node): void => {
+    if (ts.isIdentifier(node)) names.add(node.text);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return names;
+}
+
 interface VirtualFile {
   text: string;
   version: number;
@@ -161,6 +173,8 @@ export class CellChecker {
   private pendingVersion = 0;
   private next = 1;
   private readonly service: ts.LanguageService;
+  private readonly resolutions: ts.ModuleResolutionCache;
+  private readonly typeReferences: ts.TypeReferenceDirectiveResolutionCache;
 
   constructor(cwd: string) {
     this.cwd = path.resolve(cwd);
@@ -168,7 +182,8 @@ export class CellChecker {
     this.pendingName = path.join(this.cwd, `${CELL_PREFIX}pending.mts`);
     this.globalsName = path.join(this.cwd, "__rbp_globals.d.ts");
     this.files.set(this.globalsName, { text: KERNEL_GLOBALS, version: 1 });
-    const host: ts.LanguageServiceHost = {
+    // getModuleResolutionCache is read by the service (typescript.js, synchronizeHostData) though not in its public host type.
+    const host: ts.LanguageServiceHost & { getModuleResolutionCache(): ts.ModuleResolutionCache } = {
       getCompilationSettings: () => this.options,
       getScriptFileNames: () => [this.globalsName, this.pendingName],
       getScriptVersion: (fileName) => String(this.files.get(fileName)?.version ?? 0),
@@ -182,7 +197,31 @@ export class CellChecker {
       getDirectories: ts.sys.getDirectories,
       realpath: ts.sys.realpath,
       useCaseSensitiveFileNames: () => ts.sys.useCaseSensitiveFileNames,
+      // One resolution cache for the kernel's life (package.json scopes, node_modules lookups): a new
+      // program per cell would otherwise read every package.json again.
+      getModuleResolutionCache: () => this.resolutions,
+      resolveModuleNameLiterals: (literals, containingFile, redirected, options, containingSourceFile) =>
+        literals.map((literal) =>
+          ts.resolveModuleName(
+            literal.text,
+            containingFile,
+            options,
+            host,
+            this.resolutions,
+            redirected,
+            ts.getModeForUsageLocation(containingSourceFile, literal, options),
+          ),
+        ),
+      resolveTypeReferenceDirectiveReferences: (references, containingFile, redirected, options, containingSourceFile) =>
+        references.map((reference) => {
+          const name = typeof reference === "string" ? reference : reference.fileName.toLowerCase();
+          const mode = ts.getModeForFileReference(reference, containingSourceFile?.impliedNodeFormat);
+          return ts.resolveTypeReferenceDirective(name, containingFile, options, host, redirected, this.typeReferences, mode);
+        }),
     };
+    const canonical = (name: string) => (ts.sys.useCaseSensitiveFileNames ? name : name.toLowerCase());
+    this.resolutions = ts.createModuleResolutionCache(this.cwd, canonical, this.options);
+    this.typeReferences = ts.createTypeReferenceDirectiveResolutionCache(this.cwd, canonical, this.options, this.resolutions.getPackageJsonInfoCache());
     this.service = ts.createLanguageService(host, documents());
   }
 
@@ -201,12 +240,16 @@ export class CellChecker {
     return path.join(this.cwd, `${CELL_PREFIX}${this.next++}.mts`);
   }
 
-  /** The cell's text with its trailer: imports of the earlier cells' names, exports of its own. */
-  private withTrailer(code: string, own: { names: string[]; exported: string[] }): string {
+  /**
+   * The cell's text with its trailer: imports of the earlier cells' names that it uses (or that
+   * `wanted` accepts), exports of its own. Importing only the names a cell mentions keeps the
+   * program small: a cell that names nothing from earlier cells is checked with the libraries only.
+   */
+  private withTrailer(code: string, own: { names: string[]; exported: string[] }, used: Set<string>, wanted?: (name: string) => boolean): string {
     const mine = new Set(own.names);
     const byCell = new Map<string, string[]>();
     for (const [name, owner] of this.owners) {
-      if (mine.has(name)) continue;
+      if (mine.has(name) || !(used.has(name) || wanted?.(name))) continue;
       const list = byCell.get(owner) ?? [];
       list.push(name);
       byCell.set(owner, list);
@@ -228,17 +271,24 @@ export class CellChecker {
    * so the service reuses the program's structure: the earlier cells are reached through the
    * trailer's imports) and returns the names it declares.
    */
-  private setPending(code: string): { text: string; names: string[]; mutable: string[] } {
+  private setPending(code: string, wanted?: (name: string) => boolean): { text: string; names: string[]; mutable: string[] } {
     const source = ts.createSourceFile("cell.mts", code, ts.ScriptTarget.ES2022, false);
     const own = topLevelNames(source);
-    const text = this.withTrailer(code, own);
+    const text = this.withTrailer(code, own, identifiers(source), wanted);
     this.files.set(this.pendingName, { text, version: ++this.pendingVersion });
     return { text, names: own.names, mutable: own.mutable };
   }
 
   /** Type-checks a cell against the cells committed so far. */
   check(code: string): CheckedCell {
-    const { text, names, mutable } = this.setPending(code);
+    let checked = this.checkPending(code);
+    // A name no cell declares: again with every earlier name in scope, for tsc's "Did you mean ...?".
+    if (this.owners.size > 0 && checked.diagnostics.some((d) => d.code === CANNOT_FIND_NAME)) checked = this.checkPending(code, () => true);
+    return checked;
+  }
+
+  private checkPending(code: string, wanted?: (name: string) => boolean): CheckedCell {
+    const { text, names, mutable } = this.setPending(code, wanted);
     const fileName = this.pendingName;
     const syntactic = this.service.getSyntacticDiagnostics(fileName);
     const diagnostics: CellDiagnostic[] = [];
@@ -275,8 +325,9 @@ export class CellChecker {
   }
 
   /** Completions at a UTF-16 offset of code that is not yet a cell. */
-  completions(code: string, offset: number): ts.CompletionInfo | undefined {
-    this.setPending(code);
+  completions(code: string, offset: number, prefix = ""): ts.CompletionInfo | undefined {
+    const lower = prefix.toLowerCase();
+    this.setPending(code, (name) => name.toLowerCase().startsWith(lower));
     return this.service.getCompletionsAtPosition(this.pendingName, offset, {
       includeCompletionsForModuleExports: false,
       includeCompletionsWithInsertText: false,
