@@ -119,6 +119,9 @@ export function topLevelNames(source: ts.SourceFile): { names: string[]; mutable
       if (ts.isIdentifier(s.name)) add(s.name.text, s);
     } else if (ts.isImportEqualsDeclaration(s)) {
       add(s.name.text, s);
+    } else if (ts.isExportDeclaration(s) && !s.moduleSpecifier && s.exportClause && ts.isNamedExports(s.exportClause)) {
+      // `export { a, b as c }`: the trailer must not export these names again.
+      for (const e of s.exportClause.elements) exported.add(e.name.text);
     } else if (ts.isImportDeclaration(s) && s.importClause) {
       const clause = s.importClause;
       if (clause.name) add(clause.name.text, s);
@@ -294,8 +297,9 @@ export class CellChecker {
     const diagnostics: CellDiagnostic[] = [];
     const source = this.service.getProgram()?.getSourceFile(fileName);
     const push = (d: ts.Diagnostic, isSyntactic: boolean) => {
-      const start = d.start ?? 0;
-      if (start > code.length || !source) return;
+      if (!source) return;
+      // Past the cell: an unterminated comment or literal ran into the trailer. Shown at the cell's end.
+      const start = Math.min(d.start ?? 0, code.length);
       let codeNumber = d.code;
       let message = ts.flattenDiagnosticMessageText(d.messageText, "\n");
       if (codeNumber === IMPORT_ASSIGNMENT) {

@@ -9,7 +9,9 @@
  *   (`instanceof` holds). Top-level declarations live on the kernel's scope (the new definition of a
  *   name wins). Imports resolve from the kernel's folder (`cwd`) with Node's own ESM loader.
  * - console and process.stdout/stderr go to the cell's output while it runs; console writes that come
- *   later (timers) go to the output of the last cell.
+ *   later (timers) go to the output of the last cell, and so do errors nobody caught (a throw in a
+ *   timer, an unhandled rejection: `uncaughtException` / `unhandledRejection` listeners while the
+ *   executor lives), which would otherwise end the kernel.
  * - Interrupt: the synchronous part of a cell (up to its first `await`) runs with vm's
  *   `breakOnSigint`, so SIGINT stops a busy loop there; while the cell awaits, `context.signal`
  *   ends it at once. Both give `{ status: "error", ename: "KeyboardInterrupt" }`.
@@ -111,11 +113,21 @@ function writer(send: (text: string) => void): Write {
   }) as Write;
 }
 
-/** Sends console and stdout/stderr writes to the output of the running (or last) cell. */
+/**
+ * Sends console and stdout/stderr writes to the output of the running (or last) cell, and errors
+ * nobody caught (a throw in a timer, a rejected promise nobody handled) to its stderr, as
+ * ipykernel does, instead of ending the kernel.
+ */
 class OutputRoute {
   current: CellOutput | undefined;
   private original: Console | undefined;
   private writes: Record<StreamName, Write> | undefined;
+
+  constructor(private readonly describe: (error: unknown) => string[]) {}
+
+  private readonly onUncaught = (error: unknown): void => {
+    this.send("stderr", `${this.describe(error).join("\n")}\n`);
+  };
 
   private send(name: StreamName, text: string): void {
     if (this.current) this.current.stream(name, text);
@@ -135,6 +147,8 @@ class OutputRoute {
         },
       });
     globalThis.console = new Console({ stdout: stream("stdout"), stderr: stream("stderr"), colorMode: false });
+    process.on("uncaughtException", this.onUncaught);
+    process.on("unhandledRejection", this.onUncaught);
   }
 
   /** Sends process.stdout/stderr.write to the cell, while it runs. */
@@ -154,7 +168,11 @@ class OutputRoute {
 
   dispose(): void {
     this.release();
-    if (this.original) globalThis.console = this.original;
+    if (this.original) {
+      globalThis.console = this.original;
+      process.off("uncaughtException", this.onUncaught);
+      process.off("unhandledRejection", this.onUncaught);
+    }
     this.original = undefined;
     this.current = undefined;
   }
@@ -167,7 +185,7 @@ class CellExecutor implements KernelExecutor {
   private loading: Promise<Language> | undefined;
   private readonly scope: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   private readonly cells = new CellFiles();
-  private readonly route = new OutputRoute();
+  private readonly route = new OutputRoute((error) => errorOutcome(error, this.cells, isKernelFile).traceback);
   private importer: ((specifier: string, options?: unknown) => Promise<unknown>) | undefined;
   private readonly cellRequire: NodeJS.Require;
   private counter = 0;
@@ -263,7 +281,13 @@ class CellExecutor implements KernelExecutor {
     this.route.install();
     this.route.current = context.output;
     this.route.capture();
-    const args = [this.scope, (specifier: string, options?: unknown) => this.importModule(specifier, options), this.cellRequire, this.input];
+    const args = [
+      this.scope,
+      (specifier: string, options?: unknown) => this.importModule(specifier, options),
+      this.cellRequire,
+      this.input,
+      Object.defineProperty,
+    ];
     const holder = globalThis as unknown as Record<symbol, unknown>;
     let onAbort: (() => void) | undefined;
     try {

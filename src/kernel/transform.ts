@@ -29,6 +29,8 @@ export const SCOPE_NAME = "$rbp$scope";
 export const IMPORT_NAME = "$rbp$import";
 export const REQUIRE_NAME = "require";
 export const INPUT_NAME = "input";
+/** Object.defineProperty, given to the wrapper: a cell may declare a name `Object` of its own. */
+export const DEFINE_NAME = "$rbp$define";
 
 /** A version 3 source map. */
 export interface RawSourceMap {
@@ -41,7 +43,7 @@ export interface RawSourceMap {
 }
 
 export interface TransformedCell {
-  /** A function expression: `(function (scope, import, require, input) { ... })`, returning the cell's promise. */
+  /** A function expression: `(function (scope, import, require, input, define) { ... })`, returning the cell's promise. */
   js: string;
   /** The source map of `js` (version 3, lines of `js`), back to the cell's code. */
   map: RawSourceMap;
@@ -98,12 +100,12 @@ export function transformCell(code: string, fileName: string): TransformedCell {
   const register = names
     .map((name) => {
       const setter = assignable.has(name) ? `, set: (v) => { ${name} = v; }` : "";
-      return `Object.defineProperty(${SCOPE_NAME}, ${JSON.stringify(name)}, { get: () => ${name}${setter}, enumerable: true, configurable: true });`;
+      return `${DEFINE_NAME}(${SCOPE_NAME}, ${JSON.stringify(name)}, { get: () => ${name}${setter}, enumerable: true, configurable: true });`;
     })
     .join(" ");
   // One line of prefix: the source map's lines are shifted by exactly one (see sourceLine).
   const js =
-    `(function (${SCOPE_NAME}, ${IMPORT_NAME}, ${REQUIRE_NAME}, ${INPUT_NAME}) { with (${SCOPE_NAME}) { return (async function () { "use strict"; ${register}\n` +
+    `(function (${SCOPE_NAME}, ${IMPORT_NAME}, ${REQUIRE_NAME}, ${INPUT_NAME}, ${DEFINE_NAME}) { with (${SCOPE_NAME}) { return (async function () { "use strict"; ${register}\n` +
     body +
     `\n}).call(undefined); } })`;
   const map = JSON.parse(output.sourceMapText ?? '{"version":3,"sources":[],"names":[],"mappings":""}') as RawSourceMap;

@@ -16,7 +16,7 @@ function positionOf(text: string, needle: string): { line: number; column: numbe
 async function run(code: string, scope: Record<string, unknown> = Object.create(null) as Record<string, unknown>) {
   const cell = transformCell(code, "/nb/cell.mts");
   const f = new vm.Script(cell.js).runInThisContext() as (...args: unknown[]) => Promise<{ value: unknown } | undefined>;
-  return { result: await f(scope, (s: string) => import(s), undefined, undefined), scope, cell };
+  return { result: await f(scope, (s: string) => import(s), undefined, undefined, Object.defineProperty), scope, cell };
 }
 
 describe("transformCell", () => {
