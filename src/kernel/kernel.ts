@@ -27,6 +27,11 @@ export interface KernelOptions {
   historyFile?: string;
   /** Where the kernel's own messages go (default: stderr). */
   log?: (line: string) => void;
+  /**
+   * Called once, after the first kernel_info reply is sent: the moment to load the compiler
+   * (front ends ask kernel_info first, and a kernel busy loading would answer it late).
+   */
+  ready?: () => void;
   /** What ends the process after a shutdown (default process.exit). */
   exit?: (code: number) => void;
 }
@@ -74,6 +79,11 @@ export async function startKernel(connectionFile: string, options: KernelOptions
     display,
     version: packageVersion(),
     log,
+    onKernelInfoSent: () => {
+      const ready = options.ready;
+      options.ready = undefined;
+      ready?.();
+    },
     onShutdown: () => {
       void close().finally(() => (options.exit ?? process.exit)(0));
     },

@@ -30,12 +30,11 @@ if (path === undefined || path === "") {
 } else {
   const historyFile = option(args, "--history") ?? (process.env.RBP_KERNEL_HISTORY || undefined);
   const executor = createExecutor({ cwd: process.cwd() });
-  // The compiler loads in the background once the kernel answers (start-up is kernel_info first).
-  startKernel(path, { executor, historyFile }).then(
-    () => setImmediate(() => void executor.warm()),
-    (error: unknown) => {
-      process.stderr.write(`rbp kernel: ${(error as Error).message}\n`);
-      process.exit(1);
-    },
-  );
+  // The compiler loads in the background once the first kernel_info is answered (and, should a
+  // cell come first, when that cell needs it).
+  const ready = () => setImmediate(() => void executor.warm());
+  startKernel(path, { executor, historyFile, ready }).catch((error: unknown) => {
+    process.stderr.write(`rbp kernel: ${(error as Error).message}\n`);
+    process.exit(1);
+  });
 }

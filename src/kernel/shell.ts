@@ -43,6 +43,8 @@ export interface ShellOptions {
   display: DisplayHook;
   /** The package's version (implementation_version). */
   version: string;
+  /** Called after each kernel_info reply and its idle are sent (the kernel warms up after the first). */
+  onKernelInfoSent?: () => void;
   /** Called after the shutdown reply and idle are sent. */
   onShutdown: (restart: boolean) => void;
   /** Kernel messages (dropped requests, failures of the kernel itself). */
@@ -150,6 +152,7 @@ export class Shell {
     }
     await send("iopub", "status", { execution_state: "idle" }, request);
     if (type === "shutdown_request") this.#o.onShutdown(request.content.restart === true);
+    if (type === "kernel_info_request") this.#o.onKernelInfoSent?.();
   }
 
   async #dispatch(request: Message, channel: "shell" | "control"): Promise<Content | undefined> {
