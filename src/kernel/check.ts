@@ -50,6 +50,8 @@ export interface CheckedCell {
   names: string[];
   /** Names among `names` whose declaration is `let` or `var`. */
   mutable: string[];
+  /** Start offsets of the identifiers that name an earlier cell's declaration (for the transform). */
+  references: number[];
 }
 
 const CELL_PREFIX = "__rbp_cell_";
@@ -312,7 +314,37 @@ export class CellChecker {
     };
     for (const d of syntactic) push(d, true);
     if (syntactic.length === 0) for (const d of this.service.getSemanticDiagnostics(fileName)) push(d, false);
-    return { fileName: this.nextFileName(), code, text, diagnostics, names, mutable };
+    const failed = diagnostics.some((d) => d.category === "error");
+    const references = failed || !source || text.length === code.length ? [] : this.earlierReferences(source, code.length);
+    return { fileName: this.nextFileName(), code, text, diagnostics, names, mutable, references };
+  }
+
+  /**
+   * Where the cell names a declaration of an earlier cell: the start offsets of the identifiers
+   * whose symbol is declared in the trailer (an import or a `declare let` of an earlier cell's
+   * name), the checker having resolved every shadowing local already. Shorthand properties count
+   * by the value they name.
+   */
+  private earlierReferences(source: ts.SourceFile, end: number): number[] {
+    const checker = this.service.getProgram()?.getTypeChecker();
+    if (!checker) return [];
+    const fromTrailer = (symbol: ts.Symbol | undefined) => symbol?.declarations?.some((d) => d.getSourceFile() === source && d.pos >= end) === true;
+    const found: number[] = [];
+    const visit = (node: ts.Node): void => {
+      if (node.pos >= end) return;
+      if (ts.isIdentifier(node)) {
+        const parent = node.parent;
+        const symbol =
+          ts.isShorthandPropertyAssignment(parent) && parent.name === node
+            ? checker.getShorthandAssignmentValueSymbol(parent)
+            : checker.getSymbolAtLocation(node);
+        if (fromTrailer(symbol)) found.push(node.getStart(source));
+        return;
+      }
+      ts.forEachChild(node, visit);
+    };
+    ts.forEachChild(source, visit);
+    return found;
   }
 
   /** Keeps a checked cell: its declarations become visible to the next cells. */

@@ -251,7 +251,7 @@ class CellExecutor implements KernelExecutor {
     let script: vm.Script;
     let transformed: ReturnType<typeof transformCell>;
     try {
-      transformed = language.transformCell(code, checked.fileName);
+      transformed = language.transformCell(code, checked.fileName, new Set(checked.references));
       script = quietly(
         () =>
           new vm.Script(`${transformed.js}.apply(undefined, globalThis[Symbol.for("rbp.kernel.cellArguments")])`, {

@@ -2,16 +2,19 @@
  * A cell of TypeScript -> the JavaScript the executor runs, its source map, and the names the cell
  * declares at its top level.
  *
- * The cell runs as the body of an async function (top-level `await`, `for await`), inside
- * `with (scope)` where `scope` is the kernel's null-prototype object of the names earlier cells
- * declared. The body itself is strict ("use strict" in the function). Every top-level declaration of
- * the cell stays a real declaration of that function (const stays const, classes, enums, namespaces
- * and functions are emitted by TypeScript as in a module) and is registered on the scope as an
- * accessor (get, and set for what can be assigned), so later cells read and assign it as a plain
- * identifier, closures see the new value of a `let`, and a name a later cell declares again is
- * replaced by the new declaration (the new definition wins).
+ * The cell runs as the body of a strict async function (top-level `await`, `for await`). Every
+ * top-level declaration of the cell stays a real declaration of that function (const stays const;
+ * classes, enums, namespaces and functions are emitted by TypeScript as in a module) and is
+ * registered on the kernel's scope (a null-prototype object) as an accessor: get, and set for what
+ * can be assigned. A later cell reads and assigns it through the scope: the type checker finds the
+ * identifiers that name an earlier cell's declaration (check.ts, `references`), and the transform
+ * writes them `$rbp$scope.X` (also in `{ X }` shorthand, template literals and destructuring
+ * targets). So closures see the new value of a `let`, a name a later cell declares again is
+ * replaced (the new definition wins), and every other name (Math, a local) is an ordinary, fast
+ * binding.
  *
  * Rewritten by the transform (and nothing else):
+ * - references to earlier cells' names, as above;
  * - `import ... from "x"` -> `const ... = await $rbp$import("x")` (type-only imports vanish);
  *   `import x = require("y")` -> `const x = require("y")`;
  * - `export` modifiers and `export { ... }` / `export * from` are dropped; `export default e` evaluates `e`;
@@ -67,15 +70,16 @@ const COMPILER_OPTIONS: ts.CompilerOptions = {
 };
 
 /** Compiles one cell. `fileName` is the name the source map gives the cell (a `.mts` file: a module). */
-export function transformCell(code: string, fileName: string): TransformedCell {
+export function transformCell(code: string, fileName: string, references: ReadonlySet<number> = new Set()): TransformedCell {
   const declared = new Set<string>();
   const assignable = new Set<string>();
   let hasValue = false;
   const cellTransformer: ts.TransformerFactory<ts.SourceFile> = (context) => (source) => {
     const f = context.factory;
+    const visit = referenceVisitor(context, source, references);
     const statements: ts.Statement[] = [];
     for (const statement of source.statements) {
-      const out = rewriteTopLevel(statement, f, declared, assignable);
+      const out = rewriteTopLevel(references.size > 0 ? (ts.visitNode(statement, visit) as ts.Statement) : statement, f, declared, assignable);
       statements.push(...out);
     }
     const last = lastNonEmpty(statements);
@@ -103,14 +107,55 @@ export function transformCell(code: string, fileName: string): TransformedCell {
       return `${DEFINE_NAME}(${SCOPE_NAME}, ${JSON.stringify(name)}, { get: () => ${name}${setter}, enumerable: true, configurable: true });`;
     })
     .join(" ");
-  // One line of prefix: the source map's lines are shifted by exactly one (see sourceLine).
+  // One line of prefix: the source map's lines are shifted by exactly one (the ";" below).
   const js =
-    `(function (${SCOPE_NAME}, ${IMPORT_NAME}, ${REQUIRE_NAME}, ${INPUT_NAME}, ${DEFINE_NAME}) { with (${SCOPE_NAME}) { return (async function () { "use strict"; ${register}\n` +
+    `(function (${SCOPE_NAME}, ${IMPORT_NAME}, ${REQUIRE_NAME}, ${INPUT_NAME}, ${DEFINE_NAME}) { "use strict"; return (async function () { ${register}\n` +
     body +
-    `\n}).call(undefined); } })`;
+    `\n}).call(undefined); })`;
   const map = JSON.parse(output.sourceMapText ?? '{"version":3,"sources":[],"names":[],"mappings":""}') as RawSourceMap;
   map.mappings = ";" + map.mappings;
   return { js, map, declared: names, assignable: [...assignable], hasValue };
+}
+
+/**
+ * Rewrites the references to earlier cells' names (the identifiers starting at `references`, found
+ * by the type checker, so shadowing is already resolved) into reads and writes of the scope:
+ * `X` -> `$rbp$scope.X`, `{ X }` -> `{ X: $rbp$scope.X }`, `f()` -> `(0, $rbp$scope.f)()` (a call
+ * without a receiver, as in a module).
+ */
+function referenceVisitor(context: ts.TransformationContext, source: ts.SourceFile, references: ReadonlySet<number>): ts.Visitor {
+  const f = context.factory;
+  const isReference = (node: ts.Node): node is ts.Identifier => ts.isIdentifier(node) && node.pos >= 0 && references.has(node.getStart(source));
+  // Every generated node carries the identifier's range: the source map sends its positions (a
+  // stack frame's column, a call's) to the identifier the user wrote.
+  const at = <T extends ts.Node>(node: T, name: ts.Identifier): T => ts.setTextRange(node, name);
+  const access = (name: ts.Identifier) =>
+    at(f.createPropertyAccessExpression(at(f.createIdentifier(SCOPE_NAME), name), at(f.createIdentifier(name.text), name)), name);
+  // `(0, $rbp$scope.f)(...)`: V8 places the call at its `(`, which follows the callee's end; that
+  // end is mapped to the start of `f`, as a stack frame of `f(...)` in a module points.
+  const unbound = (name: ts.Identifier) => {
+    const callee = at(f.createParenthesizedExpression(at(f.createCommaListExpression([f.createNumericLiteral(0), access(name)]), name)), name);
+    const start = name.getStart(source);
+    return ts.setSourceMapRange(callee, { pos: start, end: start });
+  };
+  const visit = (node: ts.Node): ts.VisitResult<ts.Node> => {
+    if (ts.isTypeNode(node) && !ts.isExpressionWithTypeArguments(node)) return node;
+    if (ts.isShorthandPropertyAssignment(node) && isReference(node.name)) {
+      const value = node.objectAssignmentInitializer
+        ? f.createAssignment(access(node.name), ts.visitNode(node.objectAssignmentInitializer, visit) as ts.Expression)
+        : access(node.name);
+      return ts.setTextRange(f.createPropertyAssignment(node.name.text, value), node);
+    }
+    if (ts.isCallExpression(node) && isReference(node.expression)) {
+      return f.updateCallExpression(node, unbound(node.expression), node.typeArguments, ts.visitNodes(node.arguments, visit, ts.isExpression));
+    }
+    if (ts.isTaggedTemplateExpression(node) && isReference(node.tag)) {
+      return f.updateTaggedTemplateExpression(node, unbound(node.tag), node.typeArguments, ts.visitNode(node.template, visit) as ts.TemplateLiteral);
+    }
+    if (isReference(node)) return access(node);
+    return ts.visitEachChild(node, visit, context);
+  };
+  return visit;
 }
 
 function lastNonEmpty(statements: readonly ts.Statement[]): number {

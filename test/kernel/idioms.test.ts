@@ -206,6 +206,8 @@ const CASES: Array<[name: string, cells: Cell[]]> = [
       ["function add(x: number, y = base) { return x + y; }", none],
       ["add(1)", v(11)],
       ["{\n  const s = 'inner';\n  console.log(s);\n}\nconst shadow = ((s: number) => s + 1)(1);\n[s, shadow]", v(["outer", 2], { stdout: "inner\n" })],
+      ["function param(base: number) { return base * 2; }\nconst mapped = [1, 2].map((base) => base + 1);\n[param(4), mapped, base]", v([8, [2, 3], 10])],
+      ["let z9 = 1;\n({ z9 = 3 } = {} as { z9?: number });\nfor (z9 of [7]) {}\nz9", v(7)],
       ["const name = 'mine';", none],
       ["name", v("mine")],
     ],
@@ -240,6 +242,11 @@ const CASES: Array<[name: string, cells: Cell[]]> = [
     [
       ["const frozen: { a: number } = Object.freeze({ a: 1 });", none],
       ["frozen.a = 2;", err("TypeError", /read only property 'a'/)],
+      [
+        "function who(this: unknown) { return this === undefined; }\nconst tag2 = function (this: unknown, ..._parts: unknown[]) { return this === undefined; };",
+        none,
+      ],
+      ["[who(), tag2`x`]", v([true, true])],
       ["(function (this: unknown) { return this; })()", v(undefined)],
     ],
   ],

@@ -1,8 +1,10 @@
 /** The cell transform: declared names, the last value, imports, and source maps that land on the cell's line and column. */
 import { SourceMap } from "node:module";
 import vm from "node:vm";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
+import { CellChecker } from "../../src/kernel/check.js";
 import { transformCell } from "../../src/kernel/transform.js";
+import { LANG_FIXTURES } from "./lang-session.js";
 
 /** The 0-based line and column of `needle` in `text`. */
 function positionOf(text: string, needle: string): { line: number; column: number } {
@@ -12,14 +14,20 @@ function positionOf(text: string, needle: string): { line: number; column: numbe
   return { line: before.length - 1, column: before[before.length - 1].length };
 }
 
-/** Runs a transformed cell in this realm with a scope, as the executor does. */
+const checker = new CellChecker(LANG_FIXTURES);
+afterAll(() => checker.dispose());
+
+/** Runs a transformed cell in this realm with a scope, as the executor does (checked first, for the references to earlier cells). */
 async function run(code: string, scope: Record<string, unknown> = Object.create(null) as Record<string, unknown>) {
-  const cell = transformCell(code, "/nb/cell.mts");
+  const checked = checker.check(code);
+  expect(checked.diagnostics).toEqual([]);
+  checker.commit(checked);
+  const cell = transformCell(code, "/nb/cell.mts", new Set(checked.references));
   const f = new vm.Script(cell.js).runInThisContext() as (...args: unknown[]) => Promise<{ value: unknown } | undefined>;
   return { result: await f(scope, (s: string) => import(s), undefined, undefined, Object.defineProperty), scope, cell };
 }
 
-describe("transformCell", () => {
+describe("transformCell", { timeout: 60_000 }, () => {
   it("lists the top-level value names, and which can be assigned", () => {
     const cell = transformCell(
       [
@@ -68,8 +76,12 @@ describe("transformCell", () => {
 
   it("reads names of earlier cells through the scope, also in shorthand and template literals", async () => {
     const scope = Object.create(null) as Record<string, unknown>;
-    await run("const X = [1];\nconst y = 2;", scope);
-    expect((await run("({ X, y, s: `${y}` })", scope)).result).toEqual({ value: { X: [1], y: 2, s: "2" } });
+    await run("const X = [1];\nlet y = 2;\nfunction who(this: unknown) { return this; }", scope);
+    const later = await run("[1].map((X) => X + 1);\n({ y = 5 } = {});\n({ X, y, s: `${y}`, who: who() })", scope);
+    expect(later.result).toEqual({ value: { X: [1], y: 5, s: "5", who: undefined } });
+    expect(later.cell.js).toContain("$rbp$scope.X");
+    expect(later.cell.js).toContain("(0, $rbp$scope.who)()");
+    expect(later.cell.js).toContain("(X) => X + 1");
   });
 
   it("turns imports into awaited dynamic imports, and drops type-only ones and exports", () => {
