@@ -12,9 +12,11 @@
  *   later (timers) go to the output of the last cell, and so do errors nobody caught (a throw in a
  *   timer, an unhandled rejection: `uncaughtException` / `unhandledRejection` listeners while the
  *   executor lives), which would otherwise end the kernel.
- * - Interrupt: the synchronous part of a cell (up to its first `await`) runs with vm's
- *   `breakOnSigint`, so SIGINT stops a busy loop there; while the cell awaits, `context.signal`
- *   ends it at once. Both give `{ status: "error", ename: "KeyboardInterrupt" }`.
+ * - Interrupt: the cell's own top-level code runs with vm's `breakOnSigint`, every step between its
+ *   `await`s (transform.ts, mode "generator"), so SIGINT stops a busy loop there; while the cell
+ *   awaits, `context.signal` ends it at once. Both give `{ status: "error", ename: "KeyboardInterrupt" }`.
+ *   Not covered: a busy loop inside an async function after one of its own awaits, and the
+ *   code of a cell with a top-level `for await` / `await using` after its first await.
  *
  * Creating an executor loads nothing heavy: the TypeScript compiler and the language service are
  * loaded by the first call that needs them, or by `warm()` in the background.
@@ -36,7 +38,7 @@ import type { CellChecker, CellDiagnostic } from "./check.js";
 import type { CellOutput, CompletionResult, ExecuteContext, ExecuteOutcome, Executor, InspectResult, IsCompleteResult } from "./contract.js";
 import type { transformCell } from "./transform.js";
 import { completionResult, inspectResult, isCompleteWith } from "./complete.js";
-import { CellFiles, errorOutcome, type ErrorOutcome } from "./traceback.js";
+import { CellFiles, errorOutcome, positionText, type CellFile, type ErrorOutcome } from "./traceback.js";
 
 export interface ExecutorOptions {
   /** The notebook's folder: relative and bare imports of cells resolve from here. */
@@ -273,10 +275,15 @@ class CellExecutor implements KernelExecutor {
       },
       transformed.map.mappings,
     );
-    return this.run(script, transformed.hasValue, context);
+    return this.run(script, fileName, transformed, context);
   }
 
-  private async run(script: vm.Script, hasValue: boolean, context: ExecuteContext): Promise<ExecuteOutcome> {
+  private async run(
+    script: vm.Script,
+    fileName: string,
+    cell: { hasValue: boolean; mode: "generator" | "async" },
+    context: ExecuteContext,
+  ): Promise<ExecuteOutcome> {
     if (context.signal.aborted) return interrupted();
     this.route.install();
     this.route.current = context.output;
@@ -292,9 +299,10 @@ class CellExecutor implements KernelExecutor {
     let onAbort: (() => void) | undefined;
     try {
       holder[ARGS] = args;
-      let promise: Promise<{ value: unknown } | undefined>;
+      let promise: Promise<CellResult>;
       try {
-        promise = quietly(() => script.runInThisContext({ breakOnSigint: true, displayErrors: false })) as Promise<{ value: unknown } | undefined>;
+        const started = quietly(() => script.runInThisContext({ breakOnSigint: true, displayErrors: false })) as unknown;
+        promise = cell.mode === "generator" ? drive(started as CellGenerator) : (started as Promise<CellResult>);
       } finally {
         delete holder[ARGS];
       }
@@ -306,10 +314,10 @@ class CellExecutor implements KernelExecutor {
       });
       promise.catch(() => undefined); // an interrupted cell may fail later, unseen
       const result = await Promise.race([promise, aborted]);
-      return hasValue && result ? { status: "ok", value: { value: result.value } } : { status: "ok" };
+      return cell.hasValue && result ? { status: "ok", value: { value: result.value } } : { status: "ok" };
     } catch (error) {
       if (error instanceof InterruptedError || (error as { code?: string } | null)?.code === INTERRUPTED) return interrupted();
-      return errorOutcome(error, this.cells, isKernelFile);
+      return errorOutcome(error, this.cells, isKernelFile, awaitFrame(error, this.cells.get(fileName)));
     } finally {
       if (onAbort) context.signal.removeEventListener("abort", onAbort);
       this.route.release();
@@ -338,6 +346,70 @@ class CellExecutor implements KernelExecutor {
       language?.checker.dispose();
     }
   }
+}
+
+type CellResult = { value: unknown } | undefined;
+type CellGenerator = Generator<unknown, CellResult, unknown>;
+
+const STEP = Symbol.for("rbp.kernel.step");
+let stepScript: vm.Script | undefined;
+
+/** Runs `f` under vm's SIGINT watchdog (a SIGINT throws ERR_SCRIPT_EXECUTION_INTERRUPTED out of it). */
+function guarded<T>(f: () => T): T {
+  stepScript ??= new vm.Script(`globalThis[Symbol.for("rbp.kernel.step")]()`, { filename: "rbp-kernel-step.js" });
+  const holder = globalThis as unknown as Record<symbol, unknown>;
+  holder[STEP] = f;
+  try {
+    return stepScript.runInThisContext({ breakOnSigint: true, displayErrors: false }) as T;
+  } finally {
+    delete holder[STEP];
+  }
+}
+
+/** Errors that came out of an `await` of a cell's top level, with the offset of that await in the cell. */
+const awaitedAt = new WeakMap<object, number>();
+
+/**
+ * Runs a cell's generator to its end: each `yield [e, offset]` (the user's `await e`) waits for `e`,
+ * and every step of the cell's own code runs under the SIGINT watchdog. An error that an await
+ * threw into the cell and the cell did not catch is marked with the await's offset (`awaitedAt`).
+ */
+function drive(generator: CellGenerator): Promise<CellResult> {
+  return new Promise<CellResult>((resolve, reject) => {
+    let offset = -1;
+    const step = (resume: () => IteratorResult<unknown, CellResult>, thrown?: unknown): void => {
+      let result: IteratorResult<unknown, CellResult>;
+      try {
+        result = guarded(resume);
+      } catch (error) {
+        if (error === thrown && typeof error === "object" && error !== null && offset >= 0) awaitedAt.set(error, offset);
+        reject(error);
+        return;
+      }
+      if (result.done) {
+        resolve(result.value);
+        return;
+      }
+      const [value, at] = result.value as [unknown, number];
+      offset = at;
+      Promise.resolve(value).then(
+        (v) => step(() => generator.next(v)),
+        (error: unknown) => step(() => generator.throw(error), error),
+      );
+    };
+    step(() => generator.next());
+  });
+}
+
+/** The stack frame of the await where an error reached the cell's top level (`at cell 5, line 1:1`). */
+function awaitFrame(error: unknown, file: CellFile | undefined): string[] {
+  const offset = typeof error === "object" && error !== null ? awaitedAt.get(error) : undefined;
+  if (offset === undefined || !file) return [];
+  const before = file.code.slice(0, offset).split("\n");
+  const line = before.length - 1;
+  const column = before[line].length;
+  const p = file.sourcePosition ? file.sourcePosition(line, column) : { line, column };
+  return [`    at ${positionText({ file, line: p.line, column: p.column })}`];
 }
 
 function interrupted(): ErrorOutcome {

@@ -115,8 +115,8 @@ export interface ErrorOutcome {
   traceback: string[];
 }
 
-/** A thrown value as the cell's error outcome. */
-export function errorOutcome(error: unknown, cells: CellFiles, isKernelFile: (file: string) => boolean): ErrorOutcome {
+/** A thrown value as the cell's error outcome; `outerFrames` go below the stack's own (the await where the cell got the error). */
+export function errorOutcome(error: unknown, cells: CellFiles, isKernelFile: (file: string) => boolean, outerFrames: string[] = []): ErrorOutcome {
   if (!(error instanceof Error)) {
     const evalue = typeof error === "string" ? error : inspect(error);
     return { status: "error", ename: "Uncaught", evalue, traceback: [`Uncaught ${evalue}`] };
@@ -124,7 +124,7 @@ export function errorOutcome(error: unknown, cells: CellFiles, isKernelFile: (fi
   const ename = error.name || error.constructor?.name || "Error";
   const evalue = error.message;
   const { frames, innermost } = mapStack(error.stack ?? "", cells, isKernelFile);
-  const traceback = [evalue ? `${ename}: ${evalue}` : ename, ...frames];
+  const traceback = [evalue ? `${ename}: ${evalue}` : ename, ...frames, ...outerFrames.filter((f) => !frames.includes(f))];
   const lines = innermost ? snippet(innermost) : [];
   if (lines.length > 0) traceback.push("", ...lines);
   return { status: "error", ename, evalue, traceback };

@@ -2,7 +2,9 @@
  * A cell of TypeScript -> the JavaScript the executor runs, its source map, and the names the cell
  * declares at its top level.
  *
- * The cell runs as the body of a strict async function (top-level `await`, `for await`). Every
+ * The cell runs as the body of a strict generator function whose top-level `await e` are `yield e`
+ * (the executor resumes it, each step under vm's SIGINT watchdog), or of an async function when it
+ * has a top-level `for await` or `await using` (see `mode`). Every
  * top-level declaration of the cell stays a real declaration of that function (const stays const;
  * classes, enums, namespaces and functions are emitted by TypeScript as in a module) and is
  * registered on the kernel's scope (a null-prototype object) as an accessor: get, and set for what
@@ -56,6 +58,13 @@ export interface TransformedCell {
   assignable: string[];
   /** True when the cell ends in an expression statement. */
   hasValue: boolean;
+  /**
+   * How the cell's body runs. "generator": a generator function whose top-level `await e` are
+   * `yield [e, offset of the await in the cell]`, so the executor resumes it step by step, each step under vm's SIGINT watchdog (a busy
+   * loop after an `await` can be interrupted). "async": an async function (a cell with a top-level
+   * `for await` or `await using`, whose awaits TypeScript's own emit needs).
+   */
+  mode: "generator" | "async";
 }
 
 const COMPILER_OPTIONS: ts.CompilerOptions = {
@@ -74,13 +83,20 @@ export function transformCell(code: string, fileName: string, references: Readon
   const declared = new Set<string>();
   const assignable = new Set<string>();
   let hasValue = false;
+  let mode: TransformedCell["mode"] = "generator";
   const cellTransformer: ts.TransformerFactory<ts.SourceFile> = (context) => (source) => {
     const f = context.factory;
     const visit = referenceVisitor(context, source, references);
+    if (needsNativeAwait(source)) mode = "async";
+    const yields = mode === "generator" ? topLevelAwaitVisitor(context, source) : undefined;
+    // The import's own wait: a yield in a generator (with no position: the import statement's frame is the module's own).
+    const wait = (e: ts.Expression, at: ts.Node): ts.Expression =>
+      yields ? f.createParenthesizedExpression(f.createYieldExpression(undefined, awaited(f, e, at.getStart(source)))) : f.createAwaitExpression(e);
     const statements: ts.Statement[] = [];
-    for (const statement of source.statements) {
-      const out = rewriteTopLevel(references.size > 0 ? (ts.visitNode(statement, visit) as ts.Statement) : statement, f, declared, assignable);
-      statements.push(...out);
+    for (let statement of source.statements) {
+      if (references.size > 0) statement = ts.visitNode(statement, visit) as ts.Statement;
+      if (yields) statement = ts.visitNode(statement, yields) as ts.Statement;
+      statements.push(...rewriteTopLevel(statement, f, declared, assignable, wait));
     }
     const last = lastNonEmpty(statements);
     if (last >= 0) {
@@ -109,12 +125,48 @@ export function transformCell(code: string, fileName: string, references: Readon
     .join(" ");
   // One line of prefix: the source map's lines are shifted by exactly one (the ";" below).
   const js =
-    `(function (${SCOPE_NAME}, ${IMPORT_NAME}, ${REQUIRE_NAME}, ${INPUT_NAME}, ${DEFINE_NAME}) { "use strict"; return (async function () { ${register}\n` +
+    `(function (${SCOPE_NAME}, ${IMPORT_NAME}, ${REQUIRE_NAME}, ${INPUT_NAME}, ${DEFINE_NAME}) { "use strict"; return (${(mode as string) === "async" ? "async function" : "function*"} () { ${register}\n` +
     body +
     `\n}).call(undefined); })`;
   const map = JSON.parse(output.sourceMapText ?? '{"version":3,"sources":[],"names":[],"mappings":""}') as RawSourceMap;
   map.mappings = ";" + map.mappings;
-  return { js, map, declared: names, assignable: [...assignable], hasValue };
+  return { js, map, declared: names, assignable: [...assignable], hasValue, mode };
+}
+
+/** Whether a node starts a scope of its own for `await` (a function; a class's members). */
+function isAwaitBoundary(node: ts.Node): boolean {
+  return ts.isFunctionLike(node) || ts.isClassLike(node);
+}
+
+/** A top-level `for await` or `await using`: awaits that TypeScript's emit writes itself. */
+function needsNativeAwait(source: ts.SourceFile): boolean {
+  const visit = (node: ts.Node): boolean => {
+    if (isAwaitBoundary(node)) return false;
+    if (ts.isForOfStatement(node) && node.awaitModifier) return true;
+    if (ts.isVariableDeclarationList(node) && (node.flags & ts.NodeFlags.BlockScoped) === ts.NodeFlags.AwaitUsing) return true;
+    return ts.forEachChild(node, visit) === true;
+  };
+  return ts.forEachChild(source, visit) === true;
+}
+
+/** What a cell's generator yields for `await e` at `offset` of the cell: `[e, offset]` (the executor reports where the cell waited). */
+function awaited(f: ts.NodeFactory, e: ts.Expression, offset: number): ts.Expression {
+  return f.createArrayLiteralExpression([e, f.createNumericLiteral(offset)]);
+}
+
+/** `await e` at the cell's top level (not inside a function) -> `(yield [e, offset])`. */
+function topLevelAwaitVisitor(context: ts.TransformationContext, source: ts.SourceFile): ts.Visitor {
+  const f = context.factory;
+  const visit = (node: ts.Node): ts.VisitResult<ts.Node> => {
+    if (isAwaitBoundary(node)) return node;
+    if (ts.isAwaitExpression(node)) {
+      const operand = ts.visitNode(node.expression, visit) as ts.Expression;
+      const yielded = ts.setTextRange(f.createYieldExpression(undefined, awaited(f, operand, node.getStart(source))), node);
+      return ts.setTextRange(f.createParenthesizedExpression(yielded), node);
+    }
+    return ts.visitEachChild(node, visit, context);
+  };
+  return visit;
 }
 
 /**
@@ -205,9 +257,11 @@ function isInstantiated(node: ts.ModuleDeclaration): boolean {
   });
 }
 
-function rewriteTopLevel(statement: ts.Statement, f: ts.NodeFactory, declared: Set<string>, assignable: Set<string>): ts.Statement[] {
+type Wait = (e: ts.Expression, at: ts.Node) => ts.Expression;
+
+function rewriteTopLevel(statement: ts.Statement, f: ts.NodeFactory, declared: Set<string>, assignable: Set<string>, wait: Wait): ts.Statement[] {
   const ambient = hasModifier(statement, ts.SyntaxKind.DeclareKeyword);
-  if (ts.isImportDeclaration(statement)) return rewriteImport(statement, f, declared);
+  if (ts.isImportDeclaration(statement)) return rewriteImport(statement, f, declared, wait);
   if (ts.isImportEqualsDeclaration(statement)) {
     if (statement.isTypeOnly) return [];
     const ref = statement.moduleReference;
@@ -274,7 +328,7 @@ function entityToExpression(name: ts.EntityName, f: ts.NodeFactory): ts.Expressi
 }
 
 /** `import d, * as ns, { a, b as c } from "x"` -> `const $m = await $rbp$import("x"), d = $m.default, ...`. */
-function rewriteImport(node: ts.ImportDeclaration, f: ts.NodeFactory, declared: Set<string>): ts.Statement[] {
+function rewriteImport(node: ts.ImportDeclaration, f: ts.NodeFactory, declared: Set<string>, wait: Wait): ts.Statement[] {
   const clause = node.importClause;
   if (clause?.isTypeOnly) return [];
   const args: ts.Expression[] = [node.moduleSpecifier];
@@ -283,7 +337,7 @@ function rewriteImport(node: ts.ImportDeclaration, f: ts.NodeFactory, declared: 
     const entries = attributes.elements.map((e) => f.createPropertyAssignment(e.name, e.value));
     args.push(f.createObjectLiteralExpression([f.createPropertyAssignment("with", f.createObjectLiteralExpression(entries))]));
   }
-  const load = f.createAwaitExpression(f.createCallExpression(f.createIdentifier(IMPORT_NAME), undefined, args));
+  const load = wait(f.createCallExpression(f.createIdentifier(IMPORT_NAME), undefined, args), node);
   if (!clause) return [keep(f.createExpressionStatement(load), node)];
   const declarations: ts.VariableDeclaration[] = [];
   const bindings = clause.namedBindings;

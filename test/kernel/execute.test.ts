@@ -56,6 +56,13 @@ describe("the executor", { timeout: 60_000 }, () => {
     expect(await s.value("typeof spins")).toBe("number");
   });
 
+  it("stops a busy loop that comes after an await of the cell, on SIGINT", async () => {
+    const s = session();
+    const { outcome } = await s.run("const before = await Promise.resolve(1);\nprocess.kill(process.pid, 'SIGINT');\nwhile (true) {}");
+    expect(outcome).toMatchObject({ status: "error", ename: "KeyboardInterrupt" });
+    expect(await s.value("before")).toBe(1);
+  });
+
   it("ends an awaiting cell when the signal aborts, and runs nothing once aborted", async () => {
     const s = session();
     const controller = new AbortController();

@@ -23,8 +23,28 @@ async function run(code: string, scope: Record<string, unknown> = Object.create(
   expect(checked.diagnostics).toEqual([]);
   checker.commit(checked);
   const cell = transformCell(code, "/nb/cell.mts", new Set(checked.references));
-  const f = new vm.Script(cell.js).runInThisContext() as (...args: unknown[]) => Promise<{ value: unknown } | undefined>;
-  return { result: await f(scope, (s: string) => import(s), undefined, undefined, Object.defineProperty), scope, cell };
+  const f = new vm.Script(cell.js).runInThisContext() as (...args: unknown[]) => unknown;
+  const started = f(scope, (s: string) => import(s), undefined, undefined, Object.defineProperty);
+  return { result: cell.mode === "async" ? await (started as Promise<Result>) : await drive(started as Generator<unknown, Result>), scope, cell };
+}
+
+type Result = { value: unknown } | undefined;
+
+/** Runs a cell's generator as the executor does (without its SIGINT guard): each yield is [awaited, offset]. */
+async function drive(generator: Generator<unknown, Result>): Promise<Result> {
+  let step = generator.next();
+  while (!step.done) {
+    const [awaited] = step.value as [unknown, number];
+    let value: unknown;
+    try {
+      value = await awaited;
+    } catch (error) {
+      step = generator.throw(error);
+      continue;
+    }
+    step = generator.next(value);
+  }
+  return step.value;
 }
 
 describe("transformCell", { timeout: 60_000 }, () => {
@@ -84,12 +104,12 @@ describe("transformCell", { timeout: 60_000 }, () => {
     expect(later.cell.js).toContain("(X) => X + 1");
   });
 
-  it("turns imports into awaited dynamic imports, and drops type-only ones and exports", () => {
+  it("turns imports into waits for dynamic imports, and drops type-only ones and exports", () => {
     const { js } = transformCell(
       "import type { T } from 'z';\nimport { a } from './a.js';\nexport const b = a;\nexport { b as c };\nexport * from './d.js';",
       "/nb/c.mts",
     );
-    expect(js).toMatch(/await \$rbp\$import\('\.\/a\.js'\)/);
+    expect(js).toMatch(/\(yield \[\$rbp\$import\('\.\/a\.js'\), 28\]\)/);
     expect(js).not.toMatch(/\bimport\s*[{*"']|\bexport\b|'z'|d\.js/);
   });
 
@@ -104,6 +124,17 @@ describe("transformCell", { timeout: 60_000 }, () => {
       const entry = map.findEntry(generated.line, generated.column) as { originalLine: number; originalColumn: number };
       expect({ line: entry.originalLine, column: entry.originalColumn }, needle).toEqual(original);
     }
+  });
+
+  it("turns top-level awaits into yields of [value, offset], except where TypeScript's emit awaits itself", () => {
+    const generator = transformCell("const a = await Promise.resolve(1);\nasync function f() { return await a; }", "/nb/c.mts");
+    expect(generator.mode).toBe("generator");
+    expect(generator.js).toContain("function* ()");
+    expect(generator.js).toContain("(yield [Promise.resolve(1), 10])");
+    expect(generator.js).toContain("return await a;");
+    expect(transformCell("for await (const x of [1]) x;", "/nb/c.mts").mode).toBe("async");
+    expect(transformCell("await using r = { async [Symbol.asyncDispose]() {} };", "/nb/c.mts").mode).toBe("async");
+    expect(transformCell("async function g() { for await (const x of [1]) x; }", "/nb/c.mts").mode).toBe("generator");
   });
 
   it("downlevels using for Node 20 and keeps top-level for await", async () => {
