@@ -10,7 +10,8 @@
  *   `execute_result` (the last value, display.ts) or its `error`, then the reply, which always
  *   carries `execution_count`. The count grows for each request with `store_history` and not
  *   `silent`; `silent` sends no execute_input and no execute_result. With `stop_on_error` (the
- *   default), a failed cell aborts the execute requests queued behind it (`status: aborted`).
+ *   default), a failed cell aborts the execute requests queued behind it (`status: aborted`), and
+ *   those sent before the failure that arrive just after it.
  * - interrupt (control's interrupt_request, or SIGINT through `interrupt()`) aborts the running
  *   cell's `signal` and a pending input_request.
  * - A cell `name?` is IPython's help: the name's inspection as a `page` payload of the reply.
@@ -69,6 +70,9 @@ export function codePointOffset(text: string, units: number): number {
   return [...text.slice(0, units)].length;
 }
 
+/** How long after a failure a late execute request sent before it is still aborted (see Shell.#abortQueued). */
+export const STOP_ON_ERROR_WINDOW_MS = 2000;
+
 /** A cell that asks for help on a name: `Math.max?` (not TypeScript, so never a cell's own code). */
 const HELP_CELL = /^\s*([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\?\s*$/;
 
@@ -89,6 +93,8 @@ export class Shell {
   /** The pending input_request's answer. */
   #input: { resolve: (value: string) => void; reject: (error: Error) => void } | undefined;
   #shuttingDown = false;
+  /** The last failure with stop_on_error: its wall-clock time, and until when late requests are checked against it. */
+  #failedAt: { wall: number; until: number } | undefined;
 
   constructor(options: ShellOptions) {
     this.#o = options;
@@ -125,7 +131,10 @@ export class Shell {
     if (this.#draining) return;
     this.#draining = true;
     try {
-      for (let m = this.#queue.shift(); m !== undefined; m = this.#queue.shift()) await this.#handle(m, "shell");
+      for (let m = this.#queue.shift(); m !== undefined; m = this.#queue.shift()) {
+        if (m.header.msg_type === "execute_request" && this.#sentBeforeFailure(m)) await this.#abort(m);
+        else await this.#handle(m, "shell");
+      }
     } finally {
       this.#draining = false;
     }
@@ -358,22 +367,37 @@ export class Shell {
   }
 
   /**
-   * After a failed cell with stop_on_error: every execute_request already received is answered
-   * `aborted` without running (ipykernel's abort of the queue). Messages ZeroMQ holds but the
-   * kernel has not read yet are taken first (a turn of the event loop lets the readers run).
+   * After a failed cell with stop_on_error: the execute requests queued behind it are answered
+   * `aborted` without running (ipykernel's abort of the queue). A request can reach the kernel a
+   * little after the failure although it was sent before (front ends send "Run All" at once, and
+   * messages on different sockets keep no order between them), so for a while after the failure
+   * (`STOP_ON_ERROR_WINDOW_MS`, ipykernel's stop_on_error_timeout) a request still aborts when its
+   * header's date is earlier than the failure: it was sent before the front end could know.
    */
   async #abortQueued(): Promise<void> {
+    this.#failedAt = { wall: Date.now(), until: performance.now() + STOP_ON_ERROR_WINDOW_MS };
+    // A turn of the event loop lets the readers take what ZeroMQ already holds.
     await new Promise((r) => setImmediate(r));
     const kept: Message[] = [];
     const aborted: Message[] = [];
     for (const m of this.#queue.splice(0)) (m.header.msg_type === "execute_request" ? aborted : kept).push(m);
     this.#queue.push(...kept);
+    for (const m of aborted) await this.#abort(m);
+  }
+
+  /** Whether an execute request arriving now was sent before the last failure (see #abortQueued). */
+  #sentBeforeFailure(request: Message): boolean {
+    const failed = this.#failedAt;
+    if (failed === undefined || performance.now() > failed.until) return false;
+    const sent = typeof request.header.date === "string" ? Date.parse(request.header.date) : NaN;
+    return Number.isFinite(sent) && sent < failed.wall;
+  }
+
+  async #abort(m: Message): Promise<void> {
     const t = this.#o.transport;
-    for (const m of aborted) {
-      await t.send("iopub", "status", { execution_state: "busy" }, m);
-      await t.send("shell", "execute_reply", { status: "aborted", execution_count: this.executionCount }, m);
-      await t.send("iopub", "status", { execution_state: "idle" }, m);
-    }
+    await t.send("iopub", "status", { execution_state: "busy" }, m);
+    await t.send("shell", "execute_reply", { status: "aborted", execution_count: this.executionCount }, m);
+    await t.send("iopub", "status", { execution_state: "idle" }, m);
   }
 }
 

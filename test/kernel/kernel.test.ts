@@ -142,8 +142,8 @@ describe("the rbp kernel over the Jupyter protocol", () => {
   }, 60_000);
 
   it("with stop_on_error, a failed cell aborts the requests queued behind it; without, they run", async () => {
-    // The failing cell waits for two inputs: the requests sent after the first prompt have reached
-    // the kernel by the time it asks the second time (one more round trip through the kernel).
+    // The failing cell waits for input, so the requests are sent while it runs: queued behind it,
+    // or (messages on two sockets keep no order) arriving just after its failure, dated before it.
     const failing = (options: { stop_on_error: boolean }) =>
       kernel.sendExecute("await input('a?');\nawait input('b?');\nthrow new Error('stopped')", { allow_stdin: true, ...options });
     const answer = async () => {
