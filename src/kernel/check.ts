@@ -63,6 +63,8 @@ declare function input(prompt?: string, options?: { password?: boolean }): Promi
 const IMPORT_ASSIGNMENT = 2632;
 const CONST_ASSIGNMENT = 2588;
 const CANNOT_FIND_NAME = 2304;
+/** How many check results the checker keeps (cells run again). */
+const RESULTS_KEPT = 256;
 
 /** The folder holding @types/node for the checker (the kernel's own: a notebook folder may have none). */
 function typeRoots(): string[] {
@@ -179,6 +181,8 @@ export class CellChecker {
   private next = 1;
   private readonly service: ts.LanguageService;
   private readonly resolutions: ts.ModuleResolutionCache;
+  /** Results of checks by the cell's text with its trailer (least recently used first). */
+  private readonly results = new Map<string, { diagnostics: CellDiagnostic[]; references: number[] }>();
   private readonly typeReferences: ts.TypeReferenceDirectiveResolutionCache;
 
   constructor(cwd: string) {
@@ -277,11 +281,16 @@ export class CellChecker {
    * trailer's imports) and returns the names it declares.
    */
   private setPending(code: string, wanted?: (name: string) => boolean): { text: string; names: string[]; mutable: string[] } {
+    const prepared = this.prepare(code, wanted);
+    this.files.set(this.pendingName, { text: prepared.text, version: ++this.pendingVersion });
+    return prepared;
+  }
+
+  /** The text of a cell with its trailer, and the names it declares. */
+  private prepare(code: string, wanted?: (name: string) => boolean): { text: string; names: string[]; mutable: string[] } {
     const source = ts.createSourceFile("cell.mts", code, ts.ScriptTarget.ES2022, false);
     const own = topLevelNames(source);
-    const text = this.withTrailer(code, own, identifiers(source), wanted);
-    this.files.set(this.pendingName, { text, version: ++this.pendingVersion });
-    return { text, names: own.names, mutable: own.mutable };
+    return { text: this.withTrailer(code, own, identifiers(source), wanted), names: own.names, mutable: own.mutable };
   }
 
   /** Type-checks a cell against the cells committed so far. */
@@ -293,6 +302,22 @@ export class CellChecker {
   }
 
   private checkPending(code: string, wanted?: (name: string) => boolean): CheckedCell {
+    // The same text (code and trailer) names the same committed cells, which never change, and the
+    // files outside are read once: the check's result is the same. A cell run again costs a lookup.
+    const prepared = this.prepare(code, wanted);
+    const known = this.results.get(prepared.text);
+    if (known) {
+      this.results.delete(prepared.text);
+      this.results.set(prepared.text, known);
+      return { fileName: this.nextFileName(), code, ...prepared, diagnostics: known.diagnostics, references: known.references };
+    }
+    const checked = this.checkText(code, wanted);
+    this.results.set(checked.text, { diagnostics: checked.diagnostics, references: checked.references });
+    if (this.results.size > RESULTS_KEPT) this.results.delete(this.results.keys().next().value as string);
+    return checked;
+  }
+
+  private checkText(code: string, wanted?: (name: string) => boolean): CheckedCell {
     const { text, names, mutable } = this.setPending(code, wanted);
     const fileName = this.pendingName;
     const syntactic = this.service.getSyntacticDiagnostics(fileName);

@@ -65,6 +65,8 @@ const require = createRequire(import.meta.url);
 const KERNEL_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ARGS = Symbol.for("rbp.kernel.cellArguments");
 const INTERRUPTED = "ERR_SCRIPT_EXECUTION_INTERRUPTED";
+/** How many compilations the executor keeps (cells run again). */
+const COMPILED_KEPT = 256;
 
 /** The TypeScript version the kernel checks and compiles with (read without loading the compiler). */
 export function typescriptVersion(): string {
@@ -191,6 +193,8 @@ class CellExecutor implements KernelExecutor {
   private importer: ((specifier: string, options?: unknown) => Promise<unknown>) | undefined;
   private readonly cellRequire: NodeJS.Require;
   private counter = 0;
+  /** Compilations by references and code (least recently used first): a cell run again is not compiled again. */
+  private readonly compiled = new Map<string, ReturnType<typeof transformCell>>();
   /** `input(prompt, { password })` of cells: an input_request through the running (or last) cell's output. */
   private readonly input = (prompt?: string, options?: { password?: boolean }): Promise<string> => {
     const output = this.route.current;
@@ -253,7 +257,7 @@ class CellExecutor implements KernelExecutor {
     let script: vm.Script;
     let transformed: ReturnType<typeof transformCell>;
     try {
-      transformed = language.transformCell(code, checked.fileName, new Set(checked.references));
+      transformed = this.transform(language, code, checked.fileName, checked.references);
       script = quietly(
         () =>
           new vm.Script(`${transformed.js}.apply(undefined, globalThis[Symbol.for("rbp.kernel.cellArguments")])`, {
@@ -276,6 +280,17 @@ class CellExecutor implements KernelExecutor {
       transformed.map.mappings,
     );
     return this.run(script, fileName, transformed, context);
+  }
+
+  /** The cell compiled, or the same compilation as last time this code named the same earlier names. */
+  private transform(language: Language, code: string, fileName: string, references: number[]): ReturnType<typeof transformCell> {
+    const key = `${references.join(",")}\n${code}`;
+    let transformed = this.compiled.get(key);
+    if (transformed) this.compiled.delete(key);
+    else transformed = language.transformCell(code, fileName, new Set(references));
+    this.compiled.set(key, transformed);
+    if (this.compiled.size > COMPILED_KEPT) this.compiled.delete(this.compiled.keys().next().value as string);
+    return transformed;
   }
 
   private async run(

@@ -61,3 +61,21 @@ describe("CellChecker", { timeout: 60_000 }, () => {
     expect(cell("await Promise.resolve(1);\nfor await (const x of [1]) x;\n{ using r = { [Symbol.dispose]() {} }; }")).toEqual([]);
   });
 });
+
+describe("CellChecker's results of cells run again", { timeout: 60_000 }, () => {
+  it("gives the same result for the same cell and earlier names, and a new one when a name changes", () => {
+    const again = new CellChecker(LANG_FIXTURES);
+    try {
+      again.commit(again.check("const v = 1;"));
+      const first = again.check("const w: number = v;");
+      const second = again.check("const w: number = v;");
+      expect(second.diagnostics).toEqual(first.diagnostics);
+      expect(second.references).toEqual(first.references);
+      expect(second.fileName).not.toBe(first.fileName);
+      again.commit(again.check("const v = 'now text';"));
+      expect(again.check("const w: number = v;").diagnostics.map((d) => d.code)).toEqual([2322]);
+    } finally {
+      again.dispose();
+    }
+  });
+});
