@@ -192,10 +192,12 @@ describe("the rbp kernel over the Jupyter protocol", () => {
     expect(resultText(await kernel.execute("'alive'"))).toEqual(["'alive'"]);
   }, 60_000);
 
-  it("interrupts a busy loop with SIGINT (the kernelspec's interrupt_mode)", async () => {
+  it("interrupts a busy loop with SIGINT (the kernelspec's interrupt_mode); the heartbeat beats meanwhile", async () => {
     const id = await kernel.sendExecute("console.log('looping');\nwhile (true) {}");
     // The stream leaves while the loop runs: the kernel hands outputs to ZeroMQ at once.
     await kernel.iopubMatching(id, (m) => m.header.msg_type === "stream" && m.content.text === "looping\n");
+    // The heartbeat answers from its own thread while the main thread loops.
+    expect(String(await kernel.heartbeat())).toBe("ping");
     kernel.process.kill("SIGINT");
     expect((await kernel.executeResult(id)).reply).toMatchObject({ status: "error", ename: "KeyboardInterrupt" });
     expect(resultText(await kernel.execute("'alive'"))).toEqual(["'alive'"]);

@@ -8,7 +8,7 @@
  * | control | ROUTER | shutdown, interrupt, kernel_info: read while a cell runs |
  * | iopub | PUB | status, execute_input, outputs; topic `kernel.<session>.<msg_type>` |
  * | stdin | ROUTER | input_request to the front end that sent the execute_request, input_reply back |
- * | hb | REP | echoes every frame (the heartbeat) |
+ * | hb | REP | echoes every frame, from a thread of its own (heartbeat.ts) |
  *
  * A message is handed to ZeroMQ when it is sent (PUB and ROUTER sockets take it at once), so the
  * output of a cell's synchronous code reaches the front end while that code still runs; should a
@@ -17,7 +17,8 @@
  * frames) are dropped with a line on the kernel's stderr, never handled.
  */
 import { randomUUID } from "node:crypto";
-import { Publisher, Reply, Router } from "zeromq";
+import { Publisher, Router } from "zeromq";
+import { startHeartbeat, type Heartbeat } from "./heartbeat.js";
 import { address, type Channel, type ConnectionInfo } from "./connection.js";
 import { WireError, decode, encode, header, type Message } from "./wire.js";
 
@@ -29,7 +30,6 @@ interface Sockets {
   control: Router;
   stdin: Router;
   iopub: Publisher;
-  hb: Reply;
 }
 
 /** How long a closing socket keeps trying to deliver what is queued (the last replies and idle). */
@@ -46,6 +46,7 @@ export class KernelChannels {
   private constructor(
     readonly info: ConnectionInfo,
     sockets: Sockets,
+    readonly heartbeat: Heartbeat,
     /** Where dropped messages and send failures are reported (the kernel's stderr). */
     readonly log: (line: string) => void,
   ) {
@@ -59,21 +60,13 @@ export class KernelChannels {
    * const channels = await KernelChannels.open(readConnection(file));
    */
   static async open(info: ConnectionInfo, log: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<KernelChannels> {
-    const sockets: Sockets = { shell: new Router(), control: new Router(), stdin: new Router(), iopub: new Publisher(), hb: new Reply() };
+    const sockets: Sockets = { shell: new Router(), control: new Router(), stdin: new Router(), iopub: new Publisher() };
     for (const s of Object.values(sockets)) s.linger = LINGER_MS;
+    const heartbeat = startHeartbeat(address(info, "hb"));
+    // The heartbeat's thread comes up beside the answers (kernel_info does not wait for it).
+    heartbeat.ready.catch((error: unknown) => log(`rbp kernel: ${(error as Error).message}`));
     await Promise.all(Object.entries(sockets).map(([name, s]) => (s as Router).bind(address(info, name as Channel))));
-    const channels = new KernelChannels(info, sockets, log);
-    void channels.#heartbeat();
-    return channels;
-  }
-
-  async #heartbeat(): Promise<void> {
-    const hb = this.#sockets.hb;
-    try {
-      for await (const frames of hb) await hb.send(frames);
-    } catch (error) {
-      if (!this.#closed) this.log(`rbp kernel: heartbeat stopped: ${(error as Error).message}`);
-    }
+    return new KernelChannels(info, sockets, heartbeat, log);
   }
 
   /**
@@ -142,5 +135,6 @@ export class KernelChannels {
     await this.flush();
     this.#closed = true;
     for (const s of Object.values(this.#sockets)) s.close();
+    await this.heartbeat.stop();
   }
 }
