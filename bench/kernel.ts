@@ -11,8 +11,10 @@
  * 1. start: from spawning the process to its first kernel_info_reply (the first idle), median of
  *    `--starts` starts (default 5);
  * 2. first cell: the first `1 + 1` after start (a kernel that loads its compiler lazily pays here);
- * 3. trivial cell: `1 + 1`, execute_request to its idle status, median (and p90) of `--cells` runs
- *    (default 50) after 5 warm-up runs;
+ * 3. trivial cell: `1 + 1` run again and again, execute_request to its idle status, median (and
+ *    p90) of `--cells` runs (default 50) after 5 warm-up runs (the rbp kernel keeps the check and
+ *    compilation of a cell run again with the same code); then distinct trivial cells (`<i> + 2`,
+ *    each new), median of as many, which the rbp kernel type-checks each;
  * 4. completion: complete_request on `Math.ma` to its reply, the first one and the median of
  *    `--completions` (default 20);
  * and the ratios of each figure to Deno's (lower is faster). Kernels run one at a time; the
@@ -81,6 +83,7 @@ interface Figures {
   firstCell: number;
   cell: number;
   cellP90: number;
+  newCell: number;
   firstCompletion: number;
   completion: number;
   matches: number;
@@ -115,6 +118,8 @@ async function measure(k: Kernel): Promise<Figures> {
     for (let i = 0; i < 5; i++) await c.execute("1 + 1");
     const cells: number[] = [];
     for (let i = 0; i < CELLS; i++) cells.push((await timed(() => c.execute("1 + 1")))[0]);
+    const fresh: number[] = [];
+    for (let i = 0; i < CELLS; i++) fresh.push((await timed(() => c.execute(`${i} + 2`)))[0]);
     const complete = () => c.request("complete_request", { code: "Math.ma", cursor_pos: 7 });
     const [firstCompletion, fc] = await timed(complete);
     const completions: number[] = [];
@@ -124,6 +129,7 @@ async function measure(k: Kernel): Promise<Figures> {
       firstCell,
       cell: median(cells),
       cellP90: quantile(cells, 0.9),
+      newCell: median(fresh),
       firstCompletion,
       completion: median(completions),
       matches: (fc.reply.content.matches as string[]).length,
@@ -150,8 +156,9 @@ async function main(): Promise<void> {
   const rows: Array<[string, (f: Figures) => number]> = [
     ["start to first idle (median)", (f) => f.start],
     ["first cell after start", (f) => f.firstCell],
-    ["trivial cell (median)", (f) => f.cell],
-    ["trivial cell (p90)", (f) => f.cellP90],
+    ["same trivial cell (median)", (f) => f.cell],
+    ["same trivial cell (p90)", (f) => f.cellP90],
+    ["new trivial cell (median)", (f) => f.newCell],
     ["first completion", (f) => f.firstCompletion],
     ["completion (median)", (f) => f.completion],
   ];
