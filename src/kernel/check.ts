@@ -52,6 +52,8 @@ export interface CheckedCell {
   mutable: string[];
   /** Start offsets of the identifiers that name an earlier cell's declaration (for the transform). */
   references: number[];
+  /** The cell declares for every later cell (`declare global`, `declare module "x"`). */
+  global: boolean;
 }
 
 const CELL_PREFIX = "__rbp_cell_";
@@ -63,6 +65,7 @@ declare function input(prompt?: string, options?: { password?: boolean }): Promi
 const IMPORT_ASSIGNMENT = 2632;
 const CONST_ASSIGNMENT = 2588;
 const CANNOT_FIND_NAME = 2304;
+const IMPLICIT_ANY_VARIABLE = 7005;
 /** How many check results the checker keeps (cells run again). */
 const RESULTS_KEPT = 256;
 
@@ -98,7 +101,8 @@ export function compilerOptions(): ts.CompilerOptions {
 }
 
 /** Top-level names of a cell's source: every meaning, and which are `let`/`var`. */
-export function topLevelNames(source: ts.SourceFile): { names: string[]; mutable: string[]; exported: string[] } {
+export function topLevelNames(source: ts.SourceFile): { names: string[]; mutable: string[]; exported: string[]; global: boolean } {
+  let global = false;
   const names = new Set<string>();
   const mutable = new Set<string>();
   const exported = new Set<string>();
@@ -120,7 +124,9 @@ export function topLevelNames(source: ts.SourceFile): { names: string[]; mutable
     ) {
       if (s.name) add(s.name.text, s);
     } else if (ts.isModuleDeclaration(s)) {
-      if (ts.isIdentifier(s.name)) add(s.name.text, s);
+      // `declare global { ... }` and `declare module "x" { ... }` declare for every later cell.
+      if ((s.flags & ts.NodeFlags.GlobalAugmentation) !== 0 || ts.isStringLiteral(s.name)) global = true;
+      else add(s.name.text, s);
     } else if (ts.isImportEqualsDeclaration(s)) {
       add(s.name.text, s);
     } else if (ts.isExportDeclaration(s) && !s.moduleSpecifier && s.exportClause && ts.isNamedExports(s.exportClause)) {
@@ -134,7 +140,7 @@ export function topLevelNames(source: ts.SourceFile): { names: string[]; mutable
       else if (b) for (const e of b.elements) add(e.name.text, s);
     }
   }
-  return { names: [...names], mutable: [...mutable], exported: [...exported] };
+  return { names: [...names], mutable: [...mutable], exported: [...exported], global };
 }
 
 let registry: ts.DocumentRegistry | undefined;
@@ -172,6 +178,8 @@ export class CellChecker {
   private readonly owners = new Map<string, string>();
   /** Names whose latest declaration is `let` or `var`. */
   private readonly mutable = new Set<string>();
+  /** Committed cells with `declare global` or `declare module "x"`: every later cell imports them. */
+  private readonly globalCells: string[] = [];
   private readonly snapshots = new Map<string, ts.IScriptSnapshot | undefined>();
   /** The file every new cell is checked as. */
   private readonly pendingName: string;
@@ -270,6 +278,7 @@ export class CellChecker {
       const variables = names.filter((n) => this.mutable.has(n)).map((n) => `declare let ${n}: typeof import(${specifier(owner)}).${n};`);
       return [bindings.length > 0 ? `import { ${bindings.join(", ")} } from ${specifier(owner)};` : "", ...variables].join(" ");
     });
+    imports.push(...this.globalCells.map((cell) => `import ${specifier(cell)};`));
     const alreadyExported = new Set(own.exported);
     const exports = own.names.filter((n) => !alreadyExported.has(n));
     return `${code}\n;${imports.join(" ")} export { ${exports.join(", ")} };\n`;
@@ -280,17 +289,17 @@ export class CellChecker {
    * so the service reuses the program's structure: the earlier cells are reached through the
    * trailer's imports) and returns the names it declares.
    */
-  private setPending(code: string, wanted?: (name: string) => boolean): { text: string; names: string[]; mutable: string[] } {
+  private setPending(code: string, wanted?: (name: string) => boolean): { text: string; names: string[]; mutable: string[]; global: boolean } {
     const prepared = this.prepare(code, wanted);
     this.files.set(this.pendingName, { text: prepared.text, version: ++this.pendingVersion });
     return prepared;
   }
 
   /** The text of a cell with its trailer, and the names it declares. */
-  private prepare(code: string, wanted?: (name: string) => boolean): { text: string; names: string[]; mutable: string[] } {
+  private prepare(code: string, wanted?: (name: string) => boolean): { text: string; names: string[]; mutable: string[]; global: boolean } {
     const source = ts.createSourceFile("cell.mts", code, ts.ScriptTarget.ES2022, false);
     const own = topLevelNames(source);
-    return { text: this.withTrailer(code, own, identifiers(source), wanted), names: own.names, mutable: own.mutable };
+    return { text: this.withTrailer(code, own, identifiers(source), wanted), names: own.names, mutable: own.mutable, global: own.global };
   }
 
   /** Type-checks a cell against the cells committed so far. */
@@ -318,15 +327,19 @@ export class CellChecker {
   }
 
   private checkText(code: string, wanted?: (name: string) => boolean): CheckedCell {
-    const { text, names, mutable } = this.setPending(code, wanted);
+    const { text, names, mutable, global } = this.setPending(code, wanted);
     const fileName = this.pendingName;
     const syntactic = this.service.getSyntacticDiagnostics(fileName);
     const diagnostics: CellDiagnostic[] = [];
     const source = this.service.getProgram()?.getSourceFile(fileName);
     const push = (d: ts.Diagnostic, isSyntactic: boolean) => {
       if (!source) return;
-      // Past the cell: an unterminated comment or literal ran into the trailer. Shown at the cell's end.
+      // Past the cell: an unterminated comment or literal ran into the trailer (shown at the cell's
+      // end); a type error there is the trailer's own (not the user's: dropped).
+      if ((d.start ?? 0) > code.length && !isSyntactic) return;
       const start = Math.min(d.start ?? 0, code.length);
+      // An earlier cell's `let x;` (evolving any) read here: its flow type stays in its cell.
+      if (d.code === IMPLICIT_ANY_VARIABLE && this.owners.has(code.slice(start, start + (d.length ?? 0)))) return;
       let codeNumber = d.code;
       let message = ts.flattenDiagnosticMessageText(d.messageText, "\n");
       if (codeNumber === IMPORT_ASSIGNMENT) {
@@ -341,7 +354,7 @@ export class CellChecker {
     if (syntactic.length === 0) for (const d of this.service.getSemanticDiagnostics(fileName)) push(d, false);
     const failed = diagnostics.some((d) => d.category === "error");
     const references = failed || !source || text.length === code.length ? [] : this.earlierReferences(source, code.length);
-    return { fileName: this.nextFileName(), code, text, diagnostics, names, mutable, references };
+    return { fileName: this.nextFileName(), code, text, diagnostics, names, mutable, references, global };
   }
 
   /**
@@ -377,6 +390,7 @@ export class CellChecker {
     if (this.files.has(cell.fileName)) return;
     this.files.set(cell.fileName, { text: cell.text, version: 1 });
     this.committed.push(cell.fileName);
+    if (cell.global) this.globalCells.push(cell.fileName);
     const mutable = new Set(cell.mutable);
     for (const name of cell.names) {
       this.owners.set(name, cell.fileName);

@@ -301,6 +301,27 @@ const CASES: Array<[name: string, cells: Cell[]]> = [
       ["[v1 instanceof V, new V().a, v1.a]", v([false, 2, 1])],
     ],
   ],
+  [
+    "earlier names in extends with type arguments, optional calls, new, computed keys, getters, decorators",
+    [
+      ["class Box<T> { constructor(public v: T) {} }\nlet fn: (() => number) | undefined = () => 1;\nconst key = 'k';", none],
+      [
+        "class NB extends Box<number> { double() { return this.v * 2; } }\n[new NB(2).double(), fn?.(), new Box('s').v, { [key]: 1 }]",
+        v([4, 1, "s", { k: 1 }]),
+      ],
+      ["const withGetter = { get k2() { return key + '2'; } };\nwithGetter.k2", v("k2")],
+      ["function dec<T>(value: T, _context: ClassDecoratorContext) { return value; }\n@dec class Decorated {}\nnew Decorated() instanceof Decorated", v(true)],
+    ],
+  ],
+  [
+    "declare global in one cell, used by later cells; an untyped let read in a later cell",
+    [
+      ["declare global { var shared: number }\nglobalThis.shared = 4;\nshared", v(4)],
+      ["shared + 1", v(5)],
+      ["let untyped;\nuntyped = 3;", v(3)],
+      ["untyped", v(3)],
+    ],
+  ],
   ["kernel globals: input and require", [["[typeof input, typeof require]", v(["function", "function"])]]],
 ];
 
