@@ -291,7 +291,8 @@ export class CellChecker {
    */
   private setPending(code: string, wanted?: (name: string) => boolean): { text: string; names: string[]; mutable: string[]; global: boolean } {
     const prepared = this.prepare(code, wanted);
-    this.files.set(this.pendingName, { text: prepared.text, version: ++this.pendingVersion });
+    // The same text keeps its version: the service's program stays up to date (completions as the user types on).
+    if (this.files.get(this.pendingName)?.text !== prepared.text) this.files.set(this.pendingName, { text: prepared.text, version: ++this.pendingVersion });
     return prepared;
   }
 
