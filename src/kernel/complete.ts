@@ -43,7 +43,7 @@ export function completionResult(checker: CellChecker, code: string, cursorPos: 
   const start = wordStart(code, offset);
   const prefix = code.slice(start, offset);
   const lower = prefix.toLowerCase();
-  const info = checker.completions(code, offset);
+  const info = checker.completions(code, offset, prefix);
   const entries = (info?.entries ?? [])
     .filter((e) => !HIDDEN.test(e.name) && e.name.toLowerCase().startsWith(lower))
     .sort((a, b) => rank(a.name, prefix) - rank(b.name, prefix) || a.sortText.localeCompare(b.sortText) || a.name.localeCompare(b.name));
