@@ -233,17 +233,14 @@ class CellExecutor implements KernelExecutor {
 
   /** The dynamic import of cells: Node's ESM loader, resolving from the kernel's folder. */
   private importModule(specifier: string, options?: unknown): Promise<unknown> {
-    if (!this.importer) {
-      const script = quietly(
-        () =>
-          new vm.Script("(specifier, options) => import(specifier, options)", {
-            filename: path.join(this.cwd, "__rbp_import.js"),
-            importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
-          }),
-      );
-      this.importer = script.runInThisContext() as (specifier: string, options?: unknown) => Promise<unknown>;
-    }
-    return quietly(() => this.importer!(specifier, options));
+    const importer = (this.importer ??= quietly(
+      () =>
+        new vm.Script("(specifier, options) => import(specifier, options)", {
+          filename: path.join(this.cwd, "__rbp_import.js"),
+          importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+        }),
+    ).runInThisContext() as (specifier: string, options?: unknown) => Promise<unknown>);
+    return quietly(() => importer(specifier, options));
   }
 
   async execute(code: string, context: ExecuteContext): Promise<ExecuteOutcome> {
