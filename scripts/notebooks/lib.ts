@@ -26,6 +26,10 @@
  *    cell a little past its idle status (`late_outputs.py`: Deno 2.9 can publish idle before a
  *    cell's last messages); `checkExecuted` then fails any rbp-notebook output that came late.
  *
+ * 7. The rbp kernel: `installRbpKernelspec()` writes `rbp kernel install --kind rbp` into the same
+ *    JUPYTER_PATH (`.jupyter/kernels/rbp`), and `executeNotebook(name, source, "rbp")` runs a
+ *    walkthrough under it into `test-output/notebooks/rbp/`, with the same checks as under tslab.
+ *
  * The notebooks' environment: the runner removes the variables that would point `connect()` at a
  * hosted service (RBP_BASE_URL, CSA_API_KEY, ...), so CI always uses the embedded local service and
  * never a developer's account.
@@ -55,8 +59,12 @@ export const KERNEL_NAME = "rbp-tslab";
 export const DENO_KERNEL_NAME = "rbp-deno";
 /** Where the Deno runs write their executed notebooks (and `html/` their exports). */
 export const DENO_OUT_DIR = join(OUT_DIR, "deno");
-/** The kernels a walkthrough runs under: tslab (the notebooks' own kernelspec) and Deno's. */
-export type NotebookKernel = "tslab" | "deno";
+/** The kernelspec of the rbp kernel that the rbp runs use (`rbp kernel install --kind rbp`). */
+export const RBP_KERNEL_NAME = "rbp";
+/** Where the rbp kernel's runs write their executed notebooks (and `html/` their exports). */
+export const RBP_OUT_DIR = join(OUT_DIR, "rbp");
+/** The kernels a walkthrough runs under: tslab (the notebooks' own kernelspec), Deno's, and the rbp kernel. */
+export type NotebookKernel = "tslab" | "deno" | "rbp";
 /** Seconds one cell may run (nbconvert's ExecutePreprocessor.timeout). */
 export const CELL_TIMEOUT_S = 300;
 export const PLOTLY_MIME = "application/vnd.plotly.v1+json";
@@ -193,16 +201,20 @@ export function installDenoKernelspec(deno = denoBinary()): string {
   return join(dir, "kernel.json");
 }
 
-/** Writes the kernelspec with the built `rbp kernel install`; returns the kernel.json path. */
-export function installKernelspec(): string {
+/** Writes the kernelspec with the built `rbp kernel install` (tslab, or `--kind rbp`); returns the kernel.json path. */
+export function installKernelspec(kind: "tslab" | "rbp" = "tslab"): string {
   const rbp = join(ROOT, "dist", "cli", "rbp.js");
   if (!existsSync(rbp) || !existsSync(join(ROOT, "dist", "index.js"))) {
     throw new Error("dist/ is not built (the notebooks import the package by name): run npm run build");
   }
-  const r = spawnSync(process.execPath, [rbp, "kernel", "install", "--jupyter-path", JUPYTER_DIR, "--name", KERNEL_NAME], { encoding: "utf8" });
+  const name = kind === "rbp" ? RBP_KERNEL_NAME : KERNEL_NAME;
+  const r = spawnSync(process.execPath, [rbp, "kernel", "install", "--kind", kind, "--jupyter-path", JUPYTER_DIR, "--name", name], { encoding: "utf8" });
   if (r.status !== 0) throw new Error(`rbp kernel install failed (exit ${r.status}): ${r.stderr}`);
-  return join(JUPYTER_DIR, "kernels", KERNEL_NAME, "kernel.json");
+  return join(JUPYTER_DIR, "kernels", name, "kernel.json");
 }
+
+/** The rbp kernel's kernelspec (`rbp kernel install --kind rbp`); returns the kernel.json path. */
+export const installRbpKernelspec = (): string => installKernelspec("rbp");
 
 // ---------------------------------------------------------------------------------------------
 // Executing
@@ -238,7 +250,7 @@ function runCommand(cmd: string, args: string[], options: { cwd?: string; env?: 
 }
 
 function outDir(kernel: NotebookKernel): string {
-  return kernel === "deno" ? DENO_OUT_DIR : OUT_DIR;
+  return kernel === "deno" ? DENO_OUT_DIR : kernel === "rbp" ? RBP_OUT_DIR : OUT_DIR;
 }
 
 export function executedPath(name: string, kernel: NotebookKernel = "tslab"): string {
@@ -247,8 +259,9 @@ export function executedPath(name: string, kernel: NotebookKernel = "tslab"): st
 
 /**
  * `jupyter nbconvert --to notebook --execute` of notebooks/<name>.ipynb (or of `source`) into
- * test-output/notebooks/<name>.ipynb (under tslab, the notebooks' kernelspec) or
- * test-output/notebooks/deno/<name>.ipynb (under Deno's kernel, see the module comment). The
+ * test-output/notebooks/<name>.ipynb (under tslab, the notebooks' kernelspec),
+ * test-output/notebooks/deno/<name>.ipynb (under Deno's kernel, see the module comment) or
+ * test-output/notebooks/rbp/<name>.ipynb (under the rbp kernel). The
  * kernel runs in the source notebook's folder.
  */
 export async function executeNotebook(name: string, source = join(NOTEBOOK_DIR, `${name}.ipynb`), kernel: NotebookKernel = "tslab"): Promise<Run> {
@@ -271,7 +284,13 @@ export async function executeNotebook(name: string, source = join(NOTEBOOK_DIR, 
             `--${p}.startup_timeout=120`,
           ];
         })()
-      : ["--execute", "--allow-errors", `--ExecutePreprocessor.timeout=${timeout}`, `--ExecutePreprocessor.startup_timeout=120`];
+      : [
+          "--execute",
+          "--allow-errors",
+          `--ExecutePreprocessor.timeout=${timeout}`,
+          `--ExecutePreprocessor.startup_timeout=120`,
+          ...(kernel === "rbp" ? [`--ExecutePreprocessor.kernel_name=${RBP_KERNEL_NAME}`] : []),
+        ];
   return runCommand("jupyter", ["nbconvert", "--to", "notebook", ...execute, "--output-dir", dir, "--output", name, source], { env, timeoutMs: 15 * 60_000 });
 }
 

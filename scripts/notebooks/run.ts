@@ -1,7 +1,7 @@
 /**
  * Runs the walkthrough notebooks as CI does, outside vitest:
  *
- *   npx tsx scripts/notebooks/run.ts [NAME ...] [--kernel tslab|deno] [--no-browser] [--concurrency N] [--verbose]
+ *   npx tsx scripts/notebooks/run.ts [NAME ...] [--kernel tslab|deno|rbp] [--no-browser] [--concurrency N] [--verbose]
  *   npx tsx scripts/notebooks/run.ts --link     (only make "rbp-notebook" importable in notebooks/)
  *
  * (`npm run test:notebooks` runs the same steps as the vitest suite test/notebooks.) Builds
@@ -59,8 +59,8 @@ async function main(argv: string[]): Promise<number> {
     } else if (a === "--no-browser") browserWanted = false;
     else if (a === "--kernel") {
       const k = argv[++i];
-      if (k !== "tslab" && k !== "deno") {
-        console.error(`--kernel is tslab or deno, not ${k}`);
+      if (k !== "tslab" && k !== "deno" && k !== "rbp") {
+        console.error(`--kernel is tslab, deno or rbp, not ${k}`);
         return 2;
       }
       kernelName = k;
@@ -84,7 +84,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   console.log(`package: ${linkPackage()}`);
-  const kernel = kernelName === "deno" ? installDenoKernelspec() : installKernelspec();
+  const kernel = kernelName === "deno" ? installDenoKernelspec() : installKernelspec(kernelName);
   console.log(`kernelspec: ${kernel}`);
   const started = Date.now();
   let browser: Browser | undefined;
@@ -116,7 +116,7 @@ async function main(argv: string[]): Promise<number> {
         else if (browserReady !== undefined) {
           const job = browserQueue.then(async () => {
             await browserReady;
-            return browserCheck(browser!, html.path, kernelName === "deno" ? `deno-${name}` : name, check.figures);
+            return browserCheck(browser!, html.path, kernelName === "tslab" ? name : `${kernelName}-${name}`, check.figures);
           });
           browserQueue = job.catch(() => undefined);
           const b = await job;
@@ -135,7 +135,7 @@ async function main(argv: string[]): Promise<number> {
   );
   await browser?.close();
   const ms = Date.now() - started;
-  writeFileSync(join(OUT_DIR, kernelName === "deno" ? "summary-deno.json" : "summary.json"), JSON.stringify({ ms, concurrency, kernel: kernelName, outcomes }, null, 2) + "\n");
+  writeFileSync(join(OUT_DIR, kernelName === "tslab" ? "summary.json" : `summary-${kernelName}.json`), JSON.stringify({ ms, concurrency, kernel: kernelName, outcomes }, null, 2) + "\n");
   const failed = outcomes.filter((o) => !o.ok);
   console.log(`notebooks: ${outcomes.length - failed.length} passed, ${failed.length} failed in ${(ms / 1000).toFixed(1)} s (${concurrency} at a time)`);
   return failed.length === 0 ? 0 : 1;

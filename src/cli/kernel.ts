@@ -8,8 +8,11 @@
  * the kernel starts whatever PATH Jupyter was launched with.
  *
  * Kinds: `tslab` (the default) is tslab's TypeScript kernel; `rbp` is the rbp kernel (src/kernel:
- * tslab with magics and rich display of a cell's last value), registered as "TypeScript (rbp)"
- * under the name `rbp`. The table KERNEL_KINDS is where other kinds go.
+ * the project's own TypeScript kernel, with the project's TypeScript, magics and rich display of a
+ * cell's last value), registered as "TypeScript (rbp)" under the name `rbp`, with
+ * `interrupt_mode: "signal"` (Jupyter sends SIGINT, which also stops a cell's synchronous busy
+ * loop; an interrupt_request on the control channel is answered too). The table KERNEL_KINDS is
+ * where other kinds go.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -28,8 +31,9 @@ Registers a Jupyter kernel for TypeScript notebooks that use rbp-notebook; then 
 "TypeScript (tslab)" in JupyterLab, or run: jupyter nbconvert --execute --to notebook NOTEBOOK.
 No IPython is needed: the kernelspec (kernel.json) is written directly.
   --kind tslab          the kernel to register (default tslab: the tslab that rbp-notebook depends on)
-  --kind rbp            the rbp kernel: tslab with %magics (%%grid, %rbp, %time, ...) and rich display
-                        of a cell's last value; name rbp, shown as "TypeScript (rbp)"
+  --kind rbp            the rbp kernel: rbp-notebook's own TypeScript kernel (TypeScript 5.9, cells
+                        as one module, %magics such as %%grid, %rbp, %time, rich display of a
+                        cell's last value); name rbp, shown as "TypeScript (rbp)"
   --name NAME           kernelspec name (default ${DEFAULT_KERNEL_NAME}, or rbp for --kind rbp);
                         letters, digits, ".", "_", "-"
   --display-name TEXT   the name Jupyter shows (default "TypeScript (tslab)" or "TypeScript (rbp)")
@@ -90,11 +94,11 @@ export const KERNEL_KINDS: Record<string, KernelKind> = {
     },
   },
   rbp: {
-    describe: "the rbp kernel: tslab with rbp-notebook magics",
+    describe: "the rbp kernel: rbp-notebook's own TypeScript kernel with magics",
     defaultDisplayName: "TypeScript (rbp)",
     defaultName: "rbp",
     spec(displayName) {
-      const root = dependencyRoot("tslab");
+      const root = dependencyRoot("typescript");
       // dist/kernel/main.js beside this file's dist/cli/.
       const main = fileURLToPath(new URL("../kernel/main.js", import.meta.url));
       if (!existsSync(main)) throw new UsageError(`the rbp kernel is not built (no ${main}); run npm run build`);
@@ -103,7 +107,7 @@ export const KERNEL_KINDS: Record<string, KernelKind> = {
         display_name: displayName,
         language: "typescript",
         interrupt_mode: "signal",
-        metadata: { rbp_notebook: { kind: "rbp", tslab: packageVersion(root) } },
+        metadata: { rbp_notebook: { kind: "rbp", typescript: packageVersion(root) } },
       };
     },
   },

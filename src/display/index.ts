@@ -58,7 +58,17 @@ export {
   type PlotlyJson,
   type PlotlySource,
 } from "./bundle.js";
-export { allShown, display, jupyterKernel, tslabWriter, watchFrontEnds, type DisplayOptions, type Kernel } from "./jupyter.js";
+export {
+  allShown,
+  display,
+  jupyterKernel,
+  tslabWriter,
+  watchFrontEnds,
+  RBP_KERNEL_HOOK,
+  type DisplayOptions,
+  type Kernel,
+  type RbpKernelHook,
+} from "./jupyter.js";
 export { reportHtml, saveReport, type Reportable, type ReportOptions, type ReportPlotly } from "./report.js";
 export {
   verifiableReportHtml,

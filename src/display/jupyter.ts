@@ -3,6 +3,9 @@
  *
  * `display(value)` takes a mime bundle, a figure, a table or anything with the Deno display symbol,
  * and:
+ * - inside the rbp kernel (src/kernel), sends it to the current cell through the hook the kernel
+ *   installs on `globalThis[Symbol.for("rbp.kernel")]` (`RbpKernelHook`: no import of the kernel,
+ *   which sits above this folder) and returns undefined;
  * - inside tslab, sends the whole mime bundle to the current cell and returns undefined;
  * - inside Deno's Jupyter kernel, sends it with `Deno.jupyter.display(bundle, { raw: true })` and
  *   returns the promise of that send: `await rbp.display(x)` (and `await p.show()`) in a Deno cell,
@@ -25,7 +28,29 @@ import { displayable, resetPlotlySession, setCellValueHook, toBundle, type Displ
 import type { Figure } from "./figures.js";
 import type { HtmlTable } from "./tables.js";
 
-export type Kernel = "tslab" | "deno" | "none";
+export type Kernel = "rbp" | "tslab" | "deno" | "none";
+
+/** Where the rbp kernel installs its hook (the key is shared by every copy of this module). */
+export const RBP_KERNEL_HOOK: unique symbol = Symbol.for("rbp.kernel");
+
+/**
+ * What the rbp kernel installs on `globalThis[RBP_KERNEL_HOOK]` while it runs: the display of the
+ * running cell (or, between cells, of the last one), and a way to hear of front ends that
+ * (re)connect.
+ */
+export interface RbpKernelHook {
+  /** A display_data of the cell (update_display_data with `update` and a display id). */
+  display(bundle: Record<string, unknown>, options?: { displayId?: string; update?: boolean }): void;
+  /** A clear_output of the cell (with `wait`, when the next output comes). */
+  clearOutput(wait?: boolean): void;
+  /** Calls `listener` on every kernel_info_request (a front end that connects or reloads). */
+  onKernelInfo(listener: () => void): void;
+}
+
+function rbpKernel(): RbpKernelHook | undefined {
+  const hook = (globalThis as Record<symbol, unknown>)[RBP_KERNEL_HOOK] as RbpKernelHook | undefined;
+  return typeof hook === "object" && hook !== null && typeof hook.display === "function" ? hook : undefined;
+}
 
 interface DenoJupyter {
   display?: (obj: unknown, options?: { raw?: boolean; update?: boolean; display_id?: string }) => Promise<void>;
@@ -45,6 +70,7 @@ function denoJupyter(): DenoJupyter | undefined {
 
 /** The kernel this code runs in, as far as display is concerned. */
 export function jupyterKernel(): Kernel {
+  if (rbpKernel() !== undefined) return "rbp";
   if (tslabGlobal() !== undefined) return "tslab";
   if (denoJupyter() !== undefined) return "deno";
   return "none";
@@ -53,7 +79,7 @@ export function jupyterKernel(): Kernel {
 export { tslabWriter };
 
 export interface DisplayOptions {
-  /** A display id, to replace this output later with `update: true` (tslab and Deno). */
+  /** A display id, to replace this output later with `update: true` (rbp, tslab and Deno). */
   displayId?: string;
   /** Replace the output with this display id instead of adding one. */
   update?: boolean;
@@ -67,7 +93,7 @@ function plain(bundle: MimeBundle): Record<string, unknown> {
 }
 
 /**
- * Shows a bundle, figure or table in the current cell: in tslab at once (returns undefined), in
+ * Shows a bundle, figure or table in the current cell: in the rbp kernel and tslab at once (returns undefined), in
  * Deno returns the promise of the send (await it), elsewhere returns the bundle (displayable by
  * Deno's symbol) for the caller to show or return.
  *
@@ -77,6 +103,10 @@ function plain(bundle: MimeBundle): Record<string, unknown> {
 export function display(value: MimeBundle | Displayable | Figure | HtmlTable, options: DisplayOptions = {}): DisplayBundle | Promise<void> | undefined {
   const bundle = plain(toBundle(value)) as MimeBundle;
   const kernel = jupyterKernel();
+  if (kernel === "rbp") {
+    rbpKernel()!.display(bundle, options);
+    return undefined;
+  }
   if (kernel === "tslab") {
     const write = tslabWriter();
     if (write !== undefined) {
@@ -115,7 +145,7 @@ function denoSettleMs(bundle: MimeBundle): number {
 
 /**
  * Waits for every promise `display` returned (Deno), as one promise; undefined when there is none
- * (tslab, outside a kernel). What `show()` returns.
+ * (the rbp kernel, tslab, outside a kernel). What `show()` returns.
  */
 export function allShown(results: ReadonlyArray<unknown>): Promise<void> | undefined {
   const pending = results.filter((r): r is Promise<void> => typeof (r as Promise<void> | undefined)?.then === "function");
@@ -133,13 +163,22 @@ function shownPromise(p: Promise<void>): Promise<void> {
 }
 
 /**
- * A page reload needs no remedy in tslab (and the rbp kernel, built on it): a front end that
- * connects, or reconnects after a reload, asks the kernel for its `kernel_info`; from then on the
- * page may not hold the output that carried plotly.js, so the session forgets it was sent and the
- * next chart carries it again. Installed once, on tslab's `ZmqServer` (found by the tslab adapter,
- * internal/tslab.ts); returns whether it is installed.
+ * A page reload needs no remedy in tslab and the rbp kernel: a front end that connects, or
+ * reconnects after a reload, asks the kernel for its `kernel_info`; from then on the page may not
+ * hold the output that carried plotly.js, so the session forgets it was sent and the next chart
+ * carries it again. Installed once, through the rbp kernel's hook (`onKernelInfo`) or on tslab's
+ * `ZmqServer` (found by the tslab adapter, internal/tslab.ts); returns whether it is installed.
  */
 export function watchFrontEnds(): boolean {
+  const rbp = rbpKernel();
+  if (rbp !== undefined) {
+    const marked = rbp as RbpKernelHook & { [WATCHING]?: boolean };
+    if (marked[WATCHING] !== true) {
+      rbp.onKernelInfo(resetPlotlySession);
+      Object.defineProperty(marked, WATCHING, { value: true, enumerable: false });
+    }
+    return true;
+  }
   if (tslabGlobal() === undefined) return false;
   const proto = tslabServerPrototype();
   if (proto === undefined) return false;

@@ -1,4 +1,7 @@
-/** display(): tslab and Deno detection, with the kernels simulated the way they present themselves. */
+/**
+ * display(): the rbp kernel (its real display hook, src/kernel/display.ts), tslab and Deno
+ * detection, with tslab and Deno simulated the way they present themselves.
+ */
 import { createRequire } from "node:module";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
@@ -14,12 +17,16 @@ import {
   weightsFigure,
 } from "../../src/display/index.js";
 import { quickstartContext, quickstartGrid } from "./fixtures.js";
+import { DisplayHook } from "../../src/kernel/display.js";
+import { RBP_KERNEL_HOOK, plotlySent, watchFrontEnds } from "../../src/display/index.js";
+import type { CellOutput } from "../../src/kernel/contract.js";
 
 const g = globalThis as Record<string, unknown>;
 const cache = createRequire(import.meta.url).cache;
 const FAKE_JUPYTER = "/opt/fake/lib/node_modules/tslab/dist/jupyter.js";
 
 afterEach(() => {
+  delete (g as Record<symbol, unknown>)[RBP_KERNEL_HOOK];
   delete g.__tslab__;
   delete g.Deno;
   delete cache[FAKE_JUPYTER];
@@ -36,6 +43,34 @@ describe("outside a kernel", () => {
     expect(b).toBeDefined();
     expect(isDisplayable(b)).toBe(true);
     expect(Object.keys(b!).sort()).toEqual([PLOTLY_MIME, "text/html", "text/plain"].sort());
+  });
+});
+
+describe("inside the rbp kernel", () => {
+  it("sends the full bundle to the running cell through the kernel's hook, before tslab or Deno", () => {
+    const sent: Array<[string, unknown, unknown]> = [];
+    const output: CellOutput = {
+      stream: () => undefined,
+      display: (data, options) => sent.push(["display", data, options]),
+      clearOutput: (wait) => sent.push(["clear", wait, undefined]),
+      input: () => Promise.resolve(""),
+    };
+    const hook = new DisplayHook();
+    hook.install();
+    hook.bind(output);
+    g.__tslab__ = { exports: {}, require: () => ({}) };
+    expect(jupyterKernel()).toBe("rbp");
+    expect(display(figure(), { displayId: "fig", update: true })).toBeUndefined();
+    expect(sent).toHaveLength(1);
+    const [, data, options] = sent[0];
+    expect(Object.keys(data as object).sort()).toEqual([PLOTLY_MIME, "text/html", "text/plain"].sort());
+    expect(options).toEqual({ displayId: "fig", update: true });
+    // A front end that connects (kernel_info) resets the plotly session: the next chart carries plotly.js again.
+    expect(watchFrontEnds()).toBe(true);
+    display(figure());
+    expect(plotlySent()).toBe(true);
+    hook.kernelInfo();
+    expect(plotlySent()).toBe(false);
   });
 });
 

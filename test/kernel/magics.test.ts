@@ -6,7 +6,7 @@ import { blankMagics, locateMagics, sourcePosition, translate, type MagicError, 
 import { formatTime, timeitText } from "../../src/kernel/runtime.js";
 import { LineScanner, splitLineComment } from "../../src/kernel/scan.js";
 import { editDistance, suggest } from "../../src/internal/suggest.js";
-import { completeMagic, magicTraceback } from "../../src/kernel/kernel.js";
+import { completeMagic, magicTraceback } from "../../src/kernel/magic-cells.js";
 
 function ok(source: string): Translation {
   const r = translate(source);

@@ -1,14 +1,14 @@
 /**
- * A minimal Jupyter client for the kernel tests: starts `node dist/kernel/main.js` on a connection
- * file of its own and speaks the wire protocol (HMAC-SHA256 signed frames) over the ZeroMQ
- * binding tslab itself uses, so the protocol tests need neither Python nor Jupyter.
+ * A minimal Jupyter client for the kernel tests and the kernel bench: starts a kernel process on a
+ * connection file of its own and speaks the wire protocol (HMAC-SHA256 signed frames) over
+ * ZeroMQ on all five channels, so the protocol tests need neither Python nor Jupyter.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
+import { Dealer, Request, Subscriber } from "zeromq";
 
 export interface Message {
   header: { msg_id: string; msg_type: string; [k: string]: unknown };
@@ -17,24 +17,9 @@ export interface Message {
   content: Record<string, any>;
 }
 
-interface Socket {
-  connect(address: string): void;
-  close(): void;
-  send(frames: Array<string | Buffer>): Promise<void>;
-  receive(): Promise<Buffer[]>;
-}
-interface Zmq {
-  Dealer: new () => Socket;
-  Subscriber: new () => Socket & { subscribe(): void };
-}
-
-// The zeromq binding tslab loads (tslab's own dependency), resolved from tslab.
-const tslabRequire = createRequire(createRequire(import.meta.url).resolve("tslab/package.json"));
-const zmq = tslabRequire("zeromq") as Zmq;
-
 const DELIM = "<IDS|MSG>";
 
-async function freePorts(n: number): Promise<number[]> {
+export async function freePorts(n: number): Promise<number[]> {
   const servers = await Promise.all(
     Array.from(
       { length: n },
@@ -60,24 +45,57 @@ export interface ExecuteResult {
   reply: Record<string, any>;
   /** The iopub messages of the request, without status and execute_input. */
   outputs: Message[];
+  /** Every iopub message of the request, status included. */
+  iopub: Message[];
+}
+
+export interface ExecuteOptions {
+  silent?: boolean;
+  store_history?: boolean;
+  allow_stdin?: boolean;
+  stop_on_error?: boolean;
+}
+
+/** How to start a kernel: a command line with `{connection_file}`, as a kernelspec's argv. */
+export interface KernelStart {
+  argv: string[];
+  dir: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  timeoutMs?: number;
 }
 
 export class KernelClient {
   readonly stderr: string[] = [];
   readonly #iopubMessages: Message[] = [];
+  readonly #replies = new Map<string, Message>();
+  readonly #stdinMessages: Message[] = [];
   #waiters: Array<() => void> = [];
   #closed = false;
+  /** When the process started (performance.now()), and when the first kernel_info_reply came. */
+  readonly startedAt: number;
+  firstReplyAt = 0;
 
   private constructor(
     readonly process: ChildProcess,
     readonly key: string,
     readonly session: string,
-    readonly shell: Socket,
-    readonly iopub: Socket & { subscribe(): void },
-  ) {}
+    readonly shell: Dealer,
+    readonly control: Dealer,
+    readonly stdin: Dealer,
+    readonly iopub: Subscriber,
+    readonly ports: { shell: number; iopub: number; stdin: number; control: number; hb: number },
+  ) {
+    this.startedAt = performance.now();
+  }
 
-  /** Starts the kernel in `cwd` and waits until it answers on shell and publishes on iopub. */
-  static async start(options: { main: string; dir: string; cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<KernelClient> {
+  /** Starts `node <main> --config-path <file>` (the rbp kernel). */
+  static startMain(options: { main: string; dir: string; cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number; args?: string[] }): Promise<KernelClient> {
+    return KernelClient.start({ ...options, argv: [process.execPath, options.main, "--config-path", "{connection_file}", ...(options.args ?? [])] });
+  }
+
+  /** Starts a kernel and waits until it answers on shell and publishes on iopub. */
+  static async start(options: KernelStart): Promise<KernelClient> {
     const [shell_port, iopub_port, stdin_port, control_port, hb_port] = await freePorts(5);
     const key = randomBytes(16).toString("hex");
     const file = join(options.dir, `kernel-${randomUUID()}.json`);
@@ -86,23 +104,43 @@ export class KernelClient {
       file,
       JSON.stringify({ transport: "tcp", ip: "127.0.0.1", shell_port, iopub_port, stdin_port, control_port, hb_port, key, signature_scheme: "hmac-sha256" }),
     );
-    const child = spawn(process.execPath, [options.main, "--config-path", file], { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
-    const shell = new zmq.Dealer();
-    const iopub = new zmq.Subscriber();
-    const client = new KernelClient(child, key, randomUUID(), shell, iopub);
-    child.stderr!.setEncoding("utf8").on("data", (s: string) => client.stderr.push(s));
+    const argv = options.argv.map((a) => (a === "{connection_file}" ? file : a));
+    const child = spawn(argv[0], argv.slice(1), { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
+    const identity = randomUUID();
+    const shell = new Dealer({ routingId: identity });
+    const stdin = new Dealer({ routingId: identity });
+    const control = new Dealer();
+    const iopub = new Subscriber();
+    for (const s of [shell, stdin, control, iopub]) s.linger = 0;
+    const client = new KernelClient(child, key, randomUUID(), shell, control, stdin, iopub, {
+      shell: shell_port,
+      iopub: iopub_port,
+      stdin: stdin_port,
+      control: control_port,
+      hb: hb_port,
+    });
+    child.stderr!.setEncoding("utf8").on("data", (s: string) => {
+      client.stderr.push(s);
+      client.#wake();
+    });
     child.stdout!.resume();
+    child.once("exit", () => client.#wake());
     shell.connect(`tcp://127.0.0.1:${shell_port}`);
+    control.connect(`tcp://127.0.0.1:${control_port}`);
+    stdin.connect(`tcp://127.0.0.1:${stdin_port}`);
     iopub.connect(`tcp://127.0.0.1:${iopub_port}`);
     iopub.subscribe();
-    void client.#readIopub();
+    void client.#read(iopub, (m) => client.#iopubMessages.push(m));
+    void client.#read(shell, (m) => client.#replies.set(m.parent_header.msg_id ?? "", m));
+    void client.#read(control, (m) => client.#replies.set(m.parent_header.msg_id ?? "", m));
+    void client.#read(stdin, (m) => client.#stdinMessages.push(m));
     // A subscriber misses what is published before it is connected: ask for kernel_info until an
     // iopub status for one of the requests arrives.
     const deadline = Date.now() + (options.timeoutMs ?? 60_000);
     for (;;) {
-      if (child.exitCode !== null) throw new Error(`the kernel exited (${child.exitCode}): ${client.stderr.join("")}`);
-      const id = await client.#send("kernel_info_request", {});
-      await client.#receiveReply(id, Math.max(1, deadline - Date.now()));
+      const id = await client.send("kernel_info_request", {});
+      await client.reply(id, Math.max(1, deadline - Date.now()));
+      if (client.firstReplyAt === 0) client.firstReplyAt = performance.now();
       const seen = await client.#waitFor(() => client.#iopubMessages.some((m) => m.parent_header.msg_id === id), 500);
       if (seen) break;
       if (Date.now() > deadline) throw new Error("the kernel's iopub channel never answered");
@@ -111,15 +149,19 @@ export class KernelClient {
     return client;
   }
 
-  async #readIopub(): Promise<void> {
+  async #read(socket: Dealer | Subscriber, put: (m: Message) => void): Promise<void> {
     while (!this.#closed) {
       try {
-        this.#iopubMessages.push(parse(await this.iopub.receive()));
+        put(parse((await socket.receive()) as Buffer[]));
       } catch {
         return;
       }
-      for (const w of this.#waiters.splice(0)) w();
+      this.#wake();
     }
+  }
+
+  #wake(): void {
+    for (const w of this.#waiters.splice(0)) w();
   }
 
   #waitFor(done: () => boolean, timeoutMs: number): Promise<boolean> {
@@ -135,63 +177,133 @@ export class KernelClient {
     });
   }
 
-  async #send(msgType: string, content: Record<string, unknown>): Promise<string> {
+  /** Signs and sends a request; returns its msg_id. */
+  async send(
+    msgType: string,
+    content: Record<string, unknown>,
+    channel: "shell" | "control" | "stdin" = "shell",
+    parent: Record<string, unknown> = {},
+  ): Promise<string> {
     const header = { msg_id: randomUUID(), username: "test", session: this.session, date: new Date().toISOString(), msg_type: msgType, version: "5.3" };
-    const parts = [header, {}, {}, content].map((p) => JSON.stringify(p));
+    const parts = [header, parent, {}, content].map((p) => JSON.stringify(p));
     const hmac = createHmac("sha256", this.key);
     for (const p of parts) hmac.update(p);
-    await this.shell.send([DELIM, hmac.digest("hex"), ...parts]);
+    await this[channel].send([DELIM, hmac.digest("hex"), ...parts]);
     return header.msg_id;
   }
 
-  async #receiveReply(id: string, timeoutMs: number): Promise<Message> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no reply within ${timeoutMs} ms; kernel stderr: ${this.stderr.join("")}`)), timeoutMs);
+  /** Sends raw frames on the shell channel (for the refusal of bad signatures). */
+  async sendFrames(frames: Array<string | Buffer>): Promise<void> {
+    await this.shell.send(frames);
+  }
+
+  /** The reply to a request (shell or control). */
+  async reply(id: string, timeoutMs = 120_000): Promise<Message> {
+    const ok = await this.#waitFor(() => this.#replies.has(id) || this.process.exitCode !== null || this.process.signalCode !== null, timeoutMs);
+    const m = this.#replies.get(id);
+    if (!ok || m === undefined)
+      throw new Error(`no reply to ${id} (${ok ? "the kernel exited" : `within ${timeoutMs} ms`}); kernel stderr: ${this.stderr.join("")}`);
+    this.#replies.delete(id);
+    return m;
+  }
+
+  /** The iopub messages of a request, once its idle status has come. */
+  async iopubOf(id: string, timeoutMs = 120_000): Promise<Message[]> {
+    const idle = (m: Message) => m.parent_header.msg_id === id && m.header.msg_type === "status" && m.content.execution_state === "idle";
+    if (!(await this.#waitFor(() => this.#iopubMessages.some(idle), timeoutMs)))
+      throw new Error(`no idle status for ${id}; kernel stderr: ${this.stderr.join("")}`);
+    const mine = this.#iopubMessages.filter((m) => m.parent_header.msg_id === id);
+    this.#iopubMessages.splice(0, this.#iopubMessages.length, ...this.#iopubMessages.filter((m) => m.parent_header.msg_id !== id));
+    return mine;
+  }
+
+  /** Waits for an iopub message of a request that matches. */
+  async iopubMatching(id: string, match: (m: Message) => boolean, timeoutMs = 120_000): Promise<Message> {
+    const find = () => this.#iopubMessages.find((m) => m.parent_header.msg_id === id && match(m));
+    if (!(await this.#waitFor(() => find() !== undefined, timeoutMs)))
+      throw new Error(`no matching iopub message for ${id}; kernel stderr: ${this.stderr.join("")}`);
+    return find()!;
+  }
+
+  /** Waits until the kernel's stderr matches. */
+  async waitForStderr(pattern: RegExp, timeoutMs = 60_000): Promise<boolean> {
+    return this.#waitFor(() => pattern.test(this.stderr.join("")), timeoutMs);
+  }
+
+  /** The next message on stdin (an input_request). */
+  async stdinNext(timeoutMs = 120_000): Promise<Message> {
+    if (!(await this.#waitFor(() => this.#stdinMessages.length > 0, timeoutMs))) throw new Error("no stdin message");
+    return this.#stdinMessages.shift()!;
+  }
+
+  /** Sends a request; returns its reply and its iopub messages (after the kernel is idle again). */
+  async request(
+    msgType: string,
+    content: Record<string, unknown>,
+    timeoutMs = 120_000,
+    channel: "shell" | "control" = "shell",
+  ): Promise<{ reply: Message; iopub: Message[] }> {
+    const id = await this.send(msgType, content, channel);
+    const reply = await this.reply(id, timeoutMs);
+    return { reply, iopub: await this.iopubOf(id, timeoutMs) };
+  }
+
+  /** Sends an execute_request; returns its msg_id. */
+  sendExecute(code: string, options: ExecuteOptions = {}): Promise<string> {
+    return this.send("execute_request", {
+      code,
+      silent: false,
+      store_history: true,
+      user_expressions: {},
+      allow_stdin: false,
+      stop_on_error: true,
+      ...options,
     });
+  }
+
+  /** The reply and outputs of a sent execute_request. */
+  async executeResult(id: string, timeoutMs = 120_000): Promise<ExecuteResult> {
+    const reply = await this.reply(id, timeoutMs);
+    const iopub = await this.iopubOf(id, timeoutMs);
+    return { reply: reply.content, iopub, outputs: iopub.filter((m) => m.header.msg_type !== "status" && m.header.msg_type !== "execute_input") };
+  }
+
+  /** Runs a cell. */
+  async execute(code: string, timeoutMs?: number, options: ExecuteOptions = {}): Promise<ExecuteResult> {
+    return this.executeResult(await this.sendExecute(code, options), timeoutMs);
+  }
+
+  /** The kernel's exit (code or signal), once it has exited. */
+  exited(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    if (this.process.exitCode !== null || this.process.signalCode !== null)
+      return Promise.resolve({ code: this.process.exitCode, signal: this.process.signalCode });
+    return new Promise((resolve) => this.process.once("exit", (code, signal) => resolve({ code, signal })));
+  }
+
+  /** One heartbeat: a frame sent on hb comes back. */
+  async heartbeat(): Promise<Buffer> {
+    const hb = new Request();
+    hb.linger = 0;
+    hb.connect(`tcp://127.0.0.1:${this.ports.hb}`);
     try {
-      for (;;) {
-        const m = parse(await Promise.race([this.shell.receive(), timeout]));
-        if (m.parent_header.msg_id === id) return m;
-      }
+      await hb.send("ping");
+      const [frame] = await hb.receive();
+      return frame;
     } finally {
-      clearTimeout(timer);
+      hb.close();
     }
   }
 
-  /** Sends a shell request; returns its reply and its iopub messages (after the kernel is idle again). */
-  async request(msgType: string, content: Record<string, unknown>, timeoutMs = 120_000): Promise<{ reply: Message; iopub: Message[] }> {
-    const id = await this.#send(msgType, content);
-    const reply = await this.#receiveReply(id, timeoutMs);
-    const idle = (m: Message) => m.parent_header.msg_id === id && m.header.msg_type === "status" && m.content.execution_state === "idle";
-    await this.#waitFor(() => this.#iopubMessages.some(idle), 10_000);
-    const iopub = this.#iopubMessages.filter((m) => m.parent_header.msg_id === id);
-    this.#iopubMessages.splice(0, this.#iopubMessages.length, ...this.#iopubMessages.filter((m) => m.parent_header.msg_id !== id));
-    return { reply, iopub };
-  }
-
-  /** Runs a cell. After an error it waits 300 ms: tslab cancels requests that arrive within 200 ms of one. */
-  async execute(code: string, timeoutMs?: number): Promise<ExecuteResult> {
-    const { reply, iopub } = await this.request(
-      "execute_request",
-      { code, silent: false, store_history: true, user_expressions: {}, allow_stdin: false },
-      timeoutMs,
-    );
-    if (reply.content.status === "error") await new Promise((r) => setTimeout(r, 300));
-    return { reply: reply.content, outputs: iopub.filter((m) => m.header.msg_type !== "status" && m.header.msg_type !== "execute_input") };
-  }
-
+  /** Shuts the kernel down (control channel) and waits for the process to exit (SIGKILL after 10 s). */
   async close(): Promise<void> {
-    if (this.process.exitCode === null) {
-      await this.#send("shutdown_request", { restart: false }).catch(() => undefined);
-      const exited = new Promise((resolve) => this.process.once("exit", resolve));
-      const timer = setTimeout(() => this.process.kill("SIGKILL"), 3_000);
-      await exited;
+    if (this.process.exitCode === null && this.process.signalCode === null) {
+      await this.send("shutdown_request", { restart: false }, "control").catch(() => undefined);
+      const timer = setTimeout(() => this.process.kill("SIGKILL"), 10_000);
+      await this.exited();
       clearTimeout(timer);
     }
     this.#closed = true;
-    this.shell.close();
-    this.iopub.close();
+    for (const s of [this.shell, this.control, this.stdin, this.iopub]) s.close();
   }
 }
 
