@@ -16,6 +16,7 @@ export {
   COLORS,
   DEFAULT_WEBGL_THRESHOLD,
   experimentFigure,
+  exploreFigure,
   figureTitle,
   impactFigure,
   outcomeVsRelevanceFigure,
@@ -59,6 +60,7 @@ export {
   type PlotlySource,
 } from "./bundle.js";
 export { allShown, display, jupyterKernel, tslabWriter, watchFrontEnds, type DisplayOptions, type Kernel } from "./jupyter.js";
+export { checkAnswer, textBlock, valuesTable, type CheckOptions, type CheckVerdict, type TableCell, type ValuesTableOptions } from "./lesson.js";
 export { reportHtml, saveReport, type Reportable, type ReportOptions, type ReportPlotly } from "./report.js";
 export {
   verifiableReportHtml,

@@ -74,14 +74,16 @@ function isList(items: Reportable | ReadonlyArray<Reportable>): items is Readonl
   return Array.isArray(items);
 }
 
-function sectionHtml(item: Reportable, index: number, options: ReportOptions, figureId: () => string): string {
+function sectionHtml(item: Reportable, index: number, options: ReportOptions, figureId: () => string, pageTitle: string): string {
   const { context } = item;
   const results: ReadonlyArray<Result> = Array.isArray(item.result) ? (item.result as ReadonlyArray<Result>) : [item.result as Result];
   if (results.length === 0) throw new Error(`saveReport: "${item.title}" has no result`);
   const first = results[0];
   const analysis = analysisName(first, context);
   const parts: string[] = [];
-  parts.push(`<section class="rbp-section" id="prediction-${index + 1}"><h2>${escapeHtml(item.title)}</h2>`);
+  // The page's H1 already says the title of a one-prediction report: the section's H2 says what it holds.
+  const heading = item.title === pageTitle ? `${analysis} prediction of ${context.outcome}: options, summary, charts and observations` : item.title;
+  parts.push(`<section class="rbp-section" id="prediction-${index + 1}"><h2>${escapeHtml(heading)}</h2>`);
   const meta = [
     `analysis: ${analysis}`,
     `outcome: ${context.outcome}`,
@@ -126,7 +128,7 @@ export function reportHtml(items: Reportable | ReadonlyArray<Reportable>, option
   const date = options.date ?? new Date();
   let n = 0;
   const figureId = () => `rbp-report-fig-${++n}`;
-  const sections = list.map((item, i) => sectionHtml(item, i, options, figureId));
+  const sections = list.map((item, i) => sectionHtml(item, i, options, figureId, title));
   const analyses = [
     ...new Set(
       list
