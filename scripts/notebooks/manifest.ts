@@ -37,10 +37,11 @@ export const EXPECTATIONS: Record<string, Expectation> = {
     strings: ["Grid prediction of Miles_per_Gallon", "Impact on Fit and Impact on Prediction", "linear regression", "report written to notebooks/reports/01-quickstart.html"],
   },
   "02-psr-thresholds": {
-    about: "PSR across thresholds: relevance, weights, threshold 0 = regression, censored weights, censor type, operator, unit",
-    charts: 5,
-    tables: 3,
-    strings: ["yhat and fit across thresholds", /PSR at threshold 0: (\S+)\nlinear regression: +\1\n/, "weight of every day not kept", "similarity censor"],
+    about: "PSR across thresholds: relevance, weights, threshold 0 = regression, the explore slider, censored weights, censor type, operator, unit, a backtest against regression and the mean",
+    charts: 7,
+    tables: 7,
+    strings: ["yhat and fit across thresholds", "one panel per threshold", "weight of every day not kept", "similarity censor: yhat", "Out of sample:", "mean of the past"],
+    quotes: ["1,459", "292", "1.000497", "5.84", "1.75", "2.11", "5.6"],
   },
   "03-maxfit": {
     about: "how MaxFit picks: every candidate, the objectives, ties, the pick depending on theta",
