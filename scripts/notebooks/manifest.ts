@@ -45,10 +45,11 @@ export const EXPECTATIONS: Record<string, Expectation> = {
     quotes: ["0.3167", "0.3399", "0.07082", "0.04092", "0.017016", "0.014631", "3.2", "3.16", "9.88", "124 country-years"],
   },
   "04-grid": {
-    about: "a Grid from rows to forecast: spec, progress, headline, show(), observations, defaults, quota, report",
-    charts: 3,
-    tables: 2,
-    strings: ["Grid prediction of Miles_per_Gallon", "Impact on Fit and Impact on Prediction", "linear regression", "report written to notebooks/reports/04-grid.html"],
+    about: "a Grid from rows to forecast: spec, progress, headline, show(), observations, a backtest of 1980-1982 against regression and the mean, defaults, quota, report",
+    charts: 4,
+    tables: 7,
+    strings: ["Grid prediction of Miles_per_Gallon", "Impact on Fit and Impact on Prediction", "linear regression", "Out of sample: 85 cars of 1980-1982", "report written to notebooks/reports/04-grid.html"],
+    quotes: ["5.08", "4.38", "11", "0.549216"],
   },
   "05-grid-constraints": {
     about: "min_k, max_k, allowed_k, required_attributes, attribute_groups, attribute_combi, max_iter: combinations and forecasts",
