@@ -472,6 +472,18 @@ export function figureTitle(figure: Figure): string {
   return typeof t === "string" ? t : (t?.text ?? "figure");
 }
 
+/** Whether exploreFigure can draw this result: a PSR over several thresholds, with inclusion, relevance and the outcomes. */
+export function canExplore(result: Result, context: DisplayContext): boolean {
+  return (
+    analysisOf(result, context) === "psr" &&
+    calibrations(result) > 1 &&
+    calibrationThresholds(result, context) !== undefined &&
+    result.include !== undefined &&
+    result.relevance !== undefined &&
+    context.y?.length === observations(result)
+  );
+}
+
 /**
  * A PSR over several thresholds as one figure a reader moves with a slider, with no kernel running:
  * outcome against relevance (kept and dropped observations, the relevance cut), yhat and fit across
@@ -525,6 +537,7 @@ export function exploreFigure(result: Result, context: DisplayContext, options: 
       type,
       mode: "markers",
       name: s0.name[0],
+      uid: "kept",
       x: s0.x[0],
       y: s0.y[0],
       text: s0.text[0],
@@ -537,6 +550,7 @@ export function exploreFigure(result: Result, context: DisplayContext, options: 
       type,
       mode: "markers",
       name: s0.name[1],
+      uid: "dropped",
       x: s0.x[1],
       y: s0.y[1],
       text: s0.text[1],
@@ -549,6 +563,7 @@ export function exploreFigure(result: Result, context: DisplayContext, options: 
       type,
       mode: "markers",
       name: "weight",
+      uid: "weights",
       x: s0.x[2],
       y: s0.y[2],
       text: s0.text[2],
@@ -562,6 +577,7 @@ export function exploreFigure(result: Result, context: DisplayContext, options: 
       type: "scatter",
       mode: "lines+markers",
       name: "yhat",
+      uid: "yhat",
       x: [...th],
       y: [...result.yhat],
       xaxis: "x2",
@@ -574,6 +590,7 @@ export function exploreFigure(result: Result, context: DisplayContext, options: 
       type: "scatter",
       mode: "lines+markers",
       name: "fit",
+      uid: "fit",
       x: [...th],
       y: [...result.fit],
       xaxis: "x2",
@@ -586,6 +603,7 @@ export function exploreFigure(result: Result, context: DisplayContext, options: 
       type: "scatter",
       mode: "markers",
       name: "chosen threshold",
+      uid: "chosen",
       x: s0.x[3],
       y: s0.y[3],
       text: s0.text[3],

@@ -14,7 +14,7 @@ import type { Result } from "../api/result.js";
 import { analysisLabel } from "../engine/result.js";
 import { figureHtml, plotlyFileName, plotlyInlineScript, plotlyMinifiedSource, plotlyVersion } from "./bundle.js";
 import { analysisOf, type DisplayContext } from "./context.js";
-import { experimentFigure, resultFigures, type Figure, type FigureOptions } from "./figures.js";
+import { canExplore, experimentFigure, exploreFigure, resultFigures, type Figure, type FigureOptions } from "./figures.js";
 import { escapeHtml, formatCount, formatNumber } from "./format.js";
 import { analysisName, experimentLabels, experimentTable, observationTable, optionsTable, summaryTable, TABLE_CSS } from "./tables.js";
 
@@ -100,6 +100,8 @@ function sectionHtml(item: Reportable, index: number, options: ReportOptions, fi
     const result = first;
     parts.push(summaryTable(result, context, { style: false }).html);
     for (const f of resultFigures(result, context, options.figures)) parts.push(figure(f));
+    // A PSR over several thresholds: the slider figure, which moves in the saved file with no kernel.
+    if (canExplore(result, context)) parts.push(figure(exploreFigure(result, context, options.figures)));
     parts.push(observationTable(result, context, { style: false, maxRows }).html);
   } else {
     parts.push(experimentTable(results, context, { style: false }).html);

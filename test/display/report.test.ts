@@ -40,8 +40,8 @@ describe("reportHtml", () => {
     expect(html).toContain("Grid prediction of Points");
     expect(html).toContain("PSR prediction of Points");
     expect(html).toContain("Observations (N = 7)");
-    // Grid: impact, weights, outcome/relevance; PSR: thresholds, weights, outcome/relevance; experiment: one.
-    expect(html.match(/class="rbp-figure"/g)).toHaveLength(7);
+    // Grid: impact, weights, outcome/relevance; PSR: thresholds, weights, outcome/relevance, explore; experiment: one.
+    expect(html.match(/class="rbp-figure"/g)).toHaveLength(8);
     expect(html).toContain('data-rbp-figure="MaxFit: yhat and fit per theta row"');
     expect(html).toContain("<summary>base: yhat -19.0695</summary>");
     // Each figure's script draws without waiting (the page loads plotly.js first).
