@@ -24,11 +24,11 @@ export interface Expectation {
 
 export const EXPECTATIONS: Record<string, Expectation> = {
   "01-relevance-by-hand": {
-    about: "relevance by hand on 34 cars, checked against the helper: moments, Mahalanobis, similarity, informativeness, relevance, one PSR, fit, MaxFit, Grid",
-    charts: 3,
-    tables: 8,
+    about: "relevance by hand on 34 cars, checked against the helper: moments, Mahalanobis, similarity, informativeness, relevance, one PSR, fit, MaxFit, Grid, the cars of 1977 out of sample",
+    charts: 4,
+    tables: 9,
     strings: [/informativeness of θ +[\d.]+ +[\d.]+ +[\d.e-]+ +yes/, /forecast ŷ = Σ wᵢ yᵢ +[\d.]+ +[\d.]+ +[\d.e-]+ +yes/, /ŷ_grid +[\d.]+ +[\d.]+ +[\d.e-]+ +yes/, "by hand     relevance       0.25  20.2497\nrbp.maxfit  relevance       0.25  20.2497"],
-    quotes: ["34 cars", "17 of 34", "24 cells"],
+    quotes: ["34 cars", "17 of 34", "24 cells", "28 cars of 1977", "2.16", "2.07", "5.77"],
   },
   "02-psr-thresholds": {
     about: "PSR across thresholds: relevance, weights, threshold 0 = regression, the explore slider, censored weights, censor type, operator, unit, a backtest against regression and the mean",
