@@ -48,6 +48,17 @@ describe("reportHtml", () => {
     expect(html.indexOf("data-rbp-plotly")).toBeLessThan(html.indexOf('class="rbp-figure"'));
   });
 
+  it("one prediction: the H2 says what the section holds, not the H1 again; the Grid's n is explained", () => {
+    const one = reportHtml({ title: "Quickstart: Grid on the 7 x 5 example", result: quickstartGrid(), context: quickstartContext({ analysis: "grid" }) });
+    const headings = one.match(/<h[12]>[^<]*<\/h[12]>/g);
+    expect(headings).toEqual([
+      "<h1>Quickstart: Grid on the 7 x 5 example</h1>",
+      "<h2>Grid prediction of Points: options, summary, charts and observations</h2>",
+    ]);
+    expect(one).toContain("<td>all 7</td>");
+    expect(one).toContain("n: observations kept. A Grid composite keeps all of them");
+  });
+
   it("refuses an empty list", () => {
     expect(() => reportHtml([])).toThrow(/nothing to report/);
   });
