@@ -22,11 +22,16 @@
  *    binary of the npm package `deno`, which scripts/install-deno.sh puts in .tools/deno) into the same JUPYTER_PATH
  *    (`.jupyter/kernels/rbp-deno`; `deno jupyter --install` ignores JUPYTER_PATH and writes into
  *    the user's folder), and `executeNotebook(name, source, "deno")` runs a walkthrough under it
- *    into `test-output/notebooks/deno/`, with nbconvert's ExecutePreprocessor extended to read each
- *    cell a little past its idle status (`late_outputs.py`: Deno 2.9 can publish idle before a
- *    cell's last messages); `checkExecuted` then fails any rbp-notebook output that came late.
+ *    into `test-output/notebooks/deno/` with plain `jupyter nbconvert --execute`, as a Deno user's
+ *    front end would: every table and chart must arrive before the cell's idle status.
+ * 7. Exercises: each walkthrough's cells tagged `exercise` are followed by a cell tagged `check`
+ *    that shows a verdict (`rbp.checkAnswer`). The committed notebook has the exercises blank:
+ *    every verdict must say "not yet" and the notebook run to its end. `variant: "solved"` executes
+ *    it with the solutions of notebooks/solutions/<name>.json substituted (a copy written beside
+ *    the notebook, `<name>.solved.ipynb`, so that it runs in the same folder): every verdict must
+ *    say "right" (`checkExercises`).
  *
- * 7. The rbp kernel: `installRbpKernelspec()` writes `rbp kernel install --kind rbp` into the same
+ * 8. The rbp kernel: `installRbpKernelspec()` writes `rbp kernel install --kind rbp` into the same
  *    JUPYTER_PATH (`.jupyter/kernels/rbp`), and `executeNotebook(name, source, "rbp")` runs a
  *    walkthrough under it into `test-output/notebooks/rbp/`, with the same checks as under tslab.
  *
@@ -65,6 +70,10 @@ export const RBP_KERNEL_NAME = "rbp";
 export const RBP_OUT_DIR = join(OUT_DIR, "rbp");
 /** The kernels a walkthrough runs under: tslab (the notebooks' own kernelspec), Deno's, and the rbp kernel. */
 export type NotebookKernel = "tslab" | "deno" | "rbp";
+/** A walkthrough as committed (its exercises blank) or with the solutions substituted. */
+export type Variant = "blank" | "solved";
+/** The solutions of the exercises, one JSON file per walkthrough: exercise cell id to source. */
+export const SOLUTIONS_DIR = join(NOTEBOOK_DIR, "solutions");
 /** Seconds one cell may run (nbconvert's ExecutePreprocessor.timeout). */
 export const CELL_TIMEOUT_S = 300;
 export const PLOTLY_MIME = "application/vnd.plotly.v1+json";
@@ -249,12 +258,48 @@ function runCommand(cmd: string, args: string[], options: { cwd?: string; env?: 
   });
 }
 
-function outDir(kernel: NotebookKernel): string {
-  return kernel === "deno" ? DENO_OUT_DIR : kernel === "rbp" ? RBP_OUT_DIR : OUT_DIR;
+function outDir(kernel: NotebookKernel, variant: Variant = "blank"): string {
+  const dir = kernel === "deno" ? DENO_OUT_DIR : kernel === "rbp" ? RBP_OUT_DIR : OUT_DIR;
+  return variant === "solved" ? join(dir, "solved") : dir;
 }
 
-export function executedPath(name: string, kernel: NotebookKernel = "tslab"): string {
-  return join(outDir(kernel), `${name}.ipynb`);
+export function executedPath(name: string, kernel: NotebookKernel = "tslab", variant: Variant = "blank"): string {
+  return join(outDir(kernel, variant), `${name}.ipynb`);
+}
+
+/** The solutions of a walkthrough's exercises (cell id to source); undefined when it has no file. */
+export function solutionsOf(name: string): Record<string, string> | undefined {
+  const path = join(SOLUTIONS_DIR, `${name}.json`);
+  if (!existsSync(path)) return undefined;
+  return JSON.parse(readFileSync(path, "utf8")) as Record<string, string>;
+}
+
+export function tagsOf(cell: { metadata?: Record<string, unknown> }): string[] {
+  const tags = cell.metadata?.tags;
+  return Array.isArray(tags) ? tags.filter((t): t is string => typeof t === "string") : [];
+}
+
+/**
+ * The notebook with every exercise cell's source replaced by its solution. Throws when an exercise
+ * has no solution or a solution names no exercise cell.
+ */
+export function solvedNotebook(nb: Notebook, solutions: Record<string, string>): Notebook {
+  const exercises = nb.cells.filter((c) => tagsOf(c).includes("exercise"));
+  const missing = exercises.filter((c) => c.id === undefined || solutions[c.id] === undefined).map((c) => c.id ?? "(no id)");
+  const unknown = Object.keys(solutions).filter((id) => !exercises.some((c) => c.id === id));
+  if (missing.length > 0 || unknown.length > 0) {
+    throw new Error(`solutions do not match the exercises: ${[...missing.map((id) => `no solution for ${id}`), ...unknown.map((id) => `${id} is no exercise cell`)].join("; ")}`);
+  }
+  return { ...nb, cells: nb.cells.map((c) => (c.id !== undefined && solutions[c.id] !== undefined ? { ...c, source: solutions[c.id] } : c)) };
+}
+
+/** Writes notebooks/<name>.solved.ipynb (beside the notebook, so that it runs in the same folder); returns its path. */
+export function writeSolved(name: string): string {
+  const solutions = solutionsOf(name);
+  if (solutions === undefined) throw new Error(`no solutions for ${name}: notebooks/solutions/${name}.json`);
+  const path = join(NOTEBOOK_DIR, `${name}.solved.ipynb`);
+  writeFileSync(path, JSON.stringify(solvedNotebook(readNotebook(join(NOTEBOOK_DIR, `${name}.ipynb`)), solutions), null, 1) + "\n");
+  return path;
 }
 
 /**
@@ -264,43 +309,31 @@ export function executedPath(name: string, kernel: NotebookKernel = "tslab"): st
  * test-output/notebooks/rbp/<name>.ipynb (under the rbp kernel). The
  * kernel runs in the source notebook's folder.
  */
-export async function executeNotebook(name: string, source = join(NOTEBOOK_DIR, `${name}.ipynb`), kernel: NotebookKernel = "tslab"): Promise<Run> {
-  const dir = outDir(kernel);
+export async function executeNotebook(name: string, source?: string, kernel: NotebookKernel = "tslab", variant: Variant = "blank"): Promise<Run> {
+  const dir = outDir(kernel, variant);
   mkdirSync(dir, { recursive: true });
-  rmSync(executedPath(name, kernel), { force: true });
+  rmSync(executedPath(name, kernel, variant), { force: true });
   const timeout = process.env.RBP_NOTEBOOK_CELL_TIMEOUT ?? CELL_TIMEOUT_S;
-  const env = notebookEnv();
-  const execute =
-    kernel === "deno"
-      ? (() => {
-          env.PYTHONPATH = [join(ROOT, "scripts", "notebooks"), ...(env.PYTHONPATH ? [env.PYTHONPATH] : [])].join(delimiter);
-          const p = "LateOutputsPreprocessor";
-          return [
-            `--NotebookExporter.preprocessors=["late_outputs.${p}"]`,
-            `--${p}.enabled=True`,
-            `--${p}.kernel_name=${DENO_KERNEL_NAME}`,
-            `--${p}.allow_errors=True`,
-            `--${p}.timeout=${timeout}`,
-            `--${p}.startup_timeout=120`,
-          ];
-        })()
-      : [
-          "--execute",
-          "--allow-errors",
-          `--ExecutePreprocessor.timeout=${timeout}`,
-          `--ExecutePreprocessor.startup_timeout=120`,
-          ...(kernel === "rbp" ? [`--ExecutePreprocessor.kernel_name=${RBP_KERNEL_NAME}`] : []),
-        ];
-  return runCommand("jupyter", ["nbconvert", "--to", "notebook", ...execute, "--output-dir", dir, "--output", name, source], { env, timeoutMs: 15 * 60_000 });
+  const solved = source === undefined && variant === "solved" ? writeSolved(name) : undefined;
+  const input = source ?? solved ?? join(NOTEBOOK_DIR, `${name}.ipynb`);
+  // Plain nbconvert under every kernel: what a user's front end receives is what is checked.
+  const execute = ["--execute", "--allow-errors", `--ExecutePreprocessor.timeout=${timeout}`, `--ExecutePreprocessor.startup_timeout=120`];
+  if (kernel === "deno") execute.push(`--ExecutePreprocessor.kernel_name=${DENO_KERNEL_NAME}`);
+  if (kernel === "rbp") execute.push(`--ExecutePreprocessor.kernel_name=${RBP_KERNEL_NAME}`);
+  try {
+    return await runCommand("jupyter", ["nbconvert", "--to", "notebook", ...execute, "--output-dir", dir, "--output", name, input], { env: notebookEnv(), timeoutMs: 15 * 60_000 });
+  } finally {
+    if (solved !== undefined) rmSync(solved, { force: true });
+  }
 }
 
 /** `jupyter nbconvert --to html` of the executed notebook; returns the HTML path. */
-export async function exportHtml(name: string, kernel: NotebookKernel = "tslab"): Promise<{ run: Run; path: string }> {
-  const htmlDir = join(outDir(kernel), "html");
+export async function exportHtml(name: string, kernel: NotebookKernel = "tslab", variant: Variant = "blank"): Promise<{ run: Run; path: string }> {
+  const htmlDir = join(outDir(kernel, variant), "html");
   mkdirSync(htmlDir, { recursive: true });
   const path = join(htmlDir, `${name}.html`);
   rmSync(path, { force: true });
-  const run = await runCommand("jupyter", ["nbconvert", "--to", "html", "--output-dir", htmlDir, "--output", name, executedPath(name, kernel)], {
+  const run = await runCommand("jupyter", ["nbconvert", "--to", "html", "--output-dir", htmlDir, "--output", name, executedPath(name, kernel, variant)], {
     env: notebookEnv(),
     timeoutMs: 5 * 60_000,
   });
@@ -380,8 +413,8 @@ export interface CheckReport {
   tables: number;
   /** Outputs of type error. */
   errors: number;
-  /** Outputs that came after their cell's idle status and are not rbp-notebook's (Deno's own stream and cell results; see late_outputs.py). */
-  late: number;
+  /** The verdicts the cells tagged `check` showed: "right" and "not yet". */
+  verdicts: { right: number; notYet: number };
 }
 
 function cellLabel(cell: Cell, index: number): string {
@@ -398,20 +431,12 @@ export function checkExecuted(nb: Notebook, e: Expectation): CheckReport {
   let tables = 0;
   let errors = 0;
   let codeCells = 0;
-  let late = 0;
+  const verdicts = { right: 0, notYet: 0 };
   const texts: string[] = [];
   const allowed = (e.stderr ?? []).map((s) => (typeof s === "string" ? new RegExp(s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")) : s));
   nb.cells.forEach((cell, i) => {
     if (cell.cell_type !== "code") return;
     codeCells++;
-    const lateOutputs = new Set(((cell.metadata?.rbp as { late_outputs?: number[] } | undefined)?.late_outputs ?? []) as number[]);
-    (cell.outputs ?? []).forEach((out, k) => {
-      if (!lateOutputs.has(k)) return;
-      const html = JSON.stringify(out.data?.["text/html"] ?? "");
-      if (out.output_type === "display_data" || out.data?.[PLOTLY_MIME] !== undefined || /rbp-/.test(html)) {
-        problems.push(`${cellLabel(cell, i)}: an rbp-notebook output (${out.output_type}) came after the cell's idle status, where a front end drops it`);
-      } else late++;
-    });
     let previous: Output | undefined;
     for (const out of cell.outputs ?? []) {
       // Consecutive writes to one stream are one text, as a front end shows them (Deno sends each console.log apart).
@@ -437,6 +462,10 @@ export function checkExecuted(nb: Notebook, e: Expectation): CheckReport {
         // A failed call shows its error box once (tslab's stderr echo is dropped): that box is the failure.
         if (/class="rbp-error"/.test(html)) problems.push(`${cellLabel(cell, i)} shows an error box: ${joinText(data["text/plain"] as string | string[] | undefined).split("\n")[0].slice(0, 300)}`);
         figures += (html.match(/<div class="rbp-figure"/g) ?? []).length;
+        if (tagsOf(cell).includes("check")) {
+          verdicts.right += (html.match(/data-rbp-check="right"/g) ?? []).length;
+          verdicts.notYet += (html.match(/data-rbp-check="not-yet"/g) ?? []).length;
+        }
         // The inlined plotly.js is megabytes of code that says nothing about the notebook.
         if (data[PLOTLY_MIME] === undefined) texts.push(html);
         texts.push(joinText(data["text/plain"] as string | string[] | undefined));
@@ -450,7 +479,38 @@ export function checkExecuted(nb: Notebook, e: Expectation): CheckReport {
     const found = typeof s === "string" ? all.includes(s) : s.test(all);
     if (!found) problems.push(`expected the outputs to contain ${typeof s === "string" ? JSON.stringify(s) : String(s)}`);
   }
-  return { problems, codeCells, mimeCounts, charts, figures, tables, errors, late };
+  const prose = nb.cells.filter((c) => c.cell_type === "markdown").map((c) => joinText(c.source)).join("\n");
+  for (const q of e.quotes ?? []) {
+    if (!prose.includes(q)) problems.push(`the manifest lists the quote ${JSON.stringify(q)}, which no markdown cell has`);
+    else if (!all.includes(q)) problems.push(`the prose quotes ${JSON.stringify(q)}, which no output shows`);
+  }
+  return { problems, codeCells, mimeCounts, charts, figures, tables, errors, verdicts };
+}
+
+/**
+ * The exercises of an executed walkthrough: at least `minimum` cells tagged `exercise`, each
+ * followed by a cell tagged `check` (before the next exercise) that showed verdicts; as committed
+ * (`blank`) every verdict says "not yet", with the solutions (`solved`) every verdict says "right".
+ */
+export function checkExercises(nb: Notebook, variant: Variant, minimum = 2): string[] {
+  const problems: string[] = [];
+  const exercises = nb.cells.flatMap((c, i) => (tagsOf(c).includes("exercise") ? [i] : []));
+  if (exercises.length < minimum) problems.push(`expected at least ${minimum} cells tagged exercise, found ${exercises.length}`);
+  exercises.forEach((at, k) => {
+    const end = k + 1 < exercises.length ? exercises[k + 1] : nb.cells.length;
+    const checks = nb.cells.slice(at + 1, end).filter((c) => tagsOf(c).includes("check"));
+    if (checks.length === 0) problems.push(`${cellLabel(nb.cells[at], at)} (exercise) has no cell tagged check after it`);
+    for (const c of checks) {
+      const html = (c.outputs ?? []).map((o) => (typeof o.data?.["text/html"] === "string" ? o.data["text/html"] : joinText(o.data?.["text/html"] as string[] | undefined))).join("");
+      const right = (html.match(/data-rbp-check="right"/g) ?? []).length;
+      const notYet = (html.match(/data-rbp-check="not-yet"/g) ?? []).length;
+      const label = cellLabel(c, nb.cells.indexOf(c));
+      if (right + notYet === 0) problems.push(`${label} (check) showed no verdict`);
+      else if (variant === "blank" && right > 0) problems.push(`${label} (check) says "right" to a blank exercise`);
+      else if (variant === "solved" && notYet > 0) problems.push(`${label} (check) says "not yet" to the solution: ${html.replace(/<[^>]+>/g, "").slice(0, 300)}`);
+    }
+  });
+  return problems;
 }
 
 /** Checks a source notebook: nbformat 4.5 with cell ids, the rbp-tslab kernel, no outputs. */

@@ -1,13 +1,15 @@
 /**
  * Runs the walkthrough notebooks as CI does, outside vitest:
  *
- *   npx tsx scripts/notebooks/run.ts [NAME ...] [--kernel tslab|deno|rbp] [--no-browser] [--concurrency N] [--verbose]
+ *   npx tsx scripts/notebooks/run.ts [NAME ...] [--kernel tslab|deno|rbp] [--solved] [--no-browser] [--concurrency N] [--verbose]
  *   npx tsx scripts/notebooks/run.ts --link     (only make "rbp-notebook" importable in notebooks/)
  *
  * (`npm run test:notebooks` runs the same steps as the vitest suite test/notebooks.) Builds
  * nothing: run `npm run build` first. Writes executed notebooks to test-output/notebooks/, their
  * HTML to test-output/notebooks/html/, screenshots to test-output/screenshots/notebooks/ and a
- * summary to test-output/notebooks/summary.json. Exit code 0 when every notebook passed, 1 when
+ * summary to test-output/notebooks/summary.json. As committed, every exercise is blank and every
+ * check must say "not yet"; `--solved` runs the notebooks with notebooks/solutions/ substituted
+ * (into test-output/notebooks/solved/), where every check must say "right". Exit code 0 when every notebook passed, 1 when
  * one failed, 2 when jupyter or Chromium is missing.
  */
 import { writeFileSync } from "node:fs";
@@ -15,6 +17,7 @@ import { join } from "node:path";
 import {
   browserCheck,
   checkExecuted,
+  checkExercises,
   defaultConcurrency,
   executedPath,
   executeNotebook,
@@ -24,6 +27,7 @@ import {
   installDenoKernelspec,
   installKernelspec,
   type NotebookKernel,
+  type Variant,
   linkPackage,
   notebookNames,
   openBrowser,
@@ -51,12 +55,14 @@ async function main(argv: string[]): Promise<number> {
   let concurrency = defaultConcurrency();
   let verbose = false;
   let kernelName: NotebookKernel = "tslab";
+  let variant: Variant = "blank";
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--link") {
       console.log(`package: ${linkPackage()}`);
       return 0;
     } else if (a === "--no-browser") browserWanted = false;
+    else if (a === "--solved") variant = "solved";
     else if (a === "--kernel") {
       const k = argv[++i];
       if (k !== "tslab" && k !== "deno" && k !== "rbp") {
@@ -97,7 +103,7 @@ async function main(argv: string[]): Promise<number> {
       concurrency,
       chosen.map((name) => async (): Promise<Outcome> => {
         const e = expectationOf(name);
-        const run = await executeNotebook(name, undefined, kernelName);
+        const run = await executeNotebook(name, undefined, kernelName, variant);
         const outcome: Outcome = { name, ok: false, problems: [], executeMs: run.ms };
         if (run.code !== 0) {
           outcome.problems.push(`nbconvert --execute exited ${run.code}: ${run.stderr.trim().split("\n").slice(-12).join("\n")}`);
@@ -105,18 +111,19 @@ async function main(argv: string[]): Promise<number> {
           for (const p of outcome.problems) console.log(`     ${p}`);
           return outcome;
         }
-        const check = checkExecuted(readNotebook(executedPath(name, kernelName)), e);
-        outcome.problems.push(...check.problems);
+        const executed = readNotebook(executedPath(name, kernelName, variant));
+        const check = checkExecuted(executed, e);
+        outcome.problems.push(...check.problems, ...checkExercises(executed, variant));
         outcome.charts = check.charts;
         outcome.tables = check.tables;
         if (verbose) console.log(`${name}: ${JSON.stringify(check.mimeCounts)}`);
-        const html = await exportHtml(name, kernelName);
+        const html = await exportHtml(name, kernelName, variant);
         outcome.htmlMs = html.run.ms;
         if (html.run.code !== 0) outcome.problems.push(`nbconvert --to html exited ${html.run.code}: ${html.run.stderr.trim().split("\n").slice(-5).join("\n")}`);
         else if (browserReady !== undefined) {
           const job = browserQueue.then(async () => {
             await browserReady;
-            return browserCheck(browser!, html.path, kernelName === "tslab" ? name : `${kernelName}-${name}`, check.figures);
+            return browserCheck(browser!, html.path, `${kernelName === "tslab" ? "" : `${kernelName}-`}${variant === "solved" ? "solved-" : ""}${name}`, check.figures);
           });
           browserQueue = job.catch(() => undefined);
           const b = await job;
@@ -126,7 +133,7 @@ async function main(argv: string[]): Promise<number> {
           if (verbose && b.blocked.length > 0) console.log(`${name}: blocked ${b.blocked.join(", ")}`);
         }
         outcome.ok = outcome.problems.length === 0;
-        const line = `${outcome.ok ? "ok  " : "FAIL"} ${name}  execute ${(run.ms / 1000).toFixed(1)} s, ${check.charts} charts, ${check.tables} tables${check.late > 0 ? `, ${check.late} late outputs of the kernel's own` : ""}${outcome.browserMs !== undefined ? `, browser ${(outcome.browserMs / 1000).toFixed(1)} s` : ""}`;
+        const line = `${outcome.ok ? "ok  " : "FAIL"} ${name}  execute ${(run.ms / 1000).toFixed(1)} s, ${check.charts} charts, ${check.tables} tables, checks ${check.verdicts.right} right / ${check.verdicts.notYet} not yet${outcome.browserMs !== undefined ? `, browser ${(outcome.browserMs / 1000).toFixed(1)} s` : ""}`;
         console.log(line);
         for (const p of outcome.problems) console.log(`     ${p}`);
         return outcome;
@@ -135,7 +142,7 @@ async function main(argv: string[]): Promise<number> {
   );
   await browser?.close();
   const ms = Date.now() - started;
-  writeFileSync(join(OUT_DIR, kernelName === "tslab" ? "summary.json" : `summary-${kernelName}.json`), JSON.stringify({ ms, concurrency, kernel: kernelName, outcomes }, null, 2) + "\n");
+  writeFileSync(join(OUT_DIR, `summary${kernelName === "tslab" ? "" : `-${kernelName}`}${variant === "solved" ? "-solved" : ""}.json`), JSON.stringify({ ms, concurrency, kernel: kernelName, variant, outcomes }, null, 2) + "\n");
   const failed = outcomes.filter((o) => !o.ok);
   console.log(`notebooks: ${outcomes.length - failed.length} passed, ${failed.length} failed in ${(ms / 1000).toFixed(1)} s (${concurrency} at a time)`);
   return failed.length === 0 ? 0 : 1;

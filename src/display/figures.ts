@@ -7,7 +7,9 @@
  *   Grid, which has no single inclusion);
  * - `impactFigure`: a Grid's Impact on Fit and Impact on Prediction by attribute name;
  * - `thresholdFigure`: yhat and fit across thresholds (PSR);
- * - `experimentFigure`: yhat and fit per theta row of an experiment.
+ * - `experimentFigure`: yhat and fit per theta row of an experiment;
+ * - `exploreFigure`: a PSR over several thresholds with a slider (kept observations, weights, yhat
+ *   and fit move together, no kernel needed).
  *
  * Above `webglThreshold` points (default 2,000) the point charts use WebGL traces (`scattergl`),
  * which draw on a canvas: SVG with thousands of nodes is slow in a notebook.
@@ -24,7 +26,7 @@ import {
   rowLabelsOf,
   type DisplayContext,
 } from "./context.js";
-import { formatNumber } from "./format.js";
+import { formatCount, formatNumber } from "./format.js";
 import { analysisName, experimentLabels } from "./tables.js";
 
 export type Trace = { type: string } & Record<string, unknown>;
@@ -95,11 +97,32 @@ function suffix(label: string): string {
   return label ? ` (${label})` : "";
 }
 
-/** Observation axis: labels as categories when few and unique, else positions (labels on hover). */
+/** Row labels that are all dates (2015-12-31, optionally with a time): the axis is then a date axis. */
+export function areDates(labels: ReadonlyArray<string>): boolean {
+  return labels.length > 0 && labels.every((l) => /^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?Z?)?$/.test(l) && !Number.isNaN(Date.parse(l)));
+}
+
+/** Observation axis: dates on a date axis; labels as categories when few and unique; else positions (labels on hover). */
 function observationAxis(labels: string[], webgl: boolean): { x: (string | number)[]; title: string; type: string } {
   const N = labels.length;
+  if (areDates(labels)) return { x: labels, title: "date", type: "date" };
   if (!webgl && N <= 100 && new Set(labels).size === N) return { x: labels, title: "observation", type: "category" };
   return { x: labels.map((_, i) => i), title: "observation (position)", type: "linear" };
+}
+
+/** The relevance cut of calibration t, when the censor cut on relevance (a vertical line on a relevance axis). */
+function relevanceCut(result: Result, t: number): number | undefined {
+  const censor =
+    result.censor_type !== undefined ? (result.censor_type.length === calibrations(result) ? result.censor_type[t] : result.censor_type[0]) : undefined;
+  const cut = result.r_star?.[t];
+  if (censor !== "relevance" || cut === null || cut === undefined || result.include === undefined) return undefined;
+  // Threshold 0 keeps everyone: a cut at the smallest relevance says nothing.
+  if (result.include.every((row) => row[t] === 1)) return undefined;
+  return cut;
+}
+
+function cutShape(cut: number, xref = "x", yref = "paper"): Record<string, unknown> {
+  return { type: "line", xref, x0: cut, x1: cut, yref, y0: 0, y1: 1, line: { color: "#d62728", width: 1.5, dash: "dot" } };
 }
 
 /** The weight of every observation, one series per calibration (all when up to 6, else the chosen one). */
@@ -116,6 +139,11 @@ export function weightsFigure(result: Result, context: DisplayContext, options: 
         ? [...Array(T).keys()]
         : [defaultCalibration(result)];
   const ax = observationAxis(labels, webgl);
+  // Several calibrations: one panel each (small multiples sharing the observation axis), never overplotted.
+  const panels = shown.length;
+  const gap = 0.04;
+  const span = (1 - gap * (panels - 1)) / panels;
+  const yName = (s: number) => (s === 0 ? "y" : `y${s + 1}`);
   const data: Trace[] = shown.map((t, s) => {
     const label = calibrationLabel(result, context, t);
     const common = {
@@ -123,22 +151,52 @@ export function weightsFigure(result: Result, context: DisplayContext, options: 
       y: column(result.weights, t),
       name: label || "weight",
       text: labels,
+      xaxis: "x",
+      yaxis: yName(s),
       hovertemplate: `%{text}<br>weight %{y:.4g}${label ? `<br>${label}` : ""}<extra></extra>`,
     };
     const color = COLORS.series[s % COLORS.series.length];
     // Bars read best for a few hundred observations; beyond, markers (WebGL above the threshold).
     return N <= 500
       ? { type: "bar", ...common, textposition: "none", marker: { color } }
-      : { type, mode: "markers", ...common, marker: { color, size: 4, opacity: 0.8 } };
+      : { type, mode: "markers", ...common, marker: { color, size: 3, opacity: 0.8 } };
   });
+  const axes: Record<string, unknown> = {};
+  const annotations: unknown[] = [];
+  shown.forEach((t, s) => {
+    // Panel 0 at the top.
+    const top = 1 - s * (span + gap);
+    const domain = [Math.max(0, top - span), top];
+    axes[s === 0 ? "yaxis" : `yaxis${s + 1}`] = axis(panels > 1 ? "" : "weight", { zeroline: true, exponentformat: "power", domain, anchor: "x" });
+    if (panels > 1) {
+      annotations.push({
+        xref: "paper",
+        x: 0,
+        xanchor: "left",
+        yref: "paper",
+        y: top,
+        yanchor: "top",
+        text: `weights, ${calibrationLabel(result, context, t) || "calibration " + (t + 1)}`,
+        showarrow: false,
+        font: { size: 11, color: "#444" },
+        bgcolor: "rgba(255,255,255,0.8)",
+      });
+    }
+  });
+  const height = options.height ?? (panels > 1 ? 110 + 130 * panels : 420);
   return {
     data,
-    layout: layout(`${analysisName(result, context)}: weight of each observation`, options, {
-      barmode: "group",
-      showlegend: shown.length > 1,
-      xaxis: axis(ax.title, { type: ax.type }),
-      yaxis: axis("weight", { zeroline: true, exponentformat: "power" }),
-    }),
+    layout: layout(
+      `${analysisName(result, context)}: weight of each observation${panels > 1 ? ", one panel per threshold" : ""}`,
+      { ...options, height },
+      {
+        barmode: "group",
+        showlegend: false,
+        xaxis: axis(ax.title, { type: ax.type, anchor: panels > 1 ? yName(panels - 1) : "y" }),
+        ...axes,
+        annotations,
+      },
+    ),
     config: { ...FIGURE_CONFIG },
   };
 }
@@ -197,6 +255,21 @@ export function outcomeVsRelevanceFigure(result: Result, context: DisplayContext
   const yhat = result.yhat[t];
   const shapes: unknown[] = [];
   const annotations: unknown[] = [];
+  const cut = relevanceCut(result, t);
+  if (cut !== undefined) {
+    shapes.push(cutShape(cut));
+    annotations.push({
+      xref: "x",
+      x: cut,
+      xanchor: "left",
+      yref: "paper",
+      y: 1,
+      yanchor: "bottom",
+      text: `cut ${formatNumber(cut, 4)}`,
+      showarrow: false,
+      font: { size: 11, color: "#d62728" },
+    });
+  }
   if (yhat !== null) {
     shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, yref: "y", y0: yhat, y1: yhat, line: { color: "#444", width: 1, dash: "dash" } });
     annotations.push({
@@ -337,8 +410,9 @@ export function experimentFigure(results: ReadonlyArray<Result>, context: Displa
     return c ? `${labels[j]} (${c})` : labels[j];
   });
   const type = pointType(M, options);
+  const ordered = areDates(labels);
   const yhatTrace: Trace =
-    M <= 60
+    M <= 60 || !ordered
       ? { type: "bar", name: "yhat", x, y: yhat, text, textposition: "none", yaxis: "y", marker: { color: COLORS.yhat, opacity: 0.85 } }
       : { type, mode: "lines+markers", name: "yhat", x, y: yhat, text, yaxis: "y", line: { color: COLORS.yhat }, marker: { size: 4 } };
   yhatTrace.hovertemplate = "%{text}<br>yhat %{y:.4g}<extra></extra>";
@@ -347,7 +421,8 @@ export function experimentFigure(results: ReadonlyArray<Result>, context: Displa
       yhatTrace,
       {
         type,
-        mode: M <= 60 ? "markers+lines" : "lines",
+        // A line joins rows only when they follow one another (dates); unrelated rows get markers.
+        mode: ordered ? (M <= 60 ? "markers+lines" : "lines") : "markers",
         name: "fit",
         x,
         y: fit,
@@ -359,7 +434,7 @@ export function experimentFigure(results: ReadonlyArray<Result>, context: Displa
       },
     ],
     layout: layout(`${analysisName(results[0], context)}: yhat and fit per theta row`, options, {
-      xaxis: axis(unique ? "theta" : "theta (position)", unique ? { type: "category" } : {}),
+      xaxis: axis(ordered ? "date" : unique ? "theta" : "theta (position)", ordered ? { type: "date" } : unique ? { type: "category" } : {}),
       yaxis: axis(`yhat (${context.outcome})`, { title: { text: `yhat (${context.outcome})`, font: { color: COLORS.yhat } } }),
       yaxis2: axis("fit", { overlaying: "y", side: "right", showgrid: false, rangemode: "tozero", title: { text: "fit", font: { color: COLORS.fit } } }),
       margin: { l: 70, r: 70, t: 60, b: 60 },
@@ -395,4 +470,193 @@ export function traceTypes(figure: Figure): string[] {
 export function figureTitle(figure: Figure): string {
   const t = figure.layout.title as { text?: string } | string | undefined;
   return typeof t === "string" ? t : (t?.text ?? "figure");
+}
+
+/** Whether exploreFigure can draw this result: a PSR over several thresholds, with inclusion, relevance and the outcomes. */
+export function canExplore(result: Result, context: DisplayContext): boolean {
+  return (
+    analysisOf(result, context) === "psr" &&
+    calibrations(result) > 1 &&
+    calibrationThresholds(result, context) !== undefined &&
+    result.include !== undefined &&
+    result.relevance !== undefined &&
+    context.y?.length === observations(result)
+  );
+}
+
+/**
+ * A PSR over several thresholds as one figure a reader moves with a slider, with no kernel running:
+ * outcome against relevance (kept and dropped observations, the relevance cut), yhat and fit across
+ * the thresholds (the chosen one marked), and the weight of each observation (dates on the axis
+ * when the labels are dates). Every threshold's traces are precomputed into the slider's steps
+ * (plotly `update`), so a saved notebook, an HTML export and a report move it just the same.
+ */
+export function exploreFigure(result: Result, context: DisplayContext, options: FigureOptions = {}): Figure {
+  const N = observations(result);
+  const T = calibrations(result);
+  const th = calibrationThresholds(result, context);
+  const y = context.y;
+  if (analysisOf(result, context) === "grid") throw new Error("exploreFigure: a Grid has one composite, not one calibration per threshold; use a PSR");
+  if (T < 2 || th === undefined) throw new Error(`exploreFigure: needs a PSR over several thresholds (this result has ${T} calibration${T === 1 ? "" : "s"})`);
+  if (result.include === undefined || result.relevance === undefined) throw new Error("exploreFigure: the result has no inclusion or no relevance");
+  if (y === undefined || y.length !== N) throw new Error(`exploreFigure: needs the ${N} outcomes sent (context.y)`);
+  const include = result.include;
+  const relevance = result.relevance;
+  const labels = rowLabelsOf(result, context);
+  const type = pointType(N, options);
+  const webgl = type === "scattergl";
+  const ax = observationAxis(labels, webgl);
+  const outcome = escapeTemplate(context.outcome);
+  const idx = [...Array(N).keys()];
+  const start = options.calibration ?? defaultCalibration(result);
+  const size = webgl ? 4 : 7;
+
+  /** The data of the traces that move (0 kept, 1 dropped, 2 weights, 5 the chosen threshold), at calibration t. */
+  const at = (t: number) => {
+    const kept = idx.filter((i) => include[i][t] === 1);
+    const dropped = idx.filter((i) => include[i][t] !== 1);
+    return {
+      kept,
+      dropped,
+      x: [kept.map((i) => relevance[i]), dropped.map((i) => relevance[i]), ax.x, [th[t]]],
+      y: [kept.map((i) => y[i]), dropped.map((i) => y[i]), column(result.weights, t), [result.yhat[t]]],
+      text: [kept.map((i) => labels[i]), dropped.map((i) => labels[i]), labels, [calibrationLabel(result, context, t)]],
+      color: idx.map((i) => (include[i][t] === 1 ? COLORS.included : COLORS.excluded)),
+      name: [`kept (${kept.length})`, `dropped (${dropped.length})`],
+    };
+  };
+  const title = (t: number) =>
+    `${analysisName(result, context)} at ${calibrationLabel(result, context, t)}: n = ${formatCount(result.n?.[t] ?? at(t).kept.length)} kept of ${formatCount(N)}, yhat ${formatNumber(result.yhat[t], 4)}, fit ${formatNumber(result.fit[t], 4)}`;
+  const shapesAt = (t: number): unknown[] => {
+    const cut = relevanceCut(result, t);
+    return cut !== undefined ? [cutShape(cut, "x", "y domain")] : [];
+  };
+  const s0 = at(start);
+  const data: Trace[] = [
+    {
+      type,
+      mode: "markers",
+      name: s0.name[0],
+      uid: "kept",
+      x: s0.x[0],
+      y: s0.y[0],
+      text: s0.text[0],
+      xaxis: "x",
+      yaxis: "y",
+      marker: { color: COLORS.included, size },
+      hovertemplate: `%{text}<br>relevance %{x:.4g}<br>${outcome} %{y:.4g}<extra>kept</extra>`,
+    },
+    {
+      type,
+      mode: "markers",
+      name: s0.name[1],
+      uid: "dropped",
+      x: s0.x[1],
+      y: s0.y[1],
+      text: s0.text[1],
+      xaxis: "x",
+      yaxis: "y",
+      marker: { color: COLORS.excluded, size },
+      hovertemplate: `%{text}<br>relevance %{x:.4g}<br>${outcome} %{y:.4g}<extra>dropped</extra>`,
+    },
+    {
+      type,
+      mode: "markers",
+      name: "weight",
+      uid: "weights",
+      x: s0.x[2],
+      y: s0.y[2],
+      text: s0.text[2],
+      xaxis: "x3",
+      yaxis: "y3",
+      showlegend: false,
+      marker: { color: s0.color, size: webgl ? 3 : 5 },
+      hovertemplate: "%{text}<br>weight %{y:.4g}<extra></extra>",
+    },
+    {
+      type: "scatter",
+      mode: "lines+markers",
+      name: "yhat",
+      uid: "yhat",
+      x: [...th],
+      y: [...result.yhat],
+      xaxis: "x2",
+      yaxis: "y2",
+      line: { color: COLORS.yhat },
+      marker: { size: 6 },
+      hovertemplate: "threshold %{x}<br>yhat %{y:.4g}<extra></extra>",
+    },
+    {
+      type: "scatter",
+      mode: "lines+markers",
+      name: "fit",
+      uid: "fit",
+      x: [...th],
+      y: [...result.fit],
+      xaxis: "x2",
+      yaxis: "y4",
+      line: { color: COLORS.fit, dash: "dot" },
+      marker: { size: 6, symbol: "diamond" },
+      hovertemplate: "threshold %{x}<br>fit %{y:.4g}<extra></extra>",
+    },
+    {
+      type: "scatter",
+      mode: "markers",
+      name: "chosen threshold",
+      uid: "chosen",
+      x: s0.x[3],
+      y: s0.y[3],
+      text: s0.text[3],
+      xaxis: "x2",
+      yaxis: "y2",
+      showlegend: false,
+      marker: { color: "#111", size: 14, symbol: "circle-open", line: { width: 2.5 } },
+      hovertemplate: "%{text}<br>yhat %{y:.4g}<extra></extra>",
+    },
+  ];
+  const steps = th.map((threshold, t) => {
+    const s = at(t);
+    return {
+      label: formatNumber(threshold),
+      method: "update",
+      args: [
+        { x: s.x, y: s.y, text: s.text, name: [...s.name, "weight", "chosen threshold"], "marker.color": [COLORS.included, COLORS.excluded, s.color, "#111"] },
+        { "title.text": title(t), shapes: shapesAt(t) },
+        [0, 1, 2, 5],
+      ],
+    };
+  });
+  return {
+    data,
+    layout: layout(
+      title(start),
+      { ...options, height: options.height ?? 720 },
+      {
+        xaxis: axis("relevance", { domain: [0, 0.55], anchor: "y" }),
+        yaxis: axis(context.outcome, { domain: [0.5, 1], anchor: "x" }),
+        xaxis2: axis("threshold", { domain: [0.65, 1], anchor: "y2" }),
+        yaxis2: axis("yhat", { domain: [0.5, 1], anchor: "x2", title: { text: "yhat", font: { color: COLORS.yhat } } }),
+        yaxis4: axis("fit", { overlaying: "y2", side: "right", showgrid: false, anchor: "x2", title: { text: "fit", font: { color: COLORS.fit } } }),
+        // Names of observations would collide with the slider: they are on hover; dates and positions are short.
+        xaxis3: axis(ax.type === "category" ? "observation (names on hover)" : ax.title, {
+          type: ax.type,
+          domain: [0, 1],
+          anchor: "y3",
+          showticklabels: ax.type !== "category",
+        }),
+        yaxis3: axis("weight", { domain: [0, 0.32], anchor: "x3", zeroline: true, exponentformat: "power" }),
+        shapes: shapesAt(start),
+        margin: { l: 70, r: 70, t: 70, b: 110 },
+        sliders: [
+          {
+            active: start,
+            currentvalue: { prefix: "threshold ", font: { size: 13 } },
+            pad: { t: 50 },
+            steps,
+          },
+        ],
+      },
+    ),
+    config: { ...FIGURE_CONFIG },
+  };
 }

@@ -16,6 +16,7 @@ export {
   COLORS,
   DEFAULT_WEBGL_THRESHOLD,
   experimentFigure,
+  exploreFigure,
   figureTitle,
   impactFigure,
   outcomeVsRelevanceFigure,
@@ -69,6 +70,7 @@ export {
   type Kernel,
   type RbpKernelHook,
 } from "./jupyter.js";
+export { checkAnswer, textBlock, valuesTable, type CheckOptions, type CheckVerdict, type TableCell, type ValuesTableOptions } from "./lesson.js";
 export { reportHtml, saveReport, type Reportable, type ReportOptions, type ReportPlotly } from "./report.js";
 export {
   verifiableReportHtml,

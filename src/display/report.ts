@@ -14,7 +14,7 @@ import type { Result } from "../api/result.js";
 import { analysisLabel } from "../engine/result.js";
 import { figureHtml, plotlyFileName, plotlyInlineScript, plotlyMinifiedSource, plotlyVersion } from "./bundle.js";
 import { analysisOf, type DisplayContext } from "./context.js";
-import { experimentFigure, resultFigures, type Figure, type FigureOptions } from "./figures.js";
+import { canExplore, experimentFigure, exploreFigure, resultFigures, type Figure, type FigureOptions } from "./figures.js";
 import { escapeHtml, formatCount, formatNumber } from "./format.js";
 import { analysisName, experimentLabels, experimentTable, observationTable, optionsTable, summaryTable, TABLE_CSS } from "./tables.js";
 
@@ -74,14 +74,16 @@ function isList(items: Reportable | ReadonlyArray<Reportable>): items is Readonl
   return Array.isArray(items);
 }
 
-function sectionHtml(item: Reportable, index: number, options: ReportOptions, figureId: () => string): string {
+function sectionHtml(item: Reportable, index: number, options: ReportOptions, figureId: () => string, pageTitle: string): string {
   const { context } = item;
   const results: ReadonlyArray<Result> = Array.isArray(item.result) ? (item.result as ReadonlyArray<Result>) : [item.result as Result];
   if (results.length === 0) throw new Error(`saveReport: "${item.title}" has no result`);
   const first = results[0];
   const analysis = analysisName(first, context);
   const parts: string[] = [];
-  parts.push(`<section class="rbp-section" id="prediction-${index + 1}"><h2>${escapeHtml(item.title)}</h2>`);
+  // The page's H1 already says the title of a one-prediction report: the section's H2 says what it holds.
+  const heading = item.title === pageTitle ? `${analysis} prediction of ${context.outcome}: options, summary, charts and observations` : item.title;
+  parts.push(`<section class="rbp-section" id="prediction-${index + 1}"><h2>${escapeHtml(heading)}</h2>`);
   const meta = [
     `analysis: ${analysis}`,
     `outcome: ${context.outcome}`,
@@ -98,6 +100,8 @@ function sectionHtml(item: Reportable, index: number, options: ReportOptions, fi
     const result = first;
     parts.push(summaryTable(result, context, { style: false }).html);
     for (const f of resultFigures(result, context, options.figures)) parts.push(figure(f));
+    // A PSR over several thresholds: the slider figure, which moves in the saved file with no kernel.
+    if (canExplore(result, context)) parts.push(figure(exploreFigure(result, context, options.figures)));
     parts.push(observationTable(result, context, { style: false, maxRows }).html);
   } else {
     parts.push(experimentTable(results, context, { style: false }).html);
@@ -126,7 +130,7 @@ export function reportHtml(items: Reportable | ReadonlyArray<Reportable>, option
   const date = options.date ?? new Date();
   let n = 0;
   const figureId = () => `rbp-report-fig-${++n}`;
-  const sections = list.map((item, i) => sectionHtml(item, i, options, figureId));
+  const sections = list.map((item, i) => sectionHtml(item, i, options, figureId, title));
   const analyses = [
     ...new Set(
       list

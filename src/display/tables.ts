@@ -80,7 +80,8 @@ export function summaryTable(result: Result, context: DisplayContext, options: T
         : MISSING;
     const censor = grid || censors.length !== T ? censors.join(", ") : censors[t];
     const k = result.k !== undefined ? (result.k.length === T ? result.k[t] : result.k[0]) : context.attributes.length;
-    const n = result.n !== undefined && result.n.length === T ? formatCount(result.n[t]) : MISSING;
+    // A Grid composite drops no observation: it averages PSR cells that each keep their own n.
+    const n = grid ? `all ${formatCount(N)}` : result.n !== undefined && result.n.length === T ? formatCount(result.n[t]) : MISSING;
     rows.push({
       cells: [
         threshold,
@@ -96,6 +97,11 @@ export function summaryTable(result: Result, context: DisplayContext, options: T
   const title = options.title ?? `${analysisName(result, context)} prediction of ${context.outcome}`;
   const caption = `${title}: N = ${formatCount(N)} observations, K = ${context.attributes.length} attributes (${context.attributes.join(", ")})`;
   const extra: string[] = [];
+  extra.push(
+    grid
+      ? "n: observations kept. A Grid composite keeps all of them: it averages PSR cells, each of which keeps its own n, so every observation gets a weight."
+      : "n: observations kept by the censor at that threshold (the rest share one small weight).",
+  );
   if (result.yhat_linear !== undefined && result.yhat_linear !== null) extra.push(`linear regression prediction: ${formatNumber(result.yhat_linear)}`);
   if (result.info_theta !== undefined && result.info_theta !== null) extra.push(`informativeness of theta: ${formatNumber(result.info_theta)}`);
   for (const w of result.warnings ?? []) extra.push(`warning: ${w}`);

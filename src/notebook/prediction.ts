@@ -36,6 +36,7 @@ import {
   resultFigures,
   summaryTable,
   experimentTable,
+  exploreFigure,
   thresholdFigure,
   weightsFigure,
   TABLE_CSS,
@@ -544,6 +545,29 @@ export class Prediction extends PredictionBase {
       );
     }
     return displayFigure(thresholdFigure(this.result, this.context, options));
+  }
+
+  /**
+   * A PSR over several thresholds as one figure with a slider: moving it shows, threshold by
+   * threshold, the observations kept and dropped (with the relevance cut), yhat and fit, and the
+   * weights. Every position is computed in advance, so it moves in a saved notebook, an HTML export
+   * or a report with no kernel running.
+   *
+   * @example
+   * const p = await rbp.psr(rows, spec, { threshold: [0, 0.2, 0.5, 0.8] });
+   * await rbp.display(p.explore());
+   */
+  explore(options: FigureOptions = {}): DisplayFigure {
+    if (this.analysis === "grid" || this.result.yhat.length < 2) {
+      throw usage(
+        this.#label,
+        this.analysis === "grid"
+          ? "a Grid gives one composite prediction, not one per threshold"
+          : "explore() needs several thresholds; this prediction has one calibration",
+        "Run psr(..., { threshold: [0, 0.2, 0.5, 0.8] }) to explore the thresholds.",
+      );
+    }
+    return displayFigure(exploreFigure(this.result, this.context, options));
   }
 
   /** The charts that suit this analysis (what show() draws). */

@@ -182,15 +182,16 @@ describe.skipIf(!available && !IN_CI)("in Chromium", () => {
       join(OUT, "report.html"),
       { title: "rbp-notebook browser test" },
     );
-    const v = await visit(path, 6);
-    expectAllDrawn(v, 6);
+    const v = await visit(path, 7);
+    expectAllDrawn(v, 7);
     expect(v.figures.map((f) => f.title)).toEqual([
       "Grid: Impact on Fit and Impact on Prediction by attribute",
       "Grid: weight of each observation",
       "Points against relevance",
       "PSR: yhat and fit across thresholds",
-      "PSR: weight of each observation",
+      "PSR: weight of each observation, one panel per threshold",
       "Return against relevance (t=0.8)",
+      expect.stringMatching(/^PSR at t=0\.8: n = 1,000 kept of 5,000/),
     ]);
     expect(v.figures[4].types).toEqual(["scattergl", "scattergl", "scattergl", "scattergl"]);
     expect(v.figures[5].types).toContain("scattergl");

@@ -40,10 +40,21 @@ describe("weightsFigure", () => {
     expectJsonSafe(f);
   });
 
-  it("PSR: one series per threshold, named by it", () => {
+  it("PSR: one panel per threshold (small multiples on one observation axis), named by it", () => {
     const f = weightsFigure(quickstartPsr(), quickstartContext());
     expect(f.data.map((d) => d.name)).toEqual(["t=0", "t=0.2", "t=0.5", "t=0.8"]);
-    expect(f.layout.showlegend).toBe(true);
+    expect(f.data.map((d) => d.yaxis)).toEqual(["y", "y2", "y3", "y4"]);
+    expect(f.data.every((d) => d.xaxis === "x")).toBe(true);
+    expect((f.layout.annotations as Array<{ text: string }>).map((a) => a.text)).toEqual([
+      "weights, t=0",
+      "weights, t=0.2",
+      "weights, t=0.5",
+      "weights, t=0.8",
+    ]);
+    // Panels do not overlap, top to bottom.
+    const domains = ["yaxis", "yaxis2", "yaxis3", "yaxis4"].map((k) => (f.layout[k] as { domain: number[] }).domain);
+    for (let i = 1; i < domains.length; i++) expect(domains[i][1]).toBeLessThan(domains[i - 1][0]);
+    expect(f.layout.showlegend).toBe(false);
     expect(weightsFigure(quickstartPsr(), quickstartContext(), { calibration: 3 }).data.map((d) => d.name)).toEqual(["t=0.8"]);
     expect(() => weightsFigure(quickstartPsr(), quickstartContext(), { calibration: 4 })).toThrow(/calibration 4 is not one of 0..3/);
   });
@@ -147,9 +158,15 @@ describe("experimentFigure", () => {
     expectJsonSafe(f);
   });
 
-  it("many theta rows: lines, WebGL past the threshold", () => {
+  it("many theta rows: unrelated rows never joined by a line; dated rows as a line, WebGL past the threshold", () => {
     const results = Array.from({ length: 30 }, () => quickstartExperiment()).flat();
-    expect(traceTypes(experimentFigure(results, quickstartContext(), { webglThreshold: 50 }))).toEqual(["scattergl", "scattergl"]);
+    const unrelated = experimentFigure(results, quickstartContext(), { webglThreshold: 50 });
+    expect(traceTypes(unrelated)).toEqual(["bar", "scattergl"]);
+    expect(unrelated.data[1].mode).toBe("markers");
+    const dates = results.map((_, j) => new Date(Date.UTC(2015, 0, 1 + j)).toISOString().slice(0, 10));
+    const dated = experimentFigure(results, quickstartContext({ thetaLabels: dates }), { webglThreshold: 50 });
+    expect(dated.data[1].mode).toBe("lines");
+    expect((dated.layout.xaxis as { type: string }).type).toBe("date");
     expect(() => experimentFigure([], quickstartContext())).toThrow(/no results/);
   });
 });
@@ -163,7 +180,7 @@ describe("resultFigures", () => {
     ]);
     expect(resultFigures(quickstartPsr(), quickstartContext()).map(figureTitle)).toEqual([
       "PSR: yhat and fit across thresholds",
-      "PSR: weight of each observation",
+      "PSR: weight of each observation, one panel per threshold",
       "Points against relevance (t=0.8)",
     ]);
     expect(resultFigures(quickstartMaxfit(), { outcome: "Points", attributes: QUICKSTART_ATTRIBUTES }).map(figureTitle)).toEqual([

@@ -40,12 +40,23 @@ describe("reportHtml", () => {
     expect(html).toContain("Grid prediction of Points");
     expect(html).toContain("PSR prediction of Points");
     expect(html).toContain("Observations (N = 7)");
-    // Grid: impact, weights, outcome/relevance; PSR: thresholds, weights, outcome/relevance; experiment: one.
-    expect(html.match(/class="rbp-figure"/g)).toHaveLength(7);
+    // Grid: impact, weights, outcome/relevance; PSR: thresholds, weights, outcome/relevance, explore; experiment: one.
+    expect(html.match(/class="rbp-figure"/g)).toHaveLength(8);
     expect(html).toContain('data-rbp-figure="MaxFit: yhat and fit per theta row"');
     expect(html).toContain("<summary>base: yhat -19.0695</summary>");
     // Each figure's script draws without waiting (the page loads plotly.js first).
     expect(html.indexOf("data-rbp-plotly")).toBeLessThan(html.indexOf('class="rbp-figure"'));
+  });
+
+  it("one prediction: the H2 says what the section holds, not the H1 again; the Grid's n is explained", () => {
+    const one = reportHtml({ title: "Quickstart: Grid on the 7 x 5 example", result: quickstartGrid(), context: quickstartContext({ analysis: "grid" }) });
+    const headings = one.match(/<h[12]>[^<]*<\/h[12]>/g);
+    expect(headings).toEqual([
+      "<h1>Quickstart: Grid on the 7 x 5 example</h1>",
+      "<h2>Grid prediction of Points: options, summary, charts and observations</h2>",
+    ]);
+    expect(one).toContain("<td>all 7</td>");
+    expect(one).toContain("n: observations kept. A Grid composite keeps all of them");
   });
 
   it("refuses an empty list", () => {

@@ -37,9 +37,9 @@ describe("summaryTable", () => {
     expect(t.text).toContain("-19.0695");
   });
 
-  it("Grid: one composite row, the thresholds and censors evaluated, K, no n", () => {
+  it("Grid: one composite row, the thresholds and censors evaluated, K, n = all, explained", () => {
     const rows = cells(summaryTable(quickstartGrid(), quickstartContext()).html);
-    expect(rows[1]).toEqual(["grid of 0, 0.2, 0.5, 0.8", "relevance, similarity", "3.28524", "0.0876902", "1.05774", "5", "—"]);
+    expect(rows[1]).toEqual(["grid of 0, 0.2, 0.5, 0.8", "relevance, similarity", "3.28524", "0.0876902", "1.05774", "5", "all 7"]);
   });
 
   it("MaxFit: the winner's threshold and censor", () => {

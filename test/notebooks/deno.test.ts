@@ -1,10 +1,11 @@
 /**
  * The walkthrough notebooks under Deno's own Jupyter kernel (Deno 2.9.6, the npm package `deno`,
  * installed by scripts/install-deno.sh into .tools/deno): its kernelspec written into the
- * project-local JUPYTER_PATH, each notebook executed by nbconvert (reading a little past each
- * cell's idle status, scripts/notebooks/late_outputs.py), then the same checks as under tslab: no error and no stderr output, the
- * manifest's tables, charts and strings, no rbp-notebook output arriving after its cell went idle
- * (a front end drops those), and the HTML export in Chromium with every chart drawn.
+ * project-local JUPYTER_PATH, each notebook executed by plain `jupyter nbconvert --execute` (what
+ * a Deno user's front end receives: nothing read past a cell's idle status), then the same checks
+ * as under tslab: no error and no stderr output, every table, chart, string and quote of the
+ * manifest present, every check saying "not yet" to the blank exercises, and the HTML export in
+ * Chromium with every chart drawn.
  *
  * Without jupyter, Chromium or deno the tests are skipped with the reason printed; when CI is set
  * a missing tool fails instead. `npx tsx scripts/notebooks/run.ts --kernel deno` runs the same.
@@ -56,15 +57,16 @@ describe.runIf(ready)("walkthrough notebooks under Deno's kernel", () => {
   afterAll(() => runs?.stop(), 60_000);
 
   it.each(names)(
-    "%s: every output present (none of rbp-notebook's late), every chart drawn",
+    "%s: every table, chart and check present under plain nbconvert, every chart drawn",
     async (name) => {
-      const { run, check, html } = await runs!.executed(name);
+      const { run, check, exercises, html } = await runs!.executed(name);
       expect(run.code, `jupyter nbconvert (Deno): ${run.stderr.split("\n").slice(-15).join("\n")}`).toBe(0);
       const nb = readNotebook(executedPath(name, "deno"));
       // Deno's kernel ran it: the notebook records the kernel's language_info (Deno's TypeScript), not tslab's.
       expect((nb.metadata.language_info as { version?: string } | undefined)?.version).toBe(denoTypeScript);
       expect(check!.problems, `test-output/notebooks/deno/${name}.ipynb`).toEqual([]);
       expect(check!.errors).toBe(0);
+      expect(exercises, `the exercises of ${name} under Deno`).toEqual([]);
       expect(html!.run.code, `jupyter nbconvert --to html: ${html!.run.stderr}`).toBe(0);
       const page = await browserCheck(await runs!.browser(), html!.path, `deno-${name}`, check!.figures);
       expect(page.problems, `${name}.html (Deno) in Chromium`).toEqual([]);

@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   browserCheck,
   checkExecuted,
+  checkExercises,
   checkSource,
   executedPath,
   executeNotebook,
@@ -28,6 +29,9 @@ import {
   NOTEBOOK_DIR,
   notebookNames,
   readNotebook,
+  solutionsOf,
+  solvedNotebook,
+  tagsOf,
   type Notebook,
 } from "../../scripts/notebooks/lib.js";
 import { EXPECTATIONS } from "../../scripts/notebooks/manifest.js";
@@ -47,6 +51,21 @@ describe("walkthrough notebooks, as committed", () => {
     expect(checkSource(nb)).toEqual([]);
     const code = nb.cells.filter((c) => c.cell_type === "code").map((c) => (Array.isArray(c.source) ? c.source.join("") : c.source));
     expect(code.join("\n")).toContain('from "rbp-notebook"');
+  });
+
+  it.each(names)("%s: at least two exercises, each with a check, solved in notebooks/solutions/; no console.log", (name) => {
+    const nb = readNotebook(join(NOTEBOOK_DIR, `${name}.ipynb`));
+    const exercises = nb.cells.filter((c) => tagsOf(c).includes("exercise"));
+    expect(exercises.length).toBeGreaterThanOrEqual(2);
+    const solutions = solutionsOf(name);
+    expect(solutions, `notebooks/solutions/${name}.json`).toBeDefined();
+    expect(() => solvedNotebook(nb, solutions!)).not.toThrow();
+    // Deno's kernel loses plain stdout at random: the lesson goes through display, never console.log.
+    const code = nb.cells.filter((c) => c.cell_type === "code").map((c) => (Array.isArray(c.source) ? c.source.join("") : c.source));
+    expect(code.filter((c) => /console\.(log|info|table)\(/.test(c)).map((c) => c.split("\n")[0])).toEqual([]);
+    // Every notebook links the glossary.
+    const prose = nb.cells.filter((c) => c.cell_type === "markdown").map((c) => (Array.isArray(c.source) ? c.source.join("") : c.source));
+    expect(prose.join("\n")).toContain("../docs/glossary.md");
   });
 });
 
@@ -87,16 +106,43 @@ describe("the checks of an executed notebook", () => {
     expect(r.problems).toContain('expected the outputs to contain "yhat 3.2"');
   });
 
-  it("fail an rbp-notebook output that came after its cell's idle status; count the kernel's own late outputs", () => {
-    const stream = { output_type: "stream", name: "stdout", text: "yhat 3.2 fit 0.1" };
-    const nb = executed([{ source: "await p.show()", outputs: [table, chart, stream] }]);
-    nb.cells[0].metadata = { rbp: { late_outputs: [2] } };
-    const ok = checkExecuted(nb, expectation);
-    expect(ok.problems).toEqual([]);
-    expect(ok.late).toBe(1);
-    nb.cells[0].metadata = { rbp: { late_outputs: [1, 2] } };
-    const r = checkExecuted(nb, expectation);
-    expect(r.problems).toEqual([`cell 1 (c0) "await p.show()": an rbp-notebook output (display_data) came after the cell's idle status, where a front end drops it`]);
+  it("check the prose's quotes: in a markdown cell and in an output", () => {
+    const nb = executed([{ source: "await show()", outputs: [table, chart, { output_type: "display_data", data: { "text/html": "<p>17 of 34 kept</p>", "text/plain": "17 of 34 kept" } }] }]);
+    nb.cells.push({ id: "md", cell_type: "markdown", metadata: {}, source: "The PSR keeps 17 of 34 cars, ŷ 20.48." });
+    const r = checkExecuted(nb, { ...expectation, strings: [], quotes: ["17 of 34", "20.48", "ŷ 3.1"] });
+    expect(r.problems).toEqual(['the prose quotes "20.48", which no output shows', 'the manifest lists the quote "ŷ 3.1", which no markdown cell has']);
+  });
+
+  it("check exercises: each followed by a check; blank says not yet, solved says right", () => {
+    const verdict = (state: string) => ({ output_type: "display_data", data: { "text/html": `<div class="rbp-check" data-rbp-check="${state}">…</div>`, "text/plain": state }, metadata: {} });
+    const nb = executed([
+      { source: "const a = undefined;", outputs: [] },
+      { source: "check(a)", outputs: [verdict("not-yet")] },
+      { source: "const b = undefined;", outputs: [] },
+      { source: "check(b)", outputs: [verdict("not-yet"), verdict("not-yet")] },
+    ]);
+    nb.cells.forEach((c, i) => (c.metadata = { tags: [i % 2 === 0 ? "exercise" : "check"] }));
+    expect(checkExercises(nb, "blank")).toEqual([]);
+    expect(checkExercises(nb, "solved").join("\n")).toMatch(/cell 2 \(c1\) "check\(a\)" \(check\) says "not yet" to the solution/);
+    expect(checkExecuted(nb, { about: "", charts: 0, tables: 0 }).verdicts).toEqual({ right: 0, notYet: 3 });
+    nb.cells[3].outputs = [verdict("right"), verdict("right")];
+    expect(checkExercises(nb, "blank")).toEqual([`cell 4 (c3) "check(b)" (check) says "right" to a blank exercise`]);
+    nb.cells[1].outputs = [];
+    nb.cells[3].metadata = {};
+    expect(checkExercises(nb, "solved", 3)).toEqual([
+      "expected at least 3 cells tagged exercise, found 2",
+      `cell 2 (c1) "check(a)" (check) showed no verdict`,
+      `cell 3 (c2) "const b = undefined;" (exercise) has no cell tagged check after it`,
+    ]);
+  });
+
+  it("substitute the solutions for the exercise cells, and refuse solutions that do not match", () => {
+    const nb = executed([{ source: "const a = undefined;", outputs: [] }, { source: "check(a)", outputs: [] }]);
+    nb.cells[0].metadata = { tags: ["exercise"] };
+    expect(solvedNotebook(nb, { c0: "const a = 1;" }).cells.map((c) => c.source)).toEqual(["const a = 1;", "check(a)"]);
+    expect(nb.cells[0].source).toBe("const a = undefined;");
+    expect(() => solvedNotebook(nb, {})).toThrow("no solution for c0");
+    expect(() => solvedNotebook(nb, { c0: "", c1: "x" })).toThrow("c1 is no exercise cell");
   });
 
   it("read consecutive writes to one stream as one text (Deno sends each console.log apart)", () => {
@@ -146,7 +192,7 @@ describe.runIf(ready)("walkthrough notebooks, executed", () => {
   beforeAll(() => {
     linkPackage();
     installKernelspec();
-    runs = executeWalkthroughs(names);
+    runs = executeWalkthroughs(names, "tslab", ["blank", "solved"]);
   }, 120_000);
 
   afterAll(() => runs?.stop(), 60_000);
@@ -167,15 +213,18 @@ describe.runIf(ready)("walkthrough notebooks, executed", () => {
     }
   }, 120_000);
 
-  it.each(names)(
-    "%s executes without an error and shows its tables and charts",
-    async (name) => {
-      const { run, check, html } = await runs!.executed(name);
+  it.each(names.flatMap((name) => [[name, "blank"], [name, "solved"]] as Array<[string, "blank" | "solved"]>))(
+    "%s (%s) executes without an error, shows its tables and charts, and its checks say what they should",
+    async (name, variant) => {
+      const { run, check, exercises, html } = await runs!.executed(name, variant);
       expect(run.code, `jupyter nbconvert --execute: ${run.stderr.split("\n").slice(-15).join("\n")}`).toBe(0);
-      expect(check!.problems, `notebooks/${name}.ipynb`).toEqual([]);
+      expect(check!.problems, `notebooks/${name}.ipynb (${variant})`).toEqual([]);
+      expect(exercises, `the exercises of ${name} (${variant})`).toEqual([]);
+      expect(variant === "blank" ? check!.verdicts.right : check!.verdicts.notYet).toBe(0);
+      expect(variant === "blank" ? check!.verdicts.notYet : check!.verdicts.right).toBeGreaterThanOrEqual(2);
       expect(check!.errors).toBe(0);
       expect(html!.run.code, `jupyter nbconvert --to html: ${html!.run.stderr}`).toBe(0);
-      const page = await browserCheck(await runs!.browser(), html!.path, name, check!.figures);
+      const page = await browserCheck(await runs!.browser(), html!.path, variant === "solved" ? `solved-${name}` : name, check!.figures);
       expect(page.problems, `${name}.html in Chromium`).toEqual([]);
       expect(page.figures).toHaveLength(check!.figures);
       for (const f of page.figures) expect(f.svg + f.canvas, `${f.title} drew`).toBeGreaterThan(0);

@@ -46,13 +46,14 @@ describe.runIf(ready)("walkthrough notebooks under the rbp kernel", () => {
   it.each(names)(
     "%s: every output present, every chart drawn",
     async (name) => {
-      const { run, check, html } = await runs!.executed(name);
+      const { run, check, exercises, html } = await runs!.executed(name);
       expect(run.code, `jupyter nbconvert (rbp): ${run.stderr.split("\n").slice(-15).join("\n")}`).toBe(0);
       const nb = readNotebook(executedPath(name, "rbp"));
       // The rbp kernel ran it: the notebook records its language_info (the project's TypeScript).
       expect((nb.metadata.language_info as { version?: string } | undefined)?.version).toBe(TYPESCRIPT);
       expect(check!.problems, `test-output/notebooks/rbp/${name}.ipynb`).toEqual([]);
       expect(check!.errors).toBe(0);
+      expect(exercises, `the exercises of ${name} under the rbp kernel`).toEqual([]);
       expect(html!.run.code, `jupyter nbconvert --to html: ${html!.run.stderr}`).toBe(0);
       const page = await browserCheck(await runs!.browser(), html!.path, `rbp-${name}`, check!.figures);
       expect(page.problems, `${name}.html (rbp) in Chromium`).toEqual([]);

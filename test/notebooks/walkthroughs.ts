@@ -1,11 +1,13 @@
 /**
  * The walkthroughs executed under one kernel, as notebooks.test.ts (tslab) and deno.test.ts (Deno)
- * both need them: each notebook executed by nbconvert, a few at a time from the start, then
- * checked against its manifest and exported to HTML; and one Chromium for the pages' checks.
+ * both need them: each notebook executed by nbconvert (as committed, and with its solutions when
+ * asked), a few at a time from the start, then checked against its manifest and its exercises and
+ * exported to HTML; and one Chromium for the pages' checks.
  */
 import { existsSync } from "node:fs";
 import {
   checkExecuted,
+  checkExercises,
   defaultConcurrency,
   executedPath,
   executeNotebook,
@@ -17,6 +19,7 @@ import {
   type Browser,
   type CheckReport,
   type NotebookKernel,
+  type Variant,
   type Run,
 } from "../../scripts/notebooks/lib.js";
 
@@ -24,12 +27,14 @@ import {
 export interface Executed {
   run: Run;
   check?: CheckReport;
+  /** Problems of its exercises and checks (checkExercises). */
+  exercises?: string[];
   html?: { run: Run; path: string };
 }
 
 export interface Walkthroughs {
-  /** The execution of `name` (started at once; awaited by its test). */
-  executed(name: string): Promise<Executed>;
+  /** The execution of `name` as committed or solved (started at once; awaited by its test). */
+  executed(name: string, variant?: Variant): Promise<Executed>;
   browser(): Promise<Browser>;
   /** Waits for every execution, then closes the browser. */
   stop(): Promise<void>;
@@ -40,25 +45,32 @@ export interface Walkthroughs {
  *
  * @example
  * const runs = executeWalkthroughs(notebookNames(), "deno");
- * const { run, check, html } = await runs.executed("01-quickstart-grid");
+ * const { run, check, html } = await runs.executed("04-grid");
  */
-export function executeWalkthroughs(names: string[], kernel: NotebookKernel = "tslab"): Walkthroughs {
+export function executeWalkthroughs(names: string[], kernel: NotebookKernel = "tslab", variants: Variant[] = ["blank"]): Walkthroughs {
+  const jobs = variants.flatMap((variant) => names.map((name) => ({ name, variant })));
   const tasks = pool(
     defaultConcurrency(),
-    names.map((name) => async (): Promise<Executed> => {
-      const run = await executeNotebook(name, undefined, kernel);
-      if (run.code !== 0 || !existsSync(executedPath(name, kernel))) return { run };
-      const check = checkExecuted(readNotebook(executedPath(name, kernel)), expectationOf(name));
-      const html = await exportHtml(name, kernel);
-      return { run, check, html };
+    jobs.map(({ name, variant }) => async (): Promise<Executed> => {
+      const run = await executeNotebook(name, undefined, kernel, variant);
+      const path = executedPath(name, kernel, variant);
+      if (run.code !== 0 || !existsSync(path)) return { run };
+      const nb = readNotebook(path);
+      const check = checkExecuted(nb, expectationOf(name));
+      const html = await exportHtml(name, kernel, variant);
+      return { run, check, exercises: checkExercises(nb, variant), html };
     }),
   );
-  const executions = new Map(names.map((name, i) => [name, tasks[i]]));
+  const executions = new Map(jobs.map(({ name, variant }, i) => [`${variant}:${name}`, tasks[i]]));
   for (const task of tasks) task.catch(() => {}); // awaited by its test
   const browser = openBrowser();
   browser.catch(() => {});
   return {
-    executed: (name) => executions.get(name)!,
+    executed: (name, variant = "blank") => {
+      const task = executions.get(`${variant}:${name}`);
+      if (task === undefined) throw new Error(`${name} (${variant}) was not started`);
+      return task;
+    },
     browser: () => browser,
     async stop() {
       await Promise.allSettled(tasks);
