@@ -204,17 +204,3 @@ export function parseUpload(value: unknown): { rows: number; cols: number; X: Fl
   );
   return { rows, cols, X };
 }
-
-/** An upload as the nested rows a POST body would carry (null = missing). */
-export function uploadRows(upload: StoredUpload): Array<Array<number | null>> {
-  const out: Array<Array<number | null>> = new Array(upload.rows);
-  for (let i = 0; i < upload.rows; i++) {
-    const row: Array<number | null> = new Array(upload.cols);
-    for (let j = 0; j < upload.cols; j++) {
-      const v = upload.X[i * upload.cols + j];
-      row[j] = Number.isNaN(v) ? null : v;
-    }
-    out[i] = row;
-  }
-  return out;
-}
