@@ -6,6 +6,9 @@
 import { describe, expect, it } from "vitest";
 import { checkJsonDepth, errorBody, MAX_JSON_DEPTH, parseJsonLenient, ServiceError } from "../../src/service/http.js";
 import { QuotaLedger } from "../../src/service/quota.js";
+import { parseRequest, type ParsedRequest } from "../../src/api/request.js";
+import { checkLimits, DEFAULT_LIMITS, estimateWork, jobWork, LimitExceededError, type ServiceLimits } from "../../src/service/limits.js";
+import { gold, quickstart } from "./helpers.js";
 
 /** `depth` levels of arrays around 1: depth 1 is [1]. */
 const nested = (depth: number): unknown => JSON.parse("[".repeat(depth) + "1" + "]".repeat(depth));
@@ -105,5 +108,122 @@ describe("QuotaLedger", () => {
     const ledger = new QuotaLedger();
     for (const units of [0, -1, 1.5, NaN]) expect(() => ledger.reserve("acme", 10, units)).toThrow(RangeError);
     expect(ledger.status("acme", 10).used).toBe(0);
+  });
+});
+
+describe("the service's limits, counted without running anything", () => {
+  // the quickstart 7 x 5: N = 7 rows, K = 5 attributes, 31 admissible combinations
+  const grid = (options: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) =>
+    parseRequest("grid", { access_id: "u", ...quickstart(extra), options: { threshold: [0, 0.5], censor_type: "both", ...options } }, "v3") as ParsedRequest;
+  const psr = (options: Record<string, unknown> = {}) => parseRequest("psr", { access_id: "u", ...quickstart(), options }, "v3") as ParsedRequest;
+  const refused = (request: ParsedRequest, limits: Partial<ServiceLimits>): LimitExceededError => {
+    try {
+      checkLimits(request, { ...DEFAULT_LIMITS, ...limits });
+    } catch (error) {
+      expect(error).toBeInstanceOf(LimitExceededError);
+      return error as LimitExceededError;
+    }
+    throw new Error("expected a refusal");
+  };
+
+  it("a PSR is one combination; a Grid min(max_iter, admissible) or its attribute_combi; censors 2 for both", () => {
+    expect(estimateWork(psr({ threshold: [0, 0.2, 0.4] }))).toEqual({
+      attributes: 5,
+      thetaRows: 1,
+      combinations: 1,
+      thresholds: 3,
+      censors: 1,
+      cells: 3,
+      work: 21,
+      retainedValues: 0,
+    });
+    const maxfit = parseRequest("maxfit", { access_id: "u", ...quickstart(), options: { threshold: [0], censor_type: "both" } }, "v3") as ParsedRequest;
+    expect(estimateWork(maxfit)).toMatchObject({ combinations: 1, censors: 2, cells: 2, work: 14 });
+    expect(estimateWork(grid())).toMatchObject({ combinations: 31, thresholds: 2, censors: 2, cells: 124, work: 868, retainedValues: 0 });
+    expect(estimateWork(grid({ max_iter: 10 }))).toMatchObject({ combinations: 10, cells: 40, work: 280 });
+    expect(
+      estimateWork(
+        grid({
+          attribute_combi: [
+            [1, 1, 0, 0, 0],
+            [0, 1, 1, 1, 0],
+            [1, 1, 1, 1, 1],
+          ],
+        }),
+      ),
+    ).toMatchObject({ combinations: 3 });
+  });
+
+  it("retained values: per key, by what each array holds (Q combinations, N rows, T thresholds, C censors)", () => {
+    // Q = 10, K = 5, N = 7, T = 2, C = 2
+    const retained = (keys: string[]) => estimateWork(grid({ max_iter: 10, retain_grid_objects: keys })).retainedValues;
+    expect(retained(["k_cells"])).toBe(10);
+    expect(retained(["combi_cells"])).toBe(50);
+    expect(retained(["ysolo_cells"])).toBe(70);
+    for (const key of ["yhat_cells", "adjusted_fit_cells", "n_cells"]) expect(retained([key]), key).toBe(40);
+    expect(retained(["weights_cells"])).toBe(280);
+    expect(retained(["k_cells", "weights_cells"])).toBe(290);
+    expect(retained([])).toBe(0);
+    expect(estimateWork(psr({ retain_grid_objects: ["weights_cells"] })).retainedValues).toBe(0);
+  });
+
+  it("each limit passes at its value and refuses one past it, naming the option to blame and how to raise it", () => {
+    expect(() => checkLimits(grid(), { ...DEFAULT_LIMITS, maxAttributes: 5 })).not.toThrow();
+    const attributes = refused(grid(), { maxAttributes: 4 });
+    expect(attributes).toMatchObject({ field: "X", limitName: "maxAttributes", limit: 4, requested: 5 });
+    expect(attributes.message).toBe(
+      "X: expected at most 4 attribute columns (this service's limit maxAttributes; its operator can raise it with rbp serve --max-attributes); this request asks for 5",
+    );
+
+    const twoRows = grid({}, { theta: [gold.inputs.theta, gold.inputs.theta] });
+    expect(() => checkLimits(twoRows, { ...DEFAULT_LIMITS, maxThetaRows: 2 })).not.toThrow();
+    expect(refused(twoRows, { maxThetaRows: 1 })).toMatchObject({ field: "theta", limitName: "maxThetaRows", limit: 1, requested: 2 });
+
+    expect(() => checkLimits(grid(), { ...DEFAULT_LIMITS, maxCombinations: 31 })).not.toThrow();
+    expect(refused(grid(), { maxCombinations: 30 })).toMatchObject({ field: "options.max_iter", limitName: "maxCombinations", requested: 31 });
+    expect(refused(grid({ max_iter: 20 }), { maxCombinations: 19 }).field).toBe("options.max_iter");
+    expect(refused(grid({ min_k: 2 }), { maxCombinations: 2 }).field).toBe("options.min_k");
+    expect(refused(grid({ max_k: 4 }), { maxCombinations: 2 }).field).toBe("options.max_k");
+    expect(
+      refused(
+        grid({
+          attribute_combi: [
+            [1, 1, 0, 0, 0],
+            [0, 1, 1, 1, 0],
+          ],
+        }),
+        { maxCombinations: 1 },
+      ).field,
+    ).toBe("options.attribute_combi");
+
+    const keep = grid({ max_iter: 10, retain_grid_objects: ["weights_cells"] });
+    expect(() => checkLimits(keep, { ...DEFAULT_LIMITS, maxRetainedValues: 280 })).not.toThrow();
+    const retained = refused(keep, { maxRetainedValues: 279 });
+    expect(retained).toMatchObject({ field: "options.retain_grid_objects", limitName: "maxRetainedValues", requested: 280 });
+    expect(retained.message).toContain("retained cell values per job");
+
+    expect(() => checkLimits(grid(), { ...DEFAULT_LIMITS, maxWork: 868 })).not.toThrow();
+    const work = refused(grid(), { maxWork: 867 });
+    expect(work).toMatchObject({ field: "options.threshold", limitName: "maxWork", limit: 867, requested: 868 });
+    expect(work.message).toContain("rows x cells per job (here 7 rows x 31 combinations x 2 thresholds x 2 censors)");
+    expect(work.message).toContain("rbp serve --max-work");
+    expect(refused(grid({ max_iter: 30 }), { maxWork: 100 }).field).toBe("options.max_iter");
+    expect(refused(psr({ threshold: [0, 0.5] }), { maxWork: 13 }).field).toBe("options.threshold");
+    expect(checkLimits(grid(), DEFAULT_LIMITS).work).toBe(868);
+  });
+
+  it("numbers in messages have thousands separators; beyond 2^53 they say so", () => {
+    const big = refused(grid(), { maxWork: 1 });
+    expect(big.message).toContain("at most 1 rows x cells");
+    const e = new LimitExceededError("X", "maxAttributes", 1_000, Infinity, "attribute columns");
+    expect(e.message).toContain("at most 1,000 attribute columns");
+    expect(e.message).toContain("this request asks for more than 2^53");
+  });
+
+  it("jobWork: rows x cells of a stored request, its options resolved again", () => {
+    const request = grid({ max_iter: 10 });
+    expect(jobWork({ analysis: "grid", data: request.data, thetas: request.thetas, options: { threshold: [0, 0.5], censor_type: "both", max_iter: 10 } })).toBe(
+      280,
+    );
   });
 });
