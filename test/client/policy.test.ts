@@ -217,6 +217,9 @@ describe("the polling loop (fake timers and clock)", () => {
     expect((r.error as TimeoutError).phase).toBe("wait");
     expect((r.error as TimeoutError).jobId).toBe(7);
     expect((r.error as TimeoutError).message).toMatch(/job 7 still running after 300 ms/);
+    expect((r.error as TimeoutError).timeoutMs).toBe(300);
+    expect((r.error as TimeoutError).code).toBe("wait_timeout");
+    expect((r.error as TimeoutError).attempts).toBe(reads.length);
     expect(r.at).toBe(300);
     expect(reads.at(-1)! - reads[0]).toBe(300);
   });
@@ -232,5 +235,87 @@ describe("the polling loop (fake timers and clock)", () => {
     expect(r.error).toBeInstanceOf(AbortError);
     expect(r.at).toBe(100);
     expect(reads).toHaveLength(1);
+  });
+
+  it("each read's budget: none without a deadline; what is left of it, but at least 250 ms for the last read", async () => {
+    const budgets: Array<number | undefined> = [];
+    const free = loop([running(), done]);
+    const check = free.spec.check;
+    free.spec.check = (timeoutMs, signal) => (budgets.push(timeoutMs), check(timeoutMs, signal));
+    await run(free.spec);
+    expect(budgets).toEqual([undefined, undefined]);
+
+    budgets.length = 0;
+    const bounded = loop([running()], { timeoutMs: 1_000 });
+    const check2 = bounded.spec.check;
+    bounded.spec.check = (timeoutMs, signal) => (budgets.push(timeoutMs), check2(timeoutMs, signal));
+    await run(bounded.spec);
+    expect(budgets[0]).toBe(1_000);
+    expect(budgets[1]).toBe(990);
+    expect(budgets.at(-1)).toBe(250);
+    expect(budgets.every((b, i) => i === 0 || b! <= budgets[i - 1]!)).toBe(true);
+  });
+
+  it("a read's own TimeoutError: at the wait's deadline it is the wait's timeout; before it, a failure like a dropped connection", async () => {
+    const requestTimeout = () => new TimeoutError("no answer", { timeoutMs: 250, phase: "request" });
+    const atDeadline = loop([running()], { timeoutMs: 300 });
+    const check = atDeadline.spec.check;
+    atDeadline.spec.check = async (timeoutMs, signal) => {
+      if (performance.now() >= 300) throw requestTimeout();
+      return check(timeoutMs, signal);
+    };
+    const r = await run(atDeadline.spec);
+    expect((r.error as TimeoutError).phase).toBe("wait");
+    expect((r.error as TimeoutError).code).toBe("wait_timeout");
+
+    const early = loop([requestTimeout(), requestTimeout(), done], { timeoutMs: 60_000 });
+    expect((await run(early.spec)).value).toBe("result");
+    const thrice = loop([requestTimeout()]);
+    const e = await run(thrice.spec);
+    expect((e.error as TimeoutError).phase).toBe("request");
+    expect(thrice.reads).toHaveLength(3);
+  });
+
+  it("a pause never runs past the deadline: a 429 asking for 10 s gets a last read at the deadline", async () => {
+    const { spec, reads } = loop([new RateLimitError("slow down", { retryAfterMs: 10_000 })], { timeoutMs: 300 });
+    const r = await run(spec);
+    expect((r.error as TimeoutError).phase).toBe("wait");
+    expect(reads.map((t) => t - reads[0])).toEqual([0, 300]);
+    expect(r.at).toBe(300);
+  });
+
+  it("aborted before it starts: AbortError without a read; a read's AbortError is the wait's", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const before = loop([done], { signal: controller.signal });
+    const r = await run(before.spec);
+    expect(r.error).toBeInstanceOf(AbortError);
+    expect((r.error as AbortError).message).toBe("waiting for job 7 was aborted by the caller");
+    expect((r.error as AbortError).attempts).toBe(0);
+    expect(before.reads).toHaveLength(0);
+
+    const during = loop([running(), new AbortError("request aborted")]);
+    const e = await run(during.spec);
+    expect((e.error as AbortError).message).toBe("waiting for job 7 was aborted by the caller");
+    expect((e.error as AbortError).attempts).toBe(1);
+  });
+
+  it("only connection errors, timeouts and 5xx are failures to ride out: a bug or a status-less ApiError ends the wait", async () => {
+    for (const error of [new Error("a bug"), new ApiError("odd", {}), new ApiError("409", { status: 409 })]) {
+      const { spec, reads } = loop([error, done]);
+      expect((await run(spec)).error).toBe(error);
+      expect(reads).toHaveLength(1);
+    }
+  });
+
+  it("onPoll hears every read: its status, the time since the wait began, and the count", async () => {
+    const heard: Array<[JobStatus, number, number]> = [];
+    const { spec } = loop([running(), { done: false, status: "queued" }, done], { onPoll: (status, elapsed, polls) => heard.push([status, elapsed, polls]) });
+    await run(spec);
+    expect(heard).toEqual([
+      ["running", 0, 1],
+      ["queued", 10, 2],
+      ["completed", 25, 3],
+    ]);
   });
 });
