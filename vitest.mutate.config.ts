@@ -7,17 +7,17 @@ import { defineConfig } from "vitest/config";
  */
 export default defineConfig({
   test: {
+    // instrumented code on a loaded machine: the 9,050-row table test takes seconds
+    testTimeout: 60_000,
     include: [
       "test/client/units.test.ts",
       "test/client/policy.test.ts",
       "test/service/limits.test.ts",
       "test/service/policy.test.ts",
-      "test/service/field-scan.test.ts",
       "test/service/fields.test.ts",
-      "test/service/bad-inputs.test.ts",
-      "test/service/large-reply.test.ts",
       "test/display/format.test.ts",
       "test/display/tables.test.ts",
+      "test/display/table-output.test.ts",
       "test/display/report.test.ts",
     ],
   },

@@ -255,3 +255,13 @@ describe("secrets", () => {
     expect(redactPath("/v3/quota")).toBe("/v3/quota");
   });
 });
+
+describe("Retry-After, the edges mutation testing found", () => {
+  it("several digits, surrounding blanks; digits followed by anything else are not a delay", () => {
+    expect(parseRetryAfter("120")).toBe(120_000);
+    expect(parseRetryAfter(" 2 ")).toBe(2000);
+    expect(parseRetryAfter(["  7"])).toBe(7000);
+    expect(parseRetryAfter("12abc")).toBeUndefined();
+    expect(parseRetryAfter("   ")).toBeUndefined();
+  });
+});

@@ -74,3 +74,19 @@ describe("formatCount, scriptJson, textTable", () => {
     expect(textTable(["a", "b"], [["long", "1"], ["x"]])).toBe("a     b\n----  -\nlong  1\nx");
   });
 });
+
+describe("the edges mutation testing found", () => {
+  it("a rounded number without a decimal point keeps its zeros; the right-hand columns are padded on the left", () => {
+    expect(formatNumber(100000.4)).toBe("100000");
+    expect(formatNumber(-250000.2)).toBe("-250000");
+    expect(
+      textTable(
+        ["n", "value"],
+        [
+          ["1", "2.5"],
+          ["22", "-10"],
+        ],
+      ),
+    ).toBe("n   value\n--  -----\n1     2.5\n22    -10");
+  });
+});

@@ -227,3 +227,38 @@ describe("the service's limits, counted without running anything", () => {
     );
   });
 });
+
+describe("error bodies and lenient JSON, the edges mutation testing found", () => {
+  it("error_code 4 for 400, 413 and 422, else 1; field and details only when there is a field", () => {
+    for (const status of [400, 413, 422]) expect(errorBody(new ServiceError(status, "x", "m")).error_code).toBe(4);
+    for (const status of [401, 404, 409, 429, 500, 503]) expect(errorBody(new ServiceError(status, "x", "m")).error_code).toBe(1);
+    expect(errorBody(new ServiceError(422, "x", "m", { errorCode: 9 })).error_code).toBe(9);
+    expect(errorBody(new ServiceError(503, "unavailable", "later"))).toEqual({ message: "later", error: "unavailable", status_code: 503, error_code: 1 });
+    expect(errorBody(new ServiceError(422, "invalid_input", "bad", { field: "X" }))).toEqual({
+      message: "bad",
+      error: "invalid_input",
+      status_code: 422,
+      error_code: 4,
+      field: "X",
+      details: [{ field: "X" }],
+    });
+    const given = [{ field: "a", expected: "b" }];
+    expect(errorBody(new ServiceError(422, "invalid_input", "bad", { details: given, extra: { limit: 3 } }))).toMatchObject({ details: given, limit: 3 });
+  });
+
+  it("what does not parse throws JSON.parse's own error, with or without Python's tokens in it", () => {
+    const own = (text: string) => {
+      try {
+        JSON.parse(text);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      throw new Error("parsed");
+    };
+    for (const text of ['{"a": 1', "[NaN, }", "[nan]"]) expect(() => parseJsonLenient(text)).toThrow(own(text));
+  });
+
+  it("the ledger's refusal says what it got", () => {
+    expect(() => new QuotaLedger().reserve("acme", 10, 0)).toThrow("units must be a positive integer, got 0");
+  });
+});
