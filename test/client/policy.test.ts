@@ -267,6 +267,9 @@ describe("the polling loop (fake timers and clock)", () => {
     const r = await run(atDeadline.spec);
     expect((r.error as TimeoutError).phase).toBe("wait");
     expect((r.error as TimeoutError).code).toBe("wait_timeout");
+    // the read that timed out at the deadline (not recorded in reads) is not counted as a poll
+    expect((r.error as TimeoutError).attempts).toBe(atDeadline.reads.length);
+    expect(r.at).toBe(300);
 
     const early = loop([requestTimeout(), requestTimeout(), done], { timeoutMs: 60_000 });
     expect((await run(early.spec)).value).toBe("result");

@@ -233,8 +233,8 @@ describe("error bodies and lenient JSON, the edges mutation testing found", () =
     for (const status of [400, 413, 422]) expect(errorBody(new ServiceError(status, "x", "m")).error_code).toBe(4);
     for (const status of [401, 404, 409, 429, 500, 503]) expect(errorBody(new ServiceError(status, "x", "m")).error_code).toBe(1);
     expect(errorBody(new ServiceError(422, "x", "m", { errorCode: 9 })).error_code).toBe(9);
-    expect(errorBody(new ServiceError(503, "unavailable", "later"))).toEqual({ message: "later", error: "unavailable", status_code: 503, error_code: 1 });
-    expect(errorBody(new ServiceError(422, "invalid_input", "bad", { field: "X" }))).toEqual({
+    expect(errorBody(new ServiceError(503, "unavailable", "later"))).toStrictEqual({ message: "later", error: "unavailable", status_code: 503, error_code: 1 });
+    expect(errorBody(new ServiceError(422, "invalid_input", "bad", { field: "X" }))).toStrictEqual({
       message: "bad",
       error: "invalid_input",
       status_code: 422,
