@@ -24,6 +24,10 @@ echo "loaded run: 4 busy processes (${busy[*]}) on $(nproc) cores; load before: 
 status=0
 # vitest's default 5 s per test and 10 s per hook are hang guards, not measures; under four busy
 # processes they are raised, so that only a test that bends (an assertion) can fail here.
-npx vitest run --project all --testTimeout=60000 --hookTimeout=120000 test/engine test/service test/client "$@" || status=$?
+# The embedded store only: the PostgreSQL suites (pg-store, team) start servers of their own and run
+# once, in npm test.
+npx vitest run --project all --testTimeout=60000 --hookTimeout=120000 \
+  --exclude test/service/pg-store.test.ts --exclude test/service/team.test.ts \
+  test/engine test/service test/client "$@" || status=$?
 echo "loaded run: load at the end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'); vitest exit $status"
 exit "$status"
