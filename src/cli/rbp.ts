@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** The `rbp` command. */
+import { readFileSync } from "node:fs";
 import { InvalidInputError, ComputationError } from "../engine/errors.js";
 import { predict, PREDICT_ANALYSES, PREDICT_USAGE, UsageError, type PredictAnalysis } from "./predict.js";
 import { parseServeArgs, serve, SERVE_USAGE } from "./serve.js";
@@ -17,7 +18,12 @@ Commands:
   kernel install [--user | --prefix DIR]       register the TypeScript (tslab) kernel with Jupyter
   verify <report.html> [--data F] [--json]     recompute a saved report's predictions with the local engine
 
-Run "rbp <command> --help" for a command's options.`;
+Run "rbp <command> --help" for a command's options; "rbp --version" (-v) prints the version.`;
+
+/** This package's version, from its package.json (two levels up from dist/cli/ and from src/cli/). */
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+}
 
 const io = { stdout: (s: string) => void process.stdout.write(s), stderr: (s: string) => void process.stderr.write(s) };
 
@@ -26,6 +32,10 @@ async function main(argv: string[]): Promise<number> {
   if (command === undefined || command === "--help" || command === "-h" || command === "help") {
     io.stdout(USAGE + "\n");
     return command === undefined ? 2 : 0;
+  }
+  if (command === "--version" || command === "-v" || command === "version") {
+    io.stdout(`${packageVersion()}\n`);
+    return 0;
   }
   if (command === "predict") {
     if (rest.includes("--help") || rest.includes("-h")) {

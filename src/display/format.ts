@@ -29,11 +29,6 @@ export function formatCount(n: number): string {
   return n.toLocaleString("en-US");
 }
 
-/** A number in JavaScript source or JSON: null for NaN and infinities. */
-export function jsonNumber(x: number | null | undefined): number | null {
-  return x === null || x === undefined || !Number.isFinite(x) ? null : x;
-}
-
 /**
  * JSON that is safe inside an HTML <script> element: `<`, `>`, `&` and the line separators
  * U+2028/U+2029 are written as \u escapes, so no data value can close the script or open a comment.

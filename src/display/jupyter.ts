@@ -158,7 +158,8 @@ export function allShown(results: ReadonlyArray<unknown>): Promise<void> | undef
  * the cell before the outputs are sent.
  */
 function shownPromise(p: Promise<void>): Promise<void> {
-  Object.defineProperty(p, Symbol.for("Jupyter.display"), { value: () => p.then(() => ({})), enumerable: false });
+  // defineProperty returns p itself, which the caller gets below
+  void Object.defineProperty(p, Symbol.for("Jupyter.display"), { value: () => p.then(() => ({})), enumerable: false });
   return p;
 }
 

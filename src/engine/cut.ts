@@ -12,10 +12,10 @@
  *    snapped to one of them when it lies within the width of it (`snapCut`): tied neighbours, or a
  *    rank that rounding put a hair off an integer;
  * 3. a score within the width of the cut is at the cut: `gte` and `lte` keep it, `gt` and `lt`
- *    drop it (`cutBoundary`, `passesCut`).
+ *    drop it (`cutBoundary`).
  *
- * An inner loop calls `cutBoundary` once per cut and then compares each signed score with
- * `passesCut` (or the same comparison inlined).
+ * An inner loop calls `cutBoundary` once per cut and then compares each signed score with it:
+ * `signedScore > boundary` for a strict test, `>=` otherwise.
  */
 import { CUT_TIE_TOLERANCE } from "./choices.js";
 import type { CensorOperator } from "./options.js";
@@ -69,17 +69,6 @@ export function cutTest(operator: CensorOperator): CutTest {
  */
 export function cutBoundary(cut: number, width: number, test: CutTest): number {
   return test.sign * cut + (test.strict ? width : -width);
-}
-
-/**
- * Whether a row whose signed score is `signedScore` (sign x score) is kept at `boundary`.
- *
- * @example
- * const test = cutTest("gte");
- * passesCut(test.sign * 4.9999999999999995, cutBoundary(5, 1e-9, test), test.strict); // true
- */
-export function passesCut(signedScore: number, boundary: number, strict: boolean): boolean {
-  return strict ? signedScore > boundary : signedScore >= boundary;
 }
 
 /**

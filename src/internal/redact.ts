@@ -68,6 +68,3 @@ function scrub(value: unknown, text: (s: string) => string, depth: number): unkn
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[text(k)] = scrub(v, text, depth + 1);
   return out;
 }
-
-/** A redactor with no secrets, for errors built before any are known. */
-export const NO_SECRETS = new Redactor([]);

@@ -131,7 +131,8 @@ export function reportArgumentProblems(analysis: Analysis, problems: ArgumentPro
   if (problems.length === 0) return;
   if (jupyterKernel() !== "none") {
     try {
-      display(argumentWarningBundle(analysis, problems));
+      // in Deno, a promise of the output sent; the warning is shown whether or not anyone waits for it
+      void display(argumentWarningBundle(analysis, problems));
       return;
     } catch {
       // fall through to stderr

@@ -339,31 +339,6 @@ function isFlat(list: unknown[]): boolean {
 }
 
 /**
- * Reads a JSON body: 413 above `limit`, 400 `malformed_json` when it does not parse, 422 when its
- * shape is beyond BODY_LIMITS (`checkJsonShape`). The bare
- * tokens NaN, Infinity and -Infinity (what Python's json writes for non-finite floats) are read
- * as docs/api.md section 1 describes; see `parseJsonLenient`.
- */
-export async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
-  const raw = await readBody(req, limit);
-  const text = raw.toString("utf8");
-  if (text.trim() === "") {
-    throw new ServiceError(400, "malformed_json", "the request body is empty; expected a JSON object", { field: "body", expected: "a JSON object" });
-  }
-  let value: unknown;
-  try {
-    value = parseJsonLenient(text);
-  } catch (error) {
-    throw new ServiceError(400, "malformed_json", `the request body is not valid JSON: ${(error as Error).message}`, {
-      field: "body",
-      expected: "a JSON object",
-    });
-  }
-  checkJsonShape(value);
-  return value;
-}
-
-/**
  * JSON.parse, and when that fails, once more with the non-standard number tokens of Python's json
  * module read (docs/api.md section 1): `NaN` as null (a missing value, where one is allowed) and
  * `Infinity` / `-Infinity` as a number beyond the double range, which JSON.parse itself reads as

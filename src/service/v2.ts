@@ -176,7 +176,7 @@ function v2Org(service: PredictionService, req: IncomingMessage): Org {
 }
 
 /**
- * Reads a JSON body like `readJson` (Python's NaN token read as null, +-Infinity as numbers that
+ * Reads a JSON body (Python's NaN token read as null, +-Infinity as numbers that
  * validation refuses: `parseJsonLenient`); undefined when it is empty and `allowEmpty`.
  */
 async function readJsonV2(req: IncomingMessage, limit: number, allowEmpty = false): Promise<unknown> {

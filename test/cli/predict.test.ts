@@ -91,3 +91,18 @@ describe("rbp predict", () => {
     expect(stderr).toMatch(/not valid JSON/);
   });
 });
+
+describe("rbp --version", () => {
+  const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+
+  it("--version, -v and version print the package's version and exit 0", () => {
+    expect(version).toMatch(/^\d+\.\d+\.\d+/);
+    for (const flag of ["--version", "-v", "version"]) {
+      expect(run([flag]), flag).toEqual({ code: 0, stdout: `${version}\n`, stderr: "" });
+    }
+  });
+
+  it("the usage names it", () => {
+    expect(run(["--help"]).stdout).toContain("rbp --version");
+  });
+});

@@ -88,7 +88,7 @@ describe("inside tslab", () => {
     expect(message.metadata).toEqual({});
     expect(message.transient).toEqual({});
     expect(update).toBe(false);
-    display(summaryTable(quickstartGrid(), quickstartContext()), { displayId: "summary", update: true });
+    void display(summaryTable(quickstartGrid(), quickstartContext()), { displayId: "summary", update: true });
     expect(write.mock.calls[1][0].transient).toEqual({ display_id: "summary" });
     expect(write.mock.calls[1][1]).toBe(true);
   });

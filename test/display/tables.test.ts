@@ -113,6 +113,26 @@ describe("observationTable", () => {
     expect(rows.slice(1).map((r) => r[0])).toEqual(["Dan", "Ben", "Eve", "Fay", "Gus", "Ann", "Cat"]);
   });
 
+  it("sorts by |weight| descending when asked, not by the signed weight; ties keep their order", () => {
+    const result = quickstartGrid();
+    const context = quickstartContext();
+    const t = result.weights[0].length - 1;
+    const w = result.weights.map((row) => row[t]!);
+    const byMagnitude = w.map((_, i) => i).sort((a, b) => Math.abs(w[b]) - Math.abs(w[a]) || a - b);
+    const bySigned = w.map((_, i) => i).sort((a, b) => w[b] - w[a] || a - b);
+    // the fixture is one where the two orders differ (a negative weight outweighs a positive one)
+    expect(byMagnitude).not.toEqual(bySigned);
+    const table = observationTable(result, context, { sort: "weight" });
+    const names = context.rowLabels!;
+    expect(byMagnitude).toEqual([3, 2, 1, 0, 6, 4, 5]);
+    expect(
+      cells(table.html)
+        .slice(1)
+        .map((r) => r[0]),
+    ).toEqual(byMagnitude.map((i) => names[i]));
+    expect(table.html).toContain("by |weight| descending");
+  });
+
   it("without y or labels: positions and no outcome column", () => {
     const rows = cells(observationTable(quickstartGrid(), { outcome: "Points", attributes: ["a", "b", "c", "d", "e"] }).html);
     expect(rows[0][1]).toBe("relevance");

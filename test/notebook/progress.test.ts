@@ -97,7 +97,7 @@ describe("in a notebook kernel (tslab, simulated)", () => {
     const p = await grid(quickstartFrame(), { y: "Points", theta: quickstartTheta() }, {}, { progress: "none" });
     const kernel = simulateTslab();
     try {
-      p.show();
+      void p.show();
       const kinds = kernel.messages.map((m) => Object.keys(m.data).sort().join(","));
       expect(kinds[0]).toBe("text/html,text/plain");
       expect(kernel.messages[0].data["text/html"]).toContain("rbp-table");

@@ -12,7 +12,20 @@ const lock = JSON.parse(readFileSync(new URL("package-lock.json", REPO), "utf8")
   lockfileVersion: number;
   packages: Record<string, { version?: string; dependencies?: Record<string, string>; optionalDependencies?: Record<string, string>; os?: string[] }>;
 };
-const pkg = JSON.parse(readFileSync(new URL("package.json", REPO), "utf8")) as { overrides?: Record<string, unknown> };
+type Manifest = {
+  name?: string;
+  version?: string;
+  dependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  engines?: Record<string, string>;
+  bin?: Record<string, string>;
+  license?: string;
+  overrides?: Record<string, unknown>;
+};
+const pkg = JSON.parse(readFileSync(new URL("package.json", REPO), "utf8")) as Manifest;
+const root = lock.packages[""] as Manifest;
 
 /** Where Node (and npm) would find `name` from the package installed at `from`: its own node_modules, then each parent's. */
 function resolveFrom(from: string, name: string): string | undefined {
@@ -51,5 +64,44 @@ describe("package-lock.json", () => {
 
   it("pins vite's rollup through overrides, to a release whose platform packages are all published", () => {
     expect(pkg.overrides).toEqual({ vite: { rollup: expect.stringMatching(/^4\.\d+\.\d+$/) } });
+  });
+
+  it("its root entry says what package.json says, so npm install leaves it unchanged", () => {
+    // npm install rewrites the lockfile's root entry when it differs from package.json (a "^1.0.39"
+    // against "1.0.39" was enough); npm ci refuses a lockfile out of step with package.json.
+    for (const key of [
+      "name",
+      "version",
+      "license",
+      "dependencies",
+      "devDependencies",
+      "optionalDependencies",
+      "peerDependencies",
+      "engines",
+      "bin",
+    ] as const) {
+      expect(root[key], `package-lock.json packages[""].${key}`).toEqual(pkg[key]);
+    }
+  });
+
+  it("locks every direct dependency at a version its range in package.json accepts", () => {
+    const ranges = { ...pkg.dependencies, ...pkg.devDependencies };
+    for (const [name, range] of Object.entries(ranges)) {
+      const locked = lock.packages[`node_modules/${name}`]?.version;
+      expect(locked, name).toBeDefined();
+      const [major, minor, patch] = locked!.split(".").map((x) => Number.parseInt(x, 10));
+      const m = /^([~^]?)(\d+)\.(\d+)\.(\d+)$/.exec(range);
+      expect(m, `${name}: a plain, caret or tilde range (${range})`).not.toBeNull();
+      const [, op, a, b, c] = m!;
+      const want = [Number(a), Number(b), Number(c)];
+      const atLeast = major > want[0] || (major === want[0] && (minor > want[1] || (minor === want[1] && patch >= want[2])));
+      const accepted =
+        op === ""
+          ? locked === `${a}.${b}.${c}`
+          : op === "~"
+            ? atLeast && major === want[0] && minor === want[1]
+            : atLeast && major === want[0] && (want[0] !== 0 || minor === want[1]);
+      expect(accepted, `${name}: locked ${locked}, package.json asks ${range}`).toBe(true);
+    }
   });
 });

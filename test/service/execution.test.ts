@@ -1,6 +1,7 @@
 /**
- * Jobs on the worker pool, seen over HTTP: a Grid over its time limit fails with its reason while
- * other jobs complete, the HTTP loop answers while Grids run, and queued/running show as 202.
+ * Jobs on the worker pool, seen over HTTP: the HTTP loop answers and other jobs complete while a
+ * Grid runs, a Grid over its time limit fails with its reason, and queued/running show as 202.
+ * Nothing here races a clock: "while it runs" is checked on a service whose limit is far away.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalService } from "../../src/service/index.js";
@@ -25,9 +26,9 @@ afterAll(() => service.close());
 
 const path = (r: { job_id: number; job_code: string }) => `/v3/results/${r.job_id}/${r.job_code}`;
 
-async function waitFor(p: string, status: string): Promise<any> {
+async function waitFor(p: string, status: string, by: Client = client): Promise<any> {
   for (let i = 0; i < 500; i++) {
-    const r = await client.get(p);
+    const r = await by.get(p);
     if (r.body.status === status) return r;
     await new Promise((res) => setTimeout(res, 10));
   }
@@ -35,46 +36,60 @@ async function waitFor(p: string, status: string): Promise<any> {
 }
 
 describe("execution on the worker pool", () => {
-  it("a Grid over the time limit fails with its reason while other jobs complete; HTTP stays responsive", async () => {
+  it("while a Grid runs, HTTP answers and other jobs complete on the other worker", async () => {
+    // A service whose time limit the Grid cannot reach during the test, however loaded the machine:
+    // "while it runs" is then a fact of the job's state, not a race with its limit.
+    const patient = await start({ workers: 2, jobTimeoutMs: 600_000, limits: { maxWork: 1e10 } });
+    try {
+      const c = patient.client;
+      const receipt = (await c.post("/v3/grid", slow)).body;
+      const running = await waitFor(path(receipt), "running", c);
+      expect(running.status).toBe(202);
+      expect(running.body).toMatchObject({ job_id: receipt.job_id, job_code: receipt.job_code, status: "running", status_code: 10, error_code: 0 });
+      expect(running.body.error).toBeUndefined();
+      expect(running.headers.get("retry-after")).toBe("1");
+      expect((await c.get(`/v3/jobs/${receipt.job_id}/${receipt.job_code}/yhat`)).status).toBe(202);
+
+      // the event loop answers while the Grid computes: the quota's answer comes before the job's end
+      expect((await c.get("/v3/quota")).status).toBe(200);
+      expect((await c.get(path(receipt))).status).toBe(202);
+
+      // other jobs complete on the other worker meanwhile
+      for (let i = 0; i < 3; i++) expect((await c.run("psr", quickstart())).status).toBe(200);
+      expect((await c.get(path(receipt))).status).toBe(202);
+    } finally {
+      await patient.service.close();
+    }
+  }, 120_000);
+
+  it("a Grid over the time limit fails with its reason; the stopped worker is replaced", async () => {
     const receipt = (await client.post("/v3/grid", slow)).body;
-    const running = await waitFor(path(receipt), "running");
-    expect(running.status).toBe(202);
-    expect(running.body).toMatchObject({ job_id: receipt.job_id, job_code: receipt.job_code, status: "running", status_code: 10, error_code: 0 });
-    expect(running.body.error).toBeUndefined();
-    expect(running.headers.get("retry-after")).toBe("1");
-    expect((await client.get(`/v3/jobs/${receipt.job_id}/${receipt.job_code}/yhat`)).status).toBe(202);
-
-    // the event loop answers at once while the Grid computes
-    const t0 = performance.now();
-    expect((await client.get("/v3/quota")).status).toBe(200);
-    expect(performance.now() - t0).toBeLessThan(500);
-
-    // other jobs complete on the other worker meanwhile
-    for (let i = 0; i < 3; i++) expect((await client.run("psr", quickstart())).status).toBe(200);
-    expect((await client.get(path(receipt))).status).toBe(202);
-
-    const failed = await client.poll(path(receipt));
+    const failed = await client.poll(path(receipt), 120_000);
     expect(failed.status).toBe(409);
     expect(failed.body).toMatchObject({ status: "failed", error: "job_failed", error_code: 2, status_code: 10 });
     expect(failed.body.message).toContain(`exceeded its time limit of ${LIMIT_MS / 1000} s`);
 
     // the stopped worker was replaced
     expect((await client.run("grid", quickstart())).status).toBe(200);
-  });
+  }, 120_000);
 
-  it("jobs wait in order while every worker is busy, shown as queued (status_code 1)", async () => {
-    const a = (await client.post("/v3/grid", slow)).body;
-    const b = (await client.post("/v3/grid", slow)).body;
-    const c = (await client.post("/v3/psr", quickstart())).body;
-    await waitFor(path(a), "running");
-    await waitFor(path(b), "running");
-    const queued = await client.get(path(c));
-    expect(queued.status).toBe(202);
-    expect(queued.body).toMatchObject({ status: "queued", status_code: 1, error_code: 0 });
-    expect((await client.poll(path(c))).status).toBe(200);
-    expect((await client.poll(path(a))).status).toBe(409);
-    expect((await client.poll(path(b))).status).toBe(409);
-  });
+  it("jobs wait while every worker is busy, shown as queued (status_code 1)", async () => {
+    // on a service whose limit the Grids cannot reach during the test: the workers stay busy
+    const patient = await start({ workers: 2, jobTimeoutMs: 600_000, limits: { maxWork: 1e10 } });
+    try {
+      const c = patient.client;
+      const a = (await c.post("/v3/grid", slow)).body;
+      const b = (await c.post("/v3/grid", slow)).body;
+      const quick = (await c.post("/v3/psr", quickstart())).body;
+      await waitFor(path(a), "running", c);
+      await waitFor(path(b), "running", c);
+      const queued = await c.get(path(quick));
+      expect(queued.status).toBe(202);
+      expect(queued.body).toMatchObject({ status: "queued", status_code: 1, error_code: 0 });
+    } finally {
+      await patient.service.close();
+    }
+  }, 120_000);
 
   it("an experiment answers 202 until every row is done", async () => {
     const body = { ...slow, theta: [slow.X[0], slow.X[1]], options: { ...slow.options } };
@@ -87,5 +102,5 @@ describe("execution on the worker pool", () => {
     expect(last.status).toBe(200);
     expect(last.body.status).toBe("failed");
     expect(last.body.rows.map((r: { message: string }) => r.message)).toEqual([expect.stringContaining("time limit"), expect.stringContaining("time limit")]);
-  });
+  }, 120_000);
 });

@@ -74,6 +74,18 @@ async function reply(res: Response): Promise<Reply> {
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
+ * Reads with `read()` until `done` holds for what it read, and returns that: waiting for an event
+ * the service shows, never proving anything by the time it took (the test's own timeout bounds it).
+ */
+export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    await sleep(10);
+  }
+}
+
+/**
  * The store the suites run against: RBP_TEST_STORE=postgres runs every service started through
  * `start()` (without a `dataDir`) on the PostgreSQL store, each on a fresh database of one real
  * server per test file (test/pg-server.ts), stopped after the file. Default: the embedded store.

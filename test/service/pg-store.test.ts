@@ -16,6 +16,7 @@ import { runTask } from "../../src/service/worker.js";
 import { startLocalService } from "../../src/service/index.js";
 import { postgresBin, spawnWorker, startPostgres, type PostgresServer, type WorkerProcess } from "../pg-server.js";
 import { gold, synthetic } from "../gold.js";
+import { until } from "./helpers.js";
 
 /** Debian's PostgreSQL server (scripts/install-postgres.sh): skipped without it on a developer's machine, failing in CI. */
 const RUN = postgresBin() !== undefined || IN_CI;
@@ -106,7 +107,11 @@ describe.skipIf(!RUN)("a connection lost inside a transaction", () => {
           const pid = (await c.query("SELECT pg_backend_pid() AS pid")).rows[0].pid;
           // The server ends this backend between two statements, while the client is checked out.
           await db.query("SELECT pg_terminate_backend($1)", [pid]);
-          await sleep(200);
+          // until the server shows the backend gone (an event, not a fixed sleep)
+          await until(
+            () => db.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1", [pid]),
+            (r) => r.rows[0].n === 0,
+          );
           await c.query("SELECT 1");
         }),
       ).rejects.toThrow();
@@ -180,12 +185,10 @@ describe.skipIf(!RUN)("a front end that runs jobs", () => {
     const front = await startLocalService({ port: 0, database: server.url, workers: 1, credentialsFile: undefined, apiKey: "k".repeat(24), accessId: "a" });
     try {
       // It runs what the tests above left queued, then is idle: nothing of its own will call claim() again.
-      for (let i = 0; i < 1200; i++) {
-        const left = await db.query("SELECT count(*)::int AS n FROM rbp_jobs WHERE status IN ('queued', 'running')");
-        if (left.rows[0].n === 0) break;
-        await sleep(100);
-      }
-      await sleep(300);
+      await until(
+        () => db.query("SELECT count(*)::int AS n FROM rbp_jobs WHERE status IN ('queued', 'running')"),
+        (r) => r.rows[0].n === 0,
+      );
       const made = await submit(store, "acme");
       if (!made.ok) throw new Error("not charged");
       const [done] = await waitAll([made.jobs[0].id], 20_000);
@@ -301,7 +304,11 @@ describe.skipIf(!RUN)("workers", () => {
       if (!made.ok) throw new Error("not charged");
       ids.push(...made.jobs.map((j) => j.id));
     }
-    await sleep(300);
+    // mid-run: once the workers have started on the jobs (an event, not a fixed sleep)
+    await until(
+      () => db.query("SELECT count(*)::int AS n FROM rbp_jobs WHERE id = ANY($1) AND status <> 'queued'", [ids]),
+      (r) => r.rows[0].n > 0,
+    );
     await server.restart("immediate", 500);
     const rows = await waitAll(ids, 60_000).catch((error: Error) => {
       throw new Error(

@@ -21,7 +21,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { LocalService } from "../../src/service/index.js";
 import { startLocalService } from "../../src/service/index.js";
 import { spawnServe, type ServeProcess } from "../../scripts/rbp-serve.js";
-import { Client, gold, quickstart, sleep, start, synthetic, tempDir, writeCredentials } from "./helpers.js";
+import { Client, gold, quickstart, start, synthetic, tempDir, until, writeCredentials } from "./helpers.js";
 
 const resultPath = (r: { job_id: number; job_code: string }) => `/v3/results/${r.job_id}/${r.job_code}`;
 const experimentPath = (r: { experiment_id: number; experiment_code: string }) => `/v3/experiments/${r.experiment_id}/${r.experiment_code}`;
@@ -148,10 +148,13 @@ describe("refused requests leave nothing behind; a full disk answers 507 (items 
     await service.close();
     rmSync(filler2);
 
-    service = await startLocalService({ port: 0, ...options });
+    const log: string[] = [];
+    service = await startLocalService({ port: 0, ...options, log: (line) => log.push(line) });
     services.push(service);
     client = new Client(service.url, options.apiKey, options.accessId);
-    await sleep(300); // had it been queued again, it would be running or done by now
+    // not queued again: the start-up says nothing of re-queueing, and the first read (no wait) finds
+    // the stored failure, where a re-queued job would answer 202 (queued or running)
+    expect(log.filter((line) => /re-queueing/.test(line))).toEqual([]);
     const after = await client.get(resultPath(slow.body));
     expect(after.status).toBe(409);
     expect(after.body.reason).toBe(failed.body.reason);
@@ -218,16 +221,27 @@ describe("retention and bounded memory (item 6)", () => {
     const experiment = (await client.post("/v3/psr", quickstart({ theta: thetas(3) }))).body;
     expect((await client.poll(resultPath(job))).status).toBe(200);
     expect((await client.poll(experimentPath(experiment))).status).toBe(200);
-    await sleep(900); // past the retention, and past the sweep that runs every retention/4
-    const gone = await client.get(resultPath(job));
+    // read until the sweep (every retention/4) has removed it: an event, however slow the machine
+    const gone = await until(
+      () => client.get(resultPath(job)),
+      (r) => r.status !== 200,
+    );
     expect(gone.status).toBe(410);
     expect(gone.body).toMatchObject({ error: "gone" });
     expect(gone.body.message).toMatch(/no longer kept.*--retention/);
-    expect((await client.get(experimentPath(experiment))).status).toBe(410);
+    // the experiment finished a little later: a later sweep may be the one that removes it
+    expect(
+      (
+        await until(
+          () => client.get(experimentPath(experiment)),
+          (r) => r.status !== 200,
+        )
+      ).status,
+    ).toBe(410);
     expect((await client.get(`/v3/jobs/${job.job_id}/${job.job_code}/yhat`)).status).toBe(410);
-    expect(readdirSync(join(data, "batches"))).toEqual([]);
-    expect(readdirSync(join(data, "results"))).toEqual([]);
-    expect(readdirSync(join(data, "outcomes"))).toEqual([]);
+    // and its files, once the sweep's deletions are done
+    const left = () => Promise.resolve(["batches", "results", "outcomes"].flatMap((d) => readdirSync(join(data, d))));
+    expect(await until(left, (files) => files.length === 0)).toEqual([]);
     expect((await client.get("/v3/quota")).body.used).toBe(4);
     // an id never issued is still 404
     expect((await client.get(`/v3/results/${experiment.jobs[2].job_id + 100}/${"0".repeat(16)}`)).status).toBe(404);
@@ -295,7 +309,8 @@ describe("state that survives crashes (item 8) and private files (item 9)", () =
     const data = dir();
     const { proc, client } = await serve(["--data-dir", data, "--workers", "1"]);
     const sent = Array.from({ length: 60 }, (_, i) => client.post("/v3/psr", quickstart({ theta: thetas(1 + (i % 3)) })).catch(() => undefined));
-    await sleep(150);
+    // killed once the service has acknowledged a first POST, while the others are in flight
+    await Promise.any(sent.map((p) => p.then((r) => (r?.status === 200 ? r : Promise.reject(new Error("not acknowledged"))))));
     proc.child.kill("SIGKILL");
     const replies = (await Promise.all(sent)).filter((r) => r?.status === 200);
     const again = await serve(["--data-dir", data, "--workers", "1"]);

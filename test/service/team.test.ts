@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IN_CI } from "../ci.js";
 import { spawnServe, type ServeProcess } from "../../scripts/rbp-serve.js";
 import { postgresBin, spawnWorker, startPostgres, type PostgresServer, type WorkerProcess } from "../pg-server.js";
-import { Client, gold, quickstart, sleep, synthetic, tempDir, writeCredentials } from "./helpers.js";
+import { Client, gold, quickstart, sleep, synthetic, tempDir, until, writeCredentials } from "./helpers.js";
 import { officialPsrBody, send, V2, V2Client } from "./v2-helpers.js";
 
 /** Debian's PostgreSQL server (scripts/install-postgres.sh): skipped without it on a developer's machine, failing in CI. */
@@ -149,7 +149,12 @@ describe.skipIf(!RUN)("two front ends and three workers on one PostgreSQL", () =
       expect(r.status).toBe(200);
       receipts.push(r.body);
     }
-    await sleep(200);
+    // mid-run: once a worker has taken one of these jobs (an event, not a fixed sleep)
+    const ids = receipts.map((r) => r.experiment_id);
+    await until(
+      () => db.query("SELECT count(*)::int AS n FROM rbp_jobs WHERE experiment_id = ANY($1) AND status <> 'queued'", [ids]),
+      (r) => r.rows[0].n > 0,
+    );
     await server.restart("immediate", 1000);
     for (const r of receipts) {
       const view = await client(fronts[1]).poll(`/v3/experiments/${r.experiment_id}/${r.experiment_code}`, 180_000);

@@ -3,8 +3,10 @@
  * 1 s and 5 s apart, then gives up (docs/api.md section 3), so it sees a job finish that takes up to
  * 3 x window + 6 s. The default window lets it see every job that ends within the default time
  * limit; `rbp serve --v2-long-poll` and `startLocalService({ v2LongPollMs })` set it; held reads
- * are bounded per organisation. Jobs here "run" in a stand-in worker that waits without CPU.
+ * are bounded per organisation. Jobs here "run" in a stand-in worker (fixtures/gated-worker.ts)
+ * until the test releases them: no clock decides anything here.
  */
+import type { Worker } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
 import { UsageError } from "../../src/cli/predict.js";
 import { parseServeArgs, SERVE_USAGE } from "../../src/cli/serve.js";
@@ -19,7 +21,6 @@ import { V2Client } from "./v2-helpers.js";
 /** The official client's GET timeout and its three-GET routine (docs/api.md section 3). */
 const CLIENT_GET_TIMEOUT_MS = 300_000;
 const horizon = (windowMs: number) => 3 * windowMs + 1_000 + 5_000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let service: LocalService | undefined;
 afterEach(async () => {
@@ -27,24 +28,39 @@ afterEach(async () => {
   service = undefined;
 });
 
-async function slowService(delayMs: number, v2LongPollMs: number): Promise<V2Client> {
+/** A service whose one worker holds every job until `release()`. */
+async function gatedService(v2LongPollMs: number): Promise<{ v2: V2Client; release: () => void }> {
+  const workers: Worker[] = [];
   ({ service } = await start({
     workers: 1,
     v2LongPollMs,
-    spawn: () => startWorker("fixtures/slow-worker", import.meta.url, { workerData: { delayMs } }),
+    spawn: () => {
+      const worker = startWorker("fixtures/gated-worker", import.meta.url);
+      workers.push(worker);
+      return worker;
+    },
   }));
-  return new V2Client(service.url, service.credentials.apiKey, service.credentials.accessId);
+  return {
+    v2: new V2Client(service.url, service.credentials.apiKey, service.credentials.accessId),
+    release: () => {
+      for (const worker of workers) worker.postMessage({ release: true });
+    },
+  };
 }
 
-/** What csa_prediction_engine 2.3.0 does after a POST: GET, sleep 1 s, GET, sleep 5 s, GET, then give up. */
-async function officialRead(v2: V2Client, receipt: { job_id: number; job_code: string }): Promise<any> {
-  let body: any;
-  for (const pause of [0, 1_000, 5_000]) {
-    await sleep(pause);
-    body = (await v2.results({ job_id: receipt.job_id, job_code: receipt.job_code })).body;
-    if (body.yhat !== undefined && body.yhat !== null) return body;
-  }
-  return body;
+/** Settles `promise` into a flag, to ask later whether it has answered yet. */
+function watch<T>(promise: Promise<T>): { promise: Promise<T>; settled: () => boolean } {
+  let settled = false;
+  void promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  return { promise, settled: () => settled };
+}
+
+/** A round trip to the service after the requests sent before it (a barrier, not a clock). */
+async function roundTrip(v2: V2Client): Promise<void> {
+  for (let i = 0; i < 3; i++) expect((await v2.get("/v3/quota")).status).toBe(200);
 }
 
 describe("the v2 long-poll window", () => {
@@ -55,33 +71,49 @@ describe("the v2 long-poll window", () => {
     expect(DEFAULT_CONFIG.v2LongPollMs).toBeLessThanOrEqual(CLIENT_GET_TIMEOUT_MS - 10_000);
   });
 
-  it("the official client's three GETs see an 11 s job finish with a 2 s window (3 x 2 + 6 = 12 s)", async () => {
-    const v2 = await slowService(11_000, 2_000);
+  it("a read of a running job is held until the job ends, and then answers with its results", async () => {
+    // The window (60 s) is far beyond the test: whatever ends the read, it is not the window.
+    const { v2, release } = await gatedService(60_000);
     const post = await v2.post("grid", officialV2Body("grid"));
     expect(post.status, JSON.stringify(post.body)).toBe(200);
-    const started = Date.now();
-    const body = await officialRead(v2, post.body);
+    const read = watch(v2.results({ job_id: post.body.job_id, job_code: post.body.job_code }));
+    await roundTrip(v2);
+    // the job cannot end before release(): a read that was not held would have answered "running" by now
+    expect(read.settled()).toBe(false);
+    release();
+    const body = (await read.promise).body;
     expect(body).toMatchObject({ status_code: 11, error_code: 0 });
     expect(body.yhat[0][0]).toBeCloseTo(3.2852397, 6);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(10_000);
-  }, 30_000);
+  });
+
+  it("a held read ends at the window with the running body (the official client then reads again)", async () => {
+    const { v2, release } = await gatedService(50);
+    const post = await v2.post("grid", officialV2Body("grid"));
+    const receipt = { job_id: post.body.job_id, job_code: post.body.job_code };
+    // the job is held by the worker until release(): only the window can end these reads
+    for (let i = 0; i < 3; i++) expect([1, 10]).toContain((await v2.results(receipt)).body.status_code);
+    release();
+    expect((await v2.settle(receipt)).body.status_code).toBe(11);
+  });
 
   it(`holds at most ${V2_MAX_HELD_READS} reads per organisation; one more answers at once with the running body`, async () => {
-    const v2 = await slowService(3_000, 20_000);
+    const { v2, release } = await gatedService(60_000);
     const post = await v2.post("psr", officialV2Body("psr"));
     const receipt = { job_id: post.body.job_id, job_code: post.body.job_code };
-    const held = Array.from({ length: V2_MAX_HELD_READS }, () => v2.results(receipt));
-    await sleep(300);
+    const held = Array.from({ length: V2_MAX_HELD_READS }, () => watch(v2.results(receipt)));
+    await roundTrip(v2);
     const extra = await v2.results(receipt);
     expect(extra.status).toBe(200);
     expect(extra.body).toMatchObject({ job_id: receipt.job_id, error_code: 0 });
     expect([1, 10]).toContain(extra.body.status_code);
-    expect(extra.ms).toBeLessThan(2_000);
-    const answers = await Promise.all(held);
+    // answered while every held read still waits: the job has not ended (it cannot before release())
+    expect(held.filter((h) => h.settled())).toHaveLength(0);
+    release();
+    const answers = await Promise.all(held.map((h) => h.promise));
     for (const a of answers) expect(a.body.status_code).toBe(11);
     // The slots are free again: a read of a finished job answers at once, and holding works afterwards.
     expect((await v2.results(receipt)).body.status_code).toBe(11);
-  }, 30_000);
+  });
 
   it("rbp serve --v2-long-poll SECONDS sets it (0 to 290), and --help says what it is for", () => {
     expect(parseServeArgs(["--v2-long-poll", "120"]).options).toEqual({ port: 8765, v2LongPollMs: 120_000 });

@@ -87,7 +87,9 @@ export function timeitMagic(args: string, from: number, line: number, rt: string
   }
   const { stmt, column, comment } = statementOf(args.slice(i), from + i, "%timeit", line, from - "%timeit".length + 1);
   const isAsync = /\bawait\b/.test(stmt);
-  b.add(`${isAsync ? "await " : ""}${rt}.timeit(${isAsync ? "async " : ""}() => { `)
+  // a statement that awaits is timed by timeitAsync, which awaits each loop (timeit would time the promises'
+  // creation only)
+  b.add(isAsync ? `await ${rt}.timeitAsync(async () => { ` : `${rt}.timeit(() => { `)
     .user(stmt, column)
     .add(`; }, ${JSON.stringify(opts)});${comment}`);
 }
