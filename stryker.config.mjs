@@ -34,7 +34,7 @@ export default {
     // sockets and streams, pinned by the service suites that start servers: too slow to run per mutant)
     "src/service/limits.ts",
     "src/service/quota.ts",
-    ...functions("src/service/http.ts", "errorBody", "checkJsonDepth", "parseJsonLenient"),
+    ...functions("src/service/http.ts", "errorBody", "checkJsonShape", "parseJsonLenient"),
     // the display's formatting and tables
     "src/display/format.ts",
     "src/display/tables.ts",

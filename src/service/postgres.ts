@@ -50,7 +50,6 @@ import {
   type JobVariant,
 } from "./persistence.js";
 import type { QuotaStatus } from "./quota.js";
-import { ServiceError } from "./http.js";
 import { databaseOutageCause, type StoreOutage } from "./outage.js";
 import { SignedUploads, storeFull, type StoredUpload, type UploadSettings, type Uploads, type UploadWriter } from "./uploads.js";
 import {

@@ -67,7 +67,7 @@ describe("inside the rbp kernel", () => {
     expect(options).toEqual({ displayId: "fig", update: true });
     // A front end that connects (kernel_info) resets the plotly session: the next chart carries plotly.js again.
     expect(watchFrontEnds()).toBe(true);
-    display(figure());
+    expect(display(figure())).toBeUndefined();
     expect(plotlySent()).toBe(true);
     hook.kernelInfo();
     expect(plotlySent()).toBe(false);
