@@ -97,11 +97,14 @@ export function summaryTable(result: Result, context: DisplayContext, options: T
   const title = options.title ?? `${analysisName(result, context)} prediction of ${context.outcome}`;
   const caption = `${title}: N = ${formatCount(N)} observations, K = ${context.attributes.length} attributes (${context.attributes.join(", ")})`;
   const extra: string[] = [];
-  extra.push(
-    grid
-      ? "n: observations kept. A Grid composite keeps all of them: it averages PSR cells, each of which keeps its own n, so every observation gets a weight."
-      : "n: observations kept by the censor at that threshold (the rest share one small weight).",
-  );
+  // The n column explained where it holds counts (a result without n shows only dashes there).
+  if (grid) {
+    extra.push(
+      "n: observations kept. A Grid composite keeps all of them: it averages PSR cells, each of which keeps its own n, so every observation gets a weight.",
+    );
+  } else if (result.n !== undefined && result.n.length === T) {
+    extra.push("n: observations kept by the censor at that threshold (the rest share one small weight).");
+  }
   if (result.yhat_linear !== undefined && result.yhat_linear !== null) extra.push(`linear regression prediction: ${formatNumber(result.yhat_linear)}`);
   if (result.info_theta !== undefined && result.info_theta !== null) extra.push(`informativeness of theta: ${formatNumber(result.info_theta)}`);
   for (const w of result.warnings ?? []) extra.push(`warning: ${w}`);

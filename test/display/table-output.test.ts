@@ -33,7 +33,7 @@ describe("summaryTable", () => {
     const n = summaryTable(noted, quickstartContext(), { ...plain, title: "Mine" });
     expect(n.text).toMatchSnapshot();
     expect(n.html).toMatchSnapshot();
-    const none = { ...r, yhat_linear: null, info_theta: null, warnings: [] } as unknown as Result;
+    const none = { ...r, n: undefined, yhat_linear: null, info_theta: null, warnings: [] } as unknown as Result;
     expect(summaryTable(none, quickstartContext(), plain).html).not.toContain("rbp-notes");
   });
 });
