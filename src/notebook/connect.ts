@@ -31,13 +31,14 @@ import {
   readSettings,
   type ApiVersion,
   type ExperimentReceipt,
+  type InProcessEndpoint,
   type JobReceipt,
   type QuotaStatus,
   type RbpClient,
   type Settings,
 } from "../client/index.js";
 import { JUPYTER_DISPLAY, RBP_BUNDLE, cellValue, escapeHtml, type MimeBundle } from "../display/index.js";
-import { startLocalService, type LocalService } from "../service/index.js";
+import { laneAt, startLocalService, type LocalService } from "../service/index.js";
 import { PredictionError, toPredictionError } from "./errors.js";
 
 export interface ConnectOptions {
@@ -60,8 +61,12 @@ export interface ConnectOptions {
   env?: Record<string, string | undefined>;
   /** A .env file to read; default `.env` in the working directory; false: none. */
   envFile?: string | false;
-  /** The embedded service: worker threads (default: one per core) and quota (default 1,000,000 units). */
-  local?: { workers?: number; quota?: number };
+  /**
+   * The embedded service: worker threads (default: one per core) and quota (default 1,000,000
+   * units); `inProcess` false: its client goes over loopback HTTP for every call (default true: v3
+   * calls reach the service's routes in process, with the same answers; see docs/architecture.md).
+   */
+  local?: { workers?: number; quota?: number; inProcess?: boolean };
   /**
    * true: a new connection even when the current one would do; for the local service, a new embedded
    * service (the jobs of the old one are then unknown). Default false: a running embedded service is reused.
@@ -122,7 +127,7 @@ export class Connection {
     const { workers, quota } = options.local ?? {};
     if ((workers !== undefined && workers !== embedded.workers) || (quota !== undefined && quota !== embedded.quota)) return undefined;
     const local = settings.with({ baseUrl: embedded.url, apiKey: embedded.apiKey, accessId: embedded.accessId });
-    const client = createClient({ settings: local, timeoutMs: options.timeoutMs });
+    const client = createClient({ settings: local, timeoutMs: options.timeoutMs, inProcess: inProcessOf(embedded.url, options) });
     from.#service = undefined;
     return new Connection("local", client, local, embedded);
   }
@@ -228,7 +233,13 @@ function signatureOf(options: ConnectOptions, settings: Settings): string {
     options.timeoutMs,
     options.local?.workers,
     options.local?.quota,
+    options.local?.inProcess,
   ]);
+}
+
+/** The embedded service's v3 routes in process (unless `local.inProcess` is false). */
+function inProcessOf(url: string, options: ConnectOptions): InProcessEndpoint | undefined {
+  return options.local?.inProcess === false ? undefined : laneAt(url)?.endpoint;
 }
 
 /** The settings of `options`, read once for the whole connect (an unreadable .env file is a configuration failure). */
@@ -279,7 +290,7 @@ async function open(options: ConnectOptions, settings: Settings): Promise<Connec
   }
   const local = settings.with({ ...credentials, baseUrl: service.url });
   try {
-    const client = createClient({ settings: local, timeoutMs: options.timeoutMs });
+    const client = createClient({ settings: local, timeoutMs: options.timeoutMs, inProcess: inProcessOf(service.url, options) });
     const embedded: Embedded = { service, url: service.url, ...credentials, workers: options.local?.workers, quota: options.local?.quota };
     return new Connection("local", client, local, embedded);
   } catch (error) {

@@ -312,6 +312,6 @@ export type { Store, CreateJobs, CreateFailedJob, Created, Claimed } from "./sto
 export { QuotaExceededError, StorageFullError, StorageBusyError, DamagedStoreError } from "./store.js";
 export { ROUTE_TABLES, type RouteTableFactory } from "./routes.js";
 export { ServiceError } from "./http.js";
-export { Lane, LaneWindowError, type LaneBatch, type LaneWindow, type LaneRow, type LaneSubmitted } from "./lane.js";
+export { Lane, LaneEndpoint, LaneWindowError, type LaneReply, type LaneBatch, type LaneWindow, type LaneRow, type LaneSubmitted } from "./lane.js";
 export { DEFAULT_LIMITS, type ServiceLimits } from "./limits.js";
 export type { RouteTable, Route, RouteRequest } from "./router.js";
