@@ -37,7 +37,7 @@ import {
   type RbpClient,
   type Settings,
 } from "../client/index.js";
-import { JUPYTER_DISPLAY, RBP_BUNDLE, cellValue, escapeHtml, type MimeBundle } from "../display/index.js";
+import { JUPYTER_DISPLAY, RBP_BUNDLE, cellValue, escapeHtml, jupyterKernel, type MimeBundle } from "../display/index.js";
 import { laneAt, startLocalService, type LocalService } from "../service/index.js";
 import { PredictionError, toPredictionError } from "./errors.js";
 
@@ -89,6 +89,7 @@ export type ServiceKind = "hosted" | "local";
 /** What a connection closes with it (the embedded service); kept structural so the service's types stay off this module's declarations. */
 interface Closable {
   close(): Promise<void>;
+  warm?(): Promise<void>;
 }
 
 /** A connection to the hosted service or to the embedded local one. */
@@ -130,6 +131,11 @@ export class Connection {
     const client = createClient({ settings: local, timeoutMs: options.timeoutMs, inProcess: inProcessOf(embedded.url, options) });
     from.#service = undefined;
     return new Connection("local", client, local, embedded);
+  }
+
+  /** @internal Starts the embedded service's workers and compiles the engine in them (nothing for a hosted connection); never fails. */
+  async warm(): Promise<void> {
+    await this.#service?.service.warm?.().catch(() => undefined);
   }
 
   /** Whether close() was called. */
@@ -356,6 +362,51 @@ export async function connect(options?: ConnectOptions): Promise<Connection> {
 function withoutFresh(options: ConnectOptions): ConnectOptions {
   const { fresh: _fresh, ...rest } = options;
   return rest;
+}
+
+/**
+ * Whether importing the helper starts the embedded service in the background (`prestart`):
+ * `RBP_PRESTART=1` yes, `RBP_PRESTART=0` no; otherwise yes inside a notebook kernel (tslab, the rbp
+ * kernel, Deno) and no in a script.
+ */
+export function prestartWanted(env: Record<string, string | undefined> = process.env): boolean {
+  const value = env.RBP_PRESTART?.trim().toLowerCase();
+  if (value === "0" || value === "false" || value === "no") return false;
+  if (value === "1" || value === "true" || value === "yes") return true;
+  return jupyterKernel() !== "none";
+}
+
+/**
+ * @internal What importing the helper does in a notebook (see `prestartWanted`): when nothing is
+ * connected yet and the settings ask for the embedded service (no key, no base URL), `connect()`
+ * in the background, then the service's workers started and the engine compiled in them
+ * (`LocalService.warm`), so that the first `grid` finds them ready. The service, its sockets and
+ * its workers never keep a process alive (unref'd, as any embedded service). A failure here is
+ * silent: the first call that connects reports it as ever.
+ */
+export async function prestart(): Promise<void> {
+  if (state.current !== undefined) return;
+  let settings: Settings;
+  try {
+    settings = settingsOf({});
+  } catch {
+    return;
+  }
+  if (asksForHosted({}, settings)) return;
+  try {
+    const connection = await connect();
+    await connection.warm();
+  } catch {
+    // reported by the next connect()
+  }
+}
+
+/** Schedules `prestart` after the importing module has run, when wanted; the timer keeps nothing alive. */
+export function schedulePrestart(): void {
+  if (!prestartWanted()) return;
+  const timer: unknown = setTimeout(() => void prestart(), 0);
+  // Node's timers have unref (Deno's setTimeout answers a number).
+  (timer as { unref?: () => void }).unref?.();
 }
 
 /** The current connection, if one was made (no connection is started). */

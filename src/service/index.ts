@@ -130,6 +130,8 @@ export interface LocalService {
    * first organisation's key and its first user (source "file").
    */
   credentials: { apiKey: string; accessId: string; source: CredentialSource | "file" };
+  /** Starts the workers and compiles the engine's code in them with a small Grid (PredictionService.warm); never fails. */
+  warm(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -201,6 +203,7 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
     url,
     port,
     credentials: shown,
+    warm: () => service.warm(),
     close() {
       closing ??= (async () => {
         LANES.delete(new URL(url).origin);
