@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Jupyter from Debian for the notebook suites: nbconvert executes notebooks headless, nbclient and
 # jupyter-client talk to the kernel, and the classic Notebook 6.4 (jupyter-notebook) is driven in
-# Chromium by test/browser/notebook.test.ts (page reload, untrusted notebook). Idempotent: does
+# Chromium by test/browser/notebook.test.ts (page reload, untrusted notebook); numpy is the peer of
+# `npm run bench:notebook` (bench/numpy_grid.py). Idempotent: does
 # nothing when they are already installed. (Deno's kernel comes from npm: the deno devDependency.)
 set -euo pipefail
-if command -v jupyter-nbconvert >/dev/null 2>&1 && command -v jupyter-notebook >/dev/null 2>&1 && /usr/bin/python3 -c "import nbclient, jupyter_client" 2>/dev/null; then
+if command -v jupyter-nbconvert >/dev/null 2>&1 && command -v jupyter-notebook >/dev/null 2>&1 && /usr/bin/python3 -c "import nbclient, jupyter_client, numpy" 2>/dev/null; then
   exit 0
 fi
 SUDO=""
@@ -16,4 +17,4 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends jupyter-nbconvert python3-nbclient jupyter-client jupyter-notebook >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends jupyter-nbconvert python3-nbclient jupyter-client jupyter-notebook python3-numpy >/dev/null
