@@ -1,0 +1,119 @@
+/**
+ * The background start of the embedded service when the helper is imported (connect.ts
+ * `prestart`): when it runs (`prestartWanted`), that a script which imports the built package with
+ * it switched on still ends by itself, before and after the service has started, with no process
+ * left behind; that a hosted configuration starts nothing; and that the first call then uses the
+ * service already started (job 1 on the prestarted service, nothing charged by the warm-up).
+ */
+import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { prestartWanted } from "../../src/notebook/connect.js";
+import { ensureBuilt, userProject } from "./package.js";
+
+beforeAll(() => ensureBuilt());
+
+/** Runs `code` as an ES module in a user's project; resolves with its exit code, output and the processes it left. */
+function runScript(code: string, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string; children: string }> {
+  const project = userProject("rbp-prestart-");
+  const file = join(project, "script.mjs");
+  writeFileSync(file, code);
+  const base = { ...process.env };
+  for (const k of Object.keys(base)) if (/^(CSA_|RBP_)/.test(k)) delete base[k];
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [file], { cwd: project, env: { ...base, ...env } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      fail(new Error(`the script did not end by itself\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, 60_000);
+    child.on("error", fail);
+    child.on("close", (exit) => {
+      clearTimeout(timer);
+      // Processes whose parent was the script (none expected: the service runs in threads).
+      const ps = spawn("ps", ["-o", "pid=", "--ppid", String(child.pid)]);
+      let children = "";
+      ps.stdout.on("data", (d) => (children += d));
+      ps.on("close", () => done({ code: exit, stdout, stderr, children: children.trim() }));
+    });
+  });
+}
+
+/** Awaits until the prestarted connection exists (turns of the event loop, not a clock). */
+const WAIT_FOR_CONNECTION = `
+async function connected(rbp) {
+  for (;;) {
+    const c = await rbp.currentConnection();
+    if (c !== undefined) return c;
+    await new Promise((r) => setImmediate(r));
+  }
+}`;
+
+describe("prestartWanted", () => {
+  it("RBP_PRESTART=1 or 0 decides; otherwise only inside a notebook kernel (this test process is none)", () => {
+    expect(prestartWanted({ RBP_PRESTART: "1" })).toBe(true);
+    expect(prestartWanted({ RBP_PRESTART: "true" })).toBe(true);
+    expect(prestartWanted({ RBP_PRESTART: "0" })).toBe(false);
+    expect(prestartWanted({ RBP_PRESTART: "no" })).toBe(false);
+    expect(prestartWanted({})).toBe(false);
+  });
+});
+
+describe("importing the helper with the background start on", () => {
+  it("a script that only imports it ends by itself", async () => {
+    const r = await runScript(`import * as rbp from "rbp-notebook";\nconsole.log(typeof rbp.grid);\n`, { RBP_PRESTART: "1" });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("function\n");
+    expect(r.children).toBe("");
+  });
+
+  it("the service starts in the background, warms its workers, and the script still ends by itself; the first call is job 1 of that service", async () => {
+    const r = await runScript(
+      `import * as rbp from "rbp-notebook";
+${WAIT_FOR_CONNECTION}
+const c = await connected(rbp);
+const before = await c.quota();
+const p = await rbp.grid({ y: [18.8, 2.3, 3, 6.7, 15.2, 20.9, 4], X: [[25, 2, 76, 53.7, 23.1], [29, 1, 78, 39.1, 5.7], [32, 2, 77, 54.1, 5.3], [30, 5, 82, 68.7, 8.7], [24, 1, 69, 51, 20.3], [25, 2, 79, 50.2, 20], [35, 3, 80, 51.5, 9.4]] }, {}, {}, { progress: "none" });
+const after = await c.quota();
+console.log(JSON.stringify({ same: (await rbp.currentConnection()) === c, mode: c.mode, job: p.receipt.job_id, used: [before.used, after.used] }));
+`,
+      { RBP_PRESTART: "1" },
+    );
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ same: true, mode: "local", job: 1, used: [0, 1] });
+    expect(r.children).toBe("");
+  });
+
+  it("with a hosted service configured, nothing is started", async () => {
+    const r = await runScript(
+      `import * as rbp from "rbp-notebook";
+await new Promise((r) => setTimeout(r, 0));
+await new Promise((r) => setTimeout(r, 0));
+console.log(String(await rbp.currentConnection()));
+`,
+      { RBP_PRESTART: "1", CSA_API_KEY: "hosted-key", CSA_ACCESS_ID: "me", RBP_BASE_URL: "http://127.0.0.1:9" },
+    );
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("undefined\n");
+  });
+
+  it("switched off (RBP_PRESTART=0), importing starts nothing", async () => {
+    const r = await runScript(
+      `import * as rbp from "rbp-notebook";
+await new Promise((r) => setTimeout(r, 0));
+await new Promise((r) => setTimeout(r, 0));
+console.log(String(await rbp.currentConnection()));
+`,
+      { RBP_PRESTART: "0" },
+    );
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("undefined\n");
+  });
+});
