@@ -345,7 +345,7 @@ export class PredictionService {
   }
 
   /**
-   * Starts every worker and runs a small Grid spread over all of them a few times (no job, no
+   * Starts every worker and runs a small Grid spread over all of them a few times (up to four) (no job, no
    * store, no quota), so that the first real job finds the workers started and the engine's code
    * compiled. A job that arrives meanwhile waits at most for one small Grid, and ends the warm-up. Never fails: a worker
    * that cannot start is the first job's problem, reported as ever.
@@ -353,7 +353,7 @@ export class PredictionService {
    * @example
    * void service.warm(); // in the background, after opening the service
    */
-  async warm(rounds = 3): Promise<void> {
+  async warm(rounds = 4): Promise<void> {
     const task = warmTask(this.config.decimals);
     for (let r = 0; r < rounds && !this.closing && !this.jobsStarted; r++) {
       try {
@@ -550,10 +550,13 @@ export class PredictionService {
   }
 }
 
-/** The warm-up Grid: 96 rows of 8 attributes (255 combinations), fixed pseudo-random data, theta the last row. */
+/**
+ * The warm-up Grid: 256 rows of 10 attributes (1,023 combinations: the shapes of a default Grid,
+ * a few milliseconds once compiled), fixed pseudo-random data, theta the last row.
+ */
 function warmTask(decimals: number | null): WorkerTask {
-  const rows = 96;
-  const cols = 8;
+  const rows = 256;
+  const cols = 10;
   let seed = 12345;
   const next = () => (seed = (seed * 16807) % 2147483647) / 2147483647 - 0.5;
   const X = Float64Array.from({ length: rows * cols }, next);
