@@ -28,7 +28,6 @@ import type {
   Analysis,
   CallOptions,
   ExperimentReceipt,
-  ExperimentRow,
   ExperimentState,
   FieldValue,
   InProcessEndpoint,
@@ -108,7 +107,7 @@ export class InProcessWire implements Wire {
     return this.#v3.field(job, path, call);
   }
 
-  async experiment(receipt: ExperimentReceipt, call: HoldOptions, _known?: Map<number, ExperimentRow>): Promise<ExperimentState> {
+  async experiment(receipt: ExperimentReceipt, call: HoldOptions): Promise<ExperimentState> {
     const path = `/experiments/${receipt.experiment_id}/${encodeURIComponent(receipt.experiment_code ?? "")}`;
     const label = this.#label("GET", path);
     if (call.signal?.aborted) throw new AbortError(undefined, { request: label, attempts: 0 });
