@@ -271,7 +271,7 @@ export interface InProcessEndpoint {
   submit(request: object): Promise<InProcessReply>;
   /** GET /v3/results/{id}/{code}, first waiting up to `holdMs` for the job to end. */
   job(jobId: number, jobCode: string, holdMs: number, signal?: AbortSignal): Promise<InProcessReply>;
-  /** GET /v3/experiments/{id}/{code}, first waiting up to `holdMs` for a row to end. */
+  /** GET /v3/experiments/{id}/{code}, first waiting up to `holdMs` for its first unfinished row to end. */
   experiment(experimentId: number, experimentCode: string, holdMs: number, signal?: AbortSignal): Promise<InProcessReply>;
   /** GET /v3/quota. */
   quota(): Promise<InProcessReply>;

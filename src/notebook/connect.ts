@@ -222,7 +222,7 @@ export class Connection {
 
 interface State {
   /** The current connection (or the one being made), with the options it was made from. */
-  current?: { signature: string; promise: Promise<Connection> };
+  current?: { signature: string; promise: Promise<Connection>; prestarted?: boolean };
   /** The options of the last connect(options), used when connect() has to make a connection again. */
   lastOptions?: ConnectOptions;
 }
@@ -312,6 +312,15 @@ async function open(options: ConnectOptions, settings: Settings): Promise<Connec
  * local service (started once). See the module comment for when a new one is made.
  */
 export async function connect(options?: ConnectOptions): Promise<Connection> {
+  // A connection that `prestart` made was made from the settings of that moment (a cell may have set
+  // CSA_API_KEY since): the first connect() after it reads them again, as the first connect() of a
+  // kernel always does, and keeps it only when they are the same.
+  const current = state.current;
+  if (options === undefined && current?.prestarted === true) {
+    const connection = await connect({});
+    current.prestarted = false;
+    return connection;
+  }
   // The settings of `options`, read once by this call (connect() without options reads none while connected).
   const settings = options === undefined ? undefined : settingsOf(options);
   const signature = settings === undefined ? undefined : signatureOf(options!, settings);
@@ -396,7 +405,11 @@ export async function prestart(): Promise<void> {
   }
   if (asksForHosted({}, settings)) return;
   try {
-    const connection = await connect();
+    const pending = connect();
+    // connect() made its entry before its first await: marked, so that the first call reads the settings again.
+    const entry = (state as State).current;
+    if (entry !== undefined) entry.prestarted = true;
+    const connection = await pending;
     warmRequestPath();
     await connection.warm();
   } catch {

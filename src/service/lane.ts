@@ -249,7 +249,7 @@ export class LaneEndpoint {
     });
   }
 
-  /** GET /v3/experiments/{id}/{code}, once a row has ended (or every row had) or `holdMs` has passed. */
+  /** GET /v3/experiments/{id}/{code}, once its first unfinished row has ended (or every row had) or `holdMs` has passed. */
   experiment(experimentId: number, experimentCode: string, holdMs: number, signal?: AbortSignal): Promise<LaneReply> {
     return replyOf(async () => {
       const find = async () => {
@@ -259,18 +259,9 @@ export class LaneEndpoint {
       };
       const experiment = await find();
       if (holdMs > 0) {
-        const running = (await this.#service.experimentJobs(experiment)).filter((j) => j.status === "queued" || j.status === "running");
-        if (running.length > 0) {
-          const stop = new AbortController();
-          const onAbort = () => stop.abort();
-          signal?.addEventListener("abort", onAbort, { once: true });
-          try {
-            await Promise.race(running.map((j) => this.#service.waitForJob(j, holdMs, stop.signal)));
-          } finally {
-            stop.abort();
-            signal?.removeEventListener("abort", onAbort);
-          }
-        }
+        // The first row still to end (rows run in order, about): the view is read again when it ends.
+        const next = (await this.#service.experimentJobs(experiment)).find((j) => j.status === "queued" || j.status === "running");
+        if (next !== undefined) await this.#service.waitForJob(next, holdMs, signal);
       }
       const body = await experimentView(this.#service, await find());
       const headers: Record<string, string> = body.status === "running" ? { "retry-after": "1" } : {};

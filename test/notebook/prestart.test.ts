@@ -90,6 +90,29 @@ console.log(JSON.stringify({ same: (await rbp.currentConnection()) === c, mode: 
     expect(r.children).toBe("");
   });
 
+  it("settings changed after the background start (a cell sets CSA_API_KEY) are read by the first connect(), as without it", async () => {
+    const r = await runScript(
+      `import * as rbp from "rbp-notebook";
+import { startLocalService } from "rbp-notebook/service";
+${WAIT_FOR_CONNECTION}
+const prestarted = await connected(rbp);
+const standIn = await startLocalService({ port: 0, apiKey: "issued-key", accessId: "analyst", unref: true });
+process.env.RBP_BASE_URL = standIn.url;
+process.env.CSA_API_KEY = "issued-key";
+process.env.CSA_ACCESS_ID = "analyst";
+const c = await rbp.connect();
+const again = await rbp.connect();
+console.log(JSON.stringify({ prestarted: prestarted.mode, mode: c.mode, closed: prestarted.closed, same: again === c }));
+await rbp.disconnect();
+await standIn.close();
+`,
+      { RBP_PRESTART: "1" },
+    );
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ prestarted: "local", mode: "hosted", closed: true, same: true });
+  });
+
   it("with a hosted service configured, nothing is started", async () => {
     const r = await runScript(
       `import * as rbp from "rbp-notebook";
