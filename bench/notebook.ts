@@ -86,37 +86,45 @@ for (let i = 0; i < 9; i++) {
   warmMs.push(performance.now() - t);
 }
 benchLine({ step: "warm", engineFirst: engineFirstMs, engine: benchMedian(engineMs), warm: benchMedian(warmMs) });`,
-  `const rows200 = Array.from({ length: 200 }, (_, i) => 800 + i);
-const thetas200 = rows200.map((i) => Float64Array.from(X[i]));
-engine.gridExperiment(data1, thetas200.slice(0, 8), gridOptions);
-await rbp.grid({ y: y, X: X }, { theta: rows200.slice(0, 8) }, gridOptions);
-const expEngine: number[] = [];
-const expNotebook: number[] = [];
-for (let i = 0; i < 2; i++) {
-  let t = performance.now();
-  engine.gridExperiment(data1, thetas200, gridOptions);
-  expEngine.push(performance.now() - t);
-  t = performance.now();
-  await rbp.grid({ y: y, X: X }, { theta: rows200 }, gridOptions);
-  expNotebook.push(performance.now() - t);
-}
-benchLine({ step: "experiment", engine: Math.min(...expEngine), notebook: Math.min(...expNotebook) });`,
-  `const engineLoop = (): void => {
-  for (let i = 900; i < 1000; i++) engine.runAnalysis("psr", engine.datasetFromRows(y.slice(0, i), X.slice(0, i)), Float64Array.from(X[i]), { threshold: [0.8] });
-};
-engineLoop();
-await rbp.backtest({ y: y, X: X }, {}, { options: { threshold: 0.8 }, start: -10 });
-const btEngine: number[] = [];
-const btNotebook: number[] = [];
-for (let i = 0; i < 3; i++) {
-  let t = performance.now();
+  `try {
+  const rows200 = Array.from({ length: 200 }, (_, i) => 800 + i);
+  const thetas200 = rows200.map((i) => Float64Array.from(X[i]));
+  engine.gridExperiment(data1, thetas200.slice(0, 8), gridOptions);
+  await rbp.grid({ y: y, X: X }, { theta: rows200.slice(0, 8) }, gridOptions);
+  const expEngine: number[] = [];
+  const expNotebook: number[] = [];
+  for (let i = 0; i < 2; i++) {
+    let t = performance.now();
+    engine.gridExperiment(data1, thetas200, gridOptions);
+    expEngine.push(performance.now() - t);
+    t = performance.now();
+    await rbp.grid({ y: y, X: X }, { theta: rows200 }, gridOptions);
+    expNotebook.push(performance.now() - t);
+  }
+  benchLine({ step: "experiment", engine: Math.min(...expEngine), notebook: Math.min(...expNotebook) });
+} catch (error) {
+  benchLine({ step: "experiment", error: String(error instanceof Error ? error.message : error) });
+}`,
+  `try {
+  const engineLoop = (): void => {
+    for (let i = 900; i < 1000; i++) engine.runAnalysis("psr", engine.datasetFromRows(y.slice(0, i), X.slice(0, i)), Float64Array.from(X[i]), { threshold: [0.8] });
+  };
   engineLoop();
-  btEngine.push(performance.now() - t);
-  t = performance.now();
-  await rbp.backtest({ y: y, X: X }, {}, { options: { threshold: 0.8 }, start: -100 });
-  btNotebook.push(performance.now() - t);
-}
-benchLine({ step: "backtest", engine: Math.min(...btEngine), notebook: Math.min(...btNotebook) });`,
+  await rbp.backtest({ y: y, X: X }, {}, { options: { threshold: 0.8 }, start: -10 });
+  const btEngine: number[] = [];
+  const btNotebook: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    let t = performance.now();
+    engineLoop();
+    btEngine.push(performance.now() - t);
+    t = performance.now();
+    await rbp.backtest({ y: y, X: X }, {}, { options: { threshold: 0.8 }, start: -100 });
+    btNotebook.push(performance.now() - t);
+  }
+  benchLine({ step: "backtest", engine: Math.min(...btEngine), notebook: Math.min(...btNotebook) });
+} catch (error) {
+  benchLine({ step: "backtest", error: String(error instanceof Error ? error.message : error) });
+}`,
   `import * as benchV8 from "node:v8";
 import * as benchVm from "node:vm";
 benchV8.setFlagsFromString("--expose-gc");
