@@ -5,42 +5,31 @@
  * left behind; that a hosted configuration starts nothing; and that the first call then uses the
  * service already started (job 1 on the prestarted service, nothing charged by the warm-up).
  */
-import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { prestartWanted } from "../../src/notebook/connect.js";
-import { ensureBuilt, userProject } from "./package.js";
+import { ensureBuilt, runProcess, userProject } from "./package.js";
 
 beforeAll(() => ensureBuilt());
 
-/** Runs `code` as an ES module in a user's project; resolves with its exit code, output and the processes it left. */
-function runScript(code: string, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string; children: string }> {
+/**
+ * Runs `code` as an ES module in a user's project, with a last line that prints the processes the
+ * script has started ({"children": "..."} on stderr's last line: none expected, the service runs in
+ * threads); resolves with its exit code, its output and those processes.
+ */
+async function runScript(code: string, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string; children: string }> {
   const project = userProject("rbp-prestart-");
   const file = join(project, "script.mjs");
-  writeFileSync(file, code);
+  // The script's child processes by name, but the `ps` that lists them.
+  const census = `\nimport { execFileSync as census } from "node:child_process";\nprocess.stderr.write(JSON.stringify({ children: census("ps", ["-o", "comm=", "--ppid", String(process.pid)], { encoding: "utf8" }).split("\\n").map((l) => l.trim()).filter((l) => l !== "" && l !== "ps").join(",") }));\n`;
+  writeFileSync(file, code + census);
   const base = { ...process.env };
   for (const k of Object.keys(base)) if (/^(CSA_|RBP_)/.test(k)) delete base[k];
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [file], { cwd: project, env: { ...base, ...env } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      fail(new Error(`the script did not end by itself\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, 60_000);
-    child.on("error", fail);
-    child.on("close", (exit) => {
-      clearTimeout(timer);
-      // Processes whose parent was the script (none expected: the service runs in threads).
-      const ps = spawn("ps", ["-o", "pid=", "--ppid", String(child.pid)]);
-      let children = "";
-      ps.stdout.on("data", (d) => (children += d));
-      ps.on("close", () => done({ code: exit, stdout, stderr, children: children.trim() }));
-    });
-  });
+  const r = await runProcess(process.execPath, [file], { cwd: project, timeoutMs: 60_000, env: { ...base, ...env } });
+  const at = r.stderr.lastIndexOf('{"children":');
+  const children = at < 0 ? "(no census)" : (JSON.parse(r.stderr.slice(at)) as { children: string }).children;
+  return { code: r.code, stdout: r.stdout, stderr: at < 0 ? r.stderr : r.stderr.slice(0, at), children };
 }
 
 /** Awaits until the prestarted connection exists (turns of the event loop, not a clock). */
