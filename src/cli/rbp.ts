@@ -1,12 +1,12 @@
 #!/usr/bin/env node
-/** The `rbp` command. */
+/**
+ * The `rbp` command. Each command's module is imported when that command runs (the service, the
+ * kernelspec writer and the report verifier are not loaded for `rbp predict`; predict.ts loads the
+ * parser and the engine itself): a command pays only for its own code at start-up.
+ */
 import { readFileSync } from "node:fs";
 import { InvalidInputError, ComputationError } from "../engine/errors.js";
 import { predict, PREDICT_ANALYSES, PREDICT_USAGE, UsageError, type PredictAnalysis } from "./predict.js";
-import { parseServeArgs, serve, SERVE_USAGE } from "./serve.js";
-import { kernelCommand, KERNEL_USAGE, parseKernelArgs } from "./kernel.js";
-import { parseVerifyArgs, verify, VERIFY_USAGE } from "./verify.js";
-import { parseWorkerArgs, worker, WORKER_USAGE } from "./worker.js";
 
 const USAGE = `Usage: rbp <command> [options]
 
@@ -46,6 +46,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === "serve") {
+    const { parseServeArgs, serve, SERVE_USAGE } = await import("./serve.js");
     if (rest.includes("--help") || rest.includes("-h")) {
       io.stdout(SERVE_USAGE + "\n");
       return 0;
@@ -54,6 +55,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === "worker") {
+    const { parseWorkerArgs, worker, WORKER_USAGE } = await import("./worker.js");
     if (rest.includes("--help") || rest.includes("-h")) {
       io.stdout(WORKER_USAGE + "\n");
       return 0;
@@ -62,6 +64,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === "kernel") {
+    const { kernelCommand, KERNEL_USAGE, parseKernelArgs } = await import("./kernel.js");
     if (rest.includes("--help") || rest.includes("-h")) {
       io.stdout(KERNEL_USAGE + "\n");
       return 0;
@@ -70,6 +73,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === "verify") {
+    const { parseVerifyArgs, verify, VERIFY_USAGE } = await import("./verify.js");
     if (rest.includes("--help") || rest.includes("-h")) {
       io.stdout(VERIFY_USAGE + "\n");
       return 0;

@@ -16,6 +16,7 @@ import { mapLimit, GROUP_CONCURRENCY } from "../internal/group.js";
 import { Transport } from "./http.js";
 import { pollUntil, type PollCheck } from "./polling.js";
 import { prepareRequest, X_LIMIT_BYTES } from "./prepare.js";
+import { HOLD_MS, InProcessWire } from "./in-process.js";
 import type {
   Analysis,
   ApiVersion,
@@ -62,7 +63,12 @@ export class RbpClient {
     this.baseUrl = this.#config.baseUrl;
     this.apiVersion = this.#config.apiVersion;
     this.#http = new Transport(this.#config);
-    this.#wire = this.#config.apiVersion === "v3" ? new V3Wire(this.#http) : new V2Wire(this.#http);
+    this.#wire =
+      this.#config.apiVersion !== "v3"
+        ? new V2Wire(this.#http)
+        : options.inProcess !== undefined
+          ? new InProcessWire(this.#http, options.inProcess, this.#config.maxResponseBytes)
+          : new V3Wire(this.#http);
   }
 
   /**
@@ -74,10 +80,17 @@ export class RbpClient {
   submit<A extends Analysis>(analysis: A, request: RequestFor<A> & { theta?: number[] }, call?: CallOptions): Promise<JobReceipt>;
   submit<A extends Analysis>(analysis: A, request: RequestFor<A>, call?: CallOptions): Promise<Receipt>;
   async submit<A extends Analysis>(analysis: A, request: RequestFor<A>, call: CallOptions = {}): Promise<Receipt> {
-    const prepared = prepareRequest(analysis, request, { version: this.apiVersion, accessId: this.#config.accessId });
-    const receipt = await this.#wire.submit(prepared, call);
+    let receipt: Receipt;
+    let warnings: string[];
+    if (this.#wire instanceof InProcessWire) {
+      ({ receipt, warnings } = await this.#wire.submitRequest(analysis, request, this.#config.accessId, call));
+    } else {
+      const prepared = prepareRequest(analysis, request, { version: this.apiVersion, accessId: this.#config.accessId });
+      receipt = await this.#wire.submit(prepared, call);
+      warnings = prepared.warnings;
+    }
     // Notes of the local parse that the service does not report (v2 has no warnings channel).
-    if (this.apiVersion === "v3" && receipt.warnings === undefined && prepared.warnings.length > 0) receipt.warnings = [...prepared.warnings];
+    if (this.apiVersion === "v3" && receipt.warnings === undefined && warnings.length > 0) receipt.warnings = [...warnings];
     return receipt;
   }
 
@@ -119,7 +132,7 @@ export class RbpClient {
       signal: opts.signal,
       timeoutMs: opts.timeoutMs,
       check: async (timeoutMs, signal): Promise<PollCheck<Result>> => {
-        const snap = await this.#wire.status(job, { signal, timeoutMs: this.#requestBudget(timeoutMs) });
+        const snap = await this.#wire.status(job, { signal, timeoutMs: this.#requestBudget(timeoutMs), ...this.#hold });
         if (snap.status === "completed") return { done: true, value: snap.result, status: "completed" };
         return { done: false, status: snap.status, retryAfterMs: snap.retryAfterMs };
       },
@@ -151,7 +164,7 @@ export class RbpClient {
       signal: options.signal,
       timeoutMs: options.timeoutMs,
       check: async (timeoutMs, signal): Promise<PollCheck<ExperimentState>> => {
-        last = await this.#experiment(experiment, { signal, timeoutMs: this.#requestBudget(timeoutMs) }, known);
+        last = await this.#experiment(experiment, { signal, timeoutMs: this.#requestBudget(timeoutMs), ...this.#hold }, known);
         if (last.status !== "running") return { done: true, value: last, status: "completed" };
         return { done: false, status: "running" };
       },
@@ -211,8 +224,14 @@ export class RbpClient {
     return this.#wire.experiment(receipt, call, known);
   }
 
+  /** What a poll of `wait` adds to its read: in process, the read itself waits for the job (up to HOLD_MS). */
+  get #hold(): { holdMs?: number } {
+    return this.#wire instanceof InProcessWire ? { holdMs: HOLD_MS } : {};
+  }
+
   #schedule(options: PollOptions): Required<PollOptions> {
-    const base = this.#config.poll;
+    // In process a read waits in the service until the job ends (or HOLD_MS): no delay between reads.
+    const base = this.#wire instanceof InProcessWire ? { ...this.#config.poll, initialDelayMs: 0, factor: 1 } : this.#config.poll;
     return {
       initialDelayMs: options.initialDelayMs ?? base.initialDelayMs,
       factor: options.factor ?? base.factor,

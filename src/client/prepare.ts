@@ -48,7 +48,37 @@ export interface PrepareSettings {
 
 const SEND_MESSAGE = "checked before sending: nothing was sent and no quota was spent";
 
+/** A request checked as `prepareRequest` checks it, before its bodies are assembled. */
+export interface CheckedRequest {
+  analysis: Analysis;
+  request: PredictionRequest<object>;
+  accessId: string;
+  /** The request as the service's parser reads it (from the values as given). */
+  parsed: ParsedRequest;
+  /** X's rows encoded in blocks when they had to be counted; undefined when X's bounds settled its size. */
+  blocks: string[] | undefined;
+  /** Upper bound of X's JSON size in bytes (undefined when X is not an array of rows). */
+  xUpperBytes: number | undefined;
+}
+
+/**
+ * Checks a request and encodes it: `encodeRequest(checkRequest(...))`.
+ *
+ * @example
+ * const prepared = prepareRequest("grid", { y, X }, { version: "v3", accessId: "me" });
+ */
 export function prepareRequest(analysis: Analysis, request: PredictionRequest<object>, settings: PrepareSettings): PreparedRequest {
+  return encodeRequest(checkRequest(analysis, request, settings), settings.version);
+}
+
+/**
+ * Steps 1 to 3 of `prepareRequest` (the size of X, then the service's parser): the same errors,
+ * without assembling the bodies; X is encoded only when its size bounds leave the limit open.
+ *
+ * @example
+ * const checked = checkRequest("grid", { y, X }, { version: "v3", accessId: "me" });
+ */
+export function checkRequest(analysis: Analysis, request: PredictionRequest<object>, settings: PrepareSettings): CheckedRequest {
   if (analysis !== "psr" && analysis !== "maxfit" && analysis !== "grid") {
     throw new ValidationError(`analysis: expected "psr", "maxfit" or "grid", got ${JSON.stringify(analysis)} (${SEND_MESSAGE})`, {
       field: "analysis",
@@ -81,18 +111,19 @@ export function prepareRequest(analysis: Analysis, request: PredictionRequest<ob
   // Rows of X are arrays here (else bounds is undefined and the parser below says what is wrong).
   // Encoded in blocks of rows (about 64K cells each: as fast as one JSON.stringify of X, and
   // able to stop early).
+  // Only when the bounds leave the size open is X counted here; otherwise it is encoded when the
+  // bodies are assembled (encodeRequest), or never (an in-process request).
   let blocks: string[] | undefined;
-  if (bounds !== undefined) {
+  if (bounds !== undefined && bounds.upper > limit) {
     const rows = request.X as unknown[][];
-    const step = Math.max(1, Math.min(4096, Math.floor(65_536 / Math.max(1, rows[0]?.length ?? 1))));
-    const check = bounds.upper > limit;
+    const step = blockRows(rows);
     blocks = [];
     let size = 2;
     for (let i = 0; i < rows.length; i += step) {
       const text = JSON.stringify(rows.slice(i, i + step)).slice(1, -1);
       blocks.push(text);
       size += text.length + (i > 0 ? 1 : 0);
-      if (check && size > limit) throw tooLarge(size, limit, i + step < rows.length);
+      if (size > limit) throw tooLarge(size, limit, i + step < rows.length);
     }
   }
 
@@ -117,11 +148,30 @@ export function prepareRequest(analysis: Analysis, request: PredictionRequest<ob
     throw error;
   }
 
+  return { analysis, request, accessId, parsed, blocks, xUpperBytes: bounds?.upper };
+}
+
+/** Rows of X encoded in blocks of rows (about 64K cells each: as fast as one JSON.stringify of X). */
+function encodeRows(rows: unknown[][]): string[] {
+  const step = blockRows(rows);
+  const blocks: string[] = [];
+  for (let i = 0; i < rows.length; i += step) blocks.push(JSON.stringify(rows.slice(i, i + step)).slice(1, -1));
+  return blocks;
+}
+
+function blockRows(rows: unknown[][]): number {
+  return Math.max(1, Math.min(4096, Math.floor(65_536 / Math.max(1, rows[0]?.length ?? 1))));
+}
+
+/** Step 4 of `prepareRequest`: the bodies assembled around X's text. */
+export function encodeRequest(checked: CheckedRequest, version: ApiVersion): PreparedRequest {
+  const { analysis, request, accessId, parsed } = checked;
+  const blocks = checked.blocks ?? (checked.xUpperBytes !== undefined ? encodeRows(request.X as unknown[][]) : undefined);
   const xJson = blocks !== undefined ? `[${blocks.join(",")}]` : JSON.stringify(request.X);
 
   const head = `{"access_id":${JSON.stringify(accessId)}`;
   let bodies: string[];
-  if (settings.version === "v3") {
+  if (version === "v3") {
     let tail = "";
     if (request.theta !== undefined) tail += `,"theta":${JSON.stringify(request.theta)}`;
     if (request.options !== undefined) tail += `,"options":${JSON.stringify(request.options)}`;

@@ -238,4 +238,41 @@ export interface ClientOptions {
   settings?: Settings;
   /** One line per request and retry (no secrets); default: none. */
   log?: (line: string) => void;
+  /**
+   * v3 only: the service runs in this process (the notebook's embedded service), and this reaches
+   * its routes without HTTP (in-process.ts). What the calls answer and throw is unchanged; a request
+   * JSON would not carry unchanged, and a field read, still go over HTTP to `baseUrl`.
+   */
+  inProcess?: InProcessEndpoint;
+}
+
+/** One reply of the service's v3 route, in process: the HTTP status, the JSON body, its headers. */
+export interface InProcessReply {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+  /** GET a completed job: the stored `results` JSON text (the body then holds the envelope's other members). */
+  results?: string;
+}
+
+/**
+ * The v3 routes of a service that runs in this process, as the in-process wire calls them. Every
+ * method answers what the route would (a refusal as its status and error body), never throws a
+ * refusal.
+ */
+export interface InProcessEndpoint {
+  /** The service's largest POST body in bytes: a request that could be larger goes over HTTP. */
+  readonly maxBodyBytes: number;
+  /**
+   * POST /v3/{analysis} of a request already parsed by the service's parser (`ParsedRequest` of
+   * src/api, from values JSON keeps unchanged; typed `object` so that the public declarations
+   * stay free of the parser's types).
+   */
+  submit(request: object): Promise<InProcessReply>;
+  /** GET /v3/results/{id}/{code}, first waiting up to `holdMs` for the job to end. */
+  job(jobId: number, jobCode: string, holdMs: number, signal?: AbortSignal): Promise<InProcessReply>;
+  /** GET /v3/experiments/{id}/{code}, first waiting up to `holdMs` for its first unfinished row to end. */
+  experiment(experimentId: number, experimentCode: string, holdMs: number, signal?: AbortSignal): Promise<InProcessReply>;
+  /** GET /v3/quota. */
+  quota(): Promise<InProcessReply>;
 }

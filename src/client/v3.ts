@@ -15,7 +15,7 @@ import { ExperimentReceiptSchema, ReceiptSchema } from "../api/schemas.js";
 import { JobPendingError } from "./errors.js";
 import { redactPath, type Transport } from "./http.js";
 import type { PreparedRequest } from "./prepare.js";
-import type { CallOptions, ExperimentReceipt, ExperimentRow, ExperimentState, FieldValue, JobSnapshot, QuotaStatus, Receipt } from "./types.js";
+import type { CallOptions, ExperimentReceipt, ExperimentRow, ExperimentState, FieldValue, JobSnapshot, QuotaStatus, Receipt, Result } from "./types.js";
 import { expectShape, ExperimentViewSchema, FieldValueSchema, QuotaSchema, resultProblem, summarise, type JobRef, type Wire } from "./wire.js";
 
 const PendingSchema = z.object({ status: z.enum(["queued", "running"]).optional() }).passthrough();
@@ -28,9 +28,13 @@ export class V3Wire implements Wire {
   async submit(prepared: PreparedRequest, call: CallOptions): Promise<Receipt> {
     const path = `/${prepared.analysis}`;
     const res = await this.http.request({ method: "POST", path, body: prepared.bodies[0], signal: call.signal, timeoutMs: call.timeoutMs });
-    const label = `POST ${this.http.root}${path}`;
-    if (typeof res.json === "object" && res.json !== null && "experiment_id" in res.json) {
-      const e = expectShape(ExperimentReceiptSchema, res.json, "experiment receipt", label);
+    return this.receiptOf(res.json, `POST ${this.http.root}${path}`);
+  }
+
+  /** The receipt in a POST's 200 body (checked as any answer is). */
+  receiptOf(json: unknown, label: string): Receipt {
+    if (typeof json === "object" && json !== null && "experiment_id" in json) {
+      const e = expectShape(ExperimentReceiptSchema, json, "experiment receipt", label);
       const receipt: ExperimentReceipt = {
         experiment_id: e.experiment_id,
         experiment_code: e.experiment_code,
@@ -41,8 +45,8 @@ export class V3Wire implements Wire {
       if (e.warnings && e.warnings.length > 0) receipt.warnings = e.warnings;
       return receipt;
     }
-    const r = expectShape(ReceiptSchema, res.json, "receipt", label);
-    const extras = ReceiptExtras.safeParse(res.json);
+    const r = expectShape(ReceiptSchema, json, "receipt", label);
+    const extras = ReceiptExtras.safeParse(json);
     return {
       job_id: r.job_id,
       job_code: r.job_code,
@@ -55,13 +59,18 @@ export class V3Wire implements Wire {
     const path = `/results/${job.job_id}/${encodeURIComponent(job.job_code)}`;
     const label = `GET ${redactPath(this.http.root + path)}`;
     const res = await this.http.request({ method: "GET", path, ...call });
-    if (res.status === 202) {
-      const pending = expectShape(PendingSchema, res.json, "running job", label);
-      return { status: pending.status ?? "running", job_id: job.job_id, job_code: job.job_code, retryAfterMs: res.retryAfterMs };
+    return this.snapshotOf(job, res.status, res.json, undefined, label, res.retryAfterMs);
+  }
+
+  /** A job read from a 2xx answer: 202 pending, 200 the envelope with its results (read by `read`, default `fromV3Results`). */
+  snapshotOf(job: JobRef, status: number, json: unknown, read: ((results: unknown) => Result) | undefined, label: string, retryAfterMs?: number): JobSnapshot {
+    if (status === 202) {
+      const pending = expectShape(PendingSchema, json, "running job", label);
+      return { status: pending.status ?? "running", job_id: job.job_id, job_code: job.job_code, retryAfterMs };
     }
-    const envelope = expectShape(EnvelopeSchema, res.json, "result envelope", label);
+    const envelope = expectShape(EnvelopeSchema, json, "result envelope", label);
     try {
-      return { status: "completed", job_id: job.job_id, job_code: job.job_code, result: fromV3Results(envelope.results), raw: res.json };
+      return { status: "completed", job_id: job.job_id, job_code: job.job_code, result: (read ?? fromV3Results)(envelope.results), raw: json };
     } catch (error) {
       throw resultProblem(error, label);
     }
@@ -90,7 +99,12 @@ export class V3Wire implements Wire {
     const path = `/experiments/${receipt.experiment_id}/${encodeURIComponent(receipt.experiment_code ?? "")}`;
     const label = `GET ${redactPath(this.http.root + path)}`;
     const res = await this.http.request({ method: "GET", path, ...call });
-    const view = expectShape(ExperimentViewSchema, res.json, "experiment", label);
+    return this.experimentOf(res.json, label);
+  }
+
+  /** An experiment's state from its view (a 200 or 202 body). */
+  experimentOf(json: unknown, label: string): ExperimentState {
+    const view = expectShape(ExperimentViewSchema, json, "experiment", label);
     const rows: ExperimentRow[] = view.rows.map((r) => ({
       row: r.row,
       job_id: r.job_id,
@@ -106,6 +120,10 @@ export class V3Wire implements Wire {
 
   async quota(call: CallOptions): Promise<QuotaStatus> {
     const res = await this.http.request({ method: "GET", path: "/quota", ...call });
-    return expectShape(QuotaSchema, res.json, "quota", `GET ${this.http.root}/quota`);
+    return this.quotaOf(res.json, `GET ${this.http.root}/quota`);
+  }
+
+  quotaOf(json: unknown, label: string): QuotaStatus {
+    return expectShape(QuotaSchema, json, "quota", label);
   }
 }

@@ -31,14 +31,17 @@ import {
   readSettings,
   type ApiVersion,
   type ExperimentReceipt,
+  type InProcessEndpoint,
   type JobReceipt,
   type QuotaStatus,
   type RbpClient,
   type Settings,
 } from "../client/index.js";
-import { JUPYTER_DISPLAY, RBP_BUNDLE, cellValue, escapeHtml, type MimeBundle } from "../display/index.js";
-import { startLocalService, type LocalService } from "../service/index.js";
+import { JUPYTER_DISPLAY, RBP_BUNDLE, cellValue, escapeHtml, jupyterKernel, type MimeBundle } from "../display/index.js";
+import { laneAt, startLocalService, type LocalService } from "../service/index.js";
 import { PredictionError, toPredictionError } from "./errors.js";
+import { parseRequest } from "../api/request.js";
+import { toRequest } from "../frame/index.js";
 
 export interface ConnectOptions {
   /**
@@ -60,8 +63,12 @@ export interface ConnectOptions {
   env?: Record<string, string | undefined>;
   /** A .env file to read; default `.env` in the working directory; false: none. */
   envFile?: string | false;
-  /** The embedded service: worker threads (default: one per core) and quota (default 1,000,000 units). */
-  local?: { workers?: number; quota?: number };
+  /**
+   * The embedded service: worker threads (default: one per core) and quota (default 1,000,000
+   * units); `inProcess` false: its client goes over loopback HTTP for every call (default true: v3
+   * calls reach the service's routes in process, with the same answers; see docs/architecture.md).
+   */
+  local?: { workers?: number; quota?: number; inProcess?: boolean };
   /**
    * true: a new connection even when the current one would do; for the local service, a new embedded
    * service (the jobs of the old one are then unknown). Default false: a running embedded service is reused.
@@ -84,6 +91,7 @@ export type ServiceKind = "hosted" | "local";
 /** What a connection closes with it (the embedded service); kept structural so the service's types stay off this module's declarations. */
 interface Closable {
   close(): Promise<void>;
+  warm?(): Promise<void>;
 }
 
 /** A connection to the hosted service or to the embedded local one. */
@@ -122,9 +130,14 @@ export class Connection {
     const { workers, quota } = options.local ?? {};
     if ((workers !== undefined && workers !== embedded.workers) || (quota !== undefined && quota !== embedded.quota)) return undefined;
     const local = settings.with({ baseUrl: embedded.url, apiKey: embedded.apiKey, accessId: embedded.accessId });
-    const client = createClient({ settings: local, timeoutMs: options.timeoutMs });
+    const client = createClient({ settings: local, timeoutMs: options.timeoutMs, inProcess: inProcessOf(embedded.url, options) });
     from.#service = undefined;
     return new Connection("local", client, local, embedded);
+  }
+
+  /** @internal Starts the embedded service's workers and compiles the engine in them (nothing for a hosted connection); never fails. */
+  async warm(): Promise<void> {
+    await this.#service?.service.warm?.().catch(() => undefined);
   }
 
   /** Whether close() was called. */
@@ -209,7 +222,7 @@ export class Connection {
 
 interface State {
   /** The current connection (or the one being made), with the options it was made from. */
-  current?: { signature: string; promise: Promise<Connection> };
+  current?: { signature: string; promise: Promise<Connection>; prestarted?: boolean };
   /** The options of the last connect(options), used when connect() has to make a connection again. */
   lastOptions?: ConnectOptions;
 }
@@ -228,7 +241,13 @@ function signatureOf(options: ConnectOptions, settings: Settings): string {
     options.timeoutMs,
     options.local?.workers,
     options.local?.quota,
+    options.local?.inProcess,
   ]);
+}
+
+/** The embedded service's v3 routes in process (unless `local.inProcess` is false). */
+function inProcessOf(url: string, options: ConnectOptions): InProcessEndpoint | undefined {
+  return options.local?.inProcess === false ? undefined : laneAt(url)?.endpoint;
 }
 
 /** The settings of `options`, read once for the whole connect (an unreadable .env file is a configuration failure). */
@@ -279,7 +298,7 @@ async function open(options: ConnectOptions, settings: Settings): Promise<Connec
   }
   const local = settings.with({ ...credentials, baseUrl: service.url });
   try {
-    const client = createClient({ settings: local, timeoutMs: options.timeoutMs });
+    const client = createClient({ settings: local, timeoutMs: options.timeoutMs, inProcess: inProcessOf(service.url, options) });
     const embedded: Embedded = { service, url: service.url, ...credentials, workers: options.local?.workers, quota: options.local?.quota };
     return new Connection("local", client, local, embedded);
   } catch (error) {
@@ -293,6 +312,15 @@ async function open(options: ConnectOptions, settings: Settings): Promise<Connec
  * local service (started once). See the module comment for when a new one is made.
  */
 export async function connect(options?: ConnectOptions): Promise<Connection> {
+  // A connection that `prestart` made was made from the settings of that moment (a cell may have set
+  // CSA_API_KEY since): the first connect() after it reads them again, as the first connect() of a
+  // kernel always does, and keeps it only when they are the same.
+  const current = state.current;
+  if (options === undefined && current?.prestarted === true) {
+    const connection = await connect({});
+    current.prestarted = false;
+    return connection;
+  }
   // The settings of `options`, read once by this call (connect() without options reads none while connected).
   const settings = options === undefined ? undefined : settingsOf(options);
   const signature = settings === undefined ? undefined : signatureOf(options!, settings);
@@ -345,6 +373,68 @@ export async function connect(options?: ConnectOptions): Promise<Connection> {
 function withoutFresh(options: ConnectOptions): ConnectOptions {
   const { fresh: _fresh, ...rest } = options;
   return rest;
+}
+
+/**
+ * Whether importing the helper starts the embedded service in the background (`prestart`):
+ * `RBP_PRESTART=1` yes, `RBP_PRESTART=0` no; otherwise yes inside a notebook kernel (tslab, the rbp
+ * kernel, Deno) and no in a script.
+ */
+export function prestartWanted(env: Record<string, string | undefined> = process.env): boolean {
+  const value = env.RBP_PRESTART?.trim().toLowerCase();
+  if (value === "0" || value === "false" || value === "no") return false;
+  if (value === "1" || value === "true" || value === "yes") return true;
+  return jupyterKernel() !== "none";
+}
+
+/**
+ * @internal What importing the helper does in a notebook (see `prestartWanted`): when nothing is
+ * connected yet and the settings ask for the embedded service (no key, no base URL), `connect()`
+ * in the background, then the service's workers started and the engine compiled in them
+ * (`LocalService.warm`), so that the first `grid` finds them ready. The service, its sockets and
+ * its workers never keep a process alive (unref'd, as any embedded service). A failure here is
+ * silent: the first call that connects reports it as ever.
+ */
+export async function prestart(): Promise<void> {
+  if (state.current !== undefined) return;
+  let settings: Settings;
+  try {
+    settings = settingsOf({});
+  } catch {
+    return;
+  }
+  if (asksForHosted({}, settings)) return;
+  try {
+    const pending = connect();
+    // connect() made its entry before its first await: marked, so that the first call reads the settings again.
+    const entry = (state as State).current;
+    if (entry !== undefined) entry.prestarted = true;
+    const connection = await pending;
+    warmRequestPath();
+    await connection.warm();
+  } catch {
+    // reported by the next connect()
+  }
+}
+
+/** Runs this thread's part of a call on a small table (the frame's reading, the request's parse) so that the first call finds it compiled; nothing is sent. */
+function warmRequestPath(): void {
+  let seed = 7;
+  const next = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+  const X = Array.from({ length: 40 }, () => Array.from({ length: 10 }, next));
+  const y = X.map((row) => row[0] + next());
+  for (let i = 0; i < 3; i++) {
+    const frame = toRequest({ y, X }, {});
+    parseRequest("grid", { access_id: "warm-up", y: frame.y, X: frame.X, options: { max_iter: 2000 } }, "v3");
+  }
+}
+
+/** Schedules `prestart` after the importing module has run, when wanted; the timer keeps nothing alive. */
+export function schedulePrestart(): void {
+  if (!prestartWanted()) return;
+  const timer: unknown = setTimeout(() => void prestart(), 0);
+  // Node's timers have unref (Deno's setTimeout answers a number).
+  (timer as { unref?: () => void }).unref?.();
 }
 
 /** The current connection, if one was made (no connection is started). */

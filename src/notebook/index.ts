@@ -11,7 +11,7 @@
  * ```
  */
 import type { QuotaStatus } from "../client/index.js";
-import { connect } from "./connect.js";
+import { connect, schedulePrestart } from "./connect.js";
 
 export { connect, disconnect, currentConnection, Connection, type ConnectOptions, type ServiceKind } from "./connect.js";
 export {
@@ -55,3 +55,7 @@ export async function quota(): Promise<QuotaStatus> {
   const connection = await connect();
   return connection.quota();
 }
+
+// In a notebook kernel, importing the helper starts the embedded service and warms its workers in
+// the background (connect.ts, prestartWanted: RBP_PRESTART=0 turns it off, =1 on in a script).
+schedulePrestart();

@@ -147,6 +147,8 @@ export class PredictionService {
   /** Rows x cells of a job of each stored input seen by `siblings`. */
   private readonly jobWorks = new WeakMap<Claimed["input"], number>();
   private readonly retention: NodeJS.Timeout | undefined;
+  /** A job was handed to the pool: warm() stops after its current round. */
+  private jobsStarted = false;
 
   private constructor(settings: ServiceSettings, store: Store) {
     this.config = { ...DEFAULT_CONFIG, ...definedOnly(settings.config ?? {}) };
@@ -370,6 +372,26 @@ export class PredictionService {
     return this.store.experimentJobs(experiment);
   }
 
+  /**
+   * Starts every worker and runs a small Grid spread over all of them a few times (up to four) (no job, no
+   * store, no quota), so that the first real job finds the workers started and the engine's code
+   * compiled. A job that arrives meanwhile waits at most for one small Grid, and ends the warm-up. Never fails: a worker
+   * that cannot start is the first job's problem, reported as ever.
+   *
+   * @example
+   * void service.warm(); // in the background, after opening the service
+   */
+  async warm(rounds = 4): Promise<void> {
+    const task = warmTask(this.config.decimals);
+    for (let r = 0; r < rounds && !this.closing && !this.jobsStarted; r++) {
+      try {
+        await this.runSpread({ ...task, id: -1 - r });
+      } catch {
+        return;
+      }
+    }
+  }
+
   /** Stops the workers and waits for pending writes. Unfinished jobs stay queued in a data dir. */
   close(): Promise<void> {
     this.closing ??= (async () => {
@@ -447,6 +469,7 @@ export class PredictionService {
   }
 
   private schedule(claimed: Claimed, siblings: Claimed[] = []): void {
+    this.jobsStarted = true;
     const all = [claimed, ...siblings];
     void (siblings.length > 0 ? this.executeRows(all) : this.execute(claimed))
       .catch((error: unknown) => {
@@ -553,6 +576,20 @@ export class PredictionService {
       else await this.failJob(job, rowFailure(row));
     }
   }
+}
+
+/**
+ * The warm-up Grid: 256 rows of 10 attributes (1,023 combinations: the shapes of a default Grid,
+ * a few milliseconds once compiled), fixed pseudo-random data, theta the last row.
+ */
+function warmTask(decimals: number | null): WorkerTask {
+  const rows = 256;
+  const cols = 10;
+  let seed = 12345;
+  const next = () => (seed = (seed * 16807) % 2147483647) / 2147483647 - 0.5;
+  const X = Float64Array.from({ length: rows * cols }, next);
+  const y = Float64Array.from({ length: rows }, (_, i) => X[i * cols] + X[i * cols + 1] + next());
+  return { id: -1, analysis: "grid", y, X, rows, cols, theta: X.slice((rows - 1) * cols), options: {}, decimals };
 }
 
 function failureOf(error: unknown): JobFailure {

@@ -139,6 +139,8 @@ export interface LocalService {
   credentials: { apiKey: string; accessId: string; source: CredentialSource | "file" };
   /** The connection bounds in force and live counts of open and refused connections. */
   connections: { limits: ConnectionLimits; counts: ConnectionCounts };
+  /** Starts the workers and compiles the engine's code in them with a small Grid (PredictionService.warm); never fails. */
+  warm(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -215,6 +217,7 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
     port,
     credentials: shown,
     connections: { limits, counts },
+    warm: () => service.warm(),
     close() {
       closing ??= (async () => {
         LANES.delete(new URL(url).origin);
@@ -333,7 +336,7 @@ export type { Store, CreateJobs, CreateFailedJob, Created, Claimed } from "./sto
 export { QuotaExceededError, StorageFullError, StorageBusyError, DamagedStoreError } from "./store.js";
 export { ROUTE_TABLES, type RouteTableFactory } from "./routes.js";
 export { ServiceError } from "./http.js";
-export { Lane, LaneWindowError, type LaneBatch, type LaneWindow, type LaneRow, type LaneSubmitted } from "./lane.js";
+export { Lane, LaneEndpoint, LaneWindowError, type LaneReply, type LaneBatch, type LaneWindow, type LaneRow, type LaneSubmitted } from "./lane.js";
 export { DEFAULT_LIMITS, type ServiceLimits } from "./limits.js";
 export { defaultConnectionLimits, openFileLimit, type ConnectionLimits, type ConnectionCounts } from "./connections.js";
 export type { RouteTable, Route, RouteRequest } from "./router.js";

@@ -33,7 +33,9 @@ import { checkData, type Dataset } from "../engine/data.js";
 import { InvalidInputError } from "../engine/errors.js";
 import type { PredictionService } from "./core.js";
 import type { Org } from "./credentials.js";
-import { ServiceError } from "./http.js";
+import { errorBody, ServiceError } from "./http.js";
+import { inputError } from "./input-error.js";
+import { completedHead, experimentView, receiptBody, unfinishedReply } from "./v3.js";
 import { checkBeforeQueue } from "./preflight.js";
 import { publicFailure } from "./reasons.js";
 import type { JobRecord } from "./store.js";
@@ -77,11 +79,17 @@ export interface LaneSubmitted {
 export class Lane {
   readonly #service: PredictionService;
   readonly #org: Org;
+  #endpoint: LaneEndpoint | undefined;
 
   /** @internal The lane of `service` for the organisation `org` (startLocalService makes it). */
   constructor(service: PredictionService, org: Org) {
     this.#service = service;
     this.#org = org;
+  }
+
+  /** The v3 routes for a client in this process (client/in-process.ts), for the same organisation. */
+  get endpoint(): LaneEndpoint {
+    return (this.#endpoint ??= new LaneEndpoint(this.#service, this.#org));
   }
 
   /** The organisation's quota, as GET /v3/quota reads it (free). */
@@ -197,6 +205,104 @@ export class Lane {
     const json = await this.#service.resultJson(current);
     const yhat = current.compact?.yhat ?? (JSON.parse(json) as { yhat: Array<number | null> }).yhat;
     return { ...base, status: "completed", json, yhat };
+  }
+}
+
+/**
+ * The v3 routes of the embedded service for its own process's client (client/in-process.ts): each
+ * method answers what the route answers over HTTP (status, JSON body, headers), built by the same
+ * functions as the route's reply, for the lane's organisation. A request arrives already parsed
+ * by the service's parser, from values that JSON would carry unchanged.
+ */
+export class LaneEndpoint {
+  readonly #service: PredictionService;
+  readonly #org: Org;
+
+  /** @internal */
+  constructor(service: PredictionService, org: Org) {
+    this.#service = service;
+    this.#org = org;
+  }
+
+  get maxBodyBytes(): number {
+    return this.#service.config.maxBodyBytes;
+  }
+
+  /** POST /v3/{analysis}, after the body's parse: the access id, the limits, the quota, the jobs. */
+  submit(request: ParsedRequest): Promise<LaneReply> {
+    return replyOf(async () => {
+      this.#service.auth.checkAccessId(this.#org, { access_id: request.accessId });
+      try {
+        checkBeforeQueue(request, this.#service.config.limits);
+      } catch (error) {
+        throw inputError(error);
+      }
+      return { status: 200, body: receiptBody(await this.#service.submit(this.#org, request), request.notes) };
+    });
+  }
+
+  /** GET /v3/results/{id}/{code}, once the job has ended or `holdMs` has passed. */
+  job(jobId: number, jobCode: string, holdMs: number, signal?: AbortSignal): Promise<LaneReply> {
+    return replyOf(async () => {
+      let job = await this.#find(jobId, jobCode);
+      if (holdMs > 0 && (job.status === "queued" || job.status === "running")) {
+        await this.#service.waitForJob(job, holdMs, signal);
+        job = await this.#find(jobId, jobCode);
+      }
+      const unfinished = unfinishedReply(job);
+      if (unfinished !== undefined) return unfinished;
+      const results = await this.#service.resultJson(job);
+      return { status: 200, body: completedHead(job), results };
+    });
+  }
+
+  /** GET /v3/experiments/{id}/{code}, once its first unfinished row has ended (or every row had) or `holdMs` has passed. */
+  experiment(experimentId: number, experimentCode: string, holdMs: number, signal?: AbortSignal): Promise<LaneReply> {
+    return replyOf(async () => {
+      const find = async () => {
+        const found = await this.#service.findExperiment(this.#org, experimentId, experimentCode);
+        if (!found) throw new ServiceError(404, "not_found", `no experiment ${experimentId} with this code for this API key`);
+        return found;
+      };
+      const experiment = await find();
+      if (holdMs > 0) {
+        // The first row still to end (rows run in order, about): the view is read again when it ends.
+        const next = (await this.#service.experimentJobs(experiment)).find((j) => j.status === "queued" || j.status === "running");
+        if (next !== undefined) await this.#service.waitForJob(next, holdMs, signal);
+      }
+      const body = await experimentView(this.#service, await find());
+      const headers: Record<string, string> = body.status === "running" ? { "retry-after": "1" } : {};
+      return { status: body.status === "running" ? 202 : 200, body, headers };
+    });
+  }
+
+  /** GET /v3/quota. */
+  quota(): Promise<LaneReply> {
+    return replyOf(async () => ({ status: 200, body: { ...(await this.#service.quotaStatus(this.#org)), unit: "prediction_task" } }));
+  }
+
+  async #find(jobId: number, jobCode: string): Promise<JobRecord> {
+    const job = await this.#service.findJob(this.#org, jobId, jobCode);
+    if (!job) throw new ServiceError(404, "not_found", `no job ${jobId} with this code for this API key`);
+    return job;
+  }
+}
+
+/** One reply of a v3 route: status, JSON body, headers; a completed job's stored results text beside. */
+export interface LaneReply {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+  results?: string;
+}
+
+/** The reply of `route`, a refusal as its error reply, anything else as the router's 500. */
+async function replyOf(route: () => Promise<LaneReply>): Promise<LaneReply> {
+  try {
+    return await route();
+  } catch (error) {
+    const refusal = error instanceof ServiceError ? error : new ServiceError(500, "internal_error", "the service failed unexpectedly; see its log");
+    return { status: refusal.status, body: errorBody(refusal), headers: refusal.init.headers ?? {} };
   }
 }
 

@@ -18,7 +18,7 @@
 import type { IncomingMessage } from "node:http";
 import { ANALYSES, type Analysis } from "../api/options.js";
 import { parseRequest, type ParsedRequest } from "../api/request.js";
-import type { PredictionService } from "./core.js";
+import type { PredictionService, Submission } from "./core.js";
 import { byteLength, JsonScanner, locateField, rootMembers, type Member } from "./field-scan.js";
 import { displayPath, jsonPath, smallerArrayPaths } from "./fields.js";
 import { readBody, reserveBody, sendJson, sendLargeJson, ServiceError } from "./http.js";
@@ -67,26 +67,33 @@ async function postAnalysis(service: PredictionService, analysis: Analysis, { re
   if (!parsed.ok) throw parsed.error;
   const request = parsed.request;
   const submission = await service.submit(org, request);
-  // The text for people, and the same warnings as data ({code, key, reason}; docs/api.md section 2.1), one for one.
-  const warnings = submission.warnings.length > 0 ? { warnings: submission.warnings, warning_details: capWarnings(request.notes) } : {};
+  sendJson(res, 200, receiptBody(submission, request.notes));
+}
+
+/**
+ * The 200 body of a POST: the job's receipt, or the experiment's for several theta rows. Its
+ * warnings are the text for people and the same warnings as data ({code, key, reason}; docs/api.md
+ * section 2.1), one for one.
+ */
+export function receiptBody(submission: Submission, notes: ParsedRequest["notes"]): Record<string, unknown> {
+  const warnings = submission.warnings.length > 0 ? { warnings: submission.warnings, warning_details: capWarnings(notes) } : {};
   if (submission.experiment) {
     const e = submission.experiment;
-    sendJson(res, 200, {
+    return {
       experiment_id: e.id,
       experiment_code: e.code,
       n_rows: submission.jobs.length,
       jobs: submission.jobs.map((job) => ({ row: job.row, job_id: job.id, job_code: job.code })),
       ...warnings,
-    });
-    return;
+    };
   }
   const job = submission.jobs[0];
-  sendJson(res, 200, {
+  return {
     job_id: job.id,
     job_code: job.code,
     ...warnings,
     ...(job.theta_source ? { theta_source: job.theta_source } : {}),
-  });
+  };
 }
 
 /** parseRequest, with every refusal as a 422 naming the field. */
@@ -124,41 +131,50 @@ async function findJob(service: PredictionService, req: IncomingMessage, params:
 
 /** The 202 or 409 reply of a job that has no result; false when it is completed. */
 function replyUnfinished({ res }: RouteRequest, job: Job): boolean {
+  const reply = unfinishedReply(job);
+  if (reply === undefined) return false;
+  sendJson(res, reply.status, reply.body, reply.headers);
+  return true;
+}
+
+/** The 202 (queued, running) or 409 (failed) reply of GET /results for a job without a result; undefined when it is completed. */
+export function unfinishedReply(job: Job): { status: number; body: Record<string, unknown>; headers: Record<string, string> } | undefined {
   if (job.status === "queued" || job.status === "running") {
-    sendJson(
-      res,
-      202,
-      {
+    return {
+      status: 202,
+      body: {
         job_id: job.id,
         job_code: job.code,
         status: job.status,
         status_code: job.status === "queued" ? STATUS_PENDING : STATUS_PROCESSING,
         error_code: 0,
       },
-      { "retry-after": "1" },
-    );
-    return true;
+      headers: { "retry-after": "1" },
+    };
   }
   if (job.status === "failed") {
     const failure = publicFailure(job.failure ?? { message: "the job failed", error_code: 2, status_code: STATUS_PROCESSING }).failure;
-    sendJson(res, 409, {
-      job_id: job.id,
-      job_code: job.code,
-      status: "failed",
-      status_code: failure.status_code,
-      error_code: failure.error_code,
-      message: `the job failed: ${failure.message}`,
-      error: "job_failed",
-      reason: failure.message,
-      ...timesOf(job),
-    });
-    return true;
+    return {
+      status: 409,
+      body: {
+        job_id: job.id,
+        job_code: job.code,
+        status: "failed",
+        status_code: failure.status_code,
+        error_code: failure.error_code,
+        message: `the job failed: ${failure.message}`,
+        error: "job_failed",
+        reason: failure.message,
+        ...timesOf(job),
+      },
+      headers: {},
+    };
   }
-  return false;
+  return undefined;
 }
 
 /** When the job was created, started and finished (ISO 8601), so a caller can see queueing and compute time. */
-function timesOf(job: Job): { created_at: string; started_at?: string; finished_at?: string } {
+export function timesOf(job: Job): { created_at: string; started_at?: string; finished_at?: string } {
   return { created_at: job.created_at, started_at: job.started_at, finished_at: job.finished_at };
 }
 
@@ -166,14 +182,20 @@ async function getJob(service: PredictionService, request: RouteRequest): Promis
   const job = await findJob(service, request.req, request.params);
   if (replyUnfinished(request, job)) return;
   const json = await service.resultJson(job);
-  const experiment = job.experiment_id !== undefined ? `"experiment_id":${job.experiment_id},"row":${job.row},` : "";
-  const times = JSON.stringify(timesOf(job)).slice(1, -1);
+  const head = JSON.stringify(completedHead(job)).slice(0, -1);
   // A large result is measured and written a slice at a time, not as one 100 MB write.
-  await sendLargeJson(request.res, 200, [
-    `{"job_id":${job.id},"job_code":${JSON.stringify(job.code)},"status":"completed",${experiment}${times},"results":`,
-    json,
-    "}",
-  ]);
+  await sendLargeJson(request.res, 200, [`${head},"results":`, json, "}"]);
+}
+
+/** The members of a completed job's 200 envelope before its `results`. */
+export function completedHead(job: Job): Record<string, unknown> {
+  return {
+    job_id: job.id,
+    job_code: job.code,
+    status: "completed",
+    ...(job.experiment_id !== undefined ? { experiment_id: job.experiment_id, row: job.row } : {}),
+    ...timesOf(job),
+  };
 }
 
 async function getField(service: PredictionService, request: RouteRequest): Promise<void> {
@@ -247,7 +269,7 @@ async function getExperiment(service: PredictionService, { req, res, params }: R
   sendJson(res, body.status === "running" ? 202 : 200, body, body.status === "running" ? { "retry-after": "1" } : {});
 }
 
-async function experimentView(service: PredictionService, experiment: Experiment) {
+export async function experimentView(service: PredictionService, experiment: Experiment) {
   const jobs = await service.experimentJobs(experiment);
   const rows = jobs.map((job) => ({
     row: job.row,

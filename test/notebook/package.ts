@@ -6,6 +6,7 @@
  * TypeScript, which resolves like Node 10) and the package's own dependencies resolve from the
  * repository's node_modules.
  */
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -40,4 +41,29 @@ export function userProject(prefix = "rbp-user-"): string {
   mkdirSync(join(dir, "node_modules"));
   symlinkSync(REPO, join(dir, "node_modules", "rbp-notebook"), "dir");
   return dir;
+}
+
+/** Runs a command to its end (killed after `timeoutMs`): its exit code, output and wall time. */
+export function runProcess(
+  command: string,
+  args: string[],
+  options: { cwd: string; timeoutMs: number; env?: NodeJS.ProcessEnv },
+): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+  return new Promise((done, fail) => {
+    const started = Date.now();
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      fail(new Error(`${command} ${args.join(" ")} did not end within ${options.timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, options.timeoutMs);
+    child.on("error", fail);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      done({ code, stdout, stderr, ms: Date.now() - started });
+    });
+  });
 }

@@ -4,38 +4,13 @@
  * declarations free of zod and undici, and a type check with tslab's bundled TypeScript (5.0,
  * Node 10 resolution, tslab's compiler options).
  */
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { REPO, ensureBuilt, userProject } from "./package.js";
+import { REPO, ensureBuilt, runProcess as run, userProject } from "./package.js";
 
 beforeAll(() => ensureBuilt());
-
-function run(
-  command: string,
-  args: string[],
-  options: { cwd: string; timeoutMs: number; env?: NodeJS.ProcessEnv },
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    // a guard against a hang only (the failure it gives names the command); never a measure
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      fail(new Error(`${command} ${args.join(" ")} did not end within ${options.timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, options.timeoutMs);
-    child.on("error", fail);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      done({ code, stdout, stderr });
-    });
-  });
-}
 
 /** Without CSA_* variables, so the helper uses the embedded service. */
 function localEnv(): NodeJS.ProcessEnv {

@@ -1,0 +1,341 @@
+/**
+ * npm run bench:notebook: the time a user waits for a result, against the engine's own time,
+ * measured in one run (issue 25). Reports; never asserts.
+ *
+ * 1. In real Jupyter kernels, each started fresh by jupyter_client from its kernelspec name
+ *    (bench/kernel_driver.py; kernelspecs written by `rbp kernel install --kind rbp` and
+ *    `rbp kernel install` into the project-local JUPYTER_PATH, .jupyter): the rbp kernel and plain
+ *    tslab. The cells use only plain protocol messages: each reports its timings as one line
+ *    `BENCH {...}` on stdout, so any kernel that runs TypeScript can be measured. (No shorthand
+ *    `{ y, X }` in a cell with a top-level await: tslab 1.0.22 then loses earlier cells' names.)
+ *    In each kernel:
+ *    - the first `rbp.grid({ y: y, X: X }, {}, { max_iter: 2000 })` (N = 1,000, K = 10) right after the
+ *      import cell, against the engine's warm `gridParallel` in the same kernel (goal: engine + 150 ms);
+ *    - warm calls, interleaved with the engine's, medians of 9 (goal: 1.3x);
+ *    - a 200-row experiment against the engine's `gridExperiment` on one thread (goal: 1.5x);
+ *    - a 100-step backtest (PSR at 0.8, expanding window) against the engine's own loop of
+ *      `runAnalysis` on one thread (goal: 1.5x);
+ *    - N = 100,000 (K = 10, integer values: X's JSON stays under the 5 MiB of a request) against
+ *      `gridParallel` (goal: 1.2x), and the heap the kernel keeps for the Prediction (with the
+ *      embedded service's stored result) against the result's JSON size (goal: at most 2x).
+ * 2. The CLI: `rbp predict grid --input` on an N = 1,000, K = 10 file and on the 7 x 5 quickstart
+ *    (process start-up), interleaved, medians of 7; the engine's warm `gridParallel` on the same
+ *    data in this process; a careful numpy Grid (bench/numpy_grid.py, Debian's python3-numpy) on
+ *    both files. Goal: the CLI's time beyond its start-up at least 20x faster than numpy's beyond
+ *    its own.
+ *
+ * Settings: BENCH_KERNELS (comma-separated kernelspec names; default both), BENCH_SKIP_CLI=1,
+ * BENCH_SKIP_EXPERIMENT=1.
+ * The machine is shared: quote the load average printed with the figures.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import { join } from "node:path";
+import { datasetFromRows, gridParallel } from "../src/engine/index.js";
+import { linkPackage, NOTEBOOK_DIR, notebookEnv, JUPYTER_DIR, ROOT } from "../scripts/notebooks/lib.js";
+
+const PYTHON = "/usr/bin/python3";
+const RBP = join(ROOT, "dist", "cli", "rbp.js");
+const OUT = join(ROOT, "test-output", "bench-notebook");
+const KERNELS = (process.env.BENCH_KERNELS ?? "rbp-bench,rbp-bench-tslab").split(",").filter((k) => k !== "");
+
+interface CellReport {
+  cell?: number;
+  ms?: number;
+  stdout?: string;
+  stderr?: string;
+  result?: string | null;
+  displays?: number;
+  error?: { ename: string; evalue: string } | null;
+  ready_ms?: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cells (plain TypeScript, typed for tslab's TypeScript 5.0 as well).
+
+const CELLS = [
+  `import * as rbp from "rbp-notebook";
+import * as engine from "rbp-notebook/engine";`,
+  `const benchLine = (o: object): void => console.log("BENCH " + JSON.stringify(o));
+const benchMedian = (a: number[]): number => [...a].sort((p, q) => p - q)[a.length >> 1];
+function benchRandom(seed: number): () => number {
+  let s = seed;
+  return () => (s = (s * 16807) % 2147483647) / 2147483647 - 0.5;
+}
+const rnd = benchRandom(1);
+const X: number[][] = Array.from({ length: 1000 }, () => Array.from({ length: 10 }, rnd));
+const y: number[] = X.map((r) => r.reduce((a, b) => a + b, 0) + rnd());
+const gridOptions = { max_iter: 2000 };
+// A step's figures, or its failure (tslab 1.0.22 loses a top-level await inside a block: no try around one).
+async function benchStep(step: string, body: () => Promise<object>): Promise<void> {
+  try {
+    benchLine({ step, ...(await body()) });
+  } catch (error) {
+    benchLine({ step, error: String(error instanceof Error ? error.message : error) });
+  }
+}
+benchLine({ step: "data" });`,
+  `const tFirst = performance.now();
+const pFirst = await rbp.grid({ y: y, X: X }, {}, gridOptions);
+benchLine({ step: "first", ms: performance.now() - tFirst, yhat: pFirst.yhat });`,
+  `const data1 = engine.datasetFromRows(y, X);
+const theta1 = Float64Array.from(X[X.length - 1]);
+const tEngineFirst = performance.now();
+await engine.gridParallel(data1, theta1, gridOptions);
+const engineFirstMs = performance.now() - tEngineFirst;
+const engineMs: number[] = [];
+const warmMs: number[] = [];
+for (let i = 0; i < 9; i++) {
+  let t = performance.now();
+  await engine.gridParallel(data1, theta1, gridOptions);
+  engineMs.push(performance.now() - t);
+  t = performance.now();
+  await rbp.grid({ y: y, X: X }, {}, gridOptions);
+  warmMs.push(performance.now() - t);
+}
+benchLine({ step: "warm", engineFirst: engineFirstMs, engine: benchMedian(engineMs), warm: benchMedian(warmMs) });`,
+  `await benchStep("experiment", async () => {
+  const rows200 = Array.from({ length: 200 }, (_, i) => 800 + i);
+  const thetas200 = rows200.map((i) => Float64Array.from(X[i]));
+  engine.gridExperiment(data1, thetas200.slice(0, 8), gridOptions);
+  await rbp.grid({ y: y, X: X }, { theta: rows200.slice(0, 8) }, gridOptions);
+  const expEngine: number[] = [];
+  const expNotebook: number[] = [];
+  for (let i = 0; i < 2; i++) {
+    let t = performance.now();
+    engine.gridExperiment(data1, thetas200, gridOptions);
+    expEngine.push(performance.now() - t);
+    t = performance.now();
+    await rbp.grid({ y: y, X: X }, { theta: rows200 }, gridOptions);
+    expNotebook.push(performance.now() - t);
+  }
+  return { engine: Math.min(...expEngine), notebook: Math.min(...expNotebook) };
+});`,
+  `await benchStep("backtest", async () => {
+  const engineLoop = (): void => {
+    for (let i = 900; i < 1000; i++) engine.runAnalysis("psr", engine.datasetFromRows(y.slice(0, i), X.slice(0, i)), Float64Array.from(X[i]), { threshold: [0.8] });
+  };
+  engineLoop();
+  await rbp.backtest({ y: y, X: X }, {}, { options: { threshold: 0.8 }, start: -10 });
+  const btEngine: number[] = [];
+  const btNotebook: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    let t = performance.now();
+    engineLoop();
+    btEngine.push(performance.now() - t);
+    t = performance.now();
+    await rbp.backtest({ y: y, X: X }, {}, { options: { threshold: 0.8 }, start: -100 });
+    btNotebook.push(performance.now() - t);
+  }
+  return { engine: Math.min(...btEngine), notebook: Math.min(...btNotebook) };
+});`,
+  `import * as benchV8 from "node:v8";
+import * as benchVm from "node:vm";
+benchV8.setFlagsFromString("--expose-gc");
+const benchGc = benchVm.runInNewContext("gc") as () => void;
+const rndBig = benchRandom(7);
+const XB: number[][] = Array.from({ length: 100000 }, () => Array.from({ length: 10 }, () => Math.floor((rndBig() + 0.5) * 100)));
+const yB: number[] = XB.map((r) => r[0] + r[1] - r[2] + 10 * rndBig());
+const dataB = engine.datasetFromRows(yB, XB);
+const thetaB = Float64Array.from(XB[XB.length - 1]);
+const bigEngine: number[] = [];
+const bigNotebook: number[] = [];
+for (let i = 0; i < 2; i++) {
+  let t = performance.now();
+  await engine.gridParallel(dataB, thetaB, gridOptions);
+  bigEngine.push(performance.now() - t);
+  t = performance.now();
+  await rbp.grid({ y: yB, X: XB }, {}, gridOptions);
+  bigNotebook.push(performance.now() - t);
+}
+// The heap one more Prediction keeps (with the embedded service's stored result), after full collections.
+benchGc();
+benchGc();
+const heapBefore = process.memoryUsage().heapUsed;
+const pB = await rbp.grid({ y: yB, X: XB }, {}, gridOptions);
+benchGc();
+benchGc();
+const heapKept = process.memoryUsage().heapUsed - heapBefore;
+const resultBytes = JSON.stringify(pB.result).length;
+benchLine({ step: "big", engine: Math.min(...bigEngine), notebook: Math.min(...bigNotebook), heapKept, resultBytes });`,
+];
+
+// BENCH_SKIP_EXPERIMENT=1: the experiment cell only says so (it hangs the rbp kernel after a first
+// Grid in the same session on this branch, and drops its connection on the base; see the report).
+if (process.env.BENCH_SKIP_EXPERIMENT === "1") CELLS[4] = `benchLine({ step: "experiment", error: "skipped (BENCH_SKIP_EXPERIMENT=1)" });`;
+
+// ---------------------------------------------------------------------------------------------
+
+function installKernelspecs(): void {
+  for (const args of [
+    ["--kind", "rbp", "--name", "rbp-bench"],
+    ["--kind", "tslab", "--name", "rbp-bench-tslab"],
+  ]) {
+    const r = spawnSync(process.execPath, [RBP, "kernel", "install", ...args, "--jupyter-path", JUPYTER_DIR], { encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`rbp kernel install ${args.join(" ")} failed: ${r.stderr}`);
+  }
+}
+
+function runKernel(kernel: string): Promise<CellReport[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(PYTHON, [join(ROOT, "bench", "kernel_driver.py")], { cwd: ROOT, env: notebookEnv(), stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (s: string) => (stdout += s));
+    child.stderr.setEncoding("utf8").on("data", (s: string) => (stderr += s));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      if (code !== 0) reject(new Error(`the kernel driver for ${kernel} exited ${code}: ${stderr.slice(-2000)}`));
+      else
+        resolve(
+          stdout
+            .trim()
+            .split("\n")
+            .filter((l) => l.startsWith("{"))
+            .map((l) => JSON.parse(l) as CellReport),
+        );
+    });
+    child.stdin.end(JSON.stringify({ kernel, cwd: NOTEBOOK_DIR, cells: CELLS, timeout: 900 }));
+  });
+}
+
+/** The `BENCH {...}` lines of the cells' stdout, by step. */
+type Step = Record<string, number> & { error?: string };
+function benchLines(reports: CellReport[]): Map<string, Step> {
+  const steps = new Map<string, Step>();
+  for (const r of reports) {
+    if (r.error) throw new Error(`cell ${r.cell} failed: ${r.error.ename}: ${r.error.evalue}`);
+    for (const line of (r.stdout ?? "").split("\n")) {
+      if (!line.startsWith("BENCH ")) continue;
+      const o = JSON.parse(line.slice("BENCH ".length)) as Step & { step: string };
+      steps.set(o.step, o);
+    }
+  }
+  return steps;
+}
+
+const median = (a: number[]) => [...a].sort((p, q) => p - q)[a.length >> 1];
+const ms = (v: number) => `${v.toFixed(v < 100 ? 1 : 0)} ms`;
+const goals: string[] = [];
+function goal(what: string, met: boolean, detail: string): void {
+  goals.push(`${met ? "MET   " : "MISSED"}  ${what}: ${detail}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+console.log(
+  `npm run bench:notebook  (load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")} on ${process.env.HOSTNAME ?? "this machine"})`,
+);
+mkdirSync(OUT, { recursive: true });
+linkPackage();
+installKernelspecs();
+
+for (const kernel of KERNELS) {
+  const t = performance.now();
+  const reports = await runKernel(kernel);
+  writeFileSync(join(OUT, `${kernel}.json`), JSON.stringify(reports, null, 1));
+  const steps = benchLines(reports);
+  const cellMs = reports.filter((r) => r.cell !== undefined).map((r) => r.ms ?? NaN);
+  const ready = reports.find((r) => r.ready_ms !== undefined)?.ready_ms ?? NaN;
+  const missing = ["first", "warm", "experiment", "backtest", "big"].filter((k) => !steps.has(k));
+  if (missing.length > 0) {
+    const stderr = reports
+      .map((r) => r.stderr ?? "")
+      .join("")
+      .slice(0, 2000);
+    throw new Error(`no BENCH line for ${missing.join(", ")} from ${kernel} (see ${join(OUT, `${kernel}.json`)}); stderr: ${stderr}`);
+  }
+  const first = steps.get("first")!;
+  const warm = steps.get("warm")!;
+  const exp = steps.get("experiment")!;
+  const bt = steps.get("backtest")!;
+  const big = steps.get("big")!;
+  console.log(`\nkernel ${kernel} (${((performance.now() - t) / 1000).toFixed(1)} s in all; ready in ${ms(ready)}; import cell ${ms(cellMs[0])})`);
+  console.log(
+    `  first rbp.grid (N=1,000 K=10)     ${ms(first.ms).padStart(10)}   engine warm ${ms(warm.engine)} (its own first: ${ms(warm.engineFirst)}): engine + ${ms(first.ms - warm.engine)}`,
+  );
+  console.log(`  warm rbp.grid, median of 9        ${ms(warm.warm).padStart(10)}   engine ${ms(warm.engine)}: ${(warm.warm / warm.engine).toFixed(2)}x`);
+  for (const [label, step, engineName] of [
+    ["200-row experiment               ", exp, "engine gridExperiment"],
+    ["100-step backtest                ", bt, "engine loop"],
+  ] as const) {
+    if (step.error !== undefined) console.log(`  ${label} failed: ${step.error}`);
+    else console.log(`  ${label} ${ms(step.notebook).padStart(10)}   ${engineName} ${ms(step.engine)}: ${(step.notebook / step.engine).toFixed(2)}x`);
+  }
+  console.log(`  N=100,000 rbp.grid                ${ms(big.notebook).padStart(10)}   engine ${ms(big.engine)}: ${(big.notebook / big.engine).toFixed(2)}x`);
+  console.log(
+    `  heap kept for that Prediction     ${(big.heapKept / 2 ** 20).toFixed(1).padStart(7)} MiB   result JSON ${(big.resultBytes / 2 ** 20).toFixed(1)} MiB: ${(big.heapKept / big.resultBytes).toFixed(2)}x`,
+  );
+  goal(`${kernel}: first rbp.grid <= engine + 150 ms`, first.ms <= warm.engine + 150, `engine + ${ms(first.ms - warm.engine)}`);
+  goal(`${kernel}: warm rbp.grid <= 1.3x engine`, warm.warm <= 1.3 * warm.engine, `${(warm.warm / warm.engine).toFixed(2)}x`);
+  goal(`${kernel}: 200-row experiment <= 1.5x gridExperiment`, exp.notebook <= 1.5 * exp.engine, exp.error ?? `${(exp.notebook / exp.engine).toFixed(2)}x`);
+  goal(`${kernel}: 100-step backtest <= 1.5x the engine's loop`, bt.notebook <= 1.5 * bt.engine, bt.error ?? `${(bt.notebook / bt.engine).toFixed(2)}x`);
+  goal(`${kernel}: N=100,000 <= 1.2x engine`, big.notebook <= 1.2 * big.engine, `${(big.notebook / big.engine).toFixed(2)}x`);
+  goal(`${kernel}: heap of a result <= 2x its JSON`, big.heapKept <= 2 * big.resultBytes, `${(big.heapKept / big.resultBytes).toFixed(2)}x`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The CLI against the engine and numpy.
+
+if (process.env.BENCH_SKIP_CLI !== "1") {
+  let s = 1;
+  const rnd = () => (s = (s * 16807) % 2147483647) / 2147483647 - 0.5;
+  const X = Array.from({ length: 1000 }, () => Array.from({ length: 10 }, rnd));
+  const y = X.map((r) => r.reduce((a, b) => a + b, 0) + rnd());
+  const big = join(OUT, "grid-1000x10.json");
+  writeFileSync(big, JSON.stringify({ y, X, theta: X[999], options: { max_iter: 2000 } }));
+  const small = join(ROOT, "examples", "quickstart-7x5.json");
+  const time = (cmd: string, args: string[]) => {
+    const t = performance.now();
+    const r = spawnSync(cmd, args, { stdio: ["ignore", "pipe", "pipe"], maxBuffer: 64 * 2 ** 20 });
+    if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed: ${String(r.stderr)}`);
+    return { ms: performance.now() - t, out: String(r.stdout) };
+  };
+  const cli = { big: [] as number[], small: [] as number[] };
+  let cliYhat = NaN;
+  for (let i = 0; i < 7; i++) {
+    cli.small.push(time(process.execPath, [RBP, "predict", "grid", "--input", small]).ms);
+    const r = time(process.execPath, [RBP, "predict", "grid", "--input", big]);
+    cli.big.push(r.ms);
+    cliYhat = (JSON.parse(r.out) as { yhat: number[] }).yhat[0];
+  }
+  const data = datasetFromRows(y, X);
+  const theta = Float64Array.from(X[999]);
+  const engine: number[] = [];
+  for (let i = 0; i < 12; i++) {
+    const t = performance.now();
+    await gridParallel(data, theta, { max_iter: 2000 });
+    if (i >= 3) engine.push(performance.now() - t);
+  }
+  const numpy = { big: [] as number[], small: [] as number[] };
+  let numpyYhat = NaN;
+  for (let i = 0; i < 3; i++) {
+    numpy.small.push(time(PYTHON, [join(ROOT, "bench", "numpy_grid.py"), small]).ms);
+    const r = time(PYTHON, [join(ROOT, "bench", "numpy_grid.py"), big]);
+    numpy.big.push(r.ms);
+    numpyYhat = (JSON.parse(r.out) as { yhat: number }).yhat;
+  }
+  const cliBeyond = median(cli.big) - median(cli.small);
+  const numpyBeyond = median(numpy.big) - median(numpy.small);
+  console.log(`\nCLI: rbp predict grid --input (N=1,000 K=10), medians of 7, interleaved with the 7 x 5 quickstart`);
+  console.log(`  whole process                     ${ms(median(cli.big)).padStart(10)}   7 x 5 quickstart (start-up) ${ms(median(cli.small))}`);
+  console.log(
+    `  beyond start-up                   ${ms(cliBeyond).padStart(10)}   engine gridParallel warm in this process ${ms(median(engine))}: ${(cliBeyond / median(engine)).toFixed(1)}x`,
+  );
+  console.log(
+    `  numpy Grid, whole process         ${ms(median(numpy.big)).padStart(10)}   on the 7 x 5 file ${ms(median(numpy.small))}; beyond: ${ms(numpyBeyond)}`,
+  );
+  console.log(
+    `  numpy / CLI beyond start-up       ${(numpyBeyond / cliBeyond).toFixed(1).padStart(8)}x   (whole processes: ${(median(numpy.big) / median(cli.big)).toFixed(1)}x)`,
+  );
+  console.log(`  yhat: CLI ${cliYhat}, numpy ${numpyYhat}`);
+  goal("CLI beyond start-up >= 20x faster than numpy's", numpyBeyond >= 20 * cliBeyond, `${(numpyBeyond / cliBeyond).toFixed(1)}x`);
+}
+
+console.log(`\nGoals (issue 25), measured in this run; the machine is shared (load average now ${loadavg()[0].toFixed(1)}):`);
+for (const line of goals) console.log(`  ${line}`);
+writeFileSync(join(OUT, "last-run.txt"), goals.join("\n") + "\n");
+// The figures are a report: this script never fails on a goal.
