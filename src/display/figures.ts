@@ -532,33 +532,24 @@ export function exploreFigure(result: Result, context: DisplayContext, options: 
     return cut !== undefined ? [cutShape(cut, "x", "y domain")] : [];
   };
   const s0 = at(start);
+  // The kept and the dropped observations at the start threshold: one trace each, alike but for
+  // their slot in `at`, their colour and their label (also the trace's uid).
+  const pointsTrace = (slot: 0 | 1, label: "kept" | "dropped", color: string): Trace => ({
+    type,
+    mode: "markers",
+    name: s0.name[slot],
+    uid: label,
+    x: s0.x[slot],
+    y: s0.y[slot],
+    text: s0.text[slot],
+    xaxis: "x",
+    yaxis: "y",
+    marker: { color, size },
+    hovertemplate: `%{text}<br>relevance %{x:.4g}<br>${outcome} %{y:.4g}<extra>${label}</extra>`,
+  });
   const data: Trace[] = [
-    {
-      type,
-      mode: "markers",
-      name: s0.name[0],
-      uid: "kept",
-      x: s0.x[0],
-      y: s0.y[0],
-      text: s0.text[0],
-      xaxis: "x",
-      yaxis: "y",
-      marker: { color: COLORS.included, size },
-      hovertemplate: `%{text}<br>relevance %{x:.4g}<br>${outcome} %{y:.4g}<extra>kept</extra>`,
-    },
-    {
-      type,
-      mode: "markers",
-      name: s0.name[1],
-      uid: "dropped",
-      x: s0.x[1],
-      y: s0.y[1],
-      text: s0.text[1],
-      xaxis: "x",
-      yaxis: "y",
-      marker: { color: COLORS.excluded, size },
-      hovertemplate: `%{text}<br>relevance %{x:.4g}<br>${outcome} %{y:.4g}<extra>dropped</extra>`,
-    },
+    pointsTrace(0, "kept", COLORS.included),
+    pointsTrace(1, "dropped", COLORS.excluded),
     {
       type,
       mode: "markers",
