@@ -484,14 +484,18 @@ export function canExplore(result: Result, context: DisplayContext): boolean {
   );
 }
 
-/**
- * A PSR over several thresholds as one figure a reader moves with a slider, with no kernel running:
- * outcome against relevance (kept and dropped observations, the relevance cut), yhat and fit across
- * the thresholds (the chosen one marked), and the weight of each observation (dates on the axis
- * when the labels are dates). Every threshold's traces are precomputed into the slider's steps
- * (plotly `update`), so a saved notebook, an HTML export and a report move it just the same.
- */
-export function exploreFigure(result: Result, context: DisplayContext, options: FigureOptions = {}): Figure {
+/** What the explore figure draws, checked once: the result's arrays and the context's outcomes. */
+interface ExploreInputs {
+  result: Result;
+  context: DisplayContext;
+  include: NonNullable<Result["include"]>;
+  relevance: NonNullable<Result["relevance"]>;
+  y: NonNullable<DisplayContext["y"]>;
+  th: readonly number[];
+  labels: string[];
+}
+
+function exploreInputs(result: Result, context: DisplayContext): ExploreInputs {
   const N = observations(result);
   const T = calibrations(result);
   const th = calibrationThresholds(result, context);
@@ -500,40 +504,103 @@ export function exploreFigure(result: Result, context: DisplayContext, options: 
   if (T < 2 || th === undefined) throw new Error(`exploreFigure: needs a PSR over several thresholds (this result has ${T} calibration${T === 1 ? "" : "s"})`);
   if (result.include === undefined || result.relevance === undefined) throw new Error("exploreFigure: the result has no inclusion or no relevance");
   if (y === undefined || y.length !== N) throw new Error(`exploreFigure: needs the ${N} outcomes sent (context.y)`);
-  const include = result.include;
-  const relevance = result.relevance;
-  const labels = rowLabelsOf(result, context);
+  return { result, context, include: result.include, relevance: result.relevance, y, th, labels: rowLabelsOf(result, context) };
+}
+
+/**
+ * A PSR over several thresholds as one figure a reader moves with a slider, with no kernel running:
+ * outcome against relevance (kept and dropped observations, the relevance cut), yhat and fit across
+ * the thresholds (the chosen one marked), and the weight of each observation (dates on the axis
+ * when the labels are dates). Every threshold's traces are precomputed into the slider's steps
+ * (plotly `update`), so a saved notebook, an HTML export and a report move it just the same.
+ */
+export function exploreFigure(result: Result, context: DisplayContext, options: FigureOptions = {}): Figure {
+  const inputs = exploreInputs(result, context);
+  const { th } = inputs;
+  const N = observations(result);
   const type = pointType(N, options);
   const webgl = type === "scattergl";
-  const ax = observationAxis(labels, webgl);
-  const outcome = escapeTemplate(context.outcome);
-  const idx = [...Array(N).keys()];
+  const ax = observationAxis(inputs.labels, webgl);
+  const at = exploreStep(inputs, ax.x);
   const start = options.calibration ?? defaultCalibration(result);
-  const size = webgl ? 4 : 7;
-
-  /** The data of the traces that move (0 kept, 1 dropped, 2 weights, 5 the chosen threshold), at calibration t. */
-  const at = (t: number) => {
-    const kept = idx.filter((i) => include[i][t] === 1);
-    const dropped = idx.filter((i) => include[i][t] !== 1);
-    return {
-      kept,
-      dropped,
-      x: [kept.map((i) => relevance[i]), dropped.map((i) => relevance[i]), ax.x, [th[t]]],
-      y: [kept.map((i) => y[i]), dropped.map((i) => y[i]), column(result.weights, t), [result.yhat[t]]],
-      text: [kept.map((i) => labels[i]), dropped.map((i) => labels[i]), labels, [calibrationLabel(result, context, t)]],
-      color: idx.map((i) => (include[i][t] === 1 ? COLORS.included : COLORS.excluded)),
-      name: [`kept (${kept.length})`, `dropped (${dropped.length})`],
-    };
-  };
   const title = (t: number) =>
     `${analysisName(result, context)} at ${calibrationLabel(result, context, t)}: n = ${formatCount(result.n?.[t] ?? at(t).kept.length)} kept of ${formatCount(N)}, yhat ${formatNumber(result.yhat[t], 4)}, fit ${formatNumber(result.fit[t], 4)}`;
   const shapesAt = (t: number): unknown[] => {
     const cut = relevanceCut(result, t);
     return cut !== undefined ? [cutShape(cut, "x", "y domain")] : [];
   };
-  const s0 = at(start);
+  const steps = th.map((threshold, t) => {
+    const s = at(t);
+    return {
+      label: formatNumber(threshold),
+      method: "update",
+      args: [
+        { x: s.x, y: s.y, text: s.text, name: [...s.name, "weight", "chosen threshold"], "marker.color": [COLORS.included, COLORS.excluded, s.color, "#111"] },
+        { "title.text": title(t), shapes: shapesAt(t) },
+        [0, 1, 2, 5],
+      ],
+    };
+  });
+  return {
+    data: exploreTraces(inputs, at(start), type),
+    layout: layout(
+      title(start),
+      { ...options, height: options.height ?? 720 },
+      {
+        xaxis: axis("relevance", { domain: [0, 0.55], anchor: "y" }),
+        yaxis: axis(context.outcome, { domain: [0.5, 1], anchor: "x" }),
+        xaxis2: axis("threshold", { domain: [0.65, 1], anchor: "y2" }),
+        yaxis2: axis("yhat", { domain: [0.5, 1], anchor: "x2", title: { text: "yhat", font: { color: COLORS.yhat } } }),
+        yaxis4: axis("fit", { overlaying: "y2", side: "right", showgrid: false, anchor: "x2", title: { text: "fit", font: { color: COLORS.fit } } }),
+        // Names of observations would collide with the slider: they are on hover; dates and positions are short.
+        xaxis3: axis(ax.type === "category" ? "observation (names on hover)" : ax.title, {
+          type: ax.type,
+          domain: [0, 1],
+          anchor: "y3",
+          showticklabels: ax.type !== "category",
+        }),
+        yaxis3: axis("weight", { domain: [0, 0.32], anchor: "x3", zeroline: true, exponentformat: "power" }),
+        shapes: shapesAt(start),
+        margin: { l: 70, r: 70, t: 70, b: 110 },
+        sliders: [
+          {
+            active: start,
+            currentvalue: { prefix: "threshold ", font: { size: 13 } },
+            pad: { t: 50 },
+            steps,
+          },
+        ],
+      },
+    ),
+    config: { ...FIGURE_CONFIG },
+  };
+}
+
+/** The data of the traces that move (0 kept, 1 dropped, 2 weights, 5 the chosen threshold), at calibration t. */
+function exploreStep({ result, context, include, relevance, y, th, labels }: ExploreInputs, observationX: unknown[]) {
+  const idx = [...Array(y.length).keys()];
+  return (t: number) => {
+    const kept = idx.filter((i) => include[i][t] === 1);
+    const dropped = idx.filter((i) => include[i][t] !== 1);
+    return {
+      kept,
+      dropped,
+      x: [kept.map((i) => relevance[i]), dropped.map((i) => relevance[i]), observationX, [th[t]]],
+      y: [kept.map((i) => y[i]), dropped.map((i) => y[i]), column(result.weights, t), [result.yhat[t]]],
+      text: [kept.map((i) => labels[i]), dropped.map((i) => labels[i]), labels, [calibrationLabel(result, context, t)]],
+      color: idx.map((i) => (include[i][t] === 1 ? COLORS.included : COLORS.excluded)),
+      name: [`kept (${kept.length})`, `dropped (${dropped.length})`],
+    };
+  };
+}
+
+/** The explore figure's six traces, at the start threshold's step `s0`. */
+function exploreTraces({ result, context, th }: ExploreInputs, s0: ReturnType<ReturnType<typeof exploreStep>>, type: "scatter" | "scattergl"): Trace[] {
+  const webgl = type === "scattergl";
+  const size = webgl ? 4 : 7;
+  const outcome = escapeTemplate(context.outcome);
   // The kept and the dropped observations at the start threshold: one trace each, alike but for
-  // their slot in `at`, their colour and their label (also the trace's uid).
+  // their slot in the step, their colour and their label (also the trace's uid).
   const pointsTrace = (slot: 0 | 1, label: "kept" | "dropped", color: string): Trace => ({
     type,
     mode: "markers",
@@ -547,7 +614,7 @@ export function exploreFigure(result: Result, context: DisplayContext, options: 
     marker: { color, size },
     hovertemplate: `%{text}<br>relevance %{x:.4g}<br>${outcome} %{y:.4g}<extra>${label}</extra>`,
   });
-  const data: Trace[] = [
+  return [
     pointsTrace(0, "kept", COLORS.included),
     pointsTrace(1, "dropped", COLORS.excluded),
     {
@@ -605,49 +672,4 @@ export function exploreFigure(result: Result, context: DisplayContext, options: 
       hovertemplate: "%{text}<br>yhat %{y:.4g}<extra></extra>",
     },
   ];
-  const steps = th.map((threshold, t) => {
-    const s = at(t);
-    return {
-      label: formatNumber(threshold),
-      method: "update",
-      args: [
-        { x: s.x, y: s.y, text: s.text, name: [...s.name, "weight", "chosen threshold"], "marker.color": [COLORS.included, COLORS.excluded, s.color, "#111"] },
-        { "title.text": title(t), shapes: shapesAt(t) },
-        [0, 1, 2, 5],
-      ],
-    };
-  });
-  return {
-    data,
-    layout: layout(
-      title(start),
-      { ...options, height: options.height ?? 720 },
-      {
-        xaxis: axis("relevance", { domain: [0, 0.55], anchor: "y" }),
-        yaxis: axis(context.outcome, { domain: [0.5, 1], anchor: "x" }),
-        xaxis2: axis("threshold", { domain: [0.65, 1], anchor: "y2" }),
-        yaxis2: axis("yhat", { domain: [0.5, 1], anchor: "x2", title: { text: "yhat", font: { color: COLORS.yhat } } }),
-        yaxis4: axis("fit", { overlaying: "y2", side: "right", showgrid: false, anchor: "x2", title: { text: "fit", font: { color: COLORS.fit } } }),
-        // Names of observations would collide with the slider: they are on hover; dates and positions are short.
-        xaxis3: axis(ax.type === "category" ? "observation (names on hover)" : ax.title, {
-          type: ax.type,
-          domain: [0, 1],
-          anchor: "y3",
-          showticklabels: ax.type !== "category",
-        }),
-        yaxis3: axis("weight", { domain: [0, 0.32], anchor: "x3", zeroline: true, exponentformat: "power" }),
-        shapes: shapesAt(start),
-        margin: { l: 70, r: 70, t: 70, b: 110 },
-        sliders: [
-          {
-            active: start,
-            currentvalue: { prefix: "threshold ", font: { size: 13 } },
-            pad: { t: 50 },
-            steps,
-          },
-        ],
-      },
-    ),
-    config: { ...FIGURE_CONFIG },
-  };
 }
