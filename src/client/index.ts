@@ -23,5 +23,5 @@ export {
 export { RbpBaseError } from "../errors/index.js";
 export { X_LIMIT_BYTES } from "./limits.js";
 export { isExperimentReceipt } from "./receipts.js";
-export { readSettings, Settings, type SettingsInput } from "./settings.js";
+export { envSwitch, readSettings, Settings, type SettingsInput } from "./settings.js";
 export type * from "./types.js";

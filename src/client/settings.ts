@@ -148,3 +148,19 @@ export function readSettings(input: SettingsInput = {}): Settings {
     apiVersion: input.apiVersion ?? pick("RBP_API_VERSION"),
   });
 }
+
+/** The switches of the environment read here beside the connection settings (docs/architecture.md, "Settings and the environment"). */
+export type EnvSwitch = "RBP_PRESTART";
+
+/**
+ * @internal A switch of the environment beside the connection settings, as set (its caller keeps
+ * its own reading of the value): `RBP_PRESTART`, whether importing the notebook helper starts the
+ * embedded service in the background (notebook/connect.ts `prestartWanted`).
+ *
+ * @example
+ * envSwitch("RBP_PRESTART", { RBP_PRESTART: "0" }); // "0"
+ * envSwitch("RBP_PRESTART");                        // process.env.RBP_PRESTART
+ */
+export function envSwitch(name: EnvSwitch, env: Record<string, string | undefined> = process.env): string | undefined {
+  return env[name];
+}

@@ -37,6 +37,7 @@ import type typescript from "typescript";
 import type { CellChecker, CellDiagnostic } from "./check.js";
 import type { CellOutput, CompletionResult, ExecuteContext, ExecuteOutcome, Executor, InspectResult, IsCompleteResult } from "./contract.js";
 import type { transformCell } from "./transform.js";
+import { RbpBaseError, brand } from "../errors/index.js";
 import { completionResult, inspectResult, isCompleteWith } from "./complete.js";
 import { CellFiles, errorOutcome, positionText, type CellFile, type ErrorOutcome } from "./traceback.js";
 
@@ -95,8 +96,17 @@ function quietly<T>(f: () => T): T {
   }
 }
 
-class InterruptedError extends Error {
+/** The cell's signal fired (interrupt_request): caught by `run` and answered as an interrupted cell. */
+class InterruptedError extends RbpBaseError {
+  static {
+    brand(this, "KernelInterruptedError");
+  }
+
   override name = "KeyboardInterrupt";
+
+  constructor(message: string) {
+    super(message, "interrupted");
+  }
 }
 
 type StreamName = "stdout" | "stderr";

@@ -26,6 +26,7 @@
 import { randomBytes } from "node:crypto";
 import {
   createClient,
+  envSwitch,
   isExperimentReceipt,
   JobFailedError,
   readSettings,
@@ -380,8 +381,8 @@ function withoutFresh(options: ConnectOptions): ConnectOptions {
  * `RBP_PRESTART=1` yes, `RBP_PRESTART=0` no; otherwise yes inside a notebook kernel (tslab, the rbp
  * kernel, Deno) and no in a script.
  */
-export function prestartWanted(env: Record<string, string | undefined> = process.env): boolean {
-  const value = env.RBP_PRESTART?.trim().toLowerCase();
+export function prestartWanted(env?: Record<string, string | undefined>): boolean {
+  const value = envSwitch("RBP_PRESTART", env)?.trim().toLowerCase();
   if (value === "0" || value === "false" || value === "no") return false;
   if (value === "1" || value === "true" || value === "yes") return true;
   return jupyterKernel() !== "none";

@@ -1,5 +1,6 @@
 /**
- * The README's code blocks, executed as written, so that every example stays true to the letter.
+ * The code blocks of the README and of the pages of docs/ (where the README's reference moved),
+ * executed as written, so that every example stays true to the letter.
  *
  * Every `sh`, `ts` and `js` block runs unless the line before it says otherwise, in an HTML comment
  * `<!-- readme-test: MODE [expect='TEXT'] -->`:
@@ -16,13 +17,15 @@
  * environment, and Jupyter's data directory points into a scratch directory.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO, ensureBuilt } from "../notebook/package.js";
 
 interface Block {
+  /** The page, from the repository's root: README.md, docs/x.md. */
+  page: string;
   lang: string;
   code: string;
   line: number;
@@ -31,8 +34,8 @@ interface Block {
   expect?: string;
 }
 
-/** The fenced blocks of the README with the marker on the line before each. */
-export function readmeBlocks(text: string): Block[] {
+/** The fenced blocks of a page with the marker on the line before each. */
+export function readmeBlocks(text: string, page = "README.md"): Block[] {
   const lines = text.split("\n");
   const blocks: Block[] = [];
   for (let i = 0; i < lines.length; i++) {
@@ -44,6 +47,7 @@ export function readmeBlocks(text: string): Block[] {
     for (; j < lines.length && !/^\s*```\s*$/.test(lines[j]); j++) body.push(lines[j].slice(indent));
     const marker = /<!--\s*readme-test:\s*(run|skip|with-serve)\b(?:\s*\(([^)]*)\))?(?:\s+expect='([^']*)')?\s*-->/.exec(lines[i - 1] ?? "");
     blocks.push({
+      page,
       lang: open[2],
       code: body.join("\n") + "\n",
       line: i + 1,
@@ -56,9 +60,18 @@ export function readmeBlocks(text: string): Block[] {
   return blocks;
 }
 
-const README = readFileSync(join(REPO, "README.md"), "utf8");
+/** The pages whose blocks run: the README and every page of docs/. */
+const PAGES = [
+  "README.md",
+  ...readdirSync(join(REPO, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
+const TEXT = new Map(PAGES.map((page) => [page, readFileSync(join(REPO, page), "utf8")]));
 const RUNNABLE = new Set(["sh", "ts", "js"]);
-const blocks = readmeBlocks(README).filter((b) => RUNNABLE.has(b.lang));
+const blocks = PAGES.flatMap((page) => readmeBlocks(TEXT.get(page)!, page)).filter((b) => RUNNABLE.has(b.lang));
+const where = (b: Block) => `${b.page}:${b.line}`;
 const scratch = mkdtempSync(join(tmpdir(), "rbp-readme-"));
 
 /** The environment of a reader without a hosted account. */
@@ -131,26 +144,38 @@ async function startServe(): Promise<Record<string, string>> {
   return env;
 }
 
-describe("the README's code blocks", () => {
+describe("the code blocks of the README and docs/", () => {
   it("every sh, ts and js block is run or says why not", () => {
     expect(blocks.length).toBeGreaterThanOrEqual(8);
-    for (const b of blocks.filter((x) => x.mode === "skip")) expect(b.reason?.trim(), `README.md:${b.line}`).toBeTruthy();
+    for (const b of blocks.filter((x) => x.mode === "skip")) expect(b.reason?.trim(), where(b)).toBeTruthy();
     expect(blocks.filter((b) => b.mode !== "skip").length).toBeGreaterThanOrEqual(5);
+    // The README's own tour runs: at least a ts block and a sh block of it.
+    const readme = blocks.filter((b) => b.page === "README.md" && b.mode !== "skip");
+    expect(new Set(readme.map((b) => b.lang))).toEqual(new Set(["ts", "sh"]));
   });
 
   it("cites no file outside the repository", () => {
-    expect(README).not.toMatch(/\.\.\/shared|shared\/spec/);
+    for (const [page, text] of TEXT) expect(text, page).not.toMatch(/\.\.\/shared|shared\/spec/);
+  });
+
+  it("finds the blocks of every page, indented ones and their markers included", () => {
+    const sample = readmeBlocks("a\n\n  <!-- readme-test: skip (why) -->\n  ```sh\n  echo 1\n  ```\n\n```ts\nconst x = 1;\n```\n", "docs/x.md");
+    expect(sample.map((b) => [b.page, b.lang, b.mode, b.line, b.code])).toEqual([
+      ["docs/x.md", "sh", "skip", 4, "echo 1\n"],
+      ["docs/x.md", "ts", "run", 8, "const x = 1;\n"],
+    ]);
+    expect(PAGES).toEqual(expect.arrayContaining(["README.md", "docs/notebooks.md", "docs/cli.md"]));
   });
 
   for (const b of blocks.filter((x) => x.mode !== "skip")) {
-    it(`README.md:${b.line} (${b.lang}${b.mode === "with-serve" ? ", against npx rbp serve" : ""}) runs as written`, async () => {
+    it(`${where(b)} (${b.lang}${b.mode === "with-serve" ? ", against npx rbp serve" : ""}) runs as written`, async () => {
       let result: { code: number | null; out: string };
       if (b.lang === "sh") {
         const extra = b.mode === "with-serve" ? await startServe() : {};
         const cwd = b.mode === "with-serve" ? mkdtempSync(join(scratch, "sh-")) : REPO;
         result = await run("bash", ["-e", "-o", "pipefail", "-c", b.code], cwd, readerEnv(extra));
       } else {
-        const file = join(project, `block-${b.line}.${b.lang === "ts" ? "mts" : "mjs"}`);
+        const file = join(project, `block-${b.page.replace(/\W/g, "-")}-${b.line}.${b.lang === "ts" ? "mts" : "mjs"}`);
         writeFileSync(file, b.code);
         if (b.lang === "ts") {
           const tsc = join(REPO, "node_modules", "typescript", "bin", "tsc");
@@ -174,12 +199,12 @@ describe("the README's code blocks", () => {
             project,
             readerEnv(),
           );
-          expect(check.out, `tsc on README.md:${b.line}`).toBe("");
+          expect(check.out, `tsc on ${where(b)}`).toBe("");
           expect(check.code).toBe(0);
         }
         result = await run(process.execPath, b.lang === "ts" ? ["--import", "tsx", file] : [file], project, readerEnv());
       }
-      expect(result.code, `README.md:${b.line} exited with ${result.code}:\n${result.out}`).toBe(0);
+      expect(result.code, `${where(b)} exited with ${result.code}:\n${result.out}`).toBe(0);
       if (b.expect !== undefined) expect(result.out).toContain(b.expect);
     }, 180_000);
   }

@@ -5,6 +5,7 @@
  */
 import { CELL_MAGICS, LINE_MAGICS, findMagic, magicLabel, type MagicKind } from "../catalog.js";
 import { parseJson } from "../json.js";
+import { RbpBaseError, brand } from "../../errors/index.js";
 import { didYouMean } from "../../internal/suggest.js";
 
 export interface MagicError {
@@ -45,9 +46,14 @@ export type TranslateResult = Translation | { error: MagicError };
  */
 export const RUNTIME_NAME = "$rbp";
 
-export class Fail extends Error {
+/** A malformed magic: thrown while translating, caught by `translateMagics` and turned into its `error`. */
+export class Fail extends RbpBaseError {
+  static {
+    brand(this, "MagicFail");
+  }
+
   constructor(readonly detail: MagicError) {
-    super(detail.message);
+    super(detail.message, "magic_syntax");
   }
 }
 
