@@ -21,6 +21,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { machineBusy } from "../src/cli/tiering.js";
 import { datasetFromRows, gridParallel } from "../src/engine/index.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -136,6 +137,7 @@ export async function benchCli(log: (line: string) => void, out: string): Promis
   }
   log(`  yhat: CLI ${cliYhat}, numpy ${numpyYhat}`);
   log(`  load average ${load.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end (the machine is shared)`);
+  log(`  busy-machine tiering (src/cli/tiering.ts): ${machineBusy() ? "on" : "off"} at the end, ${machineBusy([load]) ? "on" : "off"} at the start`);
   return { met: numpyBeyond >= 20 * cliBeyond, detail: `${ratio.toFixed(1)}x` };
 }
 

@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { InvalidInputError, ComputationError } from "../engine/errors.js";
 import { predict, PREDICT_ANALYSES, PREDICT_USAGE, UsageError, type PredictAnalysis } from "./predict.js";
+import { tuneShortRun } from "./tiering.js";
 
 const USAGE = `Usage: rbp <command> [options]
 
@@ -42,7 +43,10 @@ async function main(argv: string[]): Promise<number> {
       io.stdout(PREDICT_USAGE + "\n");
       return 0;
     }
-    await predict(parsePredictArgs(rest), io);
+    const args = parsePredictArgs(rest);
+    // Before the engine loads: a short process on a busy machine optimises less (tiering.ts).
+    tuneShortRun();
+    await predict(args, io);
     return 0;
   }
   if (command === "serve") {
