@@ -1,4 +1,5 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -84,6 +85,16 @@ describe("rbp predict", () => {
     const { code, stderr } = run(args);
     expect(code).toBe(2);
     expect(stderr).toMatch(message);
+  });
+
+  it("stops quietly when its reader closes the pipe early (| head)", async () => {
+    const child = spawn(process.execPath, [rbp, "predict", "grid", "--input", example], { stdio: ["ignore", "pipe", "pipe"] });
+    child.stdout.destroy();
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += String(chunk)));
+    const [code] = (await once(child, "close")) as [number];
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
   });
 
   it("refuses a file that is not JSON", () => {
