@@ -216,7 +216,6 @@ function benchLines(reports: CellReport[]): Map<string, Step> {
   return steps;
 }
 
-const median = (a: number[]) => [...a].sort((p, q) => p - q)[a.length >> 1];
 const ms = (v: number) => `${v.toFixed(v < 100 ? 1 : 0)} ms`;
 const goals: string[] = [];
 function goal(what: string, met: boolean, detail: string): void {
