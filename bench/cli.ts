@@ -8,6 +8,9 @@
  *   from this process's cutime/cstime (Linux), which a loaded machine disturbs less than the clock.
  * - numpy on both files, interleaved, medians of 3.
  * - The engine's warm `gridParallel` on the same data in this process, for scale.
+ * - Where the time goes: the CLI's steps (load the parser, read and parse, parseRequest, load the
+ *   engine, the Grid, JSON.stringify) in fresh processes on both files, each step's wall time and
+ *   main-thread CPU, the N = 1,000 file less the 7 x 5, medians of 5.
  * - BENCH_CLI_BASELINE=<another build's dist/cli/rbp.js>: that build too, in the same rounds, and
  *   whether its output on the N = 1,000 file is byte-identical.
  * Goal: the CLI's time beyond its start-up at least 20x faster than numpy's beyond its own. The
@@ -49,6 +52,48 @@ function time(cmd: string, args: string[]): { ms: number; cpu: number; out: stri
   const wall = performance.now() - t;
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed: ${String(r.stderr)}`);
   return { ms: wall, cpu: childrenCpuMs() - cpu, out: String(r.stdout) };
+}
+
+/**
+ * The CLI's steps (as src/cli/predict.ts takes them) in a fresh process on `file`, each step's wall
+ * time and main-thread CPU (Linux schedstat, ns; 0 elsewhere) as JSON on stdout.
+ */
+const PHASES = (file: string) => `
+import { readFileSync } from "node:fs";
+const dist = ${JSON.stringify(new URL("../dist/", import.meta.url).href)};
+const cpu = () => { try { return +readFileSync("/proc/thread-self/schedstat", "utf8").split(" ")[0] / 1e6; } catch { return 0; } };
+const marks = [["start-up", performance.now(), cpu()]];
+const mark = (name) => marks.push([name, performance.now(), cpu()]);
+const { tuneShortRun } = await import(dist + "cli/tiering.js");
+tuneShortRun();
+const { parseRequest } = await import(dist + "api/request.js");
+mark("load the parser");
+const body = JSON.parse(readFileSync(${JSON.stringify(file)}, "utf8"));
+mark("read and JSON.parse");
+const request = parseRequest("grid", body, "v3", { requireAccessId: false });
+mark("parseRequest");
+const { helperThreads } = await import(dist + "cli/predict.js");
+const { gridParallel } = await import(dist + "threads/grid-parallel.js");
+mark("load the engine");
+const threads = helperThreads(request.data.rows, request.data.cols, request.resolved);
+const result = await gridParallel(request.data, request.thetas[0], request.options, { threads });
+mark("Grid");
+const text = JSON.stringify(result) + "\\n";
+mark("JSON.stringify");
+process.stdout.write(JSON.stringify(marks.map(([name, t, c], i) => [name, i ? t - marks[i - 1][1] : t, i ? c - marks[i - 1][2] : c, text.length])));
+`;
+
+/** Medians per step of `rounds` fresh processes on each file: wall and main-thread CPU. */
+function phases(files: string[], rounds: number): Map<string, { wall: number; cpu: number }>[] {
+  const runs = files.map(() => [] as [string, number, number][][]);
+  for (let i = 0; i < rounds; i++) {
+    files.forEach((file, f) => {
+      const r = spawnSync(process.execPath, ["--input-type=module", "-e", PHASES(file)], { encoding: "utf8", maxBuffer: 64 * 2 ** 20 });
+      if (r.status !== 0) throw new Error(`the steps on ${file} failed: ${r.stderr}`);
+      runs[f].push(JSON.parse(r.stdout) as [string, number, number][]);
+    });
+  }
+  return runs.map((rs) => new Map(rs[0].map(([name], k) => [name, { wall: median(rs.map((r) => r[k][1])), cpu: median(rs.map((r) => r[k][2])) }])));
 }
 
 export interface CliBench {
@@ -136,6 +181,12 @@ export async function benchCli(log: (line: string) => void, out: string): Promis
     );
   }
   log(`  yhat: CLI ${cliYhat}, numpy ${numpyYhat}`);
+  const [bigSteps, smallSteps] = phases([big, SMALL], 5);
+  log(`  where the time goes: the CLI's steps in fresh processes, medians of 5 (wall; main-thread CPU), N=1,000 file less the 7 x 5`);
+  for (const [name, b] of bigSteps) {
+    const sm = smallSteps.get(name) ?? { wall: 0, cpu: 0 };
+    log(`    ${name.padEnd(22)} ${ms(b.wall - sm.wall).padStart(9)}  CPU ${ms(b.cpu - sm.cpu).padStart(8)}   (N=1,000 ${ms(b.wall)}, 7 x 5 ${ms(sm.wall)})`);
+  }
   log(`  load average ${load.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end (the machine is shared)`);
   log(`  busy-machine tiering (src/cli/tiering.ts): ${machineBusy() ? "on" : "off"} at the end, ${machineBusy([load]) ? "on" : "off"} at the start`);
   return { met: numpyBeyond >= 20 * cliBeyond, detail: `${ratio.toFixed(1)}x` };
