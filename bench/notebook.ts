@@ -18,11 +18,11 @@
  *    - N = 100,000 (K = 10, integer values: X's JSON stays under the 5 MiB of a request) against
  *      `gridParallel` (goal: 1.2x), and the heap the kernel keeps for the Prediction (with the
  *      embedded service's stored result) against the result's JSON size (goal: at most 2x).
- * 2. The CLI: `rbp predict grid --input` on an N = 1,000, K = 10 file and on the 7 x 5 quickstart
- *    (process start-up), interleaved, medians of 7; the engine's warm `gridParallel` on the same
- *    data in this process; a careful numpy Grid (bench/numpy_grid.py, Debian's python3-numpy) on
- *    both files. Goal: the CLI's time beyond its start-up at least 20x faster than numpy's beyond
- *    its own.
+ * 2. The CLI (bench/cli.ts, alone as npm run bench:cli): `rbp predict grid --input` on an N = 1,000,
+ *    K = 10 file and on the 7 x 5 quickstart (process start-up), interleaved; the engine's warm
+ *    `gridParallel` on the same data in this process; a careful numpy Grid (bench/numpy_grid.py,
+ *    Debian's python3-numpy) on both files. Goal: the CLI's time beyond its start-up at least 20x
+ *    faster than numpy's beyond its own.
  *
  * Settings: BENCH_KERNELS (comma-separated kernelspec names; default both), BENCH_SKIP_CLI=1,
  * BENCH_SKIP_EXPERIMENT=1.
@@ -32,8 +32,8 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { datasetFromRows, gridParallel } from "../src/engine/index.js";
 import { linkPackage, NOTEBOOK_DIR, notebookEnv, JUPYTER_DIR, ROOT } from "../scripts/notebooks/lib.js";
+import { benchCli } from "./cli.js";
 
 const PYTHON = "/usr/bin/python3";
 const RBP = join(ROOT, "dist", "cli", "rbp.js");
@@ -216,7 +216,6 @@ function benchLines(reports: CellReport[]): Map<string, Step> {
   return steps;
 }
 
-const median = (a: number[]) => [...a].sort((p, q) => p - q)[a.length >> 1];
 const ms = (v: number) => `${v.toFixed(v < 100 ? 1 : 0)} ms`;
 const goals: string[] = [];
 function goal(what: string, met: boolean, detail: string): void {
@@ -282,58 +281,9 @@ for (const kernel of KERNELS) {
 // The CLI against the engine and numpy.
 
 if (process.env.BENCH_SKIP_CLI !== "1") {
-  let s = 1;
-  const rnd = () => (s = (s * 16807) % 2147483647) / 2147483647 - 0.5;
-  const X = Array.from({ length: 1000 }, () => Array.from({ length: 10 }, rnd));
-  const y = X.map((r) => r.reduce((a, b) => a + b, 0) + rnd());
-  const big = join(OUT, "grid-1000x10.json");
-  writeFileSync(big, JSON.stringify({ y, X, theta: X[999], options: { max_iter: 2000 } }));
-  const small = join(ROOT, "examples", "quickstart-7x5.json");
-  const time = (cmd: string, args: string[]) => {
-    const t = performance.now();
-    const r = spawnSync(cmd, args, { stdio: ["ignore", "pipe", "pipe"], maxBuffer: 64 * 2 ** 20 });
-    if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed: ${String(r.stderr)}`);
-    return { ms: performance.now() - t, out: String(r.stdout) };
-  };
-  const cli = { big: [] as number[], small: [] as number[] };
-  let cliYhat = NaN;
-  for (let i = 0; i < 7; i++) {
-    cli.small.push(time(process.execPath, [RBP, "predict", "grid", "--input", small]).ms);
-    const r = time(process.execPath, [RBP, "predict", "grid", "--input", big]);
-    cli.big.push(r.ms);
-    cliYhat = (JSON.parse(r.out) as { yhat: number[] }).yhat[0];
-  }
-  const data = datasetFromRows(y, X);
-  const theta = Float64Array.from(X[999]);
-  const engine: number[] = [];
-  for (let i = 0; i < 12; i++) {
-    const t = performance.now();
-    await gridParallel(data, theta, { max_iter: 2000 });
-    if (i >= 3) engine.push(performance.now() - t);
-  }
-  const numpy = { big: [] as number[], small: [] as number[] };
-  let numpyYhat = NaN;
-  for (let i = 0; i < 3; i++) {
-    numpy.small.push(time(PYTHON, [join(ROOT, "bench", "numpy_grid.py"), small]).ms);
-    const r = time(PYTHON, [join(ROOT, "bench", "numpy_grid.py"), big]);
-    numpy.big.push(r.ms);
-    numpyYhat = (JSON.parse(r.out) as { yhat: number }).yhat;
-  }
-  const cliBeyond = median(cli.big) - median(cli.small);
-  const numpyBeyond = median(numpy.big) - median(numpy.small);
-  console.log(`\nCLI: rbp predict grid --input (N=1,000 K=10), medians of 7, interleaved with the 7 x 5 quickstart`);
-  console.log(`  whole process                     ${ms(median(cli.big)).padStart(10)}   7 x 5 quickstart (start-up) ${ms(median(cli.small))}`);
-  console.log(
-    `  beyond start-up                   ${ms(cliBeyond).padStart(10)}   engine gridParallel warm in this process ${ms(median(engine))}: ${(cliBeyond / median(engine)).toFixed(1)}x`,
-  );
-  console.log(
-    `  numpy Grid, whole process         ${ms(median(numpy.big)).padStart(10)}   on the 7 x 5 file ${ms(median(numpy.small))}; beyond: ${ms(numpyBeyond)}`,
-  );
-  console.log(
-    `  numpy / CLI beyond start-up       ${(numpyBeyond / cliBeyond).toFixed(1).padStart(8)}x   (whole processes: ${(median(numpy.big) / median(cli.big)).toFixed(1)}x)`,
-  );
-  console.log(`  yhat: CLI ${cliYhat}, numpy ${numpyYhat}`);
-  goal("CLI beyond start-up >= 20x faster than numpy's", numpyBeyond >= 20 * cliBeyond, `${(numpyBeyond / cliBeyond).toFixed(1)}x`);
+  // The rows of npm run bench:cli (bench/cli.ts).
+  const { met, detail } = await benchCli(console.log, OUT);
+  goal("CLI beyond start-up >= 20x faster than numpy's", met, detail);
 }
 
 console.log(`\nGoals (issue 25), measured in this run; the machine is shared (load average now ${loadavg()[0].toFixed(1)}):`);

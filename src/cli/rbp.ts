@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { InvalidInputError, ComputationError } from "../engine/errors.js";
 import { predict, PREDICT_ANALYSES, PREDICT_USAGE, UsageError, type PredictAnalysis } from "./predict.js";
+import { tuneShortRun } from "./tiering.js";
 
 const USAGE = `Usage: rbp <command> [options]
 
@@ -27,6 +28,12 @@ function packageVersion(): string {
 
 const io = { stdout: (s: string) => void process.stdout.write(s), stderr: (s: string) => void process.stderr.write(s) };
 
+// A reader that stops early (`rbp predict ... | head`) closes the pipe: stop quietly, as shell tools do.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code !== "EPIPE") throw error;
+  process.exit();
+});
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === "--help" || command === "-h" || command === "help") {
@@ -42,7 +49,10 @@ async function main(argv: string[]): Promise<number> {
       io.stdout(PREDICT_USAGE + "\n");
       return 0;
     }
-    await predict(parsePredictArgs(rest), io);
+    const args = parsePredictArgs(rest);
+    // Before the engine loads: a short process on a busy machine optimises less (tiering.ts).
+    tuneShortRun();
+    await predict(args, io);
     return 0;
   }
   if (command === "serve") {

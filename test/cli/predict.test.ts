@@ -1,7 +1,9 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { CLI_SPREAD_MIN_WORK, helperThreads } from "../../src/cli/predict.js";
 
 // The built command, as a user runs it (npm test builds before vitest runs).
 const rbp = fileURLToPath(new URL("../../dist/cli/rbp.js", import.meta.url));
@@ -85,10 +87,43 @@ describe("rbp predict", () => {
     expect(stderr).toMatch(message);
   });
 
+  it("stops quietly when its reader closes the pipe early (| head)", async () => {
+    const child = spawn(process.execPath, [rbp, "predict", "grid", "--input", example], { stdio: ["ignore", "pipe", "pipe"] });
+    child.stdout.destroy();
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += String(chunk)));
+    const [code] = (await once(child, "close")) as [number];
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+  });
+
   it("refuses a file that is not JSON", () => {
     const { code, stderr } = run(["predict", "grid", "--input", "-"], "{ not json");
     expect(code).toBe(2);
     expect(stderr).toMatch(/not valid JSON/);
+  });
+});
+
+describe("rbp predict grid's threads", () => {
+  it("runs a Grid below CLI_SPREAD_MIN_WORK rows x combinations on its own thread, a larger one on every core", () => {
+    expect(helperThreads(1000, 10, { max_iter: 2000 })).toBe(1);
+    expect(helperThreads(10_000, 10, { max_iter: 2000 })).toBeUndefined();
+    // max_iter caps the combinations, and a given list counts as given.
+    expect(helperThreads(10_000, 20, { max_iter: 100 })).toBe(1);
+    expect(helperThreads(CLI_SPREAD_MIN_WORK, 20, { max_iter: 2000, attribute_combi: [[1]] })).toBeUndefined();
+    expect(helperThreads(CLI_SPREAD_MIN_WORK - 1, 20, { max_iter: 2000, attribute_combi: [[1]] })).toBe(1);
+  });
+
+  it("prints the same bytes for a spread Grid as for one on a single thread", () => {
+    let s = 3;
+    const rnd = () => (s = (s * 16807) % 2147483647) / 2147483647 - 0.5;
+    const X = Array.from({ length: 5000 }, () => Array.from({ length: 10 }, rnd));
+    const y = X.map((r) => r.reduce((a, b) => a + b, 0) + rnd());
+    expect(helperThreads(5000, 10, { max_iter: 2000 })).toBeUndefined();
+    const spread = run(["predict", "grid", "--input", "-"], JSON.stringify({ y, X, options: { max_iter: 2000 } }));
+    const alone = run(["predict", "grid", "--input", "-"], JSON.stringify({ y, X, options: { max_iter: 2000, inner_parallel: "off" } }));
+    expect(spread.code).toBe(0);
+    expect(spread.stdout).toBe(alone.stdout);
   });
 });
 
