@@ -20,15 +20,17 @@ import { Authenticator } from "./auth.js";
 import type { Credentials, Org } from "./credentials.js";
 import { MiB, ServiceError } from "./http.js";
 import type { Analysis } from "../api/options.js";
-import { DEFAULT_RESULT_MEMORY_BYTES, DEFAULT_RETENTION_MS, EmbeddedStore, type Experiment, type Job, type JobFailure, type JobVariant } from "./jobs.js";
-import { MemoryPersistence } from "./persistence.js";
-import { ERROR_PREDICTION_FAILED, ERROR_PROCESS_JOB, PoolJobError, PoolClosedError, STATUS_PROCESSING, WorkerPool, type PoolSettings } from "./pool.js";
+import { DEFAULT_RESULT_MEMORY_BYTES, DEFAULT_RETENTION_MS, EmbeddedStore } from "./store/embedded.js";
+import type { Experiment, Job, JobFailure, JobVariant } from "./store/records.js";
+import { MemoryPersistence } from "./store/persistence.js";
+import { ERROR_PREDICTION_FAILED, poolFailure, STATUS_PROCESSING, WorkerPool, type PoolSettings } from "./pool.js";
 import type { WorkerDone, WorkerFailed, WorkerPartials, WorkerRows, WorkerTask } from "./worker.js";
 import { SHARE, SHARE_SLOTS } from "../threads/chunk-share.js";
 import { MessageChannel } from "node:worker_threads";
 import type { QuotaStatus } from "./quota.js";
 import type { ResolvedField } from "./fields.js";
-import { QuotaExceededError, StorageBusyError, StorageFullError, storageError, type Claimed, type Created, type Store } from "./store.js";
+import type { Claimed, Created, Store } from "./store/contract.js";
+import { QuotaExceededError, StorageBusyError, StorageFullError, storageError } from "./store/errors.js";
 import { publicFailure } from "./reasons.js";
 import { outageReply } from "./outage.js";
 import { DEFAULT_LIMITS, jobWork, type ServiceLimits } from "./limits.js";
@@ -512,8 +514,8 @@ export class PredictionService {
     try {
       done = this.spreads(claimed) ? await this.runSpread(task) : await this.pool.run(task);
     } catch (error) {
-      if (error instanceof PoolClosedError) return;
-      await this.failJob(job, failureOf(error));
+      const failure = poolFailure(error);
+      if (failure) await this.failJob(job, failure);
       return;
     }
     await this.store.complete(job, done.json, { yhat: done.yhat, fit: done.fit });
@@ -565,8 +567,8 @@ export class PredictionService {
     try {
       reply = await this.pool.run<WorkerRows>(task);
     } catch (error) {
-      if (error instanceof PoolClosedError) return;
-      for (const { job } of claimed) await this.failJob(job, failureOf(error));
+      const failure = poolFailure(error);
+      if (failure) for (const { job } of claimed) await this.failJob(job, failure);
       return;
     }
     for (let r = 0; r < claimed.length; r++) {
@@ -590,12 +592,6 @@ function warmTask(decimals: number | null): WorkerTask {
   const X = Float64Array.from({ length: rows * cols }, next);
   const y = Float64Array.from({ length: rows }, (_, i) => X[i * cols] + X[i * cols + 1] + next());
   return { id: -1, analysis: "grid", y, X, rows, cols, theta: X.slice((rows - 1) * cols), options: {}, decimals };
-}
-
-function failureOf(error: unknown): JobFailure {
-  return error instanceof PoolJobError
-    ? error.failure
-    : { message: error instanceof Error ? error.message : String(error), error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING };
 }
 
 /** A row's failure as the pool reports a failed job (pool.ts). */

@@ -11,9 +11,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { PredictionService, type ServiceConfig, type ServiceSettings } from "./core.js";
 import { loadCredentialsFile, localCredentials, type CredentialSource, type Credentials } from "./credentials.js";
-import { EmbeddedStore } from "./jobs.js";
-import { DirPersistence, MemoryPersistence } from "./persistence.js";
-import type { Store } from "./store.js";
+import { EmbeddedStore } from "./store/embedded.js";
+import { DirPersistence, MemoryPersistence } from "./store/persistence.js";
+import type { Store } from "./store/contract.js";
 import { defaultSpawn } from "./pool.js";
 import { answerClientError } from "./http.js";
 import { boundConnections, checkIntervalMs, defaultConnectionLimits, type ConnectionCounts, type ConnectionLimits } from "./connections.js";
@@ -245,7 +245,7 @@ async function openEmbedded(options: LocalServiceOptions): Promise<Store> {
 
 /** The PostgreSQL store, loaded only when asked for (the embedded service never loads `pg`). */
 async function openDatabase(url: string, options: LocalServiceOptions): Promise<Store> {
-  const { PgStore } = await import("./postgres.js");
+  const { PgStore } = await import("./store/pg/store.js");
   return PgStore.open(url, {
     migrate: options.migrate,
     runJobs: options.workers !== 0,
@@ -332,8 +332,8 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 }
 
 export { PredictionService, type ServiceConfig } from "./core.js";
-export type { Store, CreateJobs, CreateFailedJob, Created, Claimed } from "./store.js";
-export { QuotaExceededError, StorageFullError, StorageBusyError, DamagedStoreError } from "./store.js";
+export type { Store, CreateJobs, CreateFailedJob, Created, Claimed } from "./store/contract.js";
+export { QuotaExceededError, StorageFullError, StorageBusyError, DamagedStoreError } from "./store/errors.js";
 export { ROUTE_TABLES, type RouteTableFactory } from "./routes.js";
 export { ServiceError } from "./http.js";
 export { Lane, LaneEndpoint, LaneWindowError, type LaneReply, type LaneBatch, type LaneWindow, type LaneRow, type LaneSubmitted } from "./lane.js";

@@ -38,7 +38,7 @@ import { inputError } from "./input-error.js";
 import { completedHead, experimentView, receiptBody, unfinishedReply } from "./v3.js";
 import { checkBeforeQueue } from "./preflight.js";
 import { publicFailure } from "./reasons.js";
-import type { JobRecord } from "./store.js";
+import type { JobRecord } from "./store/records.js";
 import type { QuotaStatus } from "./quota.js";
 
 /** One request of a batch: rows `[from, to)` of the table and its circumstances (K numbers each). */

@@ -58,7 +58,7 @@ import {
 import type { PredictionService } from "./core.js";
 import type { Org } from "./credentials.js";
 import { checkJsonShape, parseJsonLenient, readBody, reserveBody, sendJson, ServiceError } from "./http.js";
-import type { Job, JobVariant } from "./jobs.js";
+import type { Job, JobVariant } from "./store/records.js";
 import { checkBeforeQueue } from "./preflight.js";
 import { publicFailure } from "./reasons.js";
 import type { Method, Route, RouteRequest, RouteTable } from "./router.js";
