@@ -52,6 +52,13 @@ module.exports = {
       to: { path: "^src/service/(http|router|routes|v2|v2-body|v3|connections|lane|core|index)\\.ts$" },
     },
     {
+      name: "core-without-http",
+      comment: "the service core (core.ts) refuses with domain errors (refusals.ts); http.ts alone maps them to HTTP statuses",
+      severity: "error",
+      from: { path: "^src/service/core\\.ts$" },
+      to: { path: "^src/service/(http|router|routes|v2|v2-body|v3|connections)\\.ts$" },
+    },
+    {
       name: "client-private",
       comment: "outside src/client, the client is reached through client/index.ts only",
       severity: "error",

@@ -15,7 +15,7 @@ import { EmbeddedStore } from "./store/embedded.js";
 import { DirPersistence, MemoryPersistence } from "./store/persistence.js";
 import type { Store } from "./store/contract.js";
 import { defaultSpawn } from "./pool.js";
-import { answerClientError } from "./http.js";
+import { answerClientError, httpError } from "./http.js";
 import { boundConnections, checkIntervalMs, defaultConnectionLimits, type ConnectionCounts, type ConnectionLimits } from "./connections.js";
 import { DEFAULT_LIMITS, type ServiceLimits } from "./limits.js";
 import { createRouter } from "./router.js";
@@ -189,7 +189,7 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
   // No Host header is needed (nothing is built from it); node would otherwise answer 400 without the JSON body.
   const server = createServer(
     { requireHostHeader: false, connectionsCheckingInterval: checkIntervalMs(limits) },
-    createRouter(tables, { log: options.log, outage: (error) => service.outageError(error) }),
+    createRouter(tables, { log: options.log, outage: (error) => httpError(service.outageError(error)) }),
   );
   server.on("clientError", answerClientError);
   const counts = boundConnections(server, limits, options.log);

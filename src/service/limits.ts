@@ -23,6 +23,9 @@ import { MAX_NAME_CHARS, resolveOptions, type GivenOptionsFor } from "../api/opt
 import type { Analysis } from "../api/options.js";
 import type { Dataset } from "../engine/data.js";
 
+/** Bytes in a mebibyte, for sizes in settings and messages. */
+export const MiB = 1024 * 1024;
+
 export interface ServiceLimits {
   /** Most attribute columns (K) of X. */
   maxAttributes: number;

@@ -21,7 +21,18 @@
  *   finish, oldest request first (`expire`), on disk too; their ids then answer 410.
  */
 import type { BatchRecord, Loaded, Outcome, Persistence, ServiceState } from "./persistence.js";
-import { expiredMessage, newCode, PROCESS_JOB, sameCode, type ExperimentRecord, type JobFailure, type JobInput, type JobRecord } from "./records.js";
+import {
+  DEFAULT_RESULT_MEMORY_BYTES,
+  DEFAULT_RETENTION_MS,
+  expiredMessage,
+  newCode,
+  PROCESS_JOB,
+  sameCode,
+  type ExperimentRecord,
+  type JobFailure,
+  type JobInput,
+  type JobRecord,
+} from "./records.js";
 import type { QuotaStatus } from "../quota.js";
 import { QuotaLedger } from "../quota.js";
 import type { StoreOutage } from "../outage.js";
@@ -47,8 +58,6 @@ export interface EmbeddedSettings {
   log?: (line: string) => void;
 }
 
-export const DEFAULT_RETENTION_MS = 7 * 24 * 3600_000;
-export const DEFAULT_RESULT_MEMORY_BYTES = 256 * 1024 * 1024;
 const DEFAULT_RESULT_CACHE_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_JOB_RECORDS = 100_000;
 

@@ -76,6 +76,12 @@ export interface ExperimentRecord {
 /** The names the routes use. */
 export type { ExperimentRecord as Experiment, JobRecord as Job };
 
+/** Finished jobs and their results are removed this long after they finish, by default (both stores). */
+export const DEFAULT_RETENTION_MS = 7 * 24 * 3600_000;
+
+/** The embedded store without a data dir keeps this many bytes of results in memory, by default. */
+export const DEFAULT_RESULT_MEMORY_BYTES = 256 * 1024 * 1024;
+
 /** LambdaError 2 (process job) at LambdaStatus 10 (processing): docs/api.md section 3. */
 export const PROCESS_JOB = { error_code: 2, status_code: 10 } as const;
 

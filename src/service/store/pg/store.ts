@@ -36,7 +36,17 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import type { Analysis } from "../../../api/options.js";
 import { resolveField, type PathPart, type ResolvedField } from "../../fields.js";
-import { encodeValue, expiredMessage, newCode, PROCESS_JOB, sameCode, type ExperimentRecord, type JobFailure, type JobRecord } from "../records.js";
+import {
+  DEFAULT_RETENTION_MS,
+  encodeValue,
+  expiredMessage,
+  newCode,
+  PROCESS_JOB,
+  sameCode,
+  type ExperimentRecord,
+  type JobFailure,
+  type JobRecord,
+} from "../records.js";
 import type { QuotaStatus } from "../../quota.js";
 import { databaseOutageCause, type StoreOutage } from "../../outage.js";
 import type { UploadSettings, Uploads } from "../../uploads.js";
@@ -127,7 +137,7 @@ export class PgStore implements Store {
       runJobs: settings.runJobs ?? true,
       leaseMs: settings.leaseMs ?? 30_000,
       decimals: settings.decimals === undefined ? 6 : settings.decimals,
-      retentionMs: settings.retentionMs ?? 7 * 24 * 3600_000,
+      retentionMs: settings.retentionMs ?? DEFAULT_RETENTION_MS,
       log: settings.log ?? (() => {}),
     });
   }
