@@ -11,7 +11,7 @@
  * queue as soon as another job is waiting: the pump claims that job and asks the Grid's helpers
  * to stop after their current chunk, so others still get their turn. An experiment's Grid rows
  * go to a worker several at a time (up to `experimentRowsPerTask` and about a second of work,
- * taken as one turn of the organisation: store.ts `claimSiblings`), sharing what does not
+ * taken as one turn of the organisation: store/contract.ts `claimSiblings`), sharing what does not
  * depend on theta.
  * Route tables (v3.ts, and v2.ts) translate HTTP to these calls.
  */

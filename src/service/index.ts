@@ -53,7 +53,7 @@ export interface LocalServiceOptions {
   /** Directory where jobs, results and quota survive restarts; default: memory only. */
   dataDir?: string;
   /**
-   * Another store (store.ts) instead of the embedded one, e.g. a database store; the service
+   * Another store (store/contract.ts) instead of the embedded one, e.g. a database store; the service
    * closes it when it stops. Not with `dataDir`, `retentionMs`, `maxResultMemoryBytes` or `maxJobRecords`.
    */
   store?: Store;
@@ -100,7 +100,7 @@ export interface LocalServiceOptions {
   /** Without a data dir: bytes of results kept in memory, least recently used out first; default 256 MiB. */
   maxResultMemoryBytes?: number;
   /**
-   * postgres:// URL: keep jobs, results and quota in PostgreSQL (postgres.ts), shared with other
+   * postgres:// URL: keep jobs, results and quota in PostgreSQL (store/pg/), shared with other
    * front ends and `rbp worker` processes (docs/team-service.md). Excludes `dataDir`.
    */
   database?: string;

@@ -132,7 +132,7 @@ export class EmbeddedStore implements Store {
     );
   }
 
-  /** Why the store's files cannot be used (a data dir that is gone...), or undefined; store.ts. */
+  /** Why the store's files cannot be used (a data dir that is gone...), or undefined; contract.ts. */
   outage(error?: unknown): StoreOutage | undefined {
     return this.persistence.outage?.(error);
   }

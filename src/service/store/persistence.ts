@@ -106,7 +106,7 @@ export interface Persistence {
   flush(): Promise<void>;
   /** Where uploaded X matrices are kept, when this persistence has a directory (uploads.ts). */
   readonly uploadsDir?: string;
-  /** Optional: why the files cannot be used (the store's `outage`, store.ts). */
+  /** Optional: why the files cannot be used (the store's `outage`, contract.ts). */
   outage?(error?: unknown): StoreOutage | undefined;
 }
 

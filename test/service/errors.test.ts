@@ -1,0 +1,135 @@
+/**
+ * The service's errors under the one root (src/errors): the store's, the pool's and the core's
+ * refusals each carry a stable code callers switch on, and http.ts alone turns a refusal into the
+ * HTTP reply the routes always answered (status, body, Retry-After).
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { RbpBaseError } from "../../src/errors/index.js";
+import { InvalidInputError } from "../../src/engine/errors.js";
+import { errorBody, httpError, ServiceError } from "../../src/service/http.js";
+import { outageReply } from "../../src/service/outage.js";
+import { PoolClosedError, poolFailure, PoolJobError, PoolWithdrawnError } from "../../src/service/pool.js";
+import { refusalCode, ServiceRefusal } from "../../src/service/refusals.js";
+import { DamagedStoreError, QuotaExceededError, StorageBusyError, StorageFullError, storageError, storeErrorCode } from "../../src/service/store/errors.js";
+import { SchemaError } from "../../src/service/store/pg/schema.js";
+
+describe("store and pool errors", () => {
+  it("each has the root, a stable code, and its name", () => {
+    const made = [
+      new QuotaExceededError({ quota: 3, used: 3, remaining: 0 }, 1),
+      new StorageFullError("ENOSPC"),
+      new StorageBusyError("EMFILE", "EMFILE"),
+      new DamagedStoreError("state.json cannot be read"),
+      new SchemaError("old schema"),
+      new PoolJobError({ message: "crashed", error_code: 2, status_code: 10 }),
+      new PoolClosedError(),
+      new PoolWithdrawnError(),
+    ];
+    expect(made.every((e) => e instanceof RbpBaseError)).toBe(true);
+    expect(made.map((e) => [e.name, e.code])).toEqual([
+      ["QuotaExceededError", "quota_exceeded"],
+      ["StorageFullError", "storage_full"],
+      ["StorageBusyError", "storage_busy"],
+      ["DamagedStoreError", "store_damaged"],
+      ["SchemaError", "schema_mismatch"],
+      ["PoolJobError", "pool_job_failed"],
+      ["PoolClosedError", "pool_closed"],
+      ["PoolWithdrawnError", "pool_withdrawn"],
+    ]);
+    expect(made.slice(0, 5).map(storeErrorCode)).toEqual(["quota_exceeded", "storage_full", "storage_busy", "store_damaged", "schema_mismatch"]);
+    expect(storeErrorCode(new InvalidInputError("theta", "a number"))).toBeUndefined();
+    expect(storeErrorCode(new Error("storage_full"))).toBeUndefined();
+  });
+
+  it("an OS error of a write is classified by its errno code; the OS code is kept as `reason`", () => {
+    const os = (code: string) => Object.assign(new Error(`${code}: write`), { code });
+    expect(storeErrorCode(storageError(os("ENOSPC")))).toBe("storage_full");
+    const busy = storageError(os("EMFILE")) as StorageBusyError;
+    expect([busy.code, busy.reason, busy.detail]).toEqual(["storage_busy", "EMFILE", "EMFILE: write"]);
+    expect(storeErrorCode(storageError(os("EIO")))).toBeUndefined();
+  });
+
+  it("what a job rejected by the pool records: its failure, a process-job failure, or nothing once the pool closed", () => {
+    const failure = { message: "the job exceeded its time limit of 1 s", error_code: 2, status_code: 10 };
+    expect(poolFailure(new PoolJobError(failure))).toEqual(failure);
+    expect(poolFailure(new PoolClosedError())).toBeUndefined();
+    expect(poolFailure(new TypeError("boom"))).toEqual({ message: "boom", error_code: 2, status_code: 10 });
+  });
+
+  it("no class in src/service extends Error directly", () => {
+    const files = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+        d.isDirectory() ? files(join(dir, d.name)) : d.name.endsWith(".ts") ? [join(dir, d.name)] : [],
+      );
+    const offenders = files(join(import.meta.dirname, "../../src/service")).filter((f) => /extends Error\b/.test(readFileSync(f, "utf8")));
+    expect(offenders).toEqual([]);
+  });
+});
+
+describe("refusals of the core, as HTTP replies (http.ts alone)", () => {
+  const reply = (refusal: ServiceRefusal) => {
+    const error = httpError(refusal)!;
+    return { status: error.status, body: errorBody(error), headers: error.init.headers };
+  };
+
+  it("quota_exceeded: 429 with what remains", () => {
+    const refusal = new ServiceRefusal("quota_exceeded", "Limit Exceeded: this request costs 3 units and the plan has 2 left (quota 5, used 3)", {
+      extra: { quota: 5, used: 3, remaining: 2, required: 3, unit: "prediction_task" },
+    });
+    expect(refusalCode(refusal)).toBe("quota_exceeded");
+    expect(reply(refusal)).toEqual({
+      status: 429,
+      body: {
+        message: "Limit Exceeded: this request costs 3 units and the plan has 2 left (quota 5, used 3)",
+        error: "quota_exceeded",
+        status_code: 429,
+        error_code: 1,
+        quota: 5,
+        used: 3,
+        remaining: 2,
+        required: 3,
+        unit: "prediction_task",
+      },
+      headers: undefined,
+    });
+  });
+
+  it("insufficient_storage 507, service_busy 503 with Retry-After 1, gone 410", () => {
+    expect(reply(new ServiceRefusal("insufficient_storage", "full"))).toMatchObject({
+      status: 507,
+      body: { error: "insufficient_storage" },
+      headers: undefined,
+    });
+    expect(reply(new ServiceRefusal("service_busy", "busy", { retryAfterS: 1 }))).toMatchObject({
+      status: 503,
+      body: { error: "service_busy", error_code: 1 },
+      headers: { "retry-after": "1" },
+    });
+    expect(reply(new ServiceRefusal("gone", "job 4 is no longer kept"))).toMatchObject({
+      status: 410,
+      body: { error: "gone", message: "job 4 is no longer kept" },
+    });
+  });
+
+  it("store_unavailable: 503 naming the store and the cause, with Retry-After", () => {
+    const r = reply(outageReply({ store: "the file store (--data-dir)", cause: "its directory is gone (ENOENT)", code: "ENOENT" }));
+    expect(r.status).toBe(503);
+    expect(r.body).toMatchObject({
+      error: "store_unavailable",
+      store: "the file store (--data-dir)",
+      cause: "its directory is gone (ENOENT)",
+      cause_code: "ENOENT",
+    });
+    expect(r.headers?.["retry-after"]).toMatch(/^\d+$/);
+  });
+
+  it("a ServiceError is answered as it is; anything else is no refusal (the router's 500)", () => {
+    const own = new ServiceError(404, "not_found", "no such job");
+    expect(httpError(own)).toBe(own);
+    expect(httpError(new Error("boom"))).toBeUndefined();
+    expect(httpError(new StorageFullError("ENOSPC"))).toBeUndefined();
+    expect(refusalCode(new ServiceError(410, "gone", "x"))).toBeUndefined();
+  });
+});
