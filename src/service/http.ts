@@ -64,6 +64,9 @@ const REFUSAL_STATUS: Record<RefusalCode, number> = {
   service_busy: 503,
   store_unavailable: 503,
   gone: 410,
+  not_found: 404,
+  payload_too_large: 413,
+  forbidden: 403,
 };
 
 /**
@@ -77,8 +80,10 @@ export function httpError(error: unknown): ServiceError | undefined {
   if (error instanceof ServiceError) return error;
   const code = refusalCode(error);
   if (code === undefined) return undefined;
-  const { extra, retryAfterS } = (error as ServiceRefusal).init;
+  const { field, details, extra, retryAfterS } = (error as ServiceRefusal).init;
   return new ServiceError(REFUSAL_STATUS[code], code, (error as ServiceRefusal).message, {
+    ...(field !== undefined ? { field } : {}),
+    ...(details !== undefined ? { details } : {}),
     ...(extra !== undefined ? { extra } : {}),
     ...(retryAfterS !== undefined ? { headers: { "retry-after": String(retryAfterS) } } : {}),
   });

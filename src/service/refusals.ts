@@ -11,14 +11,31 @@
  * | `service_busy` | the store cannot take or read it now (out of files, busy); try again | 503 |
  * | `store_unavailable` | the store cannot be reached (outage.ts) | 503 |
  * | `gone` | the job, experiment or result was removed by the retention | 410 |
+ * | `not_found` | a result has no such field (fields.ts) | 404 |
+ * | `payload_too_large` | an upload is larger than the store keeps (uploads.ts) | 413 |
+ * | `forbidden` | an upload token is wrong or expired (uploads.ts) | 403 |
  */
 import { brand, RbpBaseError } from "../errors/index.js";
 
-export type RefusalCode = "quota_exceeded" | "insufficient_storage" | "service_busy" | "store_unavailable" | "gone";
+export type RefusalCode =
+  "quota_exceeded" | "insufficient_storage" | "service_busy" | "store_unavailable" | "gone" | "not_found" | "payload_too_large" | "forbidden";
 
-const REFUSAL_CODES: ReadonlySet<string> = new Set<RefusalCode>(["quota_exceeded", "insufficient_storage", "service_busy", "store_unavailable", "gone"]);
+const REFUSAL_CODES: ReadonlySet<string> = new Set<RefusalCode>([
+  "quota_exceeded",
+  "insufficient_storage",
+  "service_busy",
+  "store_unavailable",
+  "gone",
+  "not_found",
+  "payload_too_large",
+  "forbidden",
+]);
 
 export interface RefusalInit {
+  /** The one request field at fault. */
+  field?: string;
+  /** What was expected where, field by field. */
+  details?: Array<{ field?: string; expected?: string; [key: string]: unknown }>;
   /** More keys for the reply's body (e.g. `remaining` of a `quota_exceeded`). */
   extra?: Record<string, unknown>;
   /** Seconds after which trying again may succeed. */

@@ -14,6 +14,8 @@ import { PoolClosedError, poolFailure, PoolJobError, PoolWithdrawnError } from "
 import { refusalCode, ServiceRefusal } from "../../src/service/refusals.js";
 import { DamagedStoreError, QuotaExceededError, StorageBusyError, StorageFullError, storageError, storeErrorCode } from "../../src/service/store/errors.js";
 import { SchemaError } from "../../src/service/store/pg/schema.js";
+import { resolveField } from "../../src/service/fields.js";
+import { storeFull, UploadSigner } from "../../src/service/uploads.js";
 
 describe("store and pool errors", () => {
   it("each has the root, a stable code, and its name", () => {
@@ -123,6 +125,26 @@ describe("refusals of the core, as HTTP replies (http.ts alone)", () => {
       cause_code: "ENOENT",
     });
     expect(r.headers?.["retry-after"]).toMatch(/^\d+$/);
+  });
+
+  it("the store's own refusals: a missing field 404, an upload too large 413 (an input error: error_code 4), a wrong token 403", () => {
+    expect(() => resolveField({ yhat: [1] }, ["nope"])).toThrow(ServiceRefusal);
+    let missing: unknown;
+    try {
+      resolveField({ yhat: [1] }, ["nope"]);
+    } catch (error) {
+      missing = error;
+    }
+    expect(reply(missing as ServiceRefusal)).toMatchObject({ status: 404, body: { error: "not_found", field: "nope", available: ["yhat"] } });
+    expect(reply(storeFull(1024, "2048"))).toMatchObject({ status: 413, body: { error: "payload_too_large", error_code: 4, limit: 1024 } });
+    const signer = new UploadSigner({ ttlMs: 1000, urlTtlMs: 1000, maxStoreBytes: 1024 });
+    let refused: unknown;
+    try {
+      signer.verify("not-a-token", "X");
+    } catch (error) {
+      refused = error;
+    }
+    expect(reply(refused as ServiceRefusal)).toMatchObject({ status: 403, body: { error: "forbidden", field: "token" } });
   });
 
   it("a ServiceError is answered as it is; anything else is no refusal (the router's 500)", () => {
