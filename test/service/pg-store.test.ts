@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL store (src/service/postgres.ts) and `rbp worker` (pg-worker.ts) against a real
+ * The PostgreSQL store (src/service/store/pg/) and `rbp worker` (pg-worker.ts) against a real
  * PostgreSQL server (test/pg-server.ts) and real worker processes: migrations, quota spent exactly
  * under concurrent POSTs from two front ends, results byte for byte as the embedded engine thread
  * makes them, fields cut out inside the database, a worker SIGKILLed mid-job, PostgreSQL restarted
