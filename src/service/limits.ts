@@ -76,8 +76,9 @@ export const LIMIT_FLAGS: Readonly<Record<keyof ServiceLimits, string>> = {
   maxWork: "--max-work",
 };
 
-/** A request beyond one of the service's limits: an input error naming the option, with the limit. */
+/** A request beyond one of the service's limits: an input error naming the option, with the limit (code `limit_exceeded`). */
 export class LimitExceededError extends InvalidInputError {
+  override readonly code = "limit_exceeded";
   readonly limitName: keyof ServiceLimits;
   readonly limit: number;
   readonly requested: number;

@@ -8,6 +8,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RbpBaseError } from "../../src/errors/index.js";
 import { InvalidInputError } from "../../src/engine/errors.js";
+import { inputError } from "../../src/service/input-error.js";
+import { LimitExceededError } from "../../src/service/limits.js";
 import { errorBody, httpError, ServiceError } from "../../src/service/http.js";
 import { outageReply } from "../../src/service/outage.js";
 import { PoolClosedError, poolFailure, PoolJobError, PoolWithdrawnError } from "../../src/service/pool.js";
@@ -67,6 +69,25 @@ describe("store and pool errors", () => {
       );
     const offenders = files(join(import.meta.dirname, "../../src/service")).filter((f) => /extends Error\b/.test(readFileSync(f, "utf8")));
     expect(offenders).toEqual([]);
+  });
+});
+
+describe("input errors, by code (input-error.ts)", () => {
+  it("a limit 422 limit_exceeded with the limit; an engine input error 422 invalid_input; a ServiceError as it is", () => {
+    const limit = new LimitExceededError("theta", "maxThetaRows", 10, 11, "theta rows");
+    expect([limit.code, limit instanceof InvalidInputError]).toEqual(["limit_exceeded", true]);
+    expect(errorBody(inputError(limit))).toMatchObject({
+      error: "limit_exceeded",
+      status_code: 422,
+      field: "theta",
+      limit_name: "maxThetaRows",
+      limit: 10,
+      requested: 11,
+    });
+    expect(errorBody(inputError(new InvalidInputError("y", "numbers")))).toMatchObject({ error: "invalid_input", status_code: 422, field: "y", error_code: 4 });
+    const own = new ServiceError(400, "invalid_input", "y: expected 0 or 1");
+    expect(inputError(own)).toBe(own);
+    expect(inputError(new RangeError("x")).message).toMatch(/could not be read/);
   });
 });
 
