@@ -47,6 +47,21 @@ module.exports = {
       to: { path: "^(src/threads/|node:|fs$|os$|net$|http$|worker_threads$|child_process$)", dependencyTypes: ["local", "core"] },
     },
     {
+      name: "store-below-http",
+      comment:
+        "the store layer (src/service/store/) knows nothing of HTTP, not even through another module: it throws domain errors with codes (store/errors.ts, refusals.ts), and http.ts alone maps them to statuses",
+      severity: "error",
+      from: { path: "^src/service/store/" },
+      to: { path: "^src/service/(http|router|routes|v2|v2-body|v3|connections|lane|core|index)\\.ts$", reachable: true },
+    },
+    {
+      name: "core-without-http",
+      comment: "the service core (core.ts) refuses with domain errors (refusals.ts); http.ts alone maps them to HTTP statuses",
+      severity: "error",
+      from: { path: "^src/service/core\\.ts$" },
+      to: { path: "^src/service/(http|router|routes|v2|v2-body|v3|connections)\\.ts$" },
+    },
+    {
       name: "client-private",
       comment: "outside src/client, the client is reached through client/index.ts only",
       severity: "error",

@@ -20,7 +20,7 @@ import { prepareRequest, X_LIMIT_BYTES } from "../src/client/prepare.js";
 import { jsonSizeBounds } from "../src/client/size.js";
 import { createRandom } from "../src/engine/random.js";
 import { parseRequest } from "../src/api/request.js";
-import { EmbeddedStore } from "../src/service/jobs.js";
+import { EmbeddedStore } from "../src/service/store/embedded.js";
 import { startLocalService } from "../src/service/index.js";
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 240);

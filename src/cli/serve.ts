@@ -4,7 +4,7 @@
  * `CSA_ACCESS_ID` lines, which a shell or a .env file can take as is).
  */
 import { startLocalService, type LocalServiceOptions } from "../service/index.js";
-import { DamagedStoreError } from "../service/store.js";
+import { DamagedStoreError } from "../service/store/errors.js";
 import { DEFAULT_LIMITS, LIMIT_FLAGS, type ServiceLimits } from "../service/limits.js";
 import { EXPERIMENT_ROWS_PER_TASK } from "../service/core.js";
 import { flags } from "./flags.js";

@@ -20,7 +20,7 @@
  * | frame | RbpBaseError | FrameError `invalid_data` |
  * | api | RbpBaseError | ResultError `invalid_result` |
  * | client | RbpError | one per kind (client/errors.ts) |
- * | service | RbpBaseError | ServiceError (its status's code), WorkerJobError `worker_job_failed`, PoolClosedError `pool_closed` |
+ * | service | RbpBaseError | ServiceError (its status's code), ServiceRefusal (refusals.ts: `quota_exceeded`, `gone`, ...), the store's (store/errors.ts: `quota_exceeded`, `storage_full`, `storage_busy`, `store_damaged`; SchemaError `schema_mismatch`), PoolJobError `pool_job_failed`, PoolClosedError `pool_closed`, PoolWithdrawnError `pool_withdrawn` |
  * | notebook | RbpBaseError | PredictionError (`code` = its kind, snake_case) |
  * | cli | RbpBaseError | UsageError `usage` |
  */

@@ -1,6 +1,6 @@
 /**
- * The prediction service without HTTP: credentials, the store (store.ts: jobs, results, quota;
- * which store is in use is not known here) and the worker pool, and the two things every API
+ * The prediction service without HTTP: credentials, the store it is given (store/contract.ts:
+ * jobs, results, quota; which store is in use is not known here) and the worker pool, and the two things every API
  * version does with them: `submit` (a validated request becomes paid-for, saved, queued jobs)
  * and reading a job's result. Queued jobs go to the pool as it has free workers, in the order
  * the store's `claim` gives (fair across organisations).
@@ -11,27 +11,27 @@
  * queue as soon as another job is waiting: the pump claims that job and asks the Grid's helpers
  * to stop after their current chunk, so others still get their turn. An experiment's Grid rows
  * go to a worker several at a time (up to `experimentRowsPerTask` and about a second of work,
- * taken as one turn of the organisation: store.ts `claimSiblings`), sharing what does not
+ * taken as one turn of the organisation: store/contract.ts `claimSiblings`), sharing what does not
  * depend on theta.
  * Route tables (v3.ts, and v2.ts) translate HTTP to these calls.
  */
 import type { ParsedRequest } from "../api/request.js";
 import { Authenticator } from "./auth.js";
 import type { Credentials, Org } from "./credentials.js";
-import { MiB, ServiceError } from "./http.js";
 import type { Analysis } from "../api/options.js";
-import { DEFAULT_RESULT_MEMORY_BYTES, DEFAULT_RETENTION_MS, EmbeddedStore, type Experiment, type Job, type JobFailure, type JobVariant } from "./jobs.js";
-import { MemoryPersistence } from "./persistence.js";
-import { ERROR_PREDICTION_FAILED, ERROR_PROCESS_JOB, PoolJobError, PoolClosedError, STATUS_PROCESSING, WorkerPool, type PoolSettings } from "./pool.js";
+import { DEFAULT_RESULT_MEMORY_BYTES, DEFAULT_RETENTION_MS, type Experiment, type Job, type JobFailure, type JobVariant } from "./store/records.js";
+import { ERROR_PREDICTION_FAILED, poolFailure, STATUS_PROCESSING, WorkerPool, type PoolSettings } from "./pool.js";
 import type { WorkerDone, WorkerFailed, WorkerPartials, WorkerRows, WorkerTask } from "./worker.js";
 import { SHARE, SHARE_SLOTS } from "../threads/chunk-share.js";
 import { MessageChannel } from "node:worker_threads";
 import type { QuotaStatus } from "./quota.js";
 import type { ResolvedField } from "./fields.js";
-import { QuotaExceededError, StorageBusyError, StorageFullError, storageError, type Claimed, type Created, type Store } from "./store.js";
+import type { Claimed, Created, Store } from "./store/contract.js";
+import { storageError, storeErrorCode, type QuotaExceededError, type StorageBusyError, type StorageFullError } from "./store/errors.js";
+import { ServiceRefusal } from "./refusals.js";
 import { publicFailure } from "./reasons.js";
 import { outageReply } from "./outage.js";
-import { DEFAULT_LIMITS, jobWork, type ServiceLimits } from "./limits.js";
+import { DEFAULT_LIMITS, jobWork, MiB, type ServiceLimits } from "./limits.js";
 
 /** A Grid spreads over free workers from this much work on: rows x 2^min(attributes, 14) (14: the sampled default's scale). */
 export const SPREAD_GRID_MIN_WORK = 500_000;
@@ -114,8 +114,8 @@ export const DEFAULT_CONFIG: ServiceConfig = {
 
 export interface ServiceSettings {
   credentials: Credentials;
-  /** Where jobs, results and quota live; default: the embedded store in memory. */
-  store?: Store;
+  /** Where jobs, results and quota live (the composition root opens it: index.ts, or a test). */
+  store: Store;
   config?: Partial<ServiceConfig>;
   /** Starts a pool worker (tests); default worker.ts. */
   spawn?: PoolSettings["spawn"];
@@ -163,30 +163,23 @@ export class PredictionService {
   }
 
   /**
-   * Opens the service on a store (default: a new in-memory embedded store) and runs the jobs it
-   * holds queued.
+   * Opens the service on the store it is given and runs the jobs it holds queued.
    *
    * @example
-   * const service = await PredictionService.open({ credentials: localCredentials({}).credentials });
+   * const store = await EmbeddedStore.open(new MemoryPersistence());
+   * const service = await PredictionService.open({ credentials: localCredentials({}).credentials, store });
    */
   static async open(settings: ServiceSettings): Promise<PredictionService> {
-    const config = { ...DEFAULT_CONFIG, ...definedOnly(settings.config ?? {}) };
-    const store =
-      settings.store ??
-      (await EmbeddedStore.open(new MemoryPersistence(), {
-        retentionMs: config.retentionMs,
-        maxResultMemoryBytes: config.maxResultMemoryBytes,
-        log: settings.log,
-      }));
-    const service = new PredictionService(settings, store);
+    const service = new PredictionService(settings, settings.store);
     service.pump();
     return service;
   }
 
   /**
    * Pays for and creates the jobs of a validated request (one per theta row), saved in one step,
-   * and schedules them. Throws 429 when the quota cannot pay, 507 when the storage is full, 503
-   * when it is busy; then nothing is created or spent.
+   * and schedules them. Refuses (refusals.ts) `quota_exceeded` when the quota cannot pay,
+   * `insufficient_storage` when the storage is full, `service_busy` when it is busy,
+   * `store_unavailable` when it cannot be reached; then nothing is created or spent.
    */
   async submit(org: Org, request: ParsedRequest, settings: SubmitSettings = {}): Promise<Submission> {
     const created = await this.storeCall(
@@ -210,7 +203,7 @@ export class PredictionService {
   /**
    * Pays for one job that failed before it could run and records it as failed (v2: a POST whose
    * uploaded X is not there answers a receipt, and the job reads as failed with error_code 5,
-   * docs/api.md section 3). Throws 429 like `submit` when the quota cannot pay.
+   * docs/api.md section 3). Refuses like `submit` when the quota cannot pay.
    */
   async submitFailed(org: Org, analysis: Analysis, failure: JobFailure, settings: SubmitSettings & { warnings?: string[] } = {}): Promise<Job> {
     return this.storeCall(
@@ -220,21 +213,21 @@ export class PredictionService {
   }
 
   /**
-   * The 503 `store_unavailable` reply (outage.ts) when `error` says the store cannot be reached, or,
+   * The `store_unavailable` refusal (outage.ts) when `error` says the store cannot be reached, or,
    * without `error`, when its quick check says so (the file store's directory is gone); undefined
    * otherwise. The detail goes to the log, once a minute per cause.
    *
    * @example
    * const down = service.outageError(error); if (down) throw down;
    */
-  outageError(error?: unknown): ServiceError | undefined {
+  outageError(error?: unknown): ServiceRefusal | undefined {
     const outage = this.store.outage?.(error);
     if (outage === undefined) return undefined;
     const now = Date.now();
     const key = `${outage.store}: ${outage.cause}`;
     if ((this.outagesLogged.get(key) ?? -Infinity) < now - 60_000) {
       this.outagesLogged.set(key, now);
-      const detail = error instanceof StorageBusyError ? error.detail : error instanceof Error ? error.message : undefined;
+      const detail = storeErrorCode(error) === "storage_busy" ? (error as StorageBusyError).detail : error instanceof Error ? error.message : undefined;
       this.log(`store unavailable: ${key}${detail !== undefined ? ` (${detail})` : ""}; answering 503 until it is back`);
     }
     return outageReply(outage);
@@ -242,42 +235,41 @@ export class PredictionService {
 
   private readonly outagesLogged = new Map<string, number>();
 
-  /** Runs a store write of a POST; its errors become the 429 / 507 / 503 replies. */
+  /** Runs a store write of a POST; its errors become the refusals `quota_exceeded`, `insufficient_storage`, `service_busy`. */
   private async storeCall<T>(call: () => Promise<T>, units: number): Promise<T> {
     try {
       return await call();
     } catch (error) {
-      const down = this.outageError(error);
-      if (down) throw down;
-      if (error instanceof QuotaExceededError) {
-        const { quota, used, remaining } = error.status;
-        throw new ServiceError(
-          429,
+      throw this.outageError(error) ?? this.writeRefusal(error, units) ?? error;
+    }
+  }
+
+  /** The refusal a store write's error is answered with (the detail goes to the log), or undefined. */
+  private writeRefusal(error: unknown, units: number): ServiceRefusal | undefined {
+    switch (storeErrorCode(error)) {
+      case "quota_exceeded": {
+        const { quota, used, remaining } = (error as QuotaExceededError).status;
+        return new ServiceRefusal(
           "quota_exceeded",
           `Limit Exceeded: this request costs ${units} unit${units === 1 ? "" : "s"} and the plan has ${remaining} left (quota ${quota}, used ${used})`,
           { extra: { quota, used, remaining, required: units, unit: "prediction_task" } },
         );
       }
-      if (error instanceof StorageFullError) {
-        this.log(`storage full: ${error.detail}`);
-        throw new ServiceError(
-          507,
+      case "storage_full":
+        this.log(`storage full: ${(error as StorageFullError).detail}`);
+        return new ServiceRefusal(
           "insufficient_storage",
           "the service's storage is full, so the request was not accepted and nothing was charged; try again once space is freed (the service's operator can remove old results or shorten --retention)",
         );
-      }
-      if (error instanceof StorageBusyError) {
-        this.log(`storage busy: ${error.detail}`);
-        throw new ServiceError(
-          503,
+      case "storage_busy":
+        this.log(`storage busy: ${(error as StorageBusyError).detail}`);
+        return new ServiceRefusal(
           "service_busy",
           "the service cannot store the request right now (too many open files), so nothing was charged; try again in a moment",
-          {
-            headers: { "retry-after": "1" },
-          },
+          { retryAfterS: 1 },
         );
-      }
-      throw error;
+      default:
+        return undefined;
     }
   }
 
@@ -286,21 +278,21 @@ export class PredictionService {
     return this.store.quotaStatus(org.name, org.quota);
   }
 
-  /** The organisation's job with this id and code; 410 when it was removed by retention; undefined when unknown. */
+  /** The organisation's job with this id and code; refuses `gone` when it was removed by retention; undefined when unknown. */
   async findJob(org: Org, id: number, code: string): Promise<Job | undefined> {
     const job = await this.store.findJob(org.name, id, code);
     if (job) return job;
     const gone = await this.store.expiredReason("job", id);
-    if (gone) throw new ServiceError(410, "gone", gone);
+    if (gone) throw new ServiceRefusal("gone", gone);
     return undefined;
   }
 
-  /** The organisation's experiment with this id and code; 410 when removed by retention. */
+  /** The organisation's experiment with this id and code; refuses `gone` when removed by retention. */
   async findExperiment(org: Org, id: number, code: string): Promise<Experiment | undefined> {
     const experiment = await this.store.findExperiment(org.name, id, code);
     if (experiment) return experiment;
     const gone = await this.store.expiredReason("experiment", id);
-    if (gone) throw new ServiceError(410, "gone", gone);
+    if (gone) throw new ServiceRefusal("gone", gone);
     return undefined;
   }
 
@@ -309,7 +301,7 @@ export class PredictionService {
     return this.store.firstJobTime(org.name);
   }
 
-  /** The `results` JSON of a completed job; 410 when it is no longer kept. */
+  /** The `results` JSON of a completed job; refuses `gone` when it is no longer kept. */
   async resultJson(job: Job): Promise<string> {
     let json: string | undefined;
     try {
@@ -318,10 +310,10 @@ export class PredictionService {
       const down = this.outageError(error);
       if (down) throw down;
       const e = storageError(error);
-      if (e instanceof StorageBusyError) {
-        this.log(`storage busy: ${e.detail}`);
-        throw new ServiceError(503, "service_busy", "the service cannot read the result right now (too many open files); try again in a moment", {
-          headers: { "retry-after": "1" },
+      if (storeErrorCode(e) === "storage_busy") {
+        this.log(`storage busy: ${(e as StorageBusyError).detail}`);
+        throw new ServiceRefusal("service_busy", "the service cannot read the result right now (too many open files); try again in a moment", {
+          retryAfterS: 1,
         });
       }
       throw error;
@@ -330,7 +322,7 @@ export class PredictionService {
       const kept = this.store.durable
         ? `results are removed ${this.config.retentionMs / 3600_000} h after they finish (rbp serve --retention)`
         : `results are kept in memory up to ${Math.round(this.config.maxResultMemoryBytes / MiB)} MiB, least recently used first out (rbp serve --result-memory, or --data-dir to keep them on disk)`;
-      throw new ServiceError(410, "gone", `the result of job ${job.id} is no longer kept: ${kept}`);
+      throw new ServiceRefusal("gone", `the result of job ${job.id} is no longer kept: ${kept}`);
     }
     return json;
   }
@@ -512,8 +504,8 @@ export class PredictionService {
     try {
       done = this.spreads(claimed) ? await this.runSpread(task) : await this.pool.run(task);
     } catch (error) {
-      if (error instanceof PoolClosedError) return;
-      await this.failJob(job, failureOf(error));
+      const failure = poolFailure(error);
+      if (failure) await this.failJob(job, failure);
       return;
     }
     await this.store.complete(job, done.json, { yhat: done.yhat, fit: done.fit });
@@ -565,8 +557,8 @@ export class PredictionService {
     try {
       reply = await this.pool.run<WorkerRows>(task);
     } catch (error) {
-      if (error instanceof PoolClosedError) return;
-      for (const { job } of claimed) await this.failJob(job, failureOf(error));
+      const failure = poolFailure(error);
+      if (failure) for (const { job } of claimed) await this.failJob(job, failure);
       return;
     }
     for (let r = 0; r < claimed.length; r++) {
@@ -590,12 +582,6 @@ function warmTask(decimals: number | null): WorkerTask {
   const X = Float64Array.from({ length: rows * cols }, next);
   const y = Float64Array.from({ length: rows }, (_, i) => X[i * cols] + X[i * cols + 1] + next());
   return { id: -1, analysis: "grid", y, X, rows, cols, theta: X.slice((rows - 1) * cols), options: {}, decimals };
-}
-
-function failureOf(error: unknown): JobFailure {
-  return error instanceof PoolJobError
-    ? error.failure
-    : { message: error instanceof Error ? error.message : String(error), error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING };
 }
 
 /** A row's failure as the pool reports a failed job (pool.ts). */

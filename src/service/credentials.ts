@@ -20,7 +20,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { writeFileAtomicSync } from "./persistence.js";
+import { writeFileAtomicSync } from "./store/persistence.js";
 
 /** Quota of the single local organisation when none is given. */
 export const DEFAULT_LOCAL_QUOTA = 1_000_000;

@@ -3,7 +3,7 @@
  * the segments are resolved inside `results`, case-sensitively, with snake_case aliases
  * (`impact_on_fit` <-> `Impact on Fit`) and integer indexes into arrays (`yhat/0`).
  */
-import { ServiceError } from "./http.js";
+import { ServiceRefusal } from "./refusals.js";
 
 export type PathPart = string | number;
 
@@ -19,7 +19,7 @@ const snake = (s: string) =>
     .toLowerCase()
     .replace(/[\s-]+/g, "_");
 
-/** Follows `segments` inside `root`; a 404 ServiceError names the deepest valid prefix and its children. */
+/** Follows `segments` inside `root`; a `not_found` refusal (404) names the deepest valid prefix and its children. */
 export function resolveField(root: unknown, segments: string[]): ResolvedField {
   const path: PathPart[] = [];
   let value = root;
@@ -32,12 +32,12 @@ export function resolveField(root: unknown, segments: string[]): ResolvedField {
   return { path, value };
 }
 
-/** The 404 for `segment`, not found below `path` (whose children are `available`). */
-export function fieldNotFound(segments: string[], path: PathPart[], segment: string, available: string[]): ServiceError {
+/** The `not_found` refusal (404, http.ts) for `segment`, not found below `path` (whose children are `available`). */
+export function fieldNotFound(segments: string[], path: PathPart[], segment: string, available: string[]): ServiceRefusal {
   const prefix = path.length === 0 ? "results" : displayPath(path);
   const where = path.length === 0 ? "in the results" : `under "${prefix}"`;
   const list = available.length > 0 ? `; available: ${available.join(", ")}` : `; "${prefix}" has no parts`;
-  return new ServiceError(404, "not_found", `no field "${segment}" ${where}${list}`, {
+  return new ServiceRefusal("not_found", `no field "${segment}" ${where}${list}`, {
     field: segments.join("/"),
     details: [{ field: segments.join("/"), expected: available.length > 0 ? `one of ${available.join(", ")} after ${prefix}` : `a path ending at ${prefix}` }],
     extra: { valid_prefix: path.length === 0 ? "" : displayPath(path), available },

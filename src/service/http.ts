@@ -16,9 +16,10 @@ import { toJson } from "../api/json.js";
 import type { ErrorBody } from "../api/schemas.js";
 import { brand, RbpBaseError } from "../errors/index.js";
 import { quoteName } from "../api/options.js";
-import { BODY_LIMITS, type BodyLimits } from "./limits.js";
+import { BODY_LIMITS, MiB, type BodyLimits } from "./limits.js";
+import { refusalCode, type RefusalCode, type ServiceRefusal } from "./refusals.js";
 
-export const MiB = 1024 * 1024;
+export { MiB };
 
 export interface ErrorDetail {
   field?: string;
@@ -54,6 +55,38 @@ export class ServiceError extends RbpBaseError {
     this.status = status;
     this.init = init;
   }
+}
+
+/** The HTTP status of each refusal of the service (refusals.ts). */
+const REFUSAL_STATUS: Record<RefusalCode, number> = {
+  quota_exceeded: 429,
+  insufficient_storage: 507,
+  service_busy: 503,
+  store_unavailable: 503,
+  gone: 410,
+  not_found: 404,
+  payload_too_large: 413,
+  forbidden: 403,
+};
+
+/**
+ * `error` as the HTTP error it is answered with: a ServiceError as it is, a refusal of the service
+ * (refusals.ts) at its code's status; undefined for anything else (the caller's 500).
+ *
+ * @example
+ * const reply = httpError(error) ?? new ServiceError(500, "internal_error", "the service failed unexpectedly; see its log");
+ */
+export function httpError(error: unknown): ServiceError | undefined {
+  if (error instanceof ServiceError) return error;
+  const code = refusalCode(error);
+  if (code === undefined) return undefined;
+  const { field, details, extra, retryAfterS } = (error as ServiceRefusal).init;
+  return new ServiceError(REFUSAL_STATUS[code], code, (error as ServiceRefusal).message, {
+    ...(field !== undefined ? { field } : {}),
+    ...(details !== undefined ? { details } : {}),
+    ...(extra !== undefined ? { extra } : {}),
+    ...(retryAfterS !== undefined ? { headers: { "retry-after": String(retryAfterS) } } : {}),
+  });
 }
 
 export type ErrorReply = ErrorBody & { field?: string; [key: string]: unknown };

@@ -11,11 +11,11 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { PredictionService, type ServiceConfig, type ServiceSettings } from "./core.js";
 import { loadCredentialsFile, localCredentials, type CredentialSource, type Credentials } from "./credentials.js";
-import { EmbeddedStore } from "./jobs.js";
-import { DirPersistence, MemoryPersistence } from "./persistence.js";
-import type { Store } from "./store.js";
+import { EmbeddedStore } from "./store/embedded.js";
+import { DirPersistence, MemoryPersistence } from "./store/persistence.js";
+import type { Store } from "./store/contract.js";
 import { defaultSpawn } from "./pool.js";
-import { answerClientError } from "./http.js";
+import { answerClientError, httpError } from "./http.js";
 import { boundConnections, checkIntervalMs, defaultConnectionLimits, type ConnectionCounts, type ConnectionLimits } from "./connections.js";
 import { DEFAULT_LIMITS, type ServiceLimits } from "./limits.js";
 import { createRouter } from "./router.js";
@@ -53,7 +53,7 @@ export interface LocalServiceOptions {
   /** Directory where jobs, results and quota survive restarts; default: memory only. */
   dataDir?: string;
   /**
-   * Another store (store.ts) instead of the embedded one, e.g. a database store; the service
+   * Another store (store/contract.ts) instead of the embedded one, e.g. a database store; the service
    * closes it when it stops. Not with `dataDir`, `retentionMs`, `maxResultMemoryBytes` or `maxJobRecords`.
    */
   store?: Store;
@@ -100,7 +100,7 @@ export interface LocalServiceOptions {
   /** Without a data dir: bytes of results kept in memory, least recently used out first; default 256 MiB. */
   maxResultMemoryBytes?: number;
   /**
-   * postgres:// URL: keep jobs, results and quota in PostgreSQL (postgres.ts), shared with other
+   * postgres:// URL: keep jobs, results and quota in PostgreSQL (store/pg/), shared with other
    * front ends and `rbp worker` processes (docs/team-service.md). Excludes `dataDir`.
    */
   database?: string;
@@ -189,7 +189,7 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
   // No Host header is needed (nothing is built from it); node would otherwise answer 400 without the JSON body.
   const server = createServer(
     { requireHostHeader: false, connectionsCheckingInterval: checkIntervalMs(limits) },
-    createRouter(tables, { log: options.log, outage: (error) => service.outageError(error) }),
+    createRouter(tables, { log: options.log, outage: (error) => httpError(service.outageError(error)) }),
   );
   server.on("clientError", answerClientError);
   const counts = boundConnections(server, limits, options.log);
@@ -245,7 +245,7 @@ async function openEmbedded(options: LocalServiceOptions): Promise<Store> {
 
 /** The PostgreSQL store, loaded only when asked for (the embedded service never loads `pg`). */
 async function openDatabase(url: string, options: LocalServiceOptions): Promise<Store> {
-  const { PgStore } = await import("./postgres.js");
+  const { PgStore } = await import("./store/pg/store.js");
   return PgStore.open(url, {
     migrate: options.migrate,
     runJobs: options.workers !== 0,
@@ -332,8 +332,8 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 }
 
 export { PredictionService, type ServiceConfig } from "./core.js";
-export type { Store, CreateJobs, CreateFailedJob, Created, Claimed } from "./store.js";
-export { QuotaExceededError, StorageFullError, StorageBusyError, DamagedStoreError } from "./store.js";
+export type { Store, CreateJobs, CreateFailedJob, Created, Claimed } from "./store/contract.js";
+export { QuotaExceededError, StorageFullError, StorageBusyError, DamagedStoreError } from "./store/errors.js";
 export { ROUTE_TABLES, type RouteTableFactory } from "./routes.js";
 export { ServiceError } from "./http.js";
 export { Lane, LaneEndpoint, LaneWindowError, type LaneReply, type LaneBatch, type LaneWindow, type LaneRow, type LaneSubmitted } from "./lane.js";

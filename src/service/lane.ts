@@ -33,12 +33,12 @@ import { checkData, type Dataset } from "../engine/data.js";
 import { InvalidInputError } from "../engine/errors.js";
 import type { PredictionService } from "./core.js";
 import type { Org } from "./credentials.js";
-import { errorBody, ServiceError } from "./http.js";
+import { errorBody, httpError, ServiceError } from "./http.js";
 import { inputError } from "./input-error.js";
 import { completedHead, experimentView, receiptBody, unfinishedReply } from "./v3.js";
 import { checkBeforeQueue } from "./preflight.js";
 import { publicFailure } from "./reasons.js";
-import type { JobRecord } from "./store.js";
+import type { JobRecord } from "./store/records.js";
 import type { QuotaStatus } from "./quota.js";
 
 /** One request of a batch: rows `[from, to)` of the table and its circumstances (K numbers each). */
@@ -119,7 +119,7 @@ export class Lane {
     }
     const out: LaneSubmitted[] = [];
     for (const request of requests) {
-      const submission = await this.#service.submit(this.#org, request);
+      const submission = await this.#service.submit(this.#org, request).catch((error: unknown) => Promise.reject(httpError(error) ?? error));
       const first = submission.jobs[0];
       out.push({
         job_id: first.id,
@@ -301,7 +301,7 @@ async function replyOf(route: () => Promise<LaneReply>): Promise<LaneReply> {
   try {
     return await route();
   } catch (error) {
-    const refusal = error instanceof ServiceError ? error : new ServiceError(500, "internal_error", "the service failed unexpectedly; see its log");
+    const refusal = httpError(error) ?? new ServiceError(500, "internal_error", "the service failed unexpectedly; see its log");
     return { status: refusal.status, body: errorBody(refusal), headers: refusal.init.headers ?? {} };
   }
 }

@@ -23,6 +23,9 @@ import { MAX_NAME_CHARS, resolveOptions, type GivenOptionsFor } from "../api/opt
 import type { Analysis } from "../api/options.js";
 import type { Dataset } from "../engine/data.js";
 
+/** Bytes in a mebibyte, for sizes in settings and messages. */
+export const MiB = 1024 * 1024;
+
 export interface ServiceLimits {
   /** Most attribute columns (K) of X. */
   maxAttributes: number;
@@ -73,8 +76,9 @@ export const LIMIT_FLAGS: Readonly<Record<keyof ServiceLimits, string>> = {
   maxWork: "--max-work",
 };
 
-/** A request beyond one of the service's limits: an input error naming the option, with the limit. */
+/** A request beyond one of the service's limits: an input error naming the option, with the limit (code `limit_exceeded`). */
 export class LimitExceededError extends InvalidInputError {
+  override readonly code = "limit_exceeded";
   readonly limitName: keyof ServiceLimits;
   readonly limit: number;
   readonly requested: number;

@@ -5,7 +5,7 @@
  * real cause (`ECONNREFUSED`, "its directory is gone"), never a 500 and never a stack trace in the
  * log. The detail with server paths and addresses goes to the log, once per cause and minute.
  */
-import { ServiceError } from "./http.js";
+import { ServiceRefusal } from "./refusals.js";
 
 /** A store that cannot be used: which one, and why, in words a client may read. */
 export interface StoreOutage {
@@ -87,19 +87,18 @@ export function databaseOutageCause(error: unknown): { cause: string; code?: str
 }
 
 /**
- * The 503 a route answers when the store is out.
+ * The refusal (`store_unavailable`: a 503 with Retry-After, http.ts) when the store is out.
  *
  * @example
- * outageReply({ store: "the PostgreSQL store (127.0.0.1:5432/rbp)", cause: "it refuses connections (ECONNREFUSED)" }).status; // 503
+ * outageReply({ store: "the PostgreSQL store (127.0.0.1:5432/rbp)", cause: "it refuses connections (ECONNREFUSED)" }).code; // "store_unavailable"
  */
-export function outageReply(outage: StoreOutage): ServiceError {
-  return new ServiceError(
-    503,
+export function outageReply(outage: StoreOutage): ServiceRefusal {
+  return new ServiceRefusal(
     "store_unavailable",
     `Service Unavailable: ${outage.store} cannot be used right now: ${outage.cause}. Nothing was stored or charged; try again in a moment (Retry-After)`,
     {
       extra: { store: outage.store, cause: outage.cause, ...(outage.code !== undefined ? { cause_code: outage.code } : {}) },
-      headers: { "retry-after": String(OUTAGE_RETRY_AFTER_S) },
+      retryAfterS: OUTAGE_RETRY_AFTER_S,
     },
   );
 }

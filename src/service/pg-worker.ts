@@ -1,6 +1,6 @@
 /**
  * A worker process of the team service (`rbp worker --database URL`): claims jobs from the
- * PostgreSQL store (postgres.ts) and runs them on its own worker_threads pool (pool.ts, the same
+ * PostgreSQL store (store/pg/) and runs them on its own worker_threads pool (pool.ts, the same
  * engine threads as the embedded service), as many at a time as it has threads.
  *
  * - Wakes on `rbp_jobs` notifications and polls every `pollMs` as well (a missed notification, a
@@ -19,8 +19,8 @@
  * await worker.close();
  */
 import pg from "pg";
-import { PoolJobError, PoolClosedError, WorkerPool, ERROR_PROCESS_JOB, STATUS_PROCESSING, type PoolSettings } from "./pool.js";
-import { PgQueue, type ClaimedJob, type LoadedInput } from "./postgres.js";
+import { poolFailure, WorkerPool, type PoolSettings } from "./pool.js";
+import { PgQueue, type ClaimedJob } from "./store/pg/queue.js";
 
 export interface PgWorkerOptions {
   /** postgres:// URL of the team service's database. */
@@ -50,167 +50,163 @@ export interface PgWorker {
 export async function startPgWorker(options: PgWorkerOptions): Promise<PgWorker> {
   const size = Math.max(1, options.workers ?? 1);
   const leaseMs = options.leaseMs ?? 30_000;
-  const pollMs = options.pollMs ?? 1000;
-  const log = options.log ?? (() => {});
   const queue = await PgQueue.open(options.database, { leaseMs, poolSize: Math.min(10, size + 2) });
   const threads = new WorkerPool({ size, timeoutMs: options.jobTimeoutMs ?? 600_000, spawn: options.spawn });
-  const running = new Set<number>();
-  const inputs = new Map<number, Promise<LoadedInput | undefined>>();
-  const counts = { completed: 0, failed: 0 };
-  let closing = false;
-  let pumping = false;
-  let again = false;
-  let listener: pg.Client | undefined;
-
-  const input = (id: number): Promise<LoadedInput | undefined> => {
-    let loaded = inputs.get(id);
-    if (!loaded) {
-      loaded = queue.loadInput(id);
-      loaded.catch(() => inputs.delete(id));
-      inputs.set(id, loaded);
-      // A few inputs at most: the rows of one experiment share one.
-      while (inputs.size > 8) inputs.delete(inputs.keys().next().value!);
-    }
-    return loaded;
+  const loop = new WorkerLoop(queue, threads, size, leaseMs, options.log ?? (() => {}));
+  await loop.start(options.database, options.pollMs ?? 1000);
+  return {
+    owner: queue.owner,
+    stats: () => loop.stats(),
+    close: () => loop.close(),
   };
+}
+
+/** One worker process's loop: claim while threads are free, run, write the outcome, renew leases. */
+class WorkerLoop {
+  private readonly running = new Set<number>();
+  private readonly counts = { completed: 0, failed: 0 };
+  private closing = false;
+  private pumping = false;
+  private again = false;
+  private listener: pg.Client | undefined;
+  private poll: NodeJS.Timeout | undefined;
+  private renewer: NodeJS.Timeout | undefined;
+  private closed: Promise<void> | undefined;
+
+  constructor(
+    private readonly queue: PgQueue,
+    private readonly threads: WorkerPool,
+    private readonly size: number,
+    private readonly leaseMs: number,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  /** Listens for `rbp_jobs`, polls every `pollMs`, renews leases every `leaseMs / 3`, and claims. */
+  async start(database: string, pollMs: number): Promise<void> {
+    this.poll = setInterval(() => {
+      if (!this.listener) void this.listen(database);
+      void this.pump();
+    }, pollMs);
+    this.renewer = setInterval(() => this.renew(), Math.max(50, Math.floor(this.leaseMs / 3)));
+    await this.listen(database);
+    void this.pump();
+    this.log(`worker ${this.queue.owner}: ${this.size} thread(s), lease ${this.leaseMs} ms`);
+  }
+
+  stats(): { completed: number; failed: number; running: number } {
+    return { ...this.counts, running: this.running.size };
+  }
+
+  /** Stops claiming and the threads, and hands the jobs it held back to the queue at once. */
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      this.closing = true;
+      clearInterval(this.poll);
+      clearInterval(this.renewer);
+      const held = [...this.running];
+      await this.threads.close();
+      await this.queue.release(held).catch(() => undefined);
+      await this.listener?.end().catch(() => undefined);
+      await this.queue.close();
+    })();
+    return this.closed;
+  }
+
+  /** Claims jobs while threads are free (once at a time; a call meanwhile makes it look again). */
+  private async pump(): Promise<void> {
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    this.pumping = true;
+    try {
+      do {
+        this.again = false;
+        while (!this.closing && this.running.size < this.size) {
+          const claimed = await this.queue.claim();
+          if (!claimed) break;
+          this.running.add(claimed.job.id);
+          void this.runJob(claimed);
+        }
+      } while (this.again && !this.closing);
+    } catch (error) {
+      this.log(`claiming: ${(error as Error).message} (retrying)`);
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private async runJob({ job, input, decimals }: ClaimedJob): Promise<void> {
+    const task = {
+      id: job.id,
+      analysis: input.analysis,
+      y: input.data.y,
+      X: input.data.X,
+      rows: input.data.rows,
+      cols: input.data.cols,
+      theta: input.thetas[job.row],
+      options: input.options,
+      decimals,
+      ...(job.variant ? { variant: job.variant } : {}),
+    };
+    try {
+      const done = await this.threads.run(task);
+      await this.persist(`job ${job.id}`, () => this.queue.complete(job.id, done.json, { yhat: done.yhat, fit: done.fit }));
+      this.counts.completed++;
+    } catch (error) {
+      const failure = poolFailure(error);
+      if (failure === undefined) return; // the threads were closed: the job goes back to the queue
+      await this.persist(`job ${job.id}`, () => this.queue.fail(job.id, failure));
+      this.counts.failed++;
+    } finally {
+      this.running.delete(job.id);
+      void this.pump();
+    }
+  }
 
   /** Retries a write while the database is unreachable, for at most the lease. */
-  const persist = async (what: string, write: () => Promise<boolean>): Promise<void> => {
-    const until = Date.now() + leaseMs;
+  private async persist(what: string, write: () => Promise<boolean>): Promise<void> {
+    const until = Date.now() + this.leaseMs;
     for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
       try {
-        if (!(await write())) log(`${what}: lease lost, left to the worker that holds it now`);
+        if (!(await write())) this.log(`${what}: lease lost, left to the worker that holds it now`);
         return;
       } catch (error) {
-        if (closing || Date.now() > until) {
-          log(`${what}: could not be written (${(error as Error).message}); it will run again elsewhere`);
+        if (this.closing || Date.now() > until) {
+          this.log(`${what}: could not be written (${(error as Error).message}); it will run again elsewhere`);
           return;
         }
         await sleep(delay);
       }
     }
-  };
+  }
 
-  const runJob = async (claimed: ClaimedJob): Promise<void> => {
-    const { job } = claimed;
-    try {
-      const loaded = await input(claimed.inputId);
-      if (!loaded) {
-        await persist(`job ${job.id}`, () =>
-          queue.fail(job.id, { message: "its inputs were lost", error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING }),
-        );
-        counts.failed++;
-        return;
-      }
-      const { input: i, decimals } = loaded;
-      const task = {
-        id: job.id,
-        analysis: i.analysis,
-        y: i.data.y,
-        X: i.data.X,
-        rows: i.data.rows,
-        cols: i.data.cols,
-        theta: i.thetas[job.row],
-        options: i.options,
-        decimals,
-        ...(job.variant ? { variant: job.variant } : {}),
-      };
-      try {
-        const done = await threads.run(task);
-        await persist(`job ${job.id}`, () => queue.complete(job.id, done.json, { yhat: done.yhat, fit: done.fit }));
-        counts.completed++;
-      } catch (error) {
-        if (error instanceof PoolClosedError) return;
-        const failure =
-          error instanceof PoolJobError
-            ? error.failure
-            : { message: error instanceof Error ? error.message : String(error), error_code: ERROR_PROCESS_JOB, status_code: STATUS_PROCESSING };
-        await persist(`job ${job.id}`, () => queue.fail(job.id, failure));
-        counts.failed++;
-      }
-    } catch (error) {
-      log(`job ${job.id}: ${(error as Error).message}`);
-    } finally {
-      running.delete(job.id);
-      void pump();
-    }
-  };
+  private renew(): void {
+    void this.queue.renew([...this.running]).then(
+      // A job that finished meanwhile is not lost; one still running here is.
+      (lost) => lost.filter((id) => this.running.has(id)).forEach((id) => this.log(`job ${id}: lease lost to another worker`)),
+      () => undefined,
+    );
+  }
 
-  const pump = async (): Promise<void> => {
-    if (pumping) {
-      again = true;
-      return;
-    }
-    pumping = true;
-    try {
-      do {
-        again = false;
-        while (!closing && running.size < size) {
-          const claimed = await queue.claim();
-          if (!claimed) break;
-          running.add(claimed.job.id);
-          void runJob(claimed);
-        }
-      } while (again && !closing);
-    } catch (error) {
-      log(`claiming: ${(error as Error).message} (retrying)`);
-    } finally {
-      pumping = false;
-    }
-  };
-
-  const listen = async (): Promise<void> => {
-    if (closing) return;
-    const client = new pg.Client({ connectionString: options.database });
+  /** A connection that LISTENs for `rbp_jobs` and claims on each; dropped when it fails (the poll connects again). */
+  private async listen(database: string): Promise<void> {
+    if (this.closing) return;
+    const client = new pg.Client({ connectionString: database });
     const down = () => {
-      if (listener === client) listener = undefined;
+      if (this.listener === client) this.listener = undefined;
     };
     client.on("error", down);
     client.on("end", down);
-    client.on("notification", () => void pump());
+    client.on("notification", () => void this.pump());
     try {
       await client.connect();
       await client.query("LISTEN rbp_jobs");
-      listener = client;
+      this.listener = client;
     } catch {
       void client.end().catch(() => undefined);
     }
-  };
-
-  const poll = setInterval(() => {
-    if (!listener) void listen();
-    void pump();
-  }, pollMs);
-  const renew = setInterval(
-    () => {
-      void queue.renew([...running]).then(
-        // A job that finished meanwhile is not lost; one still running here is.
-        (lost) => lost.filter((id) => running.has(id)).forEach((id) => log(`job ${id}: lease lost to another worker`)),
-        () => undefined,
-      );
-    },
-    Math.max(50, Math.floor(leaseMs / 3)),
-  );
-
-  await listen();
-  void pump();
-  log(`worker ${queue.owner}: ${size} thread(s), lease ${leaseMs} ms`);
-
-  return {
-    owner: queue.owner,
-    stats: () => ({ ...counts, running: running.size }),
-    async close() {
-      if (closing) return;
-      closing = true;
-      clearInterval(poll);
-      clearInterval(renew);
-      const held = [...running];
-      await threads.close();
-      await queue.release(held).catch(() => undefined);
-      await listener?.end().catch(() => undefined);
-      await queue.close();
-    },
-  };
+  }
 }
 
 function sleep(ms: number): Promise<void> {

@@ -20,36 +20,60 @@ import { availableParallelism } from "node:os";
 import type { Transferable, Worker } from "node:worker_threads";
 import { startWorker } from "../threads/worker-script.js";
 import { WORKER_MARK, type WorkerDone, type WorkerReply, type WorkerResult, type WorkerTask } from "./worker.js";
-import type { JobFailure } from "./persistence.js";
+import { brand, RbpBaseError } from "../errors/index.js";
+import { PROCESS_JOB, type JobFailure } from "./store/records.js";
 
 /** LambdaError codes (docs/api.md section 3). */
-export const ERROR_PROCESS_JOB = 2;
+export const ERROR_PROCESS_JOB = PROCESS_JOB.error_code;
 export const ERROR_PREDICTION_FAILED = 3;
 /** LambdaStatus "processing": the stage where a running job fails. */
-export const STATUS_PROCESSING = 10;
+export const STATUS_PROCESSING = PROCESS_JOB.status_code;
 
-/** The job failed; `failure` is what its readers are told. */
-export class PoolJobError extends Error {
+/** The job failed (code `pool_job_failed`); `failure` is what its readers are told. */
+export class PoolJobError extends RbpBaseError {
+  static {
+    brand(this, "PoolJobError");
+  }
   override readonly name = "PoolJobError";
   constructor(readonly failure: JobFailure) {
-    super(failure.message);
+    super(failure.message, "pool_job_failed");
   }
 }
 
-/** The pool was closed before the job finished (the job is not failed: a data dir re-queues it). */
-export class PoolClosedError extends Error {
+/** The pool was closed before the job finished (code `pool_closed`; the job is not failed: a data dir re-queues it). */
+export class PoolClosedError extends RbpBaseError {
+  static {
+    brand(this, "PoolClosedError");
+  }
   override readonly name = "PoolClosedError";
   constructor() {
-    super("the service is shutting down");
+    super("the service is shutting down", "pool_closed");
   }
 }
 
-/** A queued task taken back by its caller before it started (`withdraw`). */
-export class PoolWithdrawnError extends Error {
+/** A queued task taken back by its caller before it started (`withdraw`; code `pool_withdrawn`). */
+export class PoolWithdrawnError extends RbpBaseError {
+  static {
+    brand(this, "PoolWithdrawnError");
+  }
   override readonly name = "PoolWithdrawnError";
   constructor() {
-    super("the task was withdrawn before it started");
+    super("the task was withdrawn before it started", "pool_withdrawn");
   }
+}
+
+/**
+ * What a job that `run` rejected records: the pool's failure (PoolJobError), or the error's
+ * message as a process-job failure; undefined when the pool was closed (the job is not failed).
+ *
+ * @example
+ * const failure = poolFailure(error); if (failure) await store.fail(job, failure);
+ */
+export function poolFailure(error: unknown): JobFailure | undefined {
+  const code = error instanceof RbpBaseError ? error.code : undefined;
+  if (code === "pool_closed") return undefined;
+  if (code === "pool_job_failed") return (error as PoolJobError).failure;
+  return { message: error instanceof Error ? error.message : String(error), ...PROCESS_JOB };
 }
 
 export interface PoolSettings {

@@ -1,5 +1,5 @@
 /**
- * Units used per organisation, in memory (the embedded store's ledger; store.ts says who keeps
+ * Units used per organisation, in memory (the embedded store's ledger; store/contract.ts says who keeps
  * it durable). Each POST costs one unit per theta row (an experiment of M rows costs M), reads
  * cost nothing. `reserve` checks and takes the units in one synchronous step, so concurrent POSTs
  * (each handled to completion of this step before the next runs on the event loop) can never
@@ -7,7 +7,7 @@
  * `refund`; validation runs before reserving, so an invalid POST costs nothing.
  *
  * The plan sizes come from the credentials at each call; the used counts are derived from the
- * stored requests at start-up (jobs.ts), so they never drift from the jobs.
+ * stored requests at start-up (store/embedded.ts), so they never drift from the jobs.
  */
 export interface QuotaStatus {
   quota: number;

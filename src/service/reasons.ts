@@ -9,7 +9,7 @@
  * sentences about a job (its X upload was missing, its inputs were lost in a restart). Everything
  * else becomes one of the sentences below, chosen by what happened.
  */
-import type { JobFailure } from "./persistence.js";
+import type { JobFailure } from "./store/records.js";
 
 /** A failure as clients see it, and the original text when it was replaced (for the log). */
 export interface PublicFailure {

@@ -14,7 +14,7 @@
  * reach it get their JSON 400 from `answerClientError` (http.ts).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { sendError, ServiceError } from "./http.js";
+import { httpError, sendError, ServiceError } from "./http.js";
 
 export type Method = "GET" | "POST" | "PUT" | "DELETE";
 
@@ -55,7 +55,7 @@ export interface RouterSettings {
   /** One line per request: method, path (job codes elided), status, milliseconds. */
   log?: (line: string) => void;
   /**
-   * What a handler's error means when it is no ServiceError: the 503 of a store that cannot be
+   * What a handler's error means when it is no ServiceError nor refusal: the 503 of a store that cannot be
    * reached (core.ts `outageError`), or undefined (then 500). Without an error: a quick check run
    * before each matched route, whose reply is sent instead of running it.
    */
@@ -131,8 +131,9 @@ export function createRouter(tables: RouteTable[], settings: RouterSettings = {}
       outcome = Promise.reject(error);
     }
     Promise.resolve(outcome).catch((error: unknown) => {
-      const outage = error instanceof ServiceError ? undefined : settings.outage?.(error);
-      if (error instanceof ServiceError) respondError(res, error);
+      const refusal = httpError(error);
+      const outage = refusal ? undefined : settings.outage?.(error);
+      if (refusal) respondError(res, refusal);
       else if (outage) respondError(res, outage);
       else {
         settings.log?.(`internal error on ${req.method} ${redact(url.pathname)}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);

@@ -23,7 +23,7 @@ import { mkdtempSync } from "node:fs";
 import { mkdir, open, rename, rm, type FileHandle } from "node:fs/promises";
 import { endianness, tmpdir } from "node:os";
 import { join } from "node:path";
-import { ServiceError } from "./http.js";
+import { ServiceRefusal } from "./refusals.js";
 
 if (endianness() !== "LE") throw new Error("rbp: uploads are stored as little-endian float64; this machine is big-endian");
 
@@ -86,10 +86,9 @@ export interface Uploads {
   get(org: string, name: string, now?: number): Promise<StoredUpload | undefined>;
 }
 
-/** The 413 of an upload whose values exceed what the store keeps. */
-export function storeFull(maxStoreBytes: number, needs: string): ServiceError {
-  return new ServiceError(
-    413,
+/** The `payload_too_large` refusal (413, http.ts) of an upload whose values exceed what the store keeps. */
+export function storeFull(maxStoreBytes: number, needs: string): ServiceRefusal {
+  return new ServiceRefusal(
     "payload_too_large",
     `Payload Too Large: this X needs ${needs} bytes, above the ${maxStoreBytes} bytes the service keeps for uploads`,
     {
@@ -112,10 +111,10 @@ export class UploadSigner {
     return { token: `${payload}.${this.mac(payload, name)}`, expires };
   }
 
-  /** The organisation a token was signed for; a 403 ServiceError when it is wrong or expired. */
+  /** The organisation a token was signed for; a `forbidden` refusal (403) when it is wrong or expired. */
   verify(token: string | null, name: string, now = Date.now()): string {
     const refuse = (why: string) =>
-      new ServiceError(403, "forbidden", `Forbidden: ${why}; ask GET /payload/upload/url/X for a new upload URL`, { field: "token" });
+      new ServiceRefusal("forbidden", `Forbidden: ${why}; ask GET /payload/upload/url/X for a new upload URL`, { field: "token" });
     if (token === null || token === "") throw refuse("the upload URL has no token");
     const [payload, mac, extra] = token.split(".");
     if (payload === undefined || mac === undefined || extra !== undefined) throw refuse("the upload token is malformed");

@@ -58,7 +58,8 @@ import {
 import type { PredictionService } from "./core.js";
 import type { Org } from "./credentials.js";
 import { checkJsonShape, parseJsonLenient, readBody, reserveBody, sendJson, ServiceError } from "./http.js";
-import type { Job, JobVariant } from "./jobs.js";
+import { refusalCode } from "./refusals.js";
+import type { Job, JobVariant } from "./store/records.js";
 import { checkBeforeQueue } from "./preflight.js";
 import { publicFailure } from "./reasons.js";
 import type { Method, Route, RouteRequest, RouteTable } from "./router.js";
@@ -441,7 +442,7 @@ async function getResults(service: PredictionService, { req, res, query }: Route
 
 /** v2 reads a job removed by retention (410) as an unknown one; any other error (a store that is down: 503) stays. */
 function goneAsUnknown(error: unknown): undefined {
-  if (error instanceof ServiceError && error.status === 410) return undefined;
+  if (refusalCode(error) === "gone") return undefined;
   throw error;
 }
 

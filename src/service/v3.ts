@@ -23,7 +23,7 @@ import { byteLength, JsonScanner, locateField, rootMembers, type Member } from "
 import { displayPath, jsonPath, smallerArrayPaths } from "./fields.js";
 import { readBody, reserveBody, sendJson, sendLargeJson, ServiceError } from "./http.js";
 import { OFFLOAD_BYTES, parseV3Body } from "./offload.js";
-import type { Experiment, Job } from "./jobs.js";
+import type { Experiment, Job } from "./store/records.js";
 import { inputError } from "./input-error.js";
 import { DEFAULT_LIMITS, type ServiceLimits } from "./limits.js";
 import { checkBeforeQueue } from "./preflight.js";

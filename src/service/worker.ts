@@ -24,7 +24,7 @@ import type { GridPartial } from "../engine/grid-cells.js";
 import { transferables } from "../engine/grid-chunks.js";
 import type { Given, GridOptions } from "../engine/options.js";
 import { encodeJson, roundList } from "./encode.js";
-import type { JobVariant } from "./persistence.js";
+import type { JobVariant } from "./store/records.js";
 import { gridSingularity } from "../engine/singularity.js";
 import { drawAndCollect, helpWithChunks, SHARE } from "../threads/chunk-share.js";
 

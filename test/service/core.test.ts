@@ -2,15 +2,21 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { parseRequest, type ParsedRequest } from "../../src/api/request.js";
 import { PredictionService } from "../../src/service/core.js";
+import { EmbeddedStore } from "../../src/service/store/embedded.js";
+import { MemoryPersistence } from "../../src/service/store/persistence.js";
+
 import { localCredentials } from "../../src/service/credentials.js";
 import { gold, quickstart } from "./helpers.js";
+
+/** The store the composition root gives the service: the embedded one, in memory. */
+const memoryStore = () => EmbeddedStore.open(new MemoryPersistence());
 
 let service: PredictionService;
 const local = localCredentials({ apiKey: "core-test-key", accessId: "core-test-user", quota: 10 });
 const org = local.credentials.orgs[0];
 
 beforeAll(async () => {
-  service = await PredictionService.open({ credentials: local.credentials, config: { workers: 1 } });
+  service = await PredictionService.open({ store: await memoryStore(), credentials: local.credentials, config: { workers: 1 } });
 });
 afterAll(() => service.close());
 

@@ -6,8 +6,10 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { startLocalService } from "../../src/service/index.js";
-import { EmbeddedStore, FairQueue } from "../../src/service/jobs.js";
-import { DirPersistence, MemoryPersistence, type JobInput, type Outcome } from "../../src/service/persistence.js";
+import { EmbeddedStore } from "../../src/service/store/embedded.js";
+import { FairQueue } from "../../src/service/store/queue.js";
+import { DirPersistence, MemoryPersistence, type Outcome } from "../../src/service/store/persistence.js";
+import type { JobInput } from "../../src/service/store/records.js";
 import { Client, gold, quickstart, tempDir } from "./helpers.js";
 
 const dirs: Array<{ remove: () => void }> = [];

@@ -9,7 +9,7 @@ import { shapeOf } from "../../src/api/json.js";
 import { encodeJson } from "../../src/service/encode.js";
 import { JsonScanner, locateField, rootMembers } from "../../src/service/field-scan.js";
 import { resolveField } from "../../src/service/fields.js";
-import { ServiceError } from "../../src/service/http.js";
+import { httpError } from "../../src/service/http.js";
 
 const key = fc.oneof(
   fc.constantFrom("yhat", "Impact on Fit", "impact on fit", "a b", "a_b", "0", 'x"y', "back\\slash", "__proto__", "constructor"),
@@ -36,7 +36,8 @@ async function viaScanner(json: string, segments: string[], indexed = false) {
     const described = await scanner.describe(start);
     return { path, text: json.slice(start, end), shape: described.kind === "array" ? described.shape : described.kind === "object" ? null : [] };
   } catch (error) {
-    if (error instanceof ServiceError) return { status: error.status, message: error.message, extra: error.init.extra };
+    const refused = httpError(error);
+    if (refused) return { status: refused.status, message: refused.message, extra: refused.init.extra };
     throw error;
   }
 }
@@ -46,7 +47,8 @@ function viaParse(json: string, segments: string[]) {
     const { path, value: v } = resolveField(JSON.parse(json), segments);
     return { path, text: JSON.stringify(v), shape: shapeOf(v) };
   } catch (error) {
-    if (error instanceof ServiceError) return { status: error.status, message: error.message, extra: error.init.extra };
+    const refused = httpError(error);
+    if (refused) return { status: refused.status, message: refused.message, extra: refused.init.extra };
     throw error;
   }
 }

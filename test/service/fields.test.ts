@@ -1,6 +1,7 @@
 /** Field paths inside a result, and the router's path handling, without a server. */
 import { describe, expect, it } from "vitest";
-import { ServiceError } from "../../src/service/http.js";
+import { httpError } from "../../src/service/http.js";
+import { ServiceRefusal } from "../../src/service/refusals.js";
 import { shapeOf } from "../../src/api/json.js";
 import { jsonPath, resolveField, smallerPaths } from "../../src/service/fields.js";
 import { redact } from "../../src/service/router.js";
@@ -26,8 +27,8 @@ describe("resolveField", () => {
     expect(resolveField(results, ["insights", "impact_on_fit"]).path).toEqual(["insights", "Impact on Fit"]);
     expect(resolveField(results, ["grid_insights", "Impact on Fit"]).path).toEqual(["grid_insights", "impact_on_fit"]);
     expect(resolveField(results, ["prediction_weights", "weights", "2", "1"]).value).toBe(6);
-    expect(() => resolveField(results, ["YHAT"])).toThrow(ServiceError);
-    expect(() => resolveField(results, ["yhat", "1"])).toThrow(ServiceError);
+    expect(() => resolveField(results, ["YHAT"])).toThrow(ServiceRefusal);
+    expect(() => resolveField(results, ["yhat", "1"])).toThrow(ServiceRefusal);
     expect(() => resolveField(results, ["n_observations", "x"])).toThrow(/has no parts/);
   });
 
@@ -36,7 +37,7 @@ describe("resolveField", () => {
       resolveField(results, ["insights", "nope"]);
       expect.unreachable();
     } catch (error) {
-      const e = error as ServiceError;
+      const e = httpError(error)!;
       expect(e.status).toBe(404);
       expect(e.init.extra).toEqual({ valid_prefix: "insights", available: ["relevance", "Impact on Fit"] });
     }

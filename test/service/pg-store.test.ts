@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL store (src/service/postgres.ts) and `rbp worker` (pg-worker.ts) against a real
+ * The PostgreSQL store (src/service/store/pg/) and `rbp worker` (pg-worker.ts) against a real
  * PostgreSQL server (test/pg-server.ts) and real worker processes: migrations, quota spent exactly
  * under concurrent POSTs from two front ends, results byte for byte as the embedded engine thread
  * makes them, fields cut out inside the database, a worker SIGKILLed mid-job, PostgreSQL restarted
@@ -9,8 +9,12 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveField } from "../../src/service/fields.js";
 import { IN_CI } from "../ci.js";
-import { inTransaction, MAX_ATTEMPTS, migrate, MIGRATIONS, PgStore, SchemaError, SCHEMA_VERSION } from "../../src/service/postgres.js";
-import { QuotaExceededError, type Created, type JobRecord, type QuotaStatus } from "../../src/service/store.js";
+import { PgStore } from "../../src/service/store/pg/store.js";
+import { MAX_ATTEMPTS } from "../../src/service/store/pg/queue.js";
+import { inTransaction } from "../../src/service/store/pg/connection.js";
+import { migrate, MIGRATIONS, SchemaError, SCHEMA_VERSION } from "../../src/service/store/pg/schema.js";
+import type { Created, JobRecord, QuotaStatus } from "../../src/service/store/contract.js";
+import { QuotaExceededError } from "../../src/service/store/errors.js";
 import { parseV3 } from "../../src/service/v3.js";
 import { runTask } from "../../src/service/worker.js";
 import { startLocalService } from "../../src/service/index.js";

@@ -11,12 +11,18 @@ import { grid } from "../../src/engine/index.js";
 import { GRID_CHUNK } from "../../src/engine/grid.js";
 import { SHARE } from "../../src/threads/chunk-share.js";
 import { PredictionService, SPREAD_GRID_MIN_WORK } from "../../src/service/core.js";
+import { EmbeddedStore } from "../../src/service/store/embedded.js";
+import { MemoryPersistence } from "../../src/service/store/persistence.js";
+
 import { startLocalService } from "../../src/service/index.js";
 import { credentialsFrom, localCredentials } from "../../src/service/credentials.js";
 import { encodeJson } from "../../src/service/encode.js";
 import { defaultSpawn } from "../../src/service/pool.js";
 import { runTask, type WorkerDone, type WorkerFailed, type WorkerRows, type WorkerTask } from "../../src/service/worker.js";
 import { synthetic } from "./helpers.js";
+
+/** The store the composition root gives the service: the embedded one, in memory. */
+const memoryStore = () => EmbeddedStore.open(new MemoryPersistence());
 
 const local = localCredentials({ apiKey: "spread-test-key", accessId: "spread-test-user", quota: 1000 });
 const org = local.credentials.orgs[0];
@@ -46,6 +52,7 @@ async function openService(
     return worker;
   };
   const service = await PredictionService.open({
+    store: await memoryStore(),
     credentials: local.credentials,
     config: { workers, decimals: null, experimentRowsPerTask, ...(jobTimeoutMs !== undefined ? { jobTimeoutMs } : {}) },
     spawn,
@@ -146,7 +153,7 @@ describe("a Grid through the service", () => {
       };
       return worker;
     };
-    const service = await PredictionService.open({ credentials: local.credentials, config: { workers: 2, decimals: null }, spawn });
+    const service = await PredictionService.open({ store: await memoryStore(), credentials: local.credentials, config: { workers: 2, decimals: null }, spawn });
     services.push(service);
     const [spread] = await run(service, { y, X, theta });
     expect(tasks).toEqual(["lead"]);
@@ -164,7 +171,7 @@ describe("a Grid through the service", () => {
       };
       return worker;
     };
-    const service = await PredictionService.open({ credentials: local.credentials, config: { workers: 2, decimals: null }, spawn });
+    const service = await PredictionService.open({ store: await memoryStore(), credentials: local.credentials, config: { workers: 2, decimals: null }, spawn });
     services.push(service);
     const [spread] = await run(service, { y, X, theta });
     const data = { y: Float64Array.from(y), X: Float64Array.from(X.flat()), rows: y.length, cols: X[0].length };
@@ -238,7 +245,11 @@ describe("a Grid through the service", () => {
     const [flood, single] = credentials.orgs;
     const small = { y: y.slice(0, 300), X: X.slice(0, 300).map((r) => r.slice(0, 8)), options: { max_iter: 255 } };
     const rowWork = 300 * 255 * 4 * 2;
-    const service = await PredictionService.open({ credentials, config: { workers: 1, decimals: null, experimentTaskWork: 4 * rowWork } });
+    const service = await PredictionService.open({
+      store: await memoryStore(),
+      credentials,
+      config: { workers: 1, decimals: null, experimentTaskWork: 4 * rowWork },
+    });
     services.push(service);
     const parse = (body: Record<string, unknown>, accessId: string) => parseRequest("grid", { access_id: accessId, ...body }, "v3") as ParsedRequest;
     const many = await service.submit(flood, parse({ ...small, theta: X.slice(0, 20).map((r) => r.slice(0, 8)) }, "f"));

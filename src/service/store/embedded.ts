@@ -1,5 +1,5 @@
 /**
- * The embedded store: the `Store` (store.ts) of `rbp serve` and of every notebook's local
+ * The embedded store: the `Store` (contract.ts) of `rbp serve` and of every notebook's local
  * service, in memory or, with `--data-dir`, in a directory (persistence.ts).
  *
  * - job_id: integers from 1, increasing; job_code: 16 lower-case hex characters from
@@ -20,29 +20,27 @@
  *   `resultCacheBytes` LRU stays in memory. Finished jobs are removed `retentionMs` after they
  *   finish, oldest request first (`expire`), on disk too; their ids then answer 410.
  */
-import { randomBytes, timingSafeEqual } from "node:crypto";
-import type { BatchRecord, ExperimentRecord, JobFailure, JobInput, JobRecord, Loaded, Outcome, Persistence, ServiceState } from "./persistence.js";
-import type { QuotaStatus } from "./quota.js";
-import { QuotaLedger } from "./quota.js";
-import type { StoreOutage } from "./outage.js";
-import { UploadStore, type UploadSettings, type Uploads } from "./uploads.js";
-import { QuotaExceededError, storageError, type Claimed, type CreateFailedJob, type CreateJobs, type Created, type Store } from "./store.js";
-
-export type { ExperimentRecord as Experiment, JobFailure, JobInput, JobRecord as Job, JobStatus, JobVariant } from "./persistence.js";
-
-/** LambdaError 2 (process job) at LambdaStatus 10 (processing): docs/api.md section 3. */
-const PROCESS_JOB = { error_code: 2, status_code: 10 } as const;
-
-export function newCode(): string {
-  return randomBytes(8).toString("hex");
-}
-
-/** Constant-time comparison of a stored code with one from a URL. */
-export function sameCode(stored: string, given: string): boolean {
-  const a = Buffer.from(stored, "utf8");
-  const b = Buffer.from(given, "utf8");
-  return a.length === b.length && timingSafeEqual(a, b);
-}
+import type { BatchRecord, Loaded, Outcome, Persistence, ServiceState } from "./persistence.js";
+import {
+  DEFAULT_RESULT_MEMORY_BYTES,
+  DEFAULT_RETENTION_MS,
+  expiredMessage,
+  newCode,
+  PROCESS_JOB,
+  sameCode,
+  type ExperimentRecord,
+  type JobFailure,
+  type JobInput,
+  type JobRecord,
+} from "./records.js";
+import type { QuotaStatus } from "../quota.js";
+import { QuotaLedger } from "../quota.js";
+import type { StoreOutage } from "../outage.js";
+import { UploadStore, type UploadSettings, type Uploads } from "../uploads.js";
+import type { Claimed, CreateFailedJob, CreateJobs, Created, Store } from "./contract.js";
+import { QuotaExceededError, storageError, storeErrorCode } from "./errors.js";
+import { FairQueue } from "./queue.js";
+import { LruCache } from "./lru.js";
 
 export interface EmbeddedSettings {
   /** Finished jobs and their results are removed this long after they finish. Default 7 days. */
@@ -60,8 +58,6 @@ export interface EmbeddedSettings {
   log?: (line: string) => void;
 }
 
-export const DEFAULT_RETENTION_MS = 7 * 24 * 3600_000;
-export const DEFAULT_RESULT_MEMORY_BYTES = 256 * 1024 * 1024;
 const DEFAULT_RESULT_CACHE_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_JOB_RECORDS = 100_000;
 
@@ -136,7 +132,7 @@ export class EmbeddedStore implements Store {
     );
   }
 
-  /** Why the store's files cannot be used (a data dir that is gone...), or undefined; store.ts. */
+  /** Why the store's files cannot be used (a data dir that is gone...), or undefined; contract.ts. */
   outage(error?: unknown): StoreOutage | undefined {
     return this.persistence.outage?.(error);
   }
@@ -444,7 +440,7 @@ export class EmbeddedStore implements Store {
       past = jobs !== undefined && jobs.length > 0 && jobs.every((job) => this.pastRetention(job));
     }
     if (!past) return undefined;
-    return `${kind} ${id} is no longer kept: finished jobs and their results are removed ${describeMs(this.retentionMs)} after they finish (rbp serve --retention)`;
+    return expiredMessage(kind, id, this.retentionMs);
   }
 
   async firstJobTime(org: string): Promise<Date | undefined> {
@@ -515,7 +511,7 @@ export class EmbeddedStore implements Store {
       this.log(`job ${job.id}: its result could not be saved: ${"detail" in e ? String(e.detail) : e.message}`);
       this.finishing.delete(job.id);
       await this.fail(job, {
-        message: e.name === "StorageFullError" ? "its result could not be stored: the service's storage is full" : "its result could not be stored",
+        message: storeErrorCode(e) === "storage_full" ? "its result could not be stored: the service's storage is full" : "its result could not be stored",
         ...PROCESS_JOB,
       });
       return "failed";
@@ -680,110 +676,4 @@ function applyOutcome(job: JobRecord, outcome: Outcome): void {
   job.finished_at = outcome.finished_at;
   if (outcome.failure) job.failure = outcome.failure;
   if (outcome.compact) job.compact = outcome.compact;
-}
-
-function describeMs(ms: number): string {
-  if (ms % (24 * 3600_000) === 0) return `${ms / (24 * 3600_000)} day(s)`;
-  if (ms % 3600_000 === 0) return `${ms / 3600_000} hour(s)`;
-  return `${ms / 1000} s`;
-}
-
-// ---------------------------------------------------------------------------------------------
-
-/**
- * Queued job ids: one FIFO per organisation, taken round robin over the organisations that have
- * queued jobs. A flood from one organisation does not delay another's next job by more than one
- * job per worker.
- */
-export class FairQueue {
-  private readonly perOrg = new Map<string, { ids: number[]; head: number }>();
-  private readonly ring: string[] = [];
-  private next = 0;
-  size = 0;
-
-  push(org: string, id: number): void {
-    let queue = this.perOrg.get(org);
-    if (!queue) {
-      queue = { ids: [], head: 0 };
-      this.perOrg.set(org, queue);
-      this.ring.push(org);
-    }
-    queue.ids.push(id);
-    this.size++;
-  }
-
-  /** The organisation's next queued id, without taking it. */
-  peek(org: string): number | undefined {
-    const queue = this.perOrg.get(org);
-    return queue && queue.head < queue.ids.length ? queue.ids[queue.head] : undefined;
-  }
-
-  /** Takes the organisation's next id out of its turn (after `peek`). */
-  dropNext(org: string): void {
-    const queue = this.perOrg.get(org);
-    if (!queue || queue.head >= queue.ids.length) return;
-    queue.head++;
-    this.size--;
-  }
-
-  shift(): number | undefined {
-    while (this.ring.length > 0) {
-      if (this.next >= this.ring.length) this.next = 0;
-      const org = this.ring[this.next];
-      const queue = this.perOrg.get(org)!;
-      if (queue.head >= queue.ids.length) {
-        this.perOrg.delete(org);
-        this.ring.splice(this.next, 1);
-        continue;
-      }
-      const id = queue.ids[queue.head++];
-      if (queue.head > 1024 && queue.head * 2 > queue.ids.length) {
-        queue.ids = queue.ids.slice(queue.head);
-        queue.head = 0;
-      }
-      this.next++;
-      this.size--;
-      return id;
-    }
-    return undefined;
-  }
-}
-
-/** A small least-recently-used cache bounded by a total weight. */
-export class LruCache<K, V> {
-  private readonly map = new Map<K, V>();
-  private total = 0;
-
-  constructor(
-    private readonly capacity: number,
-    private readonly weigh: (value: V) => number,
-  ) {}
-
-  get(key: K): V | undefined {
-    const value = this.map.get(key);
-    if (value === undefined) return undefined;
-    this.map.delete(key);
-    this.map.set(key, value);
-    return value;
-  }
-
-  delete(key: K): void {
-    const old = this.map.get(key);
-    if (old === undefined) return;
-    this.total -= this.weigh(old);
-    this.map.delete(key);
-  }
-
-  set(key: K, value: V): void {
-    this.delete(key);
-    const weight = this.weigh(value);
-    if (weight > this.capacity) return;
-    this.map.set(key, value);
-    this.total += weight;
-    for (const [k, v] of this.map) {
-      if (this.total <= this.capacity) break;
-      this.map.delete(k);
-      this.total -= this.weigh(v);
-    }
-  }
 }

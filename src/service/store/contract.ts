@@ -1,6 +1,6 @@
 /**
  * The one interface between the service (core.ts, the routes) and where its jobs, results and
- * quota live. Nothing above it knows which store is in use: the embedded store (jobs.ts, in
+ * quota live. Nothing above it knows which store is in use: the embedded store (embedded.ts, in
  * memory or in a `--data-dir`) and a database store implement the same contract.
  *
  * ## Contract (every implementation keeps all of it)
@@ -52,16 +52,16 @@
  * Async everywhere a database needs a round trip. `quotaStatus`, `findJob` etc. may answer from
  * memory in the embedded store.
  */
-import type { Analysis } from "../api/options.js";
-import type { CensorOperator } from "../engine/options.js";
-import type { ExperimentRecord, JobFailure, JobInput, JobRecord, JobVariant } from "./persistence.js";
-import type { QuotaStatus } from "./quota.js";
-import type { ResolvedField } from "./fields.js";
-import type { UploadSettings, Uploads } from "./uploads.js";
-import type { StoreOutage } from "./outage.js";
+import type { Analysis } from "../../api/options.js";
+import type { CensorOperator } from "../../engine/options.js";
+import type { ExperimentRecord, JobFailure, JobInput, JobRecord, JobVariant } from "./records.js";
+import type { QuotaStatus } from "../quota.js";
+import type { ResolvedField } from "../fields.js";
+import type { UploadSettings, Uploads } from "../uploads.js";
+import type { StoreOutage } from "../outage.js";
 
-export type { ExperimentRecord, JobFailure, JobInput, JobRecord, JobStatus, JobVariant } from "./persistence.js";
-export type { QuotaStatus } from "./quota.js";
+export type { ExperimentRecord, JobFailure, JobInput, JobRecord, JobStatus, JobVariant } from "./records.js";
+export type { QuotaStatus } from "../quota.js";
 
 /** What `createJobs` needs: who pays (and their plan), and the request, stored once. */
 export interface CreateJobs {
@@ -181,49 +181,4 @@ export interface Store {
   expire(now: Date): Promise<number>;
   /** Waits for writes in flight and releases files / connections. Unfinished jobs stay queued. */
   close(): Promise<void>;
-}
-
-/** The plan has fewer units left than the request costs. Nothing was taken. */
-export class QuotaExceededError extends Error {
-  override readonly name = "QuotaExceededError";
-  constructor(
-    readonly status: QuotaStatus,
-    readonly required: number,
-  ) {
-    super(`the request costs ${required} unit(s) and the plan has ${status.remaining} left`);
-  }
-}
-
-/** The store's disk (or database) is full. `detail` is for the server log only. */
-export class StorageFullError extends Error {
-  override readonly name = "StorageFullError";
-  constructor(readonly detail: string) {
-    super("the service's storage is full");
-  }
-}
-
-/** The store cannot take the request now (out of file descriptors, database busy); try again. */
-export class StorageBusyError extends Error {
-  override readonly name = "StorageBusyError";
-  /** `code`: the OS or database error code behind it (EMFILE, ECONNREFUSED, 53300...). */
-  constructor(
-    readonly detail: string,
-    readonly code?: string,
-  ) {
-    super("the service's storage is busy");
-  }
-}
-
-/** The saved state cannot be read; the message says which file and what to do. */
-export class DamagedStoreError extends Error {
-  override readonly name = "DamagedStoreError";
-}
-
-/** What an OS error of a store write means for the caller (ENOSPC -> full, EMFILE -> busy). */
-export function storageError(error: unknown): Error {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  const detail = error instanceof Error ? error.message : String(error);
-  if (code === "ENOSPC" || code === "EDQUOT") return new StorageFullError(detail);
-  if (code === "EMFILE" || code === "ENFILE" || code === "EAGAIN" || code === "ENOMEM") return new StorageBusyError(detail, code);
-  return error instanceof Error ? error : new Error(detail);
 }

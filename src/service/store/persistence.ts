@@ -1,5 +1,5 @@
 /**
- * Where the embedded store (jobs.ts) keeps what must survive a restart. `MemoryPersistence` (the
+ * Where the embedded store (embedded.ts) keeps what must survive a restart. `MemoryPersistence` (the
  * default) keeps nothing; `DirPersistence` (`--data-dir`) keeps it in a directory (0700, files
  * 0600, like the credentials file):
  *
@@ -29,73 +29,11 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, closeSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { chmod, mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import type { Analysis } from "../api/options.js";
-import type { Dataset } from "../engine/data.js";
-import type { CensorOperator } from "../engine/options.js";
-import { DamagedStoreError, StorageBusyError } from "./store.js";
-import { errorCode, fileOutageCause, type StoreOutage } from "./outage.js";
-
-/** Inputs shared by the jobs of one POST (an experiment's rows share X, y and options). */
-export interface JobInput {
-  analysis: Analysis;
-  data: Dataset;
-  thetas: Float64Array[];
-  /** Canonical engine options as the caller gave them (parseRequest's `options`). */
-  options: Record<string, unknown>;
-}
-
-export type JobStatus = "queued" | "running" | "completed" | "failed";
-
-export interface JobFailure {
-  message: string;
-  /**
-   * LambdaError code (docs/api.md section 3): 2 process job (time limit, crash), 3 prediction failed,
-   * 5 X could not be loaded (a v2 POST naming an upload that is not there).
-   */
-  error_code: number;
-  /** LambdaStatus of the stage that failed: 10 processing, 1 before processing (payload, X). */
-  status_code: number;
-}
-
-/** Variants of an analysis a job may run (the v2 `/grid-singularity` endpoints: see singularity.ts). */
-export type JobVariant = "grid_singularity";
-
-/** A job as the store serves it (in memory; on disk it is a batch row plus an outcome). */
-export interface JobRecord {
-  id: number;
-  code: string;
-  org: string;
-  analysis: Analysis;
-  status: JobStatus;
-  created_at: string;
-  started_at?: string;
-  finished_at?: string;
-  /** Notes from parsing the request (ignored keys ...), shown on the receipt; shared by a request's jobs. */
-  warnings: string[];
-  /** Set when theta was absent and the last row of X was used. */
-  theta_source?: "last_row_of_X";
-  experiment_id?: number;
-  /** Row of theta this job predicts for (0 for a single job). */
-  row: number;
-  /** Key of the inputs (JobInput) this job reads. */
-  input_ref: string;
-  failure?: JobFailure;
-  /** The censor operator the job runs with (resolved); v2 reports it as `most_eval`. */
-  censor_operator?: CensorOperator;
-  /** Set when the job runs a variant of its analysis (v2 `/grid-singularity`). */
-  variant?: JobVariant;
-  /** Compact yhat and fit (rounded like the results), for the experiment view. */
-  compact?: { yhat: Array<number | null>; fit: Array<number | null> };
-}
-
-export interface ExperimentRecord {
-  id: number;
-  code: string;
-  org: string;
-  analysis: Analysis;
-  job_ids: number[];
-  created_at: string;
-}
+import type { Analysis } from "../../api/options.js";
+import type { CensorOperator } from "../../engine/options.js";
+import { DamagedStoreError, storeErrorCode, type StorageBusyError } from "./errors.js";
+import { errorCode, fileOutageCause, type StoreOutage } from "../outage.js";
+import { decodeValue, encodeValue, type ExperimentRecord, type JobFailure, type JobInput, type JobRecord, type JobVariant } from "./records.js";
 
 /** One accepted request as stored: everything its jobs share, once, and each row's id and code. */
 export interface BatchRecord {
@@ -168,7 +106,7 @@ export interface Persistence {
   flush(): Promise<void>;
   /** Where uploaded X matrices are kept, when this persistence has a directory (uploads.ts). */
   readonly uploadsDir?: string;
-  /** Optional: why the files cannot be used (the store's `outage`, store.ts). */
+  /** Optional: why the files cannot be used (the store's `outage`, contract.ts). */
   outage?(error?: unknown): StoreOutage | undefined;
 }
 
@@ -255,7 +193,7 @@ export class DirPersistence implements Persistence {
         return { store, cause: fileOutageCause(code) ?? `its directory cannot be read (${code ?? "unknown error"})`, ...(code ? { code } : {}) };
       }
     }
-    const code = error instanceof StorageBusyError ? error.code : errorCode(error);
+    const code = storeErrorCode(error) === "storage_busy" ? (error as StorageBusyError).reason : errorCode(error);
     const path = (error as { path?: unknown }).path;
     // ENOENT of a file of this directory is an outage only when the directory itself is gone.
     if ((code === "ENOENT" || code === "ENOTDIR") && (typeof path !== "string" || !path.startsWith(this.dir) || this.outage() === undefined)) return undefined;
@@ -614,26 +552,4 @@ function decodeInput(raw: EncodedInput): JobInput {
     thetas: raw.thetas.map((t) => Float64Array.from(t)),
     options: decodeValue(raw.options) as Record<string, unknown>,
   };
-}
-
-/** A value (options) as JSON: Float64Arrays as `{ $float64: [...] }`, NaN as null; `decodeValue` reverses it. Shared by the PostgreSQL store. */
-export function encodeValue(value: unknown): unknown {
-  if (value instanceof Float64Array) return { $float64: Array.from(value, (v) => (Number.isFinite(v) ? v : null)) };
-  if (Array.isArray(value)) return value.map(encodeValue);
-  if (typeof value === "object" && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, encodeValue(v)]));
-  }
-  return value;
-}
-
-export function decodeValue(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(decodeValue);
-  if (typeof value === "object" && value !== null) {
-    const record = value as Record<string, unknown>;
-    if (Array.isArray(record.$float64) && Object.keys(record).length === 1) {
-      return Float64Array.from(record.$float64 as Array<number | null>, (v) => (v === null ? NaN : v));
-    }
-    return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, decodeValue(v)]));
-  }
-  return value;
 }
