@@ -10,7 +10,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { backtest, connect, disconnect, grid, psr, maxfit, type Connection, Prediction } from "../../src/notebook/index.js";
-import { metricsOf, olsPredict, type BacktestRow } from "../../src/notebook/backtest.js";
+import { metricsOf, type BacktestRow } from "../../src/notebook/backtest-metrics.js";
+import { olsPredict } from "../../src/engine/baseline.js";
 import { startLocalService, type LocalService } from "../../src/service/index.js";
 import { fromOwnV3Results, fromV3Results } from "../../src/api/result.js";
 import { datasetFromRows, runAnalysis } from "../../src/engine/index.js";
