@@ -34,6 +34,7 @@ import {
   formatCount,
   formatNumber,
   htmlBundle,
+  showAll,
   TABLE_CSS,
   textTable,
   type Figure,
@@ -48,7 +49,7 @@ import { transportOf, type Forecast, type StepTable } from "./backtest-transport
 import { connect, type Connection, type ServiceKind } from "./connect.js";
 import { displayFigure, displayTable, type DisplayFigure, type DisplayTable } from "./displayable.js";
 import { analysisLabel } from "./errors.js";
-import { Prediction, showAll, type FrameOut } from "./prediction.js";
+import { Prediction, type FrameOut } from "./prediction.js";
 import { Progress } from "./progress.js";
 import type { RunSettings } from "./run.js";
 
