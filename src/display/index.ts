@@ -87,6 +87,17 @@ export {
   type ImpactRow,
   type PredictionView,
 } from "./prediction-views.js";
+export {
+  backtestColumns,
+  backtestErrorFigure,
+  backtestFigure,
+  backtestNotes,
+  backtestTable,
+  backtestText,
+  type BacktestMetricsView,
+  type BacktestRowView,
+  type BacktestView,
+} from "./backtest-views.js";
 export { reportHtml, saveReport, type Reportable, type ReportOptions, type ReportPlotly } from "./report.js";
 export {
   verifiableReportHtml,

@@ -27,17 +27,18 @@
  */
 import type { Analysis, GridOptionsInput, MaxFitOptionsInput, PsrOptionsInput } from "../client/index.js";
 import {
+  backtestColumns,
+  backtestErrorFigure,
+  backtestFigure,
+  backtestNotes,
+  backtestTable,
+  backtestText,
   cellValue,
+  formatCount,
   JUPYTER_DISPLAY,
   RBP_BUNDLE,
-  escapeHtml,
-  formatCount,
-  formatNumber,
-  htmlBundle,
   showAll,
-  TABLE_CSS,
-  textTable,
-  type Figure,
+  type BacktestView,
   type MimeBundle,
 } from "../display/index.js";
 import { regressionBaselines } from "../engine/baseline.js";
@@ -174,69 +175,17 @@ export class Backtest {
 
   /** The metrics as a table: forecasts, MAE, RMSE, correlation, hit rate per forecaster. */
   table(): DisplayTable {
-    const header = ["forecaster", "forecasts", "MAE", "RMSE", "correlation", "hit rate"];
-    const rows = this.metrics.map((m) => [
-      m.forecaster,
-      formatCount(m.n),
-      fmt(m.mae),
-      fmt(m.rmse),
-      fmt(m.correlation),
-      m.hitRate === null ? "—" : `${(100 * m.hitRate).toFixed(1)} %`,
-    ]);
-    const caption = `${this.title}: ${formatCount(this.rows.length)} rows, ${this.rows[0]?.label ?? ""} to ${this.rows[this.rows.length - 1]?.label ?? ""}`;
-    const html =
-      `<style>${TABLE_CSS}</style><table class="rbp-table"><caption>${escapeHtml(caption)}</caption><thead><tr>${header.map((h) => `<th>${escapeHtml(h)}</th>`).join("")}</tr></thead>` +
-      `<tbody>${rows.map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(c)}</td>`).join("")}</tr>`).join("")}</tbody></table>`;
-    return displayTable({ html, text: `${caption}\n${textTable(header, rows)}` });
+    return displayTable(backtestTable(this.#view()));
   }
 
   /** Actual against predicted over time, with the baselines. */
   chart(options: { height?: number } = {}): DisplayFigure {
-    const x = this.labels;
-    const data: Figure["data"] = [
-      { type: "scatter", mode: "lines+markers", name: "actual", x, y: this.actual, line: { color: "#222" } },
-      { type: "scatter", mode: "lines", name: analysisLabel(this.analysis), x, y: this.predicted, line: { color: "#1f77b4" } },
-      { type: "scatter", mode: "lines", name: "linear regression", x, y: this.rows.map((r) => r.regression), line: { color: "#ff7f0e", dash: "dot" } },
-    ];
-    if (this.#hasLagged)
-      data.push({ type: "scatter", mode: "lines", name: "persistence", x, y: this.rows.map((r) => r.persistence), line: { color: "#2ca02c", dash: "dash" } });
-    return displayFigure({
-      data,
-      layout: {
-        title: { text: `${this.title}: actual and predicted` },
-        xaxis: { title: { text: this.#indexName } },
-        yaxis: { title: { text: this.outcome } },
-        height: options.height ?? 380,
-      },
-    });
+    return displayFigure(backtestFigure(this.#view(), options.height));
   }
 
   /** Cumulative absolute error over time, per forecaster (the steeper, the worse). */
   errorChart(options: { height?: number } = {}): DisplayFigure {
-    const x = this.labels;
-    const cumulative = (pick: (r: BacktestRow) => number | null): number[] => {
-      let sum = 0;
-      return this.rows.map((r) => {
-        const f = pick(r);
-        if (f !== null) sum += Math.abs(f - r.actual);
-        return sum;
-      });
-    };
-    const data: Figure["data"] = [
-      { type: "scatter", mode: "lines", name: analysisLabel(this.analysis), x, y: cumulative((r) => r.predicted), line: { color: "#1f77b4" } },
-      { type: "scatter", mode: "lines", name: "linear regression", x, y: cumulative((r) => r.regression), line: { color: "#ff7f0e", dash: "dot" } },
-    ];
-    if (this.#hasLagged)
-      data.push({ type: "scatter", mode: "lines", name: "persistence", x, y: cumulative((r) => r.persistence), line: { color: "#2ca02c", dash: "dash" } });
-    return displayFigure({
-      data,
-      layout: {
-        title: { text: `${this.title}: cumulative absolute error` },
-        xaxis: { title: { text: this.#indexName } },
-        yaxis: { title: { text: `sum of |error| (${this.outcome})` } },
-        height: options.height ?? 340,
-      },
-    });
+    return displayFigure(backtestErrorFigure(this.#view(), options.height));
   }
 
   /** Displays the notes, the metrics table and both charts (prints the table outside a notebook). */
@@ -255,12 +204,7 @@ export class Backtest {
   }
 
   text(): string {
-    const lines = [
-      `${this.title}: ${formatCount(this.rows.length)} forecasts, ${formatCount(this.plan.jobs)} jobs on the ${this.plan.service} service`,
-      this.table().text,
-    ];
-    for (const n of this.notes) lines.push(`Note: ${n}`);
-    return lines.join("\n");
+    return backtestText(this.#view());
   }
 
   /** The notes, table and both charts as one bundle. */
@@ -291,37 +235,28 @@ export class Backtest {
   }
 
   #bundles(): MimeBundle[] {
-    const out: MimeBundle[] = [];
-    if (this.notes.length > 0)
-      out.push(
-        htmlBundle(`<p class="rbp-notes">${this.notes.map((n) => `Note: ${escapeHtml(n)}`).join("<br>")}</p>`, this.notes.map((n) => `Note: ${n}`).join("\n")),
-      );
-    out.push(this.table()[RBP_BUNDLE](), this.chart()[RBP_BUNDLE](), this.errorChart()[RBP_BUNDLE]());
-    return out;
+    return [...backtestNotes(this.notes), this.table()[RBP_BUNDLE](), this.chart()[RBP_BUNDLE](), this.errorChart()[RBP_BUNDLE]()];
   }
 
   #columns(): FrameColumns {
-    const columns = ["actual", "predicted", "regression", ...(this.#hasLagged ? ["persistence"] : []), "train_rows", "train_from", "train_to"];
-    const r = this.rows;
+    return backtestColumns(this.#view());
+  }
+
+  /** What the views (src/display/backtest-views.ts) are made from. */
+  #view(): BacktestView {
     return {
+      title: this.title,
+      model: analysisLabel(this.analysis),
+      outcome: this.outcome,
       indexName: this.#indexName,
-      index: this.labels,
-      columns,
-      data: {
-        actual: r.map((x) => x.actual),
-        predicted: r.map((x) => x.predicted),
-        regression: r.map((x) => x.regression),
-        persistence: r.map((x) => x.persistence),
-        train_rows: r.map((x) => x.trainRows),
-        train_from: r.map((x) => x.trainFrom),
-        train_to: r.map((x) => x.trainTo),
-      },
+      hasLagged: this.#hasLagged,
+      rows: this.rows,
+      metrics: this.metrics,
+      notes: this.notes,
+      jobs: this.plan.jobs,
+      service: this.plan.service,
     };
   }
-}
-
-function fmt(v: number | null): string {
-  return v === null ? "—" : formatNumber(v, 4);
 }
 
 /**
