@@ -23,13 +23,20 @@ export interface BacktestRowView {
   trainTo: string;
 }
 
-/** One forecaster's accuracy as the views read it. */
+/** Accuracy of one forecaster over the evaluation rows it forecast (a backtest's `metrics`). */
 export interface BacktestMetricsView {
   forecaster: string;
+  /** Rows forecast (a null forecast is not counted). */
   n: number;
   mae: number | null;
   rmse: number | null;
+  /** Pearson correlation of forecasts and actuals. */
   correlation: number | null;
+  /**
+   * Share of rows whose forecast moved from the reference in the direction the outcome did (rows
+   * where the outcome did not move are left out; a forecast of no change is a miss). Null for
+   * persistence, which never forecasts a change.
+   */
   hitRate: number | null;
 }
 

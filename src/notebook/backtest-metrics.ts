@@ -3,6 +3,7 @@
  * hit rate, for the model, the regression baseline and (with a lagged column) persistence.
  */
 import type { Analysis } from "../client/index.js";
+import type { BacktestMetricsView } from "../display/index.js";
 import { analysisLabel } from "./errors.js";
 
 /** One evaluation row. */
@@ -25,22 +26,8 @@ export interface BacktestRow {
   trainTo: string;
 }
 
-/** Accuracy of one forecaster over the evaluation rows it forecast. */
-export interface BacktestMetrics {
-  forecaster: string;
-  /** Rows forecast (a null forecast is not counted). */
-  n: number;
-  mae: number | null;
-  rmse: number | null;
-  /** Pearson correlation of forecasts and actuals. */
-  correlation: number | null;
-  /**
-   * Share of rows whose forecast moved from the reference in the direction the outcome did (rows
-   * where the outcome did not move are left out; a forecast of no change is a miss). Null for
-   * persistence, which never forecasts a change.
-   */
-  hitRate: number | null;
-}
+/** Accuracy of one forecaster over the evaluation rows it forecast (its fields: display/backtest-views.ts). */
+export type BacktestMetrics = BacktestMetricsView;
 
 /**
  * The metrics of a backtest: the model, linear regression and (with `lagged`) persistence.

@@ -3,6 +3,7 @@
  * steps that share one training window, and the settings checked. `backtest()` (backtest.ts) runs
  * the plan over a transport (backtest-transport.ts); docs/research.md says why the plan is this one.
  */
+import type { BacktestOptions } from "./backtest.js";
 import { PredictionError } from "./errors.js";
 
 /** One step: evaluation rows sharing one training window, `[from, to)` (`to` is the first evaluation row). */
@@ -24,16 +25,8 @@ export interface PlanTable {
   K: number;
 }
 
-/** The settings of backtest() the plan is made from (BacktestOptions' names). */
-export interface PlanSettings {
-  start?: number | string;
-  end?: number | string;
-  window?: number;
-  step?: number;
-  minTrain?: number;
-  calibration?: number | "best";
-  concurrency?: number;
-}
+/** The settings of backtest() the plan is made from. */
+export type PlanSettings = Pick<BacktestOptions, "start" | "end" | "window" | "step" | "minTrain" | "calibration" | "concurrency">;
 
 /** The steps, with the settings they were made from (checked) and a note of the rows left out. */
 export interface StepPlan {
