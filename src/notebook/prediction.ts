@@ -437,13 +437,7 @@ export class Prediction extends PredictionBase {
   /** The impact columns behind impactFrame() and toCSV({ what: "impact" }). */
   impactColumns(): FrameColumns {
     const impact = this.impact;
-    if (impact === undefined) {
-      throw usage(
-        this.#label,
-        "Impact on Fit and Impact on Prediction come from a Grid; this is a " + this.#label + " prediction",
-        "Run grid(...) for the attribute impacts.",
-      );
-    }
+    if (impact === undefined) throw this.#gridOnly();
     return impactColumns(impact);
   }
 
@@ -473,13 +467,7 @@ export class Prediction extends PredictionBase {
 
   /** A Grid's Impact on Fit and Impact on Prediction by attribute. */
   impactChart(options: FigureOptions = {}): DisplayFigure {
-    if (this.result.grid_insights === undefined) {
-      throw usage(
-        this.#label,
-        "Impact on Fit and Impact on Prediction come from a Grid; this is a " + this.#label + " prediction",
-        "Run grid(...) for the attribute impacts.",
-      );
-    }
+    if (this.result.grid_insights === undefined) throw this.#gridOnly();
     return displayFigure(impactFigure(this.result, this.context, options));
   }
 
@@ -572,6 +560,12 @@ export class Prediction extends PredictionBase {
 
   get #label(): string {
     return analysisLabel(this.analysis);
+  }
+
+  /** The refusal of a Grid's impacts on another analysis' prediction. */
+  #gridOnly(): PredictionError {
+    const label = this.#label;
+    return usage(label, `Impact on Fit and Impact on Prediction come from a Grid; this is a ${label} prediction`, "Run grid(...) for the attribute impacts.");
   }
 }
 
