@@ -24,6 +24,12 @@
  *   hosted service (or v2) each step is a POST: the call first says how many requests, jobs and
  *   units it will spend, checks the quota, and above `confirmAbove` units (default 100) refuses
  *   without `confirm: true`.
+ *
+ * By role: backtest-plan.ts makes the steps from the arguments; engine/baseline.ts is the
+ * regression baseline; backtest-transport.ts runs the steps (one interface: the embedded
+ * connection's lane, or the client); backtest-metrics.ts scores the forecasters;
+ * display/backtest-views.ts draws the result. This file holds the result (`Backtest`) and the
+ * runner that ties them together.
  */
 import type { Analysis, GridOptionsInput, MaxFitOptionsInput, PsrOptionsInput } from "../client/index.js";
 import {
