@@ -71,6 +71,33 @@ export {
   type RbpKernelHook,
 } from "./jupyter.js";
 export { checkAnswer, textBlock, valuesTable, type CheckOptions, type CheckVerdict, type TableCell, type ValuesTableOptions } from "./lesson.js";
+export {
+  experimentColumns,
+  headline,
+  impactColumns,
+  notesBundle,
+  notesHtml,
+  observationColumns,
+  predictionBundle,
+  predictionBundles,
+  predictionText,
+  showAll,
+  type ChosenCalibration,
+  type Headline,
+  type ImpactRow,
+  type PredictionView,
+} from "./prediction-views.js";
+export {
+  backtestColumns,
+  backtestErrorFigure,
+  backtestFigure,
+  backtestNotes,
+  backtestTable,
+  backtestText,
+  type BacktestMetricsView,
+  type BacktestRowView,
+  type BacktestView,
+} from "./backtest-views.js";
 export { reportHtml, saveReport, type Reportable, type ReportOptions, type ReportPlotly } from "./report.js";
 export {
   verifiableReportHtml,

@@ -39,7 +39,8 @@ import {
   type Settings,
 } from "../client/index.js";
 import { JUPYTER_DISPLAY, RBP_BUNDLE, cellValue, escapeHtml, jupyterKernel, type MimeBundle } from "../display/index.js";
-import { laneAt, startLocalService, type LocalService } from "../service/index.js";
+import { startLocalService, type LocalService } from "../service/index.js";
+import type { StepLane } from "./backtest-transport.js";
 import { PredictionError, toPredictionError } from "./errors.js";
 import { parseRequest } from "../api/request.js";
 import { toRequest } from "../frame/index.js";
@@ -85,6 +86,8 @@ interface Embedded {
   accessId: string;
   workers: number | undefined;
   quota: number | undefined;
+  /** The service's in-process lane (its client's v3 routes, a backtest's steps); undefined when it has none. */
+  lane: StepLane | undefined;
 }
 
 export type ServiceKind = "hosted" | "local";
@@ -131,7 +134,7 @@ export class Connection {
     const { workers, quota } = options.local ?? {};
     if ((workers !== undefined && workers !== embedded.workers) || (quota !== undefined && quota !== embedded.quota)) return undefined;
     const local = settings.with({ baseUrl: embedded.url, apiKey: embedded.apiKey, accessId: embedded.accessId });
-    const client = createClient({ settings: local, timeoutMs: options.timeoutMs, inProcess: inProcessOf(embedded.url, options) });
+    const client = createClient({ settings: local, timeoutMs: options.timeoutMs, inProcess: inProcessOf(embedded.lane, options) });
     from.#service = undefined;
     return new Connection("local", client, local, embedded);
   }
@@ -139,6 +142,15 @@ export class Connection {
   /** @internal Starts the embedded service's workers and compiles the engine in them (nothing for a hosted connection); never fails. */
   async warm(): Promise<void> {
     await this.#service?.service.warm?.().catch(() => undefined);
+  }
+
+  /**
+   * @internal The in-process lane of this connection's embedded service (service/lane.ts), kept
+   * while the connection holds the service: how a backtest reaches it without HTTP. Undefined for a
+   * hosted connection, a closed one, or one that handed its service over.
+   */
+  get lane(): StepLane | undefined {
+    return this.#closed ? undefined : this.#service?.lane;
   }
 
   /** Whether close() was called. */
@@ -247,8 +259,8 @@ function signatureOf(options: ConnectOptions, settings: Settings): string {
 }
 
 /** The embedded service's v3 routes in process (unless `local.inProcess` is false). */
-function inProcessOf(url: string, options: ConnectOptions): InProcessEndpoint | undefined {
-  return options.local?.inProcess === false ? undefined : laneAt(url)?.endpoint;
+function inProcessOf(lane: StepLane | undefined, options: ConnectOptions): InProcessEndpoint | undefined {
+  return options.local?.inProcess === false ? undefined : lane?.endpoint;
 }
 
 /** The settings of `options`, read once for the whole connect (an unreadable .env file is a configuration failure). */
@@ -299,8 +311,8 @@ async function open(options: ConnectOptions, settings: Settings): Promise<Connec
   }
   const local = settings.with({ ...credentials, baseUrl: service.url });
   try {
-    const client = createClient({ settings: local, timeoutMs: options.timeoutMs, inProcess: inProcessOf(service.url, options) });
-    const embedded: Embedded = { service, url: service.url, ...credentials, workers: options.local?.workers, quota: options.local?.quota };
+    const client = createClient({ settings: local, timeoutMs: options.timeoutMs, inProcess: inProcessOf(service.lane, options) });
+    const embedded: Embedded = { service, url: service.url, ...credentials, workers: options.local?.workers, quota: options.local?.quota, lane: service.lane };
     return new Connection("local", client, local, embedded);
   } catch (error) {
     await service.close();

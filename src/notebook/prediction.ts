@@ -17,38 +17,39 @@ import type { ExperimentReceipt, ExperimentState, JobReceipt, Num, Result, Analy
 import {
   JUPYTER_DISPLAY,
   RBP_BUNDLE,
-  allShown,
   analysisOf,
   cellValue,
   calibrationThresholds,
   defaultCalibration,
-  display,
-  escapeHtml,
+  experimentColumns,
   experimentFigure,
-  figureHtml,
   formatCount,
-  formatNumber,
-  htmlBundle,
+  headline,
+  impactColumns,
   impactFigure,
-  jupyterKernel,
+  observationColumns,
   observationTable,
   outcomeVsRelevanceFigure,
+  predictionBundle,
+  predictionBundles,
+  predictionText,
   resultFigures,
+  showAll,
   summaryTable,
   experimentTable,
   exploreFigure,
   thresholdFigure,
   weightsFigure,
-  TABLE_CSS,
   type DisplayContext,
   type Figure,
   type FigureOptions,
+  type HtmlTable,
   type MimeBundle,
   type ObservationTableOptions,
   type Reportable,
 } from "../display/index.js";
 import { saveVerifiableReport as writeReport, type VerifiableReportable, type VerifiableReportOptions } from "../display/index.js";
-import { outputFrame, writeFrameCsv, type FrameColumns, type OutCell, type ToFrameOptions } from "../frame/index.js";
+import { outputFrame, writeFrameCsv, type FrameColumns, type ToFrameOptions } from "../frame/index.js";
 import type { ColumnObject, DataFrameLike } from "../frame/index.js";
 import { displayFigure, displayTable, type DisplayFigure, type DisplayTable } from "./displayable.js";
 import { PredictionError, analysisLabel } from "./errors.js";
@@ -132,25 +133,6 @@ function usage(subject: string, detail: string, hint?: string): PredictionError 
   return new PredictionError({ kind: "usage", subject, detail, ...(hint !== undefined ? { hint } : {}) });
 }
 
-function notesHtml(notes: ReadonlyArray<string>): string {
-  return notes.length > 0 ? `<p class="rbp-notes">${notes.map((n) => `Note: ${escapeHtml(n)}`).join("<br>")}</p>` : "";
-}
-
-/** Displays bundles in a kernel (a Promise where the kernel's display is one, as Deno's), or prints `text` outside one. */
-export function showAll(bundles: MimeBundle[], text: string): Promise<void> | undefined {
-  if (jupyterKernel() === "none") {
-    process.stdout.write(`${text}\n`);
-    return undefined;
-  }
-  return allShown(bundles.map((b) => display(b)));
-}
-
-/** What a prediction shows as its summary: the table as HTML and as text. */
-interface Summary {
-  html: string;
-  text: string;
-}
-
 /** Where a report's result came from: the result(s), the request as sent, the receipt. */
 interface ReportSource {
   result: VerifiableReportable["result"];
@@ -200,7 +182,7 @@ abstract class PredictionBase {
   abstract get attributes(): ReadonlyArray<string>;
   abstract table(): DisplayTable;
   /** The summary table (HTML and text). */
-  protected abstract summary(): Summary;
+  protected abstract summary(): HtmlTable;
   /** The figures shown under the summary. */
   protected abstract figures(options: FigureOptions): Figure[];
   /** The first line of text(). */
@@ -222,24 +204,13 @@ abstract class PredictionBase {
    * await p.show();   // tslab and Deno alike
    */
   show(options: FigureOptions = {}): Promise<void> | undefined {
-    const notes = this.shownNotes();
-    const bundles: MimeBundle[] = [];
-    if (notes.length > 0) bundles.push(htmlBundle(`<style>${TABLE_CSS}</style>${notesHtml(notes)}`, notes.map((n) => `Note: ${n}`).join("\n")));
-    bundles.push(this.table()[RBP_BUNDLE]());
-    for (const f of this.figures(options)) bundles.push(displayFigure(f)[RBP_BUNDLE]());
-    return showAll(bundles, this.text());
+    const view = { notes: this.shownNotes(), summary: this.summary(), figures: this.figures(options), firstLine: this.firstLine() };
+    return showAll(predictionBundles(view), predictionText(view));
   }
 
   /** The summary, the notes and the charts as one mime bundle (HTML and text). */
   bundle(options: FigureOptions = {}): MimeBundle {
-    const html = [
-      `<div class="rbp-prediction">`,
-      notesHtml(this.shownNotes()),
-      this.summary().html,
-      ...this.figures(options).map((f) => figureHtml(f)),
-      `</div>`,
-    ].join("");
-    return { "text/html": html, "text/plain": this.text() };
+    return predictionBundle({ notes: this.shownNotes(), summary: this.summary(), figures: this.figures(options), firstLine: this.firstLine() });
   }
 
   [RBP_BUNDLE](): MimeBundle {
@@ -252,10 +223,7 @@ abstract class PredictionBase {
   }
 
   text(): string {
-    const lines = [this.firstLine()];
-    lines.push(this.summary().text);
-    for (const n of this.shownNotes()) lines.push(`Note: ${n}`);
-    return lines.join("\n");
+    return predictionText({ firstLine: this.firstLine(), summary: this.summary(), notes: this.shownNotes() });
   }
 
   /** What saveReport writes, with where it came from (the report's provenance). */
@@ -458,45 +426,19 @@ export class Prediction extends PredictionBase {
 
   /** The per-observation columns behind toFrame() and toCSV(). */
   observationColumns(calibration = 0): FrameColumns {
-    const r = this.result;
-    const T = r.yhat.length;
+    const T = this.result.yhat.length;
     if (!Number.isInteger(calibration) || calibration < 0 || calibration >= T) {
       throw usage(this.#label, `calibration ${String(calibration)} is not one of the result's (0 to ${T - 1})`);
     }
-    const N = this.observationCount;
-    const pick = (v: ReadonlyArray<Num> | undefined): OutCell[] => Array.from({ length: N }, (_, i) => v?.[i] ?? null);
-    const y = this.request?.y ?? this.context.y;
-    return {
-      indexName: this.indexName ?? "label",
-      index: [...this.rowLabels],
-      columns: ["outcome", "relevance", "similarity", "informativeness", "weight", "included"],
-      data: {
-        outcome: pick(y),
-        relevance: pick(r.relevance),
-        similarity: pick(r.similarity),
-        informativeness: pick(r.info_x),
-        weight: r.weights.map((row) => row[calibration] ?? null),
-        included: r.include !== undefined ? r.include.map((row) => row[calibration] === 1) : Array.from({ length: N }, () => null),
-      },
-    };
+    const rows = { y: this.request?.y ?? this.context.y, rowLabels: this.rowLabels, indexName: this.indexName };
+    return observationColumns(this.result, rows, calibration);
   }
 
   /** The impact columns behind impactFrame() and toCSV({ what: "impact" }). */
   impactColumns(): FrameColumns {
     const impact = this.impact;
-    if (impact === undefined) {
-      throw usage(
-        this.#label,
-        "Impact on Fit and Impact on Prediction come from a Grid; this is a " + this.#label + " prediction",
-        "Run grid(...) for the attribute impacts.",
-      );
-    }
-    return {
-      indexName: "attribute",
-      index: impact.map((a) => a.attribute),
-      columns: ["impact_on_fit", "impact_on_prediction"],
-      data: { impact_on_fit: impact.map((a) => a.impactOnFit), impact_on_prediction: impact.map((a) => a.impactOnPrediction) },
-    };
+    if (impact === undefined) throw this.#gridOnly();
+    return impactColumns(impact);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -525,13 +467,7 @@ export class Prediction extends PredictionBase {
 
   /** A Grid's Impact on Fit and Impact on Prediction by attribute. */
   impactChart(options: FigureOptions = {}): DisplayFigure {
-    if (this.result.grid_insights === undefined) {
-      throw usage(
-        this.#label,
-        "Impact on Fit and Impact on Prediction come from a Grid; this is a " + this.#label + " prediction",
-        "Run grid(...) for the attribute impacts.",
-      );
-    }
+    if (this.result.grid_insights === undefined) throw this.#gridOnly();
     return displayFigure(impactFigure(this.result, this.context, options));
   }
 
@@ -575,7 +511,7 @@ export class Prediction extends PredictionBase {
     return resultFigures(this.result, this.context, options).map(displayFigure);
   }
 
-  protected summary(): Summary {
+  protected summary(): HtmlTable {
     return summaryTable(this.result, this.context, { title: this.title });
   }
 
@@ -589,10 +525,7 @@ export class Prediction extends PredictionBase {
 
   /** The headline numbers in one line. */
   headline(): string {
-    const parts = [`yhat ${formatNumber(this.yhat)}`, `fit ${formatNumber(this.fit)}`, `adjusted fit ${formatNumber(this.adjustedFit)}`];
-    if (this.k !== undefined) parts.push(`K ${this.k}`);
-    if (this.combinations !== undefined) parts.push(`${formatCount(this.combinations)} combinations`);
-    return parts.join(", ");
+    return headline({ yhat: this.yhat, fit: this.fit, adjustedFit: this.adjustedFit, k: this.k, combinations: this.combinations });
   }
 
   protected firstLine(): string {
@@ -627,6 +560,12 @@ export class Prediction extends PredictionBase {
 
   get #label(): string {
     return analysisLabel(this.analysis);
+  }
+
+  /** The refusal of a Grid's impacts on another analysis' prediction. */
+  #gridOnly(): PredictionError {
+    const label = this.#label;
+    return usage(label, `Impact on Fit and Impact on Prediction come from a Grid; this is a ${label} prediction`, "Run grid(...) for the attribute impacts.");
   }
 }
 
@@ -693,21 +632,11 @@ export class ExperimentPrediction extends PredictionBase {
 
   /** The per-row columns behind toFrame() and toCSV(). */
   rowColumns(): FrameColumns {
-    const chosen = this.rows.map((p) => p.best);
-    return {
-      indexName: this.rows[0]?.indexName ?? "label",
-      index: this.labels,
-      columns: ["yhat", "fit", "adjusted_fit", "threshold", "censor", "n", "k"],
-      data: {
-        yhat: chosen.map((c) => c.yhat),
-        fit: chosen.map((c) => c.fit),
-        adjusted_fit: chosen.map((c) => c.adjustedFit),
-        threshold: chosen.map((c) => c.threshold ?? null),
-        censor: chosen.map((c) => c.censor ?? null),
-        n: chosen.map((c) => c.n ?? null),
-        k: chosen.map((c) => c.k ?? null),
-      },
-    };
+    return experimentColumns(
+      this.labels,
+      this.rows.map((p) => p.best),
+      this.rows[0]?.indexName,
+    );
   }
 
   /** Each completed row's result. */
@@ -745,7 +674,7 @@ export class ExperimentPrediction extends PredictionBase {
     return displayFigure(experimentFigure(this.results, this.context, options));
   }
 
-  protected summary(): Summary {
+  protected summary(): HtmlTable {
     return experimentTable(this.results, this.context, { title: this.title });
   }
 

@@ -22,27 +22,6 @@ import { createRouter } from "./router.js";
 import { ROUTE_TABLES, type RouteTableFactory } from "./routes.js";
 import { Lane } from "./lane.js";
 
-/** The in-process lanes of the services this process started, by their URL (lane.ts). */
-const LANES = new Map<string, Lane>();
-
-/**
- * The in-process lane (lane.ts) of a service this process started and still runs, reached at `url`
- * (its root or a version root, e.g. the embedded service's `http://127.0.0.1:41234/v3`), for the
- * organisation whose key the service handed out; undefined for any other URL.
- *
- * @example
- * const lane = laneAt(connection.baseUrl); // the embedded service's, or undefined
- */
-export function laneAt(url: string): Lane | undefined {
-  let origin: string;
-  try {
-    origin = new URL(url).origin;
-  } catch {
-    return undefined;
-  }
-  return LANES.get(origin);
-}
-
 export interface LocalServiceOptions {
   /** TCP port; 0 (the default) picks a free one. */
   port?: number;
@@ -139,6 +118,12 @@ export interface LocalService {
   credentials: { apiKey: string; accessId: string; source: CredentialSource | "file" };
   /** The connection bounds in force and live counts of open and refused connections. */
   connections: { limits: ConnectionLimits; counts: ConnectionCounts };
+  /**
+   * The in-process lane (lane.ts) of the organisation whose key the service handed out: what the
+   * process that started the service uses instead of HTTP (its client's v3 routes, a backtest's
+   * steps); undefined when no organisation has that key. Whoever holds the service holds its lane.
+   */
+  lane: Lane | undefined;
   /** Starts the workers and compiles the engine's code in them with a small Grid (PredictionService.warm); never fails. */
   warm(): Promise<void>;
   close(): Promise<void>;
@@ -205,8 +190,9 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
   }
   const port = (server.address() as AddressInfo).port;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  let lane: Lane | undefined;
   try {
-    LANES.set(new URL(url).origin, new Lane(service, service.auth.organisation({ "x-api-key": shown.apiKey })));
+    lane = new Lane(service, service.auth.organisation({ "x-api-key": shown.apiKey }));
   } catch {
     // No organisation has the key handed out: no lane (HTTP serves as ever).
   }
@@ -217,10 +203,10 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
     port,
     credentials: shown,
     connections: { limits, counts },
+    lane,
     warm: () => service.warm(),
     close() {
       closing ??= (async () => {
-        LANES.delete(new URL(url).origin);
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeAllConnections();
         await closed;

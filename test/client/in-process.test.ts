@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, isExperimentReceipt, type ExperimentReceipt, type JobReceipt, type RbpClient } from "../../src/client/index.js";
-import { laneAt, startLocalService, type LocalService } from "../../src/service/index.js";
+import { startLocalService, type LocalService } from "../../src/service/index.js";
 import { quickstart, singular } from "./helpers.js";
 
 const KEY = "in-process-test-key";
@@ -26,7 +26,7 @@ interface Twin {
 
 async function twin(inProcess: boolean): Promise<Twin> {
   const service = await startLocalService({ port: 0, workers: 2, apiKey: KEY, accessId: ACCESS, quota: QUOTA, limits: { maxThetaRows: 12 } });
-  const endpoint = inProcess ? laneAt(service.url)?.endpoint : undefined;
+  const endpoint = inProcess ? service.lane?.endpoint : undefined;
   if (inProcess) expect(endpoint).toBeDefined();
   const http: string[] = [];
   const options = { baseUrl: service.url, apiKey: KEY, env: {}, envFile: false as const, inProcess: endpoint };

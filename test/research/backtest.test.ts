@@ -9,8 +9,10 @@
  * check before anything is submitted.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { backtest, connect, disconnect, grid, psr, maxfit, type Connection, Prediction } from "../../src/notebook/index.js";
-import { metricsOf, olsPredict, type BacktestRow } from "../../src/notebook/backtest.js";
+import { backtest, connect, disconnect, grid, psr, maxfit, Connection, Prediction, type ProgressEvent } from "../../src/notebook/index.js";
+import { createClient, readSettings } from "../../src/client/index.js";
+import { metricsOf, type BacktestRow } from "../../src/notebook/backtest-metrics.js";
+import { olsPredict } from "../../src/engine/baseline.js";
 import { startLocalService, type LocalService } from "../../src/service/index.js";
 import { fromOwnV3Results, fromV3Results } from "../../src/api/result.js";
 import { datasetFromRows, runAnalysis } from "../../src/engine/index.js";
@@ -302,5 +304,55 @@ describe("against the hosted service", { timeout: 60_000 }, () => {
     expect(bt.plan).toMatchObject({ jobs: 10, requests: 2, units: 10, service: "hosted" });
     expect((await connection.quota()).used).toBe(10);
     expect(bt.predictions.every((p) => p.service === "hosted")).toBe(true);
+  });
+});
+
+describe("one transport: the embedded lane and a remote service give the same backtest", { timeout: 60_000 }, () => {
+  let remote: LocalService;
+  let viaHttp: Connection;
+  const KEY = "backtest-twin-key-41c9";
+  beforeAll(async () => {
+    await connect({ hosted: false, env: {}, envFile: false, local: { workers: 2 } });
+    remote = await startLocalService({ port: 0, apiKey: KEY, accessId: "analyst", workers: 2 });
+    // Beside the current (embedded) connection: a connection to another service by URL and key, as to a hosted one.
+    const settings = readSettings({ baseUrl: remote.url, apiKey: KEY, accessId: "analyst", env: {}, envFile: false });
+    viaHttp = new Connection("hosted", createClient({ settings }), settings);
+  });
+  afterAll(async () => {
+    await viaHttp.close();
+    await remote.close();
+  });
+
+  it("rows, metrics, Predictions and the progress line's counts agree, step by step and as experiments", async () => {
+    const local = await connect();
+    expect(local.lane).toBeDefined();
+    expect(viaHttp.lane).toBeUndefined();
+    const spec = { y: "tomorrow_max", X: ATTRIBUTES, index: "date", lagged: "temp_max" };
+    for (const step of [1, 3]) {
+      const run = async (on: Connection) => {
+        const events: ProgressEvent[] = [];
+        const bt = await backtest(days, spec, {
+          options: { threshold: [0.8, 0] },
+          start: -7,
+          step,
+          connection: on,
+          log: () => undefined,
+          progress: (e) => events.push(e),
+        });
+        return { bt, counts: events.map((e) => e.rows) };
+      };
+      const lane = await run(local);
+      const client = await run(viaHttp);
+      expect(lane.bt.plan).toEqual({ ...client.bt.plan, service: "local" });
+      expect(lane.bt.rows).toStrictEqual(client.bt.rows);
+      expect(lane.bt.metrics).toStrictEqual(client.bt.metrics);
+      expect(lane.bt.predictions.map((p) => p.result)).toStrictEqual(client.bt.predictions.map((p) => p.result));
+      expect(lane.bt.predictions.map((p) => p.title)).toEqual(client.bt.predictions.map((p) => p.title));
+      // The same counts (steps end in any order; each adds its rows at once) and the same last line.
+      const added = (counts: Array<ProgressEvent["rows"]>) => counts.map((c, k) => (c?.done ?? 0) - (counts[k - 1]?.done ?? 0)).sort();
+      expect(added(lane.counts)).toEqual(added(client.counts));
+      expect(lane.counts[lane.counts.length - 1]).toEqual({ done: 7, failed: 0, total: 7 });
+      expect(client.counts[client.counts.length - 1]).toEqual({ done: 7, failed: 0, total: 7 });
+    }
   });
 });
