@@ -56,19 +56,45 @@ const VERSION_ROOTS: Array<{ suffix: string; version: ApiVersion }> = [
 /** Options that say where to read the settings; with `settings` given, nothing is read and these must be absent. */
 const READ_OPTIONS = ["apiKey", "accessId", "baseUrl", "apiVersion", "env", "envFile"] as const;
 
+/**
+ * The client's configuration: the settings read once (or given), checked in this order: the key,
+ * the base URL, the version, then the numeric options.
+ *
+ * @example
+ * const config = resolveConfig({ apiKey: "k", baseUrl: "http://127.0.0.1:8765" });
+ * config.baseUrl; // "http://127.0.0.1:8765/v3"
+ */
 export function resolveConfig(options: ClientOptions = {}): ResolvedConfig {
-  let settings: Settings;
-  if (options.settings !== undefined) {
-    const both = READ_OPTIONS.filter((name) => options[name] !== undefined);
-    if (both.length > 0) {
-      throw new ConfigurationError("settings", `pass either settings (already read) or ${both.join(", ")}, not both: settings are read once, by readSettings`);
-    }
-    settings = options.settings;
-  } else {
-    settings = readSettings(options);
-  }
+  const settings = settingsOf(options);
+  const apiKey = checkedApiKey(settings.apiKey);
+  const accessId = settings.accessId;
+  const url = baseUrlOf(settings.baseUrl);
+  const { apiVersion, root } = versionRootOf(url, settings.apiVersion);
+  return {
+    settings,
+    apiKey,
+    accessId: accessId === "" ? undefined : accessId,
+    apiVersion,
+    origin: url.origin,
+    root,
+    baseUrl: url.origin + root,
+    ...numericOptions(options),
+    log: options.log,
+  };
+}
 
-  const apiKey = settings.apiKey;
+/** The settings given (then nothing else says where to read them), or read now. */
+function settingsOf(options: ClientOptions): Settings {
+  if (options.settings === undefined) return readSettings(options);
+  const both = READ_OPTIONS.filter((name) => options[name] !== undefined);
+  if (both.length > 0) {
+    throw new ConfigurationError("settings", `pass either settings (already read) or ${both.join(", ")}, not both: settings are read once, by readSettings`);
+  }
+  return options.settings;
+}
+
+/** The API key: present, and plain (no spaces around it, no control characters). */
+function checkedApiKey(apiKey: string | undefined): string {
   if (apiKey === undefined || apiKey === "") {
     throw new ConfigurationError(
       "CSA_API_KEY",
@@ -78,9 +104,11 @@ export function resolveConfig(options: ClientOptions = {}): ResolvedConfig {
   if (/[\r\n\0]/.test(apiKey) || apiKey.trim() !== apiKey) {
     throw new ConfigurationError("CSA_API_KEY", "the API key contains spaces or control characters; check the value of CSA_API_KEY");
   }
-  const accessId = settings.accessId;
+  return apiKey;
+}
 
-  const rawBase = settings.baseUrl;
+/** The base URL: given, absolute, http(s), with no user name or password. */
+function baseUrlOf(rawBase: string | undefined): URL {
   if (rawBase === undefined || rawBase === "") {
     throw new ConfigurationError(
       "baseUrl",
@@ -99,10 +127,13 @@ export function resolveConfig(options: ClientOptions = {}): ResolvedConfig {
   if (url.username !== "" || url.password !== "") {
     throw new ConfigurationError("baseUrl", "the base URL must not carry a user name or password");
   }
+  return url;
+}
+
+/** The API version (the setting's, else the URL's version root's, else v3) and the path of its root below the URL's origin. */
+function versionRootOf(url: URL, rawVersion: Settings["apiVersion"]): { apiVersion: ApiVersion; root: string } {
   const path = url.pathname.replace(/\/+$/, "");
   const versionRoot = VERSION_ROOTS.find((r) => path.endsWith(r.suffix));
-
-  const rawVersion = settings.apiVersion;
   let apiVersion: ApiVersion;
   if (rawVersion !== undefined) {
     const v = String(rawVersion).trim().toLowerCase();
@@ -112,20 +143,24 @@ export function resolveConfig(options: ClientOptions = {}): ResolvedConfig {
   } else {
     apiVersion = versionRoot?.version ?? "v3";
   }
-  let root: string;
-  if (versionRoot) {
-    if (versionRoot.version !== apiVersion) {
-      throw new ConfigurationError(
-        "apiVersion",
-        `the base URL is a ${versionRoot.version} root (${path}) but apiVersion is ${apiVersion}; give the service root or a ${apiVersion} root`,
-      );
-    }
-    // A bare /v2 root means the v2 API's own prefix below it.
-    root = versionRoot.suffix === "/v2" ? `${path}/prediction-engine` : path;
-  } else {
-    root = `${path}${apiVersion === "v3" ? "/v3" : "/v2/prediction-engine"}`;
+  if (!versionRoot) return { apiVersion, root: `${path}${apiVersion === "v3" ? "/v3" : "/v2/prediction-engine"}` };
+  if (versionRoot.version !== apiVersion) {
+    throw new ConfigurationError(
+      "apiVersion",
+      `the base URL is a ${versionRoot.version} root (${path}) but apiVersion is ${apiVersion}; give the service root or a ${apiVersion} root`,
+    );
   }
+  // A bare /v2 root means the v2 API's own prefix below it.
+  return { apiVersion, root: versionRoot.suffix === "/v2" ? `${path}/prediction-engine` : path };
+}
 
+type NumericOptions = Pick<
+  ResolvedConfig,
+  "timeoutMs" | "maxRetries" | "retryBaseDelayMs" | "retryMaxDelayMs" | "maxRetryAfterMs" | "maxResponseBytes" | "poll"
+>;
+
+/** The timeouts, retries, size bound and polling of the options, each a finite number at least its minimum, or its default. */
+function numericOptions(options: ClientOptions): NumericOptions {
   const number = (name: string, value: number | undefined, fallback: number, min: number): number => {
     if (value === undefined) return fallback;
     if (typeof value !== "number" || !Number.isFinite(value) || value < min) {
@@ -134,14 +169,7 @@ export function resolveConfig(options: ClientOptions = {}): ResolvedConfig {
     return value;
   };
   const poll = options.poll ?? {};
-  const resolved: ResolvedConfig = {
-    settings,
-    apiKey,
-    accessId: accessId === "" ? undefined : accessId,
-    apiVersion,
-    origin: url.origin,
-    root,
-    baseUrl: url.origin + root,
+  return {
     timeoutMs: number("timeoutMs", options.timeoutMs, DEFAULTS.timeoutMs, 1),
     maxRetries: Math.floor(number("maxRetries", options.maxRetries, DEFAULTS.maxRetries, 0)),
     retryBaseDelayMs: number("retryBaseDelayMs", options.retryBaseDelayMs, DEFAULTS.retryBaseDelayMs, 0),
@@ -153,7 +181,5 @@ export function resolveConfig(options: ClientOptions = {}): ResolvedConfig {
       factor: number("poll.factor", poll.factor, DEFAULTS.poll.factor, 1),
       maxDelayMs: number("poll.maxDelayMs", poll.maxDelayMs, DEFAULTS.poll.maxDelayMs, 0),
     },
-    log: options.log,
   };
-  return resolved;
 }

@@ -41,6 +41,7 @@ import { randomUUID } from "node:crypto";
 import { escapeHtml, scriptJson } from "./format.js";
 import { figureTitle, traceTypes, type Figure } from "./figures.js";
 import type { HtmlTable } from "./tables.js";
+import { denoDisplay, jupyterKernel, plain } from "./kernels.js";
 
 export const PLOTLY_MIME = "application/vnd.plotly.v1+json";
 /** The symbol Deno's Jupyter kernel calls to display a value (Deno.jupyter.$display). */
@@ -81,21 +82,13 @@ export interface OwnDisplayable extends Displayable {
 export type DisplayBundle = MimeBundle & OwnDisplayable;
 
 /**
- * What a kernel gets when it shows one of this package's values as a cell's value. Set by
- * ./jupyter.ts: in Deno the bundle is sent as display data (awaited) and the cell's own result is
- * empty, because Deno 2.9 can send a cell's result after the cell went idle, where a front end no
- * longer takes it (docs/kernels.md); elsewhere the bundle itself.
+ * A bundle as a kernel should get it for a cell's value: in Deno the bundle is sent as display data
+ * (awaited) and the cell's own result is empty, because Deno 2.9 can send a cell's result after the
+ * cell went idle, where a front end no longer takes it (docs/kernels.md); elsewhere the bundle itself.
  */
-let cellValueHook: (bundle: MimeBundle) => MimeBundle | Promise<MimeBundle> = (bundle) => bundle;
-
-/** Installs the hook above (./jupyter.ts does, once). */
-export function setCellValueHook(hook: (bundle: MimeBundle) => MimeBundle | Promise<MimeBundle>): void {
-  cellValueHook = hook;
-}
-
-/** A bundle as a kernel should get it for a cell's value (see `setCellValueHook`). */
 export function cellValue(bundle: MimeBundle): MimeBundle | Promise<MimeBundle> {
-  return cellValueHook(bundle);
+  if (jupyterKernel() !== "deno") return bundle;
+  return denoDisplay(plain(toBundle(bundle))).then(() => ({}) as MimeBundle);
 }
 
 /** Gives `target` its bundle (`RBP_BUNDLE`) and the kernel's display method, both hidden from JSON and Object.keys. */
@@ -124,25 +117,47 @@ function isOwnDisplayable(v: unknown): v is OwnDisplayable {
 /** Where figure outputs get plotly.js: inlined in the first output (default), in every output, or from a URL. */
 export type PlotlySource = "once" | "every" | { url: string };
 
-let source: PlotlySource = "once";
-let sentThisSession = false;
+/**
+ * Where the figure outputs of a kernel session get plotly.js, and whether one has carried it: what
+ * `setPlotlySource`, `resetPlotlySession` and every figure output read and write.
+ */
+class PlotlySession {
+  source: PlotlySource = "once";
+  sent = false;
+
+  /** The loader a figure output carries (undefined: none), and the session then knows plotly.js was sent. */
+  loaderFor(include: "auto" | boolean): string | undefined {
+    if (include === false) return undefined;
+    if (typeof this.source === "object") return plotlyUrlScript(this.source.url);
+    if (include === true || this.source === "every" || !this.sent) {
+      this.sent = true;
+      return plotlyInlineScript();
+    }
+    return undefined;
+  }
+}
+
+/** The kernel session is this process: its figure outputs share one PlotlySession. */
+const PLOTLY = new PlotlySession();
+
+/** The packed plotly.js and the loader script carrying it: the same for every caller, computed once per process. */
 let cachedPacked: string | undefined;
 let cachedLoader: string | undefined;
 
 /** Chooses where figure outputs get plotly.js (see the module comment). */
 export function setPlotlySource(s: PlotlySource): void {
-  source = s;
-  sentThisSession = false;
+  PLOTLY.source = s;
+  PLOTLY.sent = false;
 }
 
 /** Forgets that plotly.js was sent, so the next figure output carries it again (after clearing the output that held it). */
 export function resetPlotlySession(): void {
-  sentThisSession = false;
+  PLOTLY.sent = false;
 }
 
 /** Whether a figure output of this process has carried plotly.js. */
 export function plotlySent(): boolean {
-  return sentThisSession;
+  return PLOTLY.sent;
 }
 
 const PLOTLY_PACKAGE = "plotly.js-dist-min";
@@ -206,17 +221,6 @@ export function plotlyUrlScript(url: string): string {
   return `<script type="text/javascript" data-rbp-plotly-url="${escapeHtml(url)}">(function(){${FAIL}if(${READY})return;if(window.__rbpPlotlyLoading)return;window.__rbpPlotlyLoading=1;var s=document.createElement("script");s.src=${scriptJson(url)};s.onload=function(){window.__rbpPlotlyLoading=0;${DRAIN}};s.onerror=function(){window.__rbpPlotlyLoading=0;fail("plotly.js could not be loaded from "+s.src)};document.head.appendChild(s);})();</script>`;
 }
 
-/** The loader for the current setting, and whether it is one (undefined when this output should not carry plotly). */
-function loaderForOutput(include: "auto" | boolean): string | undefined {
-  if (include === false) return undefined;
-  if (typeof source === "object") return plotlyUrlScript(source.url);
-  if (include === true || source === "every" || !sentThisSession) {
-    sentThisSession = true;
-    return plotlyInlineScript();
-  }
-  return undefined;
-}
-
 export interface FigureHtmlOptions {
   /** The element id (default: a random one). */
   id?: string;
@@ -241,7 +245,7 @@ const LOADING_NOTE = "This chart waits for plotly.js, which is still loading.";
 export function figureHtml(figure: Figure, options: FigureHtmlOptions = {}): string {
   const id = options.id ?? `rbp-fig-${randomUUID()}`;
   const height = typeof figure.layout.height === "number" ? figure.layout.height : 420;
-  const loader = loaderForOutput(options.plotly ?? "auto") ?? "";
+  const loader = PLOTLY.loaderFor(options.plotly ?? "auto") ?? "";
   const spec = scriptJson({ data: figure.data, layout: figure.layout, config: figure.config ?? {} });
   const idJson = scriptJson(id);
   const draw =

@@ -24,72 +24,19 @@
  * (another tslab layout), it falls back to the public `require("tslab").display.html(...)`.
  */
 import { tslabGlobal, tslabPublic, tslabServerPrototype, tslabWriter } from "../internal/tslab.js";
-import { displayable, resetPlotlySession, setCellValueHook, toBundle, type Displayable, type DisplayBundle, type MimeBundle } from "./bundle.js";
+import { displayable, resetPlotlySession, toBundle, type Displayable, type DisplayBundle, type MimeBundle } from "./bundle.js";
+import { denoDisplay, jupyterKernel, plain, rbpKernel, type RbpKernelHook } from "./kernels.js";
 import type { Figure } from "./figures.js";
 import type { HtmlTable } from "./tables.js";
 
-export type Kernel = "rbp" | "tslab" | "deno" | "none";
-
-/** Where the rbp kernel installs its hook (the key is shared by every copy of this module). */
-export const RBP_KERNEL_HOOK: unique symbol = Symbol.for("rbp.kernel");
-
-/**
- * What the rbp kernel installs on `globalThis[RBP_KERNEL_HOOK]` while it runs: the display of the
- * running cell (or, between cells, of the last one), and a way to hear of front ends that
- * (re)connect.
- */
-export interface RbpKernelHook {
-  /** A display_data of the cell (update_display_data with `update` and a display id). */
-  display(bundle: Record<string, unknown>, options?: { displayId?: string; update?: boolean }): void;
-  /** A clear_output of the cell (with `wait`, when the next output comes). */
-  clearOutput(wait?: boolean): void;
-  /** Calls `listener` on every kernel_info_request (a front end that connects or reloads). */
-  onKernelInfo(listener: () => void): void;
-}
-
-function rbpKernel(): RbpKernelHook | undefined {
-  const hook = (globalThis as Record<symbol, unknown>)[RBP_KERNEL_HOOK] as RbpKernelHook | undefined;
-  return typeof hook === "object" && hook !== null && typeof hook.display === "function" ? hook : undefined;
-}
-
-interface DenoJupyter {
-  display?: (obj: unknown, options?: { raw?: boolean; update?: boolean; display_id?: string }) => Promise<void>;
-}
-
-function denoJupyter(): DenoJupyter | undefined {
-  const deno = (globalThis as Record<string, unknown>).Deno as { jupyter?: DenoJupyter } | undefined;
-  if (deno === undefined || deno === null) return undefined;
-  try {
-    // Deno.jupyter throws outside a Jupyter kernel.
-    const j = deno.jupyter;
-    return typeof j?.display === "function" ? j : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The kernel this code runs in, as far as display is concerned. */
-export function jupyterKernel(): Kernel {
-  if (rbpKernel() !== undefined) return "rbp";
-  if (tslabGlobal() !== undefined) return "tslab";
-  if (denoJupyter() !== undefined) return "deno";
-  return "none";
-}
-
 export { tslabWriter };
+export { jupyterKernel, RBP_KERNEL_HOOK, type Kernel, type RbpKernelHook } from "./kernels.js";
 
 export interface DisplayOptions {
   /** A display id, to replace this output later with `update: true` (rbp, tslab and Deno). */
   displayId?: string;
   /** Replace the output with this display id instead of adding one. */
   update?: boolean;
-}
-
-/** The mime types of a bundle as a plain object (no symbol, no undefined entries). */
-function plain(bundle: MimeBundle): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(bundle)) if (v !== undefined) out[k] = v;
-  return out;
 }
 
 /**
@@ -123,24 +70,9 @@ export function display(value: MimeBundle | Displayable | Figure | HtmlTable, op
       return undefined;
     }
   } else if (kernel === "deno") {
-    const j = denoJupyter()!;
-    const opts = { raw: true, ...(options.displayId !== undefined ? { display_id: options.displayId } : {}), ...(options.update ? { update: true } : {}) };
-    const sent = j.display!(bundle, opts).catch((e: unknown) => console.error("rbp-notebook: display failed:", e));
-    return sent.then(() => new Promise<void>((r) => setTimeout(r, denoSettleMs(bundle))));
+    return denoDisplay(bundle, options);
   }
   return displayable(bundle);
-}
-
-/**
- * How long a Deno display waits after `Deno.jupyter.display` resolves. Deno 2.9.6 resolves it when
- * the message is queued, not when it is sent, and can publish the cell's idle status before the
- * queue is drained (measured with the walkthroughs under nbconvert: displays of a cell that ends
- * right after them arrived after idle, and were dropped). A short quiet time, longer for a large
- * bundle, lets the queue drain before the cell ends (docs/kernels.md).
- */
-function denoSettleMs(bundle: MimeBundle): number {
-  const html = typeof bundle["text/html"] === "string" ? bundle["text/html"].length : 0;
-  return 100 + Math.min(2000, Math.round(html / 10_000));
 }
 
 /**
@@ -196,10 +128,3 @@ export function watchFrontEnds(): boolean {
 const WATCHING = Symbol.for("rbp-notebook.watchFrontEnds");
 
 watchFrontEnds();
-
-// A cell's value in Deno: sent as display data and awaited; the cell's own result is then empty.
-setCellValueHook((bundle) => {
-  if (jupyterKernel() !== "deno") return bundle;
-  const sent = display(bundle) as Promise<void>;
-  return sent.then(() => ({}) as MimeBundle);
-});

@@ -17,16 +17,5 @@ export {
   type TableKind,
 } from "./table.js";
 export { cellKind, type CellKind } from "./cells.js";
-export {
-  useDataFrames,
-  sessionDataFrame,
-  outputFrame,
-  frameCsv,
-  writeFrameCsv,
-  type DanfoModule,
-  type DataFrameClass,
-  type FrameColumns,
-  type FrameForm,
-  type OutCell,
-  type ToFrameOptions,
-} from "./out.js";
+export { outputFrame, frameCsv, writeFrameCsv, type FrameColumns, type FrameForm, type OutCell, type ToFrameOptions } from "./out.js";
+export { useDataFrames, sessionDataFrame, type DanfoModule, type DataFrameClass } from "./danfo.js";

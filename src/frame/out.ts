@@ -4,11 +4,8 @@
  * A frame here is columns of cells with one label per row (the input's index or labels, carried
  * through from src/frame/table.ts). It leaves as:
  *
- * - a danfo DataFrame, when danfo is loaded in the session. danfo is never imported by this
- *   package; its `DataFrame` class is found structurally, in this order: one given with
- *   `useDataFrames(dfd)`; the class of the last danfo DataFrame read as input (readTable); a
- *   danfojs-node or danfojs module already in Node's require cache (what tslab's CommonJS cells
- *   load); `globalThis.dfd` (the browser build). The row labels become the DataFrame's index.
+ * - a danfo DataFrame, when danfo is loaded in the session (found as ./danfo.ts says). The row
+ *   labels become the DataFrame's index.
  * - plain column objects otherwise: `{ label: [...], yhat: [...], ... }`, the first key holding
  *   the row labels (named after the input's index column when there was one, else "label"). Read
  *   back with `toRequest(frame, { index: "label", ... })`.
@@ -20,9 +17,9 @@
  * spreadsheet shows as text; numbers are never altered (-1.5 stays -1.5), nor a text cell that
  * is a plain decimal number ("-1.5", read back as that number, runs nothing).
  */
-import { createRequire } from "node:module";
 import { mkdir, writeFile } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { dirname, resolve } from "node:path";
+import { sessionDataFrame } from "./danfo.js";
 import type { ColumnObject, DataFrameLike } from "./table.js";
 
 /** A cell of an output frame. */
@@ -40,14 +37,6 @@ export interface FrameColumns {
   data: Record<string, OutCell[]>;
 }
 
-/** The part of a danfo module this file uses: the DataFrame class. */
-export interface DanfoModule {
-  DataFrame: DataFrameClass;
-}
-
-/** danfo's DataFrame class (danfojs or danfojs-node): `new DataFrame({ col: [...] }, { index, columns })`. */
-export type DataFrameClass = new (data: Record<string, unknown[]>, options?: { index?: Array<string | number>; columns?: string[] }) => object;
-
 /** Which form `toFrame()` returns: "auto" (danfo when loaded, else plain), "danfo" (an error without it) or "columns". */
 export type FrameForm = "auto" | "danfo" | "columns";
 
@@ -55,65 +44,6 @@ export type FrameForm = "auto" | "danfo" | "columns";
 export interface ToFrameOptions {
   /** Default "auto". */
   as?: FrameForm;
-}
-
-let given: DataFrameClass | null | undefined;
-let seen: DataFrameClass | undefined;
-
-/**
- * Tells `toFrame()` which danfo to build DataFrames with; `null`: plain column objects always;
- * `"auto"` (the default): danfo as found in the session.
- *
- * @example
- * import * as dfd from "danfojs-node";
- * rbp.useDataFrames(dfd);
- * const df = p.toFrame(); // a dfd.DataFrame indexed by the input's labels
- */
-export function useDataFrames(danfo: DanfoModule | null | "auto"): void {
-  if (danfo === null || danfo === "auto") {
-    given = danfo === null ? null : undefined;
-    return;
-  }
-  if (typeof danfo?.DataFrame !== "function") throw new TypeError("useDataFrames: expected a danfo module (an object with a DataFrame class), or null");
-  given = danfo.DataFrame;
-}
-
-/** Called by readTable with each DataFrame read as input: its class is danfo's, loaded in the session. */
-export function rememberDataFrame(frame: object): void {
-  const ctor = (frame as { constructor?: unknown }).constructor;
-  if (typeof ctor === "function" && ctor !== Object && ctor.name === "DataFrame") seen = ctor as DataFrameClass;
-}
-
-/** The danfo DataFrame class loaded in this session, if any (never loads danfo itself). */
-export function sessionDataFrame(): DataFrameClass | undefined {
-  if (given === null) return undefined;
-  if (given !== undefined) return given;
-  if (seen !== undefined) return seen;
-  const fromCache = fromRequireCache();
-  if (fromCache !== undefined) return fromCache;
-  const global = (globalThis as { dfd?: { DataFrame?: unknown } }).dfd;
-  return typeof global?.DataFrame === "function" ? (global.DataFrame as DataFrameClass) : undefined;
-}
-
-/** danfojs-node or danfojs, when a CommonJS require (a tslab cell) has already loaded it from the working folder. */
-function fromRequireCache(): DataFrameClass | undefined {
-  let require: NodeJS.Require;
-  try {
-    require = createRequire(join(process.cwd(), "noop.js"));
-  } catch {
-    return undefined;
-  }
-  for (const name of ["danfojs-node", "danfojs"]) {
-    let path: string;
-    try {
-      path = require.resolve(name);
-    } catch {
-      continue;
-    }
-    const loaded = require.cache[path]?.exports as { DataFrame?: unknown } | undefined;
-    if (typeof loaded?.DataFrame === "function") return loaded.DataFrame as DataFrameClass;
-  }
-  return undefined;
 }
 
 /** The frame in the form asked for: a danfo DataFrame indexed by the labels, or plain column objects. */

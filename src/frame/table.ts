@@ -13,7 +13,7 @@
  * - plain arrays `{ y: number[], X: number[][], names?, outcome?, rowLabels? }`.
  */
 import { FrameError } from "./errors.js";
-import { rememberDataFrame } from "./out.js";
+import { DANFO } from "./danfo.js";
 
 /** What a danfo DataFrame (danfojs or danfojs-node) exposes that this module reads. */
 export interface DataFrameLike {
@@ -215,7 +215,7 @@ export interface ReadTable {
 /** Reads any accepted input into a Table; throws FrameError for anything else. */
 export function readTable(input: unknown, what = "data"): ReadTable {
   if (isDataFrameLike(input)) {
-    rememberDataFrame(input);
+    DANFO.remember(input);
     return { table: fromDataFrame(input) };
   }
   if (Array.isArray(input)) return { table: fromRows(input) };

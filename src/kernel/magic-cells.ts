@@ -3,8 +3,8 @@
  *
  * - `prepareCell(code)`: the cell translated, or the MagicError outcome of a malformed magic (the
  *   message, then the line with a caret under the word: the did-you-mean text stays whole);
- * - `RUNTIME_IMPORT`: the import the shell runs through the executor before the first cell that
- *   uses a magic, so `$rbp` (runtime.ts) is an ordinary, typed import of the notebook;
+ * - `RUNTIME_IMPORT`: the cell the shell runs through the executor before the first cell that
+ *   uses a magic, so `$rbp` (runtime.ts `magicRuntime()`) is an ordinary, typed value of the notebook;
  * - `completeMagic`: magic names after `%` and `%%`, option names in a cell magic's body.
  */
 import { fileURLToPath } from "node:url";
@@ -15,8 +15,11 @@ import { locateMagics, sourcePosition, translate, RUNTIME_NAME, type MagicError,
 
 /** The module the generated code calls (the built runtime.js beside this file). */
 export const RUNTIME_PATH = fileURLToPath(new URL("./runtime.js", import.meta.url));
-/** The cell that brings the runtime into the notebook. */
-export const RUNTIME_IMPORT = `import * as ${RUNTIME_NAME} from ${JSON.stringify(RUNTIME_PATH)};`;
+/**
+ * The cell that brings the session's runtime into the notebook: one `magicRuntime()` (runtime.ts),
+ * whose clocks the session's `%time`s share. `$rbp$` names are hidden from completion (complete.ts).
+ */
+export const RUNTIME_IMPORT = `import { magicRuntime as $rbp$runtime } from ${JSON.stringify(RUNTIME_PATH)};\nconst ${RUNTIME_NAME} = $rbp$runtime();`;
 
 /** The traceback of a malformed magic: the message, then the line with a caret under the word. */
 export function magicTraceback(source: string, error: MagicError): string[] {

@@ -1,8 +1,9 @@
 /**
  * What the code generated from magics calls (magics.ts), as `$rbp.<name>(...)`. The kernel
- * imports this module into the notebook once, before the first cell that uses a magic, through
- * tslab (`import * as $rbp from "<this file>"`), so its types check the generated calls and the
- * values they return (a `%%grid ... -> fit1` makes `fit1` a typed `Prediction`).
+ * imports this module into the notebook once, before the first cell that uses a magic, and makes
+ * the session's runtime (`const $rbp = magicRuntime()`, magic-cells.ts), so its types check the
+ * generated calls and the values they return (a `%%grid ... -> fit1` makes `fit1` a typed
+ * `Prediction`). The runtime object holds what a session's magics share: the clocks of `%time`.
  *
  * Every call goes to the notebook helper (src/notebook: `predict`, `connect`, `quota`,
  * `defaults`, `display`); nothing here talks to a service on its own. Line magics show what they
@@ -83,18 +84,39 @@ export function formatTime(seconds: number, precision = 3): string {
   return `${Number(value.toPrecision(precision))} ${units[Math.max(order, 0)]}`;
 }
 
-interface Mark {
+/** When a `%time` started: wall-clock and CPU time. */
+export interface Mark {
   wall: number;
   cpu: NodeJS.CpuUsage;
 }
 
-const marks = new Map<number, Mark>();
+/**
+ * The clocks of a session's `%time`s, by line: a statement's start and end are two calls
+ * (`$rbp.timeStart(3); <statement>; $rbp.timeEnd(3);`, so that its declarations stay the cell's).
+ */
+class TimeClocks {
+  readonly #marks = new Map<number, Mark>();
 
-/** Starts the clock of the `%time` on line `key`. */
-export function timeStart(key: number): Mark {
-  const mark = { wall: performance.now(), cpu: cpuUsage() };
-  marks.set(key, mark);
-  return mark;
+  /** Starts the clock of the `%time` on line `key`. */
+  start(key: number): Mark {
+    const mark = { wall: performance.now(), cpu: cpuUsage() };
+    this.#marks.set(key, mark);
+    return mark;
+  }
+
+  /** Ends `%time` of a statement. */
+  end(key: number): void {
+    const mark = this.#marks.get(key);
+    this.#marks.delete(key);
+    if (mark !== undefined) report(mark);
+  }
+
+  /** Ends `%time` of an expression, and gives its value back. */
+  timed<T>(mark: Mark, value: T): T {
+    report(mark);
+    for (const [k, m] of this.#marks) if (m === mark) this.#marks.delete(k);
+    return value;
+  }
 }
 
 function report(mark: Mark): void {
@@ -103,20 +125,6 @@ function report(mark: Mark): void {
   const user = cpu.user / 1e6;
   const sys = cpu.system / 1e6;
   console.log(`CPU times: user ${formatTime(user)}, sys: ${formatTime(sys)}, total: ${formatTime(user + sys)}\nWall time: ${formatTime(wall)}`);
-}
-
-/** Ends `%time` of a statement. */
-export function timeEnd(key: number): void {
-  const mark = marks.get(key);
-  marks.delete(key);
-  if (mark !== undefined) report(mark);
-}
-
-/** Ends `%time` of an expression, and gives its value back. */
-export function timed<T>(mark: Mark, value: T): T {
-  report(mark);
-  for (const [k, m] of marks) if (m === mark) marks.delete(k);
-  return value;
 }
 
 export interface TimeitSettings {
@@ -245,3 +253,36 @@ export function help(name?: string, kind?: MagicKind): void {
   const info = name === undefined ? undefined : findMagic(name, kind);
   console.log(info === undefined ? allHelp() : magicHelp(info));
 }
+
+// ---------------------------------------------------------------------------------------------
+// The session's runtime
+
+/**
+ * What the generated code calls as `$rbp`: made once per kernel session, before the first cell
+ * that uses a magic (magic-cells.ts `RUNTIME_IMPORT`).
+ *
+ * @example
+ * const $rbp = magicRuntime();
+ * $rbp.timed($rbp.timeStart(1), 1 + 1); // prints CPU and wall time, gives 2
+ */
+export function magicRuntime() {
+  const clocks = new TimeClocks();
+  return {
+    run,
+    runExperiment,
+    timeStart: (key: number): Mark => clocks.start(key),
+    timeEnd: (key: number): void => clocks.end(key),
+    timed: <T>(mark: Mark, value: T): T => clocks.timed(mark, value),
+    timeit,
+    timeitAsync,
+    connect,
+    quota,
+    status,
+    options,
+    lsmagic,
+    help,
+  };
+}
+
+/** The runtime of a kernel session (`magicRuntime()`). */
+export type MagicRuntime = ReturnType<typeof magicRuntime>;

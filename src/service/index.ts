@@ -169,7 +169,7 @@ export async function startLocalService(options: LocalServiceOptions = {}): Prom
   };
   const spawn = options.unref === true ? unrefSpawn(options.spawn ?? defaultSpawn) : options.spawn;
   const service = await PredictionService.open({ credentials, store, config, log: options.log, spawn });
-  const tables = (options.routes ?? ROUTE_TABLES).map((make) => make(service));
+  const tables = (options.routes ?? ROUTE_TABLES).flatMap((make) => make(service));
   const limits: ConnectionLimits = { ...defaultConnectionLimits(), ...definedLimits(options.connections) };
   // No Host header is needed (nothing is built from it); node would otherwise answer 400 without the JSON body.
   const server = createServer(

@@ -43,18 +43,7 @@ import type { IncomingMessage } from "node:http";
 import type { Analysis } from "../api/options.js";
 import { describe, V2_PSR_DEFAULT_THRESHOLDS } from "../api/options.js";
 import type { ParsedRequest } from "../api/request.js";
-import { capWarnings, warningText, type RequestWarning } from "../api/warnings.js";
-import {
-  LambdaError,
-  LambdaStatus,
-  v2DateTime,
-  v2Failed,
-  v2QuotaBody,
-  v2Running,
-  v2UnknownJob,
-  type V2FailureCode,
-  type V2QuotaType,
-} from "../api/v2-status.js";
+import { LambdaError, LambdaStatus, v2DateTime, v2QuotaBody, v2Running, v2UnknownJob, type V2QuotaType } from "../api/v2-status.js";
 import type { PredictionService } from "./core.js";
 import type { Org } from "./credentials.js";
 import { checkJsonShape, parseJsonLenient, readBody, reserveBody, sendJson, ServiceError } from "./http.js";
@@ -67,11 +56,12 @@ import { OFFLOAD_BYTES, parseV2Body, v2ResultBody, v2TopLevel } from "./offload.
 import { streamMatrix } from "./matrix-stream.js";
 import type { SharedMatrix } from "./offload-worker.js";
 import { UPLOAD_NAME, UploadStore, type PutOutcome, type UploadMeta, type Uploads } from "./uploads.js";
+import { checkBinaryOutcome, receiptNotes, v2Body, v2FailedBody } from "./v2-rules.js";
+
+import { inputError } from "./v3.js";
 
 /** Uploads one service receives at once, at most (each holds about 1 MiB: matrix-stream.ts); more are a 503. */
 export const MAX_UPLOADS_AT_ONCE = 32;
-const uploadsInFlight = new WeakMap<Uploads, number>();
-import { inputError } from "./v3.js";
 
 export const V2_PREFIXES = ["/v2/prediction-engine"];
 /** The v2 root of client versions before October 2024 (`GET /v2/results`) and the removed `/v2/engine/*`. */
@@ -88,7 +78,6 @@ const SMALL_BODY_BYTES = 64 * 1024;
  * official client holds at most one per worker process (10).
  */
 export const V2_MAX_HELD_READS = 64;
-const heldReads = new WeakMap<PredictionService, Map<string, number>>();
 /** The local plan does not renew: its period has no end. */
 const NO_PERIOD_END = new Date(Date.UTC(9999, 11, 31, 23, 59, 59));
 
@@ -120,24 +109,44 @@ const QUOTA_PATHS: Array<{ path: string; type: V2QuotaType }> = [
   { path: "/quota/summary", type: "summary" },
 ];
 
-export function v2Routes(service: PredictionService): RouteTable {
+/**
+ * What v2 holds for one service, shared by its route tables: the upload store, the uploads being
+ * received, and the long-polled reads held per organisation.
+ */
+interface V2State {
+  uploads: Uploads;
+  receiving: Slots;
+  heldReads: Slots;
+  started: Date;
+}
+
+/** The v2 route tables of a service: `/v2/prediction-engine`, and the legacy `/v2` ones (which share its held reads). */
+export function v2Routes(service: PredictionService): RouteTable[] {
   const c = service.config;
   const settings = { ttlMs: c.uploadTtlMs, urlTtlMs: c.uploadUrlTtlMs, maxStoreBytes: c.maxUploadStoreBytes };
-  // A shared store (PostgreSQL) keeps uploads for every front end; else this process's memory.
-  const uploads: Uploads = service.store.uploads?.(settings) ?? new UploadStore(settings);
-  const started = new Date();
+  const state: V2State = {
+    // A shared store (PostgreSQL) keeps uploads for every front end; else this process's memory.
+    uploads: service.store.uploads?.(settings) ?? new UploadStore(settings),
+    receiving: new Slots(MAX_UPLOADS_AT_ONCE),
+    heldReads: new Slots(V2_MAX_HELD_READS),
+    started: new Date(),
+  };
+  return [v2Table(service, state), v2LegacyTable(service, state)];
+}
+
+function v2Table(service: PredictionService, state: V2State): RouteTable {
   const routes: Route[] = [
-    ...V2_ENDPOINTS.map((e): Route => ({ method: "POST", path: e.path, handler: (r) => postAnalysis(service, uploads, e, r) })),
-    { method: "GET", path: "/results", handler: (r) => getResults(service, r) },
-    { method: "GET", path: "/payload/upload/url/X", handler: (r) => getUploadUrl(service, uploads, r) },
-    { method: "PUT", path: "/payload/upload/X/:file_name", handler: (r) => putUpload(service, uploads, r) },
-    ...QUOTA_PATHS.map((q): Route => ({ method: "GET", path: q.path, handler: (r) => getQuota(service, started, q.type, r) })),
+    ...V2_ENDPOINTS.map((e): Route => ({ method: "POST", path: e.path, handler: (r) => postAnalysis(service, state.uploads, e, r) })),
+    { method: "GET", path: "/results", handler: (r) => getResults(service, state.heldReads, r) },
+    { method: "GET", path: "/payload/upload/url/X", handler: (r) => getUploadUrl(service, state.uploads, r) },
+    { method: "PUT", path: "/payload/upload/X/:file_name", handler: (r) => putUpload(service, state, r) },
+    ...QUOTA_PATHS.map((q): Route => ({ method: "GET", path: q.path, handler: (r) => getQuota(service, state.started, q.type, r) })),
   ];
   return { name: "v2", prefixes: V2_PREFIXES, routes };
 }
 
 /** `GET /v2/results` (client history) and a 410 for the removed `/v2/engine/*` (section 2.5). */
-export function v2LegacyRoutes(service: PredictionService): RouteTable {
+function v2LegacyTable(service: PredictionService, state: V2State): RouteTable {
   const methods: Method[] = ["GET", "POST", "PUT", "DELETE"];
   const gone = (): never => {
     throw new ServiceError(
@@ -149,7 +158,7 @@ export function v2LegacyRoutes(service: PredictionService): RouteTable {
     );
   };
   const routes: Route[] = [
-    { method: "GET", path: "/results", handler: (r) => getResults(service, r) },
+    { method: "GET", path: "/results", handler: (r) => getResults(service, state.heldReads, r) },
     ...methods.flatMap((method): Route[] => [
       { method, path: "/engine", handler: gone },
       { method, path: "/engine/*rest", handler: gone },
@@ -235,10 +244,8 @@ async function postParsed(service: PredictionService, uploads: Uploads, endpoint
   service.auth.checkAccessId(org, raw);
 
   const notes: string[] = [];
-  let body = endpoint.binary ? forceLogistic(raw, notes) : raw;
-  // G11: a v2 PSR given no threshold at all (threshold null or absent, no threshold_range) sweeps
-  // the newer OpenAPI text's thresholds; the official client always sends one.
-  if (endpoint.analysis === "psr" && body.threshold == null && body.threshold_range == null) body = { ...body, threshold: [...V2_PSR_DEFAULT_THRESHOLDS] };
+  // `/binary` forces the logistic scale; a PSR given no threshold at all sweeps the v2 defaults (G11).
+  const body = v2Body(endpoint.analysis, endpoint.binary, raw, notes);
 
   let upload: SharedMatrix | undefined;
   if (typeof body.X === "string") {
@@ -292,65 +299,6 @@ async function postParsed(service: PredictionService, uploads: Uploads, endpoint
   const submission = await service.submit(org, request, endpoint.variant ? { variant: endpoint.variant } : {});
   const job = submission.jobs[0];
   sendJson(res, 200, { job_id: job.id, job_code: job.code, ...receiptNotes(endpoint.analysis, body, request.notes, notes) });
-}
-
-/** `/binary`: the body with `_output_scale: "logistic"` (and no `prediction_scale`); a note when the caller asked otherwise. */
-function forceLogistic(body: Record<string, unknown>, notes: string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(body)) {
-    if (key === "prediction_scale" || key === "_output_scale") {
-      if (value !== null && value !== undefined && !(typeof value === "string" && value.trim().toLowerCase() === "logistic")) {
-        notes.push(`${key} ${describe(value)} overridden: /binary predicts on the logistic (probability) scale`);
-      }
-      continue;
-    }
-    out[key] = value;
-  }
-  out._output_scale = "logistic";
-  return out;
-}
-
-/** The logistic scale predicts probabilities: y must be 0/1 with both present (refused at POST, not as a failed job). */
-function checkBinaryOutcome(y: Float64Array, binary: boolean): void {
-  const why = binary ? "/binary predicts probabilities of a 0/1 outcome" : 'prediction_scale "logistic" predicts probabilities of a 0/1 outcome';
-  let zeros = 0;
-  let ones = 0;
-  for (let i = 0; i < y.length; i++) {
-    if (y[i] === 0) zeros++;
-    else if (y[i] === 1) ones++;
-    else {
-      throw new ServiceError(400, "invalid_input", `y[${i}]: expected 0 or 1 (${why}); got ${y[i]}`, { field: `y[${i}]`, expected: "0 or 1" });
-    }
-  }
-  if (zeros === 0 || ones === 0) {
-    throw new ServiceError(400, "invalid_input", `y: expected both 0s and 1s (${why}); got only ${zeros === 0 ? "1s" : "0s"}`, {
-      field: "y",
-      expected: "both 0s and 1s",
-    });
-  }
-}
-
-/**
- * `ignored_options` (the keys that had no effect, as the caller wrote them, section 4.2) and
- * `warnings` (other notes, as text: the request's, then the route's own `extra`) of a receipt.
- */
-function receiptNotes(
-  analysis: Analysis,
-  body: Record<string, unknown>,
-  notes: readonly RequestWarning[],
-  extra: readonly string[],
-): { ignored_options?: string[]; warnings?: string[] } {
-  const ignored = new Set<string>();
-  const others: RequestWarning[] = [];
-  for (const note of notes) {
-    if (note.code === "ignored_option" && note.key !== undefined) ignored.add(note.key);
-    else others.push(note);
-  }
-  // The missing-data options have no effect on a Grid (it uses complete rows per combination);
-  // the option parser drops them silently in v2 because the official client always sends one.
-  if (analysis === "grid") for (const key of ["verify_missing_data", "missing_moments"]) if (body[key] !== null && body[key] !== undefined) ignored.add(key);
-  const text = [...capWarnings(others).map(warningText), ...extra];
-  return { ...(ignored.size > 0 ? { ignored_options: [...ignored] } : {}), ...(text.length > 0 ? { warnings: text } : {}) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -407,7 +355,7 @@ function readReceipt(body: unknown, query: URLSearchParams): V2Receipt {
   return { id, code };
 }
 
-async function getResults(service: PredictionService, { req, res, query }: RouteRequest): Promise<void> {
+async function getResults(service: PredictionService, heldReads: Slots, { req, res, query }: RouteRequest): Promise<void> {
   const org = v2Org(service, req);
   const receipt = readReceipt(await readJsonV2(req, SMALL_BODY_BYTES, true), query);
   const job = receipt.id === undefined ? undefined : await service.findJob(org, receipt.id, receipt.code).catch(goneAsUnknown);
@@ -415,22 +363,16 @@ async function getResults(service: PredictionService, { req, res, query }: Route
     sendJson(res, 200, v2UnknownJob());
     return;
   }
-  const held = heldReads.get(service) ?? new Map<string, number>();
-  heldReads.set(service, held);
-  const holding = held.get(org.name) ?? 0;
-  if ((job.status === "queued" || job.status === "running") && holding < V2_MAX_HELD_READS) {
+  if ((job.status === "queued" || job.status === "running") && heldReads.take(org.name)) {
     // Long-poll: the official client gives up after three GETs unless they are held (section 2.2).
     const gone = new AbortController();
     const onClose = () => gone.abort();
     res.on("close", onClose);
-    held.set(org.name, holding + 1);
     try {
       await service.waitForJob(job, service.config.v2LongPollMs, gone.signal);
     } finally {
       res.off("close", onClose);
-      const left = (held.get(org.name) ?? 1) - 1;
-      if (left > 0) held.set(org.name, left);
-      else held.delete(org.name);
+      heldReads.give(org.name);
     }
     if (gone.signal.aborted) return;
     // Records are snapshots (a database store): read the job again for its state now.
@@ -454,17 +396,11 @@ export async function v2JobBody(service: PredictionService, job: Job): Promise<u
       return v2Running(ref, LambdaStatus.PENDING);
     case "running":
       return v2Running(ref, LambdaStatus.PROCESSING);
-    case "failed": {
-      const failure = publicFailure(
-        job.failure ?? { message: "the job failed", error_code: LambdaError.PROCESS_JOB, status_code: LambdaStatus.PROCESSING },
-      ).failure;
-      const stage =
-        failure.status_code === LambdaStatus.INITIALIZED || failure.status_code === LambdaStatus.PENDING ? failure.status_code : LambdaStatus.PROCESSING;
-      const code = (
-        Number.isInteger(failure.error_code) && failure.error_code >= 1 && failure.error_code <= 6 ? failure.error_code : LambdaError.PROCESS_JOB
-      ) as V2FailureCode;
-      return v2Failed(ref, stage, code, failure.message);
-    }
+    case "failed":
+      return v2FailedBody(
+        ref,
+        publicFailure(job.failure ?? { message: "the job failed", error_code: LambdaError.PROCESS_JOB, status_code: LambdaStatus.PROCESSING }).failure,
+      );
     case "completed":
       // Encoded JSON (a string goes out as it is); a large result is parsed and encoded off this thread.
       return await v2ResultBody(await service.resultJson(job), {
@@ -516,7 +452,7 @@ async function getUploadUrl(service: PredictionService, uploads: Uploads, { req,
   sendJson(res, 200, { url, file_name: name, method: "PUT", expires_at: v2DateTime(new Date(expires)) });
 }
 
-async function putUpload(service: PredictionService, uploads: Uploads, { req, res, params, query }: RouteRequest): Promise<void> {
+async function putUpload(service: PredictionService, { uploads, receiving }: V2State, { req, res, params, query }: RouteRequest): Promise<void> {
   const name = params.file_name;
   if (!UPLOAD_NAME.test(name)) {
     throw new ServiceError(400, "invalid_input", `file_name: expected "<crc64 hex>.json", got ${describe(name)}`, { field: "file_name" });
@@ -528,12 +464,11 @@ async function putUpload(service: PredictionService, uploads: Uploads, { req, re
   }
   // Read as it arrives, each block of values stored before the next is read (matrix-stream.ts):
   // the memory of an upload is a few blocks, whatever its size, and uploads at once are capped.
-  if ((uploadsInFlight.get(uploads) ?? 0) >= MAX_UPLOADS_AT_ONCE) {
+  if (!receiving.take("")) {
     throw new ServiceError(503, "service_busy", `the service is receiving ${MAX_UPLOADS_AT_ONCE} uploads already; try again in a moment`, {
       headers: { "retry-after": "1", connection: "close" },
     });
   }
-  uploadsInFlight.set(uploads, (uploadsInFlight.get(uploads) ?? 0) + 1);
   let upload: UploadMeta;
   let outcome: PutOutcome["outcome"];
   try {
@@ -546,7 +481,7 @@ async function putUpload(service: PredictionService, uploads: Uploads, { req, re
       throw error;
     }
   } finally {
-    uploadsInFlight.set(uploads, (uploadsInFlight.get(uploads) ?? 1) - 1);
+    receiving.give("");
   }
   sendJson(res, 200, {
     file_name: name,
@@ -566,4 +501,28 @@ async function getQuota(service: PredictionService, started: Date, type: V2Quota
   const { quota, used } = await service.quotaStatus(org);
   const since = (await service.firstJobTime(org)) ?? started;
   sendJson(res, 200, v2QuotaBody(type, { quota, used, period_start: since, period_end: NO_PERIOD_END }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bounds
+
+/** A count per key (an organisation) of what is held, at most `max` each: the long-polled reads, the uploads being received. */
+class Slots {
+  readonly #held = new Map<string, number>();
+  constructor(readonly max: number) {}
+
+  /** Takes a slot of `key`; false (and nothing taken) when it holds `max` already. */
+  take(key: string): boolean {
+    const holding = this.#held.get(key) ?? 0;
+    if (holding >= this.max) return false;
+    this.#held.set(key, holding + 1);
+    return true;
+  }
+
+  /** Gives back a slot `take` gave. */
+  give(key: string): void {
+    const left = (this.#held.get(key) ?? 1) - 1;
+    if (left > 0) this.#held.set(key, left);
+    else this.#held.delete(key);
+  }
 }

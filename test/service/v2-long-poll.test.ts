@@ -96,7 +96,7 @@ describe("the v2 long-poll window", () => {
     expect((await v2.settle(receipt)).body.status_code).toBe(11);
   });
 
-  it(`holds at most ${V2_MAX_HELD_READS} reads per organisation; one more answers at once with the running body`, async () => {
+  it(`holds at most ${V2_MAX_HELD_READS} reads per organisation, on /v2/prediction-engine and the legacy /v2 together; one more answers at once with the running body`, async () => {
     const { v2, release } = await gatedService(60_000);
     const post = await v2.post("psr", officialV2Body("psr"));
     const receipt = { job_id: post.body.job_id, job_code: post.body.job_code };
@@ -106,6 +106,10 @@ describe("the v2 long-poll window", () => {
     expect(extra.status).toBe(200);
     expect(extra.body).toMatchObject({ job_id: receipt.job_id, error_code: 0 });
     expect([1, 10]).toContain(extra.body.status_code);
+    // The legacy root (GET /v2/results) shares the organisation's held reads: it answers at once too.
+    const legacy = await v2.results(receipt, undefined, "/v2/results");
+    expect(legacy.status).toBe(200);
+    expect([1, 10]).toContain(legacy.body.status_code);
     // answered while every held read still waits: the job has not ended (it cannot before release())
     expect(held.filter((h) => h.settled())).toHaveLength(0);
     release();

@@ -25,22 +25,30 @@ import { COLUMN_KEYS, checkOptions, readBody, unknownOption, type Located } from
 
 // Cell magics.
 
+/** What a cell magic's header says: the data, the y/X/theta columns, the inline options, the name to bind. */
+type ColumnSpec = Partial<Record<"y" | "X" | "theta", { code?: string; user?: Token; value?: unknown }>>;
+
+/** The magic being read, for its messages: `%%grid`, its line and its analysis. */
+interface Header {
+  label: string;
+  line: number;
+  analysis: Analysis;
+}
+
 export function cellMagic(lines: string[], index: number, rt: string, out: Out): void {
   const line = index + 1;
   const text = lines[index];
   const at = text.indexOf("%%");
   const head = magicHead(text, at, "%%", line);
   const label = `%%${head.name}`;
-  const blankBody = () => {
-    for (let i = index + 1; i < lines.length; i++) out.lines.push("");
-  };
   const finish = (code: LineBuilder) => {
     out.lines.push(code.text);
     out.segments.push(...code.segments);
     out.magicLines.push({ line, column: at });
     out.magics.push(head.name === "" ? "%%?" : label);
     out.usesRuntime = true;
-    blankBody();
+    // The body's lines stay, blank, so that later lines keep their numbers.
+    for (let i = index + 1; i < lines.length; i++) out.lines.push("");
   };
   const b = new LineBuilder(line).add(text.slice(0, at));
   if (head.help) {
@@ -50,13 +58,19 @@ export function cellMagic(lines: string[], index: number, rt: string, out: Out):
   }
   const magic = findMagic(head.name, "cell");
   if (magic === undefined) throw unknownMagic(head.name, "cell", line, at + 1);
-  const analysis = magic.name as Analysis;
+  const header: Header = { label, line, analysis: magic.name as Analysis };
 
   const tokens = tokenize(text, head.rest, line);
   if (tokens.some((t) => t.text === "--help" || t.text === "-h")) return finish(b.add(helpCall(rt, magic.name, "cell")));
+  const dataTok = dataToken(tokens.shift(), magic.usage, header, at);
+  const { spec, options, bind } = readSettings(tokens, dataTok, header);
+  readBody(lines, index + 1, header.analysis, label, options);
+  checkOptions(header.analysis, label, options);
+  finish(runCall(b, rt, header.analysis, dataTok, spec, options, bind));
+}
 
-  const usage = magic.usage;
-  const dataTok = tokens.shift();
+/** The data token (the first after the magic's name): a variable's name, or a Fail saying what to write. */
+function dataToken(dataTok: Token | undefined, usage: string, { label, line }: Header, at: number): Token {
   if (dataTok === undefined) {
     throw new Fail({
       message: `${label} needs the data: the name of a dataframe (or rows, or columns) in scope, as in ${usage}`,
@@ -81,46 +95,19 @@ export function cellMagic(lines: string[], index: number, rt: string, out: Out):
       column: dataTok.column + 1,
     });
   }
+  return dataTok;
+}
 
+/** The settings after the data: y=, X=, theta=, the analysis' options as key=value, and `-> name` last. */
+function readSettings(tokens: Token[], dataTok: Token, header: Header): { spec: ColumnSpec; options: Map<string, Located>; bind?: string } {
+  const { label, line, analysis } = header;
   const known = OPTION_KEYS[analysis];
-  const spec: Partial<Record<"y" | "X" | "theta", { code?: string; user?: Token; value?: unknown }>> = {};
+  const spec: ColumnSpec = {};
   const options = new Map<string, Located>();
-  let bind: string | undefined;
   for (let i = 0; i < tokens.length; i++) {
     const tok = tokens[i];
     const column = tok.column + 1;
-    if (tok.text === "->") {
-      const name = tokens[i + 1];
-      if (name === undefined) throw new Fail({ message: `-> needs a variable name to bind the prediction to: ${label} ... -> fit1`, word: "->", line, column });
-      if (bind !== undefined) throw new Fail({ message: `${label} binds one name (-> ${bind}), got -> twice`, word: "->", line, column });
-      if (!IDENT.test(name.text) || RESERVED.has(name.text)) {
-        throw new Fail({
-          message: `-> ${name.text}: ${RESERVED.has(name.text) ? `${name.text} is a reserved word` : "not a valid variable name"}; use letters, digits, _ and $, not starting with a digit`,
-          word: name.text,
-          line,
-          column: name.column + 1,
-        });
-      }
-      if (name.text === dataTok.text.split(".")[0]) {
-        throw new Fail({
-          message: `-> ${name.text} would replace the data the cell reads; choose another name`,
-          word: name.text,
-          line,
-          column: name.column + 1,
-        });
-      }
-      bind = name.text;
-      const after = tokens[i + 2];
-      if (after !== undefined) {
-        throw new Fail({
-          message: `-> ${bind} must end the line, got ${JSON.stringify(after.text)} after it`,
-          word: after.text,
-          line,
-          column: after.column + 1,
-        });
-      }
-      break;
-    }
+    if (tok.text === "->") return { spec, options, bind: bindName(tokens, i, dataTok, header) };
     const eq = tok.text.indexOf("=");
     if (eq < 0) {
       const hint = tok.text.toLowerCase() === "last" || /^-?\d+$/.test(tok.text) ? ` (theta=${tok.text}?)` : "";
@@ -155,11 +142,52 @@ export function cellMagic(lines: string[], index: number, rt: string, out: Out):
     }
     throw unknownOption(key, analysis, label, line, column, true);
   }
+  return { spec, options };
+}
 
-  readBody(lines, index + 1, analysis, label, options);
-  checkOptions(analysis, label, options);
+/** The name after `->` (tokens[arrow]): a valid variable name, not the data's, ending the line. */
+function bindName(tokens: Token[], arrow: number, dataTok: Token, { label, line }: Header): string {
+  const column = tokens[arrow].column + 1;
+  const name = tokens[arrow + 1];
+  if (name === undefined) throw new Fail({ message: `-> needs a variable name to bind the prediction to: ${label} ... -> fit1`, word: "->", line, column });
+  if (!IDENT.test(name.text) || RESERVED.has(name.text)) {
+    throw new Fail({
+      message: `-> ${name.text}: ${RESERVED.has(name.text) ? `${name.text} is a reserved word` : "not a valid variable name"}; use letters, digits, _ and $, not starting with a digit`,
+      word: name.text,
+      line,
+      column: name.column + 1,
+    });
+  }
+  if (name.text === dataTok.text.split(".")[0]) {
+    throw new Fail({
+      message: `-> ${name.text} would replace the data the cell reads; choose another name`,
+      word: name.text,
+      line,
+      column: name.column + 1,
+    });
+  }
+  const after = tokens[arrow + 2];
+  if (after !== undefined) {
+    throw new Fail({
+      message: `-> ${name.text} must end the line, got ${JSON.stringify(after.text)} after it`,
+      word: after.text,
+      line,
+      column: after.column + 1,
+    });
+  }
+  return name.text;
+}
 
-  // The call, all on the magic's line.
+/** The runtime call, all on the magic's line: `const fit1 = await $rbp.run("grid", df, { y: ..., X: ... }, {...}); const _ = fit1; fit1`. */
+function runCall(
+  b: LineBuilder,
+  rt: string,
+  analysis: Analysis,
+  dataTok: Token,
+  spec: ColumnSpec,
+  options: Map<string, Located>,
+  bind: string | undefined,
+): LineBuilder {
   const name = bind ?? "_";
   // Several row positions are an experiment: typed as one (a variable's rows are only known at run time).
   const theta = spec.theta?.value;
@@ -178,8 +206,7 @@ export function cellMagic(lines: string[], index: number, rt: string, out: Out):
   for (const [k, v] of options) opts[k] = v.value;
   b.add(`${parts.length > 0 ? " " : ""}}, ${JSON.stringify(opts)}); `);
   if (name !== "_") b.add(`const _ = ${name}; `);
-  b.add(name);
-  finish(b);
+  return b.add(name);
 }
 
 export function columnValue(col: "y" | "X" | "theta", raw: string, line: number, column: number, label: string): { value?: unknown; user?: Token } {

@@ -131,131 +131,153 @@ export function readVersion(v: string, line: number, column: number): "v3" | "v2
   throw new Fail({ message: `unknown API version ${JSON.stringify(v)}; expected v3 or v2`, word: v, line, column });
 }
 
+/** What `%rbp connect` has read so far: the spec, the target its first word named, and the settings given. */
+interface ConnectState {
+  spec: ConnectSpec;
+  target?: "local" | "hosted" | "url";
+  seen: Set<string>;
+  line: number;
+}
+
 export function connectOptions(tokens: Token[], line: number): ConnectSpec {
-  const spec: ConnectSpec = {};
-  let target: "local" | "hosted" | "url" | undefined;
-  const seen = new Set<string>();
+  const state: ConnectState = { spec: {}, seen: new Set<string>(), line };
   for (const [index, tok] of tokens.entries()) {
-    const column = tok.column + 1;
-    const eq = tok.text.indexOf("=");
-    if (eq < 0) {
-      if (/^v?[23]$/i.test(tok.text)) {
-        if (spec.apiVersion !== undefined) throw new Fail({ message: `the API version is given twice`, word: tok.text, line, column });
-        spec.apiVersion = readVersion(tok.text, line, column);
-        seen.add("version");
-        continue;
-      }
-      if (index === 0 && /^https?:\/\//i.test(tok.text)) {
-        try {
-          new URL(tok.text);
-        } catch {
-          throw new Fail({ message: `${JSON.stringify(tok.text)} is not a valid URL`, word: tok.text, line, column });
-        }
-        target = "url";
-        spec.hosted = true;
-        spec.baseUrl = tok.text;
-        continue;
-      }
-      if (tok.text === "fresh") {
-        if (spec.fresh === true) throw new Fail({ message: `%rbp connect: fresh is given twice`, word: tok.text, line, column });
-        spec.fresh = true;
-        continue;
-      }
-      if (index === 0 && (tok.text === "local" || tok.text === "hosted")) {
-        target = tok.text;
-        spec.hosted = tok.text === "hosted";
-        continue;
-      }
-      const hint = index === 0 ? didYouMean(tok.text, ["local", "hosted"]) : didYouMean(tok.text, ["v3", "v2", "fresh", ...CONNECT_KEYS.map((k) => `${k}=`)]);
+    if (tok.text.includes("=")) connectSetting(tok, state);
+    else connectWord(tok, index, state);
+  }
+  return state.spec;
+}
+
+/** A word of `%rbp connect`: a version (v3, v2), `fresh`, and first on the line `local`, `hosted` or a URL. */
+function connectWord(tok: Token, index: number, state: ConnectState): void {
+  const { spec, line } = state;
+  const column = tok.column + 1;
+  if (/^v?[23]$/i.test(tok.text)) {
+    if (spec.apiVersion !== undefined) throw new Fail({ message: `the API version is given twice`, word: tok.text, line, column });
+    spec.apiVersion = readVersion(tok.text, line, column);
+    state.seen.add("version");
+    return;
+  }
+  if (index === 0 && /^https?:\/\//i.test(tok.text)) {
+    try {
+      new URL(tok.text);
+    } catch {
+      throw new Fail({ message: `${JSON.stringify(tok.text)} is not a valid URL`, word: tok.text, line, column });
+    }
+    state.target = "url";
+    spec.hosted = true;
+    spec.baseUrl = tok.text;
+    return;
+  }
+  if (tok.text === "fresh") {
+    if (spec.fresh === true) throw new Fail({ message: `%rbp connect: fresh is given twice`, word: tok.text, line, column });
+    spec.fresh = true;
+    return;
+  }
+  if (index === 0 && (tok.text === "local" || tok.text === "hosted")) {
+    state.target = tok.text;
+    spec.hosted = tok.text === "hosted";
+    return;
+  }
+  const hint = index === 0 ? didYouMean(tok.text, ["local", "hosted"]) : didYouMean(tok.text, ["v3", "v2", "fresh", ...CONNECT_KEYS.map((k) => `${k}=`)]);
+  throw new Fail({
+    message: `%rbp connect: unexpected ${JSON.stringify(tok.text)}${hint} (%rbp connect [local | hosted | <url>] [v3 | v2] [fresh] [key=value ...])`,
+    word: tok.text,
+    line,
+    column,
+  });
+}
+
+/** A `key=value` of `%rbp connect`: a known key (never a secret), given once, with a value, that fits the target. */
+function connectSetting(tok: Token, state: ConnectState): void {
+  const { line, target, seen } = state;
+  const column = tok.column + 1;
+  const eq = tok.text.indexOf("=");
+  const key = tok.text.slice(0, eq);
+  const value = unquote(tok.text.slice(eq + 1), line, column + eq + 1);
+  if (SECRET_KEYS.includes(key.toLowerCase())) {
+    throw new Fail({
+      message: `%rbp connect does not take the API key in the notebook (where it would be saved and shared): set CSA_API_KEY in the environment or in a .env file beside the notebook`,
+      word: key,
+      line,
+      column,
+    });
+  }
+  if (!CONNECT_KEYS.includes(key)) {
+    throw new Fail({
+      message: `%rbp connect has no setting ${JSON.stringify(key)}${didYouMean(key, CONNECT_KEYS)}; it takes ${CONNECT_KEYS.join(", ")}`,
+      word: key,
+      line,
+      column,
+    });
+  }
+  if (seen.has(key)) throw new Fail({ message: `%rbp connect: ${key} is given twice`, word: key, line, column });
+  seen.add(key);
+  if (value === "") throw new Fail({ message: `%rbp connect: ${key} needs a value (${key}=<value>)`, word: key, line, column });
+  const hostedOnly = key === "url" || key === "access_id";
+  const localOnly = key === "workers" || key === "quota";
+  if ((hostedOnly && target === "local") || (localOnly && (target === "hosted" || target === "url"))) {
+    throw new Fail({
+      message: `%rbp connect: ${key} is a setting of ${hostedOnly ? "a hosted" : "the local"} service, not of ${target === "local" ? "the local one" : "a hosted one"}`,
+      word: key,
+      line,
+      column,
+    });
+  }
+  applySetting(state.spec, key, value, line, column, column + eq + 1);
+}
+
+/** Sets a checked `key=value` on the spec; `valueColumn` is where a value that does not read is shown. */
+function applySetting(spec: ConnectSpec, key: string, value: string, line: number, column: number, valueColumn: number): void {
+  const wholeNumber = (min: number): number => {
+    if (!/^\d+$/.test(value) || Number(value) < min) {
       throw new Fail({
-        message: `%rbp connect: unexpected ${JSON.stringify(tok.text)}${hint} (%rbp connect [local | hosted | <url>] [v3 | v2] [fresh] [key=value ...])`,
-        word: tok.text,
+        message: `%rbp connect: ${key} must be a whole number of at least ${min}, got ${JSON.stringify(value)}`,
+        word: value,
         line,
-        column,
+        column: valueColumn,
       });
     }
-    const key = tok.text.slice(0, eq);
-    const value = unquote(tok.text.slice(eq + 1), line, column + eq + 1);
-    if (SECRET_KEYS.includes(key.toLowerCase())) {
-      throw new Fail({
-        message: `%rbp connect does not take the API key in the notebook (where it would be saved and shared): set CSA_API_KEY in the environment or in a .env file beside the notebook`,
-        word: key,
-        line,
-        column,
-      });
-    }
-    if (!CONNECT_KEYS.includes(key)) {
-      throw new Fail({
-        message: `%rbp connect has no setting ${JSON.stringify(key)}${didYouMean(key, CONNECT_KEYS)}; it takes ${CONNECT_KEYS.join(", ")}`,
-        word: key,
-        line,
-        column,
-      });
-    }
-    if (seen.has(key)) throw new Fail({ message: `%rbp connect: ${key} is given twice`, word: key, line, column });
-    seen.add(key);
-    if (value === "") throw new Fail({ message: `%rbp connect: ${key} needs a value (${key}=<value>)`, word: key, line, column });
-    const hostedOnly = key === "url" || key === "access_id";
-    const localOnly = key === "workers" || key === "quota";
-    if ((hostedOnly && target === "local") || (localOnly && (target === "hosted" || target === "url"))) {
-      throw new Fail({
-        message: `%rbp connect: ${key} is a setting of ${hostedOnly ? "a hosted" : "the local"} service, not of ${target === "local" ? "the local one" : "a hosted one"}`,
-        word: key,
-        line,
-        column,
-      });
-    }
-    const wholeNumber = (min: number): number => {
-      if (!/^\d+$/.test(value) || Number(value) < min) {
+    return Number(value);
+  };
+  switch (key) {
+    case "url":
+      try {
+        if (!/^https?:$/.test(new URL(value).protocol)) throw new Error();
+      } catch {
+        throw new Fail({ message: `%rbp connect: url must be an http(s) address, got ${JSON.stringify(value)}`, word: value, line, column: valueColumn });
+      }
+      if (spec.baseUrl !== undefined) throw new Fail({ message: `%rbp connect: the address is given twice`, word: key, line, column });
+      spec.baseUrl = value;
+      spec.hosted = true;
+      break;
+    case "access_id":
+      spec.accessId = value;
+      break;
+    case "timeout": {
+      const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(value);
+      if (m === null || Number(m[1]) <= 0) {
         throw new Fail({
-          message: `%rbp connect: ${key} must be a whole number of at least ${min}, got ${JSON.stringify(value)}`,
+          message: `%rbp connect: timeout must be a positive duration (30, 30s, 500ms, 2m), got ${JSON.stringify(value)}`,
           word: value,
           line,
-          column: column + eq + 1,
+          column: valueColumn,
         });
       }
-      return Number(value);
-    };
-    switch (key) {
-      case "url":
-        try {
-          if (!/^https?:$/.test(new URL(value).protocol)) throw new Error();
-        } catch {
-          throw new Fail({ message: `%rbp connect: url must be an http(s) address, got ${JSON.stringify(value)}`, word: value, line, column: column + eq + 1 });
-        }
-        if (spec.baseUrl !== undefined) throw new Fail({ message: `%rbp connect: the address is given twice`, word: key, line, column });
-        spec.baseUrl = value;
-        spec.hosted = true;
-        break;
-      case "access_id":
-        spec.accessId = value;
-        break;
-      case "timeout": {
-        const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(value);
-        if (m === null || Number(m[1]) <= 0) {
-          throw new Fail({
-            message: `%rbp connect: timeout must be a positive duration (30, 30s, 500ms, 2m), got ${JSON.stringify(value)}`,
-            word: value,
-            line,
-            column: column + eq + 1,
-          });
-        }
-        const unit = m[2] ?? "s";
-        spec.timeoutMs = Math.round(Number(m[1]) * (unit === "ms" ? 1 : unit === "s" ? 1000 : 60_000));
-        break;
-      }
-      case "workers":
-        spec.local = { ...spec.local, workers: wholeNumber(1) };
-        spec.hosted = false;
-        break;
-      case "quota":
-        spec.local = { ...spec.local, quota: wholeNumber(0) };
-        spec.hosted = false;
-        break;
-      case "version":
-        spec.apiVersion = readVersion(value, line, column + eq + 1);
-        break;
+      const unit = m[2] ?? "s";
+      spec.timeoutMs = Math.round(Number(m[1]) * (unit === "ms" ? 1 : unit === "s" ? 1000 : 60_000));
+      break;
     }
+    case "workers":
+      spec.local = { ...spec.local, workers: wholeNumber(1) };
+      spec.hosted = false;
+      break;
+    case "quota":
+      spec.local = { ...spec.local, quota: wholeNumber(0) };
+      spec.hosted = false;
+      break;
+    case "version":
+      spec.apiVersion = readVersion(value, line, valueColumn);
+      break;
   }
-  return spec;
 }
