@@ -4,7 +4,7 @@
  * `CSA_ACCESS_ID` lines, which a shell or a .env file can take as is).
  */
 import { startLocalService, type LocalServiceOptions } from "../service/index.js";
-import { DamagedStoreError } from "../service/store/errors.js";
+import { RbpBaseError } from "../errors/index.js";
 import { DEFAULT_LIMITS, LIMIT_FLAGS, type ServiceLimits } from "../service/limits.js";
 import { EXPERIMENT_ROWS_PER_TASK } from "../service/core.js";
 import { flags } from "./flags.js";
@@ -172,6 +172,9 @@ export interface ServeIo {
 }
 
 /** Starts the service and resolves once it has stopped after SIGINT or SIGTERM. */
+/** The codes of start-up errors the operator fixes by hand, shown as usage errors (no stack). */
+const OPERATOR_CODES: ReadonlySet<string> = new Set(["credentials_invalid", "store_damaged", "schema_mismatch"]);
+
 export async function serve(args: ServeArgs, io: ServeIo): Promise<void> {
   const log = args.quiet ? undefined : (line: string) => io.stderr(`rbp serve: ${line}\n`);
   let service: Awaited<ReturnType<typeof startLocalService>>;
@@ -181,9 +184,8 @@ export async function serve(args: ServeArgs, io: ServeIo): Promise<void> {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "EADDRINUSE") throw new UsageError(`port ${args.options.port} is in use; choose another with --port (0 picks a free one)`);
     if (code === "EACCES") throw new UsageError(`not allowed to listen on ${args.options.host ?? "127.0.0.1"}:${args.options.port}`);
-    if (error instanceof Error && error.message.startsWith("credentials file")) throw new UsageError(error.message);
-    if (error instanceof DamagedStoreError) throw new UsageError(error.message);
-    if (error instanceof Error && error.name === "SchemaError") throw new UsageError(error.message);
+    // What the operator can fix: the credentials file, a damaged data directory, an unmigrated schema.
+    if (error instanceof RbpBaseError && OPERATOR_CODES.has(error.code)) throw new UsageError(error.message);
     throw error;
   }
   const { url, credentials } = service;

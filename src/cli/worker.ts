@@ -4,6 +4,7 @@
  * queue. Any number of these, on any machine that reaches the database (docs/team-service.md).
  * The URL may also come from RBP_DATABASE_URL (keeps a password out of `ps`).
  */
+import { RbpBaseError } from "../errors/index.js";
 import type { PgWorkerOptions } from "../service/pg-worker.js";
 import { flags } from "./flags.js";
 import { UsageError } from "./predict.js";
@@ -60,7 +61,7 @@ export async function worker(
   // Loaded here, so that other rbp commands never load the PostgreSQL driver.
   const { startPgWorker } = await import("../service/pg-worker.js");
   const running = await startPgWorker({ ...args.options, log }).catch((error: unknown) => {
-    if (error instanceof Error && error.name === "SchemaError") throw new UsageError(error.message);
+    if (error instanceof RbpBaseError && error.code === "schema_mismatch") throw new UsageError(error.message);
     throw error;
   });
   io.stdout(`rbp worker ${running.owner} running jobs (${args.options.workers ?? 1} at a time). Press Ctrl+C to stop.\n`);

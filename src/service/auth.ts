@@ -10,7 +10,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { timingSafeEqual } from "node:crypto";
 import { digest, type Credentials, type Org } from "./credentials.js";
-import { ServiceError } from "./http.js";
+import { ServiceRefusal } from "./refusals.js";
 
 export class Authenticator {
   private readonly orgs: Org[];
@@ -19,12 +19,12 @@ export class Authenticator {
     this.orgs = credentials.orgs;
   }
 
-  /** The organisation whose key the request carries; throws a 401/403 ServiceError. */
+  /** The organisation whose key the request carries; throws a refusal, `unauthorized` (no key) or `forbidden` (a wrong one). */
   organisation(headers: IncomingHttpHeaders): Org {
     const header = headers["x-api-key"];
     const key = Array.isArray(header) ? header[0] : header;
     if (key === undefined || key === "") {
-      throw new ServiceError(401, "unauthorized", "Unauthorized: send the organisation's API key in the x-api-key header", {
+      throw new ServiceRefusal("unauthorized", "Unauthorized: send the organisation's API key in the x-api-key header", {
         field: "x-api-key",
         expected: "the organisation's API key",
       });
@@ -35,16 +35,16 @@ export class Authenticator {
       if (timingSafeEqual(given, org.keyDigest) && found === undefined) found = org;
     }
     if (found === undefined) {
-      throw new ServiceError(403, "forbidden", "Forbidden: invalid or unspecified x-api-key", { field: "x-api-key" });
+      throw new ServiceRefusal("forbidden", "Forbidden: invalid or unspecified x-api-key", { field: "x-api-key" });
     }
     return found;
   }
 
-  /** Checks a POST body's access_id against the organisation's users; throws a 403 ServiceError. */
+  /** Checks a POST body's access_id against the organisation's users; throws a `forbidden` refusal. */
   checkAccessId(org: Org, body: unknown, now = Date.now()): string {
     const accessId = typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>).access_id : undefined;
     if (typeof accessId !== "string" || accessId === "") {
-      throw new ServiceError(403, "forbidden", "Invalid Access ID or Key: the body needs access_id, the user's access id", {
+      throw new ServiceRefusal("forbidden", "Invalid Access ID or Key: the body needs access_id, the user's access id", {
         field: "access_id",
         expected: "the user's access id (a non-empty string)",
       });
@@ -55,12 +55,12 @@ export class Authenticator {
       if (timingSafeEqual(given, u.accessDigest) && user === undefined) user = u;
     }
     if (user === undefined) {
-      throw new ServiceError(403, "forbidden", "Invalid Access ID or Key: this access_id is not a user of the API key's organisation", {
+      throw new ServiceRefusal("forbidden", "Invalid Access ID or Key: this access_id is not a user of the API key's organisation", {
         field: "access_id",
       });
     }
     if (user.expires !== undefined && user.expires <= now) {
-      throw new ServiceError(403, "forbidden", "Access ID expired.", { field: "access_id" });
+      throw new ServiceRefusal("forbidden", "Access ID expired.", { field: "access_id" });
     }
     return accessId;
   }

@@ -16,10 +16,22 @@
  *
  * Only SHA-256 digests of keys and access ids are kept in memory; plain keys are never logged.
  */
+import { RbpBaseError, brand } from "../errors/index.js";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
+
+/** A credentials file that cannot be used (not JSON, or an entry at fault); code `credentials_invalid`. */
+export class CredentialsFileError extends RbpBaseError {
+  static {
+    brand(this, "CredentialsFileError");
+  }
+  override readonly name = "CredentialsFileError";
+  constructor(message: string) {
+    super(message, "credentials_invalid");
+  }
+}
 import { writeFileAtomicSync } from "./store/persistence.js";
 
 /** Quota of the single local organisation when none is given. */
@@ -100,12 +112,12 @@ export function loadCredentialsFile(
     json = JSON.parse(text);
   } catch {
     // Not the parser's message: it quotes the text, which holds keys.
-    throw new Error(`credentials file ${path} is not valid JSON`);
+    throw new CredentialsFileError(`credentials file ${path} is not valid JSON`);
   }
   const parsed = CredentialsFileSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new Error(`credentials file ${path}: ${issue.path.join(".") || "(top level)"}: ${issue.message}`);
+    throw new CredentialsFileError(`credentials file ${path}: ${issue.path.join(".") || "(top level)"}: ${issue.message}`);
   }
   const org = parsed.data.orgs[0];
   return { credentials: credentialsFrom(parsed.data, defaultQuota), first: { apiKey: org.api_key, accessId: org.users[0]?.access_id ?? "" } };

@@ -66,6 +66,7 @@ const REFUSAL_STATUS: Record<RefusalCode, number> = {
   gone: 410,
   not_found: 404,
   payload_too_large: 413,
+  unauthorized: 401,
   forbidden: 403,
 };
 
@@ -80,9 +81,10 @@ export function httpError(error: unknown): ServiceError | undefined {
   if (error instanceof ServiceError) return error;
   const code = refusalCode(error);
   if (code === undefined) return undefined;
-  const { field, details, extra, retryAfterS } = (error as ServiceRefusal).init;
+  const { field, expected, details, extra, retryAfterS } = (error as ServiceRefusal).init;
   return new ServiceError(REFUSAL_STATUS[code], code, (error as ServiceRefusal).message, {
     ...(field !== undefined ? { field } : {}),
+    ...(expected !== undefined ? { expected } : {}),
     ...(details !== undefined ? { details } : {}),
     ...(extra !== undefined ? { extra } : {}),
     ...(retryAfterS !== undefined ? { headers: { "retry-after": String(retryAfterS) } } : {}),

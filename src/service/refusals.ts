@@ -13,12 +13,13 @@
  * | `gone` | the job, experiment or result was removed by the retention | 410 |
  * | `not_found` | a result has no such field (fields.ts) | 404 |
  * | `payload_too_large` | an upload is larger than the store keeps (uploads.ts) | 413 |
- * | `forbidden` | an upload token is wrong or expired (uploads.ts) | 403 |
+ * | `unauthorized` | no API key was sent (auth.ts) | 401 |
+ * | `forbidden` | a wrong API key or access id (auth.ts), an upload token wrong or expired (uploads.ts) | 403 |
  */
 import { brand, RbpBaseError } from "../errors/index.js";
 
 export type RefusalCode =
-  "quota_exceeded" | "insufficient_storage" | "service_busy" | "store_unavailable" | "gone" | "not_found" | "payload_too_large" | "forbidden";
+  "quota_exceeded" | "insufficient_storage" | "service_busy" | "store_unavailable" | "gone" | "not_found" | "payload_too_large" | "unauthorized" | "forbidden";
 
 const REFUSAL_CODES: ReadonlySet<string> = new Set<RefusalCode>([
   "quota_exceeded",
@@ -28,12 +29,15 @@ const REFUSAL_CODES: ReadonlySet<string> = new Set<RefusalCode>([
   "gone",
   "not_found",
   "payload_too_large",
+  "unauthorized",
   "forbidden",
 ]);
 
 export interface RefusalInit {
   /** The one request field at fault. */
   field?: string;
+  /** What that field should hold. */
+  expected?: string;
   /** What was expected where, field by field. */
   details?: Array<{ field?: string; expected?: string; [key: string]: unknown }>;
   /** More keys for the reply's body (e.g. `remaining` of a `quota_exceeded`). */

@@ -175,7 +175,7 @@ function v2Org(service: PredictionService, req: IncomingMessage): Org {
   try {
     return service.auth.organisation(req.headers);
   } catch (error) {
-    if (error instanceof ServiceError && error.status === 401) {
+    if (refusalCode(error) === "unauthorized") {
       throw new ServiceError(403, "forbidden", "Forbidden: invalid or unspecified x-api-key (send the organisation's API key in the x-api-key header)", {
         field: "x-api-key",
         expected: "the organisation's API key",
