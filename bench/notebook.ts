@@ -161,9 +161,10 @@ const resultBytes = JSON.stringify(pB.result).length;
 benchLine({ step: "big", engine: Math.min(...bigEngine), notebook: Math.min(...bigNotebook), heapKept, resultBytes });`,
 ];
 
-// BENCH_SKIP_EXPERIMENT=1: the experiment cell only says so. Under plain tslab 1.0.22 a 200-row
-// experiment after a first Grid in the same kernel does not finish (before the in-process path it
-// failed with ECONNRESET); the rbp kernel runs it. An open problem: see docs/limits.md.
+// BENCH_SKIP_EXPERIMENT=1: the experiment cell only says so. (Plain tslab once lost a cell's end
+// after a 200-row experiment that followed a first Grid: zeromq 6 refuses a message sent in the
+// turn of a delayed one; src/notebook/run.ts now waits a turn around a call's lines. See
+// docs/limits.md.)
 if (process.env.BENCH_SKIP_EXPERIMENT === "1") CELLS[4] = `benchLine({ step: "experiment", error: "skipped (BENCH_SKIP_EXPERIMENT=1)" });`;
 
 // ---------------------------------------------------------------------------------------------

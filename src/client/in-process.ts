@@ -85,7 +85,7 @@ export class InProcessWire implements Wire {
     if (call.signal?.aborted) throw new AbortError(undefined, { request: label, attempts: 0 });
     const reply = await this.#endpoint.submit(checked.parsed);
     const json = this.#accept(reply, label);
-    return { receipt: this.#v3.receiptOf(json, label), warnings };
+    return { receipt: ownJobReceipt(json) ?? this.#v3.receiptOf(json, label), warnings };
   }
 
   async status(job: JobRef, call: HoldOptions): Promise<JobSnapshot> {
@@ -160,6 +160,24 @@ export class InProcessWire implements Wire {
   }
 }
 
+/**
+ * A single job's receipt from the body the service built in this process (`receiptBody`): the
+ * fields `receiptOf` keeps, without its schema check (0.7 ms of a warm N=1,000 K=10 call). An
+ * experiment's receipt, or anything unexpected, goes through `receiptOf`.
+ */
+function ownJobReceipt(json: unknown): Receipt | undefined {
+  const r = json as { experiment_id?: unknown; job_id?: unknown; job_code?: unknown; warnings?: unknown; theta_source?: unknown };
+  if (r.experiment_id !== undefined || !Number.isSafeInteger(r.job_id) || typeof r.job_code !== "string") return undefined;
+  const warnings = r.warnings;
+  if (warnings !== undefined && !(Array.isArray(warnings) && warnings.every((w) => typeof w === "string"))) return undefined;
+  return {
+    job_id: r.job_id as number,
+    job_code: r.job_code,
+    ...(warnings !== undefined && warnings.length > 0 ? { warnings: warnings as string[] } : {}),
+    ...(typeof r.theta_source === "string" && r.theta_source !== "" ? { theta_source: r.theta_source } : {}),
+  };
+}
+
 /** A number JSON writes back as itself (finite, not -0). */
 function exactNumber(v: number): boolean {
   return Number.isFinite(v) && !(v === 0 && 1 / v < 0);
@@ -168,8 +186,8 @@ function exactNumber(v: number): boolean {
 function exactRow(row: unknown[]): boolean {
   for (let j = 0; j < row.length; j++) {
     const v = row[j];
-    if (v === null) continue;
-    if (typeof v !== "number" || !exactNumber(v)) return false;
+    // Inline (one call per value was 0.7 ms of a warm N=1,000 K=10 call): v - v is NaN for ±Infinity and NaN.
+    if (typeof v === "number" ? v - v !== 0 || (v === 0 && 1 / v < 0) : v !== null) return false;
   }
   return true;
 }

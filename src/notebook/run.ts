@@ -102,6 +102,19 @@ export function psr(data: FrameInput, spec: PredictionSpec, options?: PsrOptions
   return predict("psr", data, spec, options, run);
 }
 
+/**
+ * One turn of the event loop, around the lines a call shows. Plain tslab (1.0.22, on zeromq 6)
+ * sends a kernel's 513th message since its last delayed one on the next turn, and throws away
+ * (EBUSY) every message sent after it in the same turn: the rest of a cell's output, and at the
+ * cell's end its idle status, so that the front end waits for the cell forever. A call's first
+ * and final lines (progress, error box) are each sent first in a turn, and the call returns a
+ * turn later: whatever a cell sends after it cannot share a turn with a delayed line of the call.
+ * (An in-process call otherwise runs from its submission to its result in one turn.)
+ */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** Runs one analysis (what grid, maxfit and psr call). */
 export async function predict<A extends Analysis>(
   analysis: A,
@@ -124,6 +137,7 @@ export async function predict<A extends Analysis>(
     const { title, ...frameSpec } = spec ?? {};
     const frame = toRequest(data, frameSpec);
     frame.notes.push(...unread.filter((u) => u.field.startsWith("spec.")).map((u) => `ignored spec key: ${u.message}`));
+    await nextTurn();
     progress.update({ service: connection.mode, status: "submitting" });
     const request = {
       y: frame.y,
@@ -138,6 +152,7 @@ export async function predict<A extends Analysis>(
     return isExperimentReceipt(receipt) ? await experiment({ ...common, receipt }) : await single({ ...common, receipt });
   } catch (error) {
     if (progress.started) {
+      await nextTurn();
       progress.finish("failed");
       await progress.settled().catch(() => undefined);
     }
@@ -147,7 +162,9 @@ export async function predict<A extends Analysis>(
     const failure = toPredictionError(error, { subject: label, service: connection?.mode, scrub });
     if (run.showErrors !== false && jupyterKernel() !== "none") {
       try {
+        await nextTurn();
         await display(failure.bundle());
+        await nextTurn();
         // tslab prints a thrown error again on stderr: shown once is enough (errors.ts).
         if (jupyterKernel() === "tslab") dropStderrEcho(failure);
       } catch {
@@ -247,8 +264,10 @@ async function single<A extends Analysis>(s: Step<A, JobReceipt>): Promise<Predi
   const lastRow = receipt.theta_source === "last_row_of_X" || (theta === undefined && s.analysis === "grid");
   const thetaLabel = theta !== undefined ? frame.thetaLabels?.[0] : lastRow ? `the last row (${frame.rowLabels[frame.rowLabels.length - 1]})` : undefined;
   const elapsedMs = Math.round(progress.elapsed());
+  await nextTurn();
   progress.finish("completed");
   await progress.settled();
+  await nextTurn();
   return new Prediction({
     analysis: s.analysis,
     title: s.title ?? defaultTitle(s.analysis, frame.outcome, theta !== undefined ? thetaLabel : undefined),
@@ -325,9 +344,11 @@ async function experiment<A extends Analysis>(s: Step<A, ExperimentReceipt>): Pr
     );
   });
   const done = { rows: { done: state.n_completed + state.n_failed, failed: failures.length, total } };
+  await nextTurn();
   if (rows.length === 0) {
     progress.finish("failed", done);
     await progress.settled();
+    await nextTurn();
     const first = failures[0];
     throw new PredictionError({
       kind: "job-failed",
@@ -337,6 +358,7 @@ async function experiment<A extends Analysis>(s: Step<A, ExperimentReceipt>): Pr
   }
   progress.finish(failures.length > 0 ? "partial_failed" : "completed", done);
   await progress.settled();
+  await nextTurn();
   return new ExperimentPrediction({
     analysis: s.analysis,
     title: s.title ?? `${analysisLabel(s.analysis)} of ${frame.outcome} for ${total} circumstances`,
