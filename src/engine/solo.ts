@@ -85,7 +85,10 @@ export function soloHistogram(votes: Float64Array): Histogram {
   const iqr = quartiles[1] - quartiles[0];
   const low = quartiles[0] - 1.5 * iqr;
   const high = quartiles[1] + 1.5 * iqr;
-  const kept = present.filter((v) => v >= low && v <= high);
+  let keptCount = 0;
+  for (let i = 0; i < n; i++) if (present[i] >= low && present[i] <= high) keptCount++;
+  const kept = new Float64Array(keptCount);
+  for (let i = 0, m = 0; i < n; i++) if (present[i] >= low && present[i] <= high) kept[m++] = present[i];
   let min = Infinity;
   let max = -Infinity;
   for (const v of kept) {
