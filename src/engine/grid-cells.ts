@@ -205,7 +205,7 @@ export function rangeEvaluator(task: GridTask, from: number, to: number, workspa
     const passes = model.passes;
     if (!passes || model.theta === undefined) return claimed ? claimed.passes.claimComposite(claimed.slot, partial, partial.composite) : partial.composite;
     if (claimed && (claimed.passes !== passes || claimed.slot !== model.theta)) throw new Error("a range's models come from two walks");
-    claimed = { passes, slot: model.theta };
+    claimed ??= { passes, slot: model.theta };
     return passes.claimComposite(model.theta, partial, partial.composite);
   };
   const finish = (): GridPartial => {
