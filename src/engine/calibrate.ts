@@ -389,8 +389,11 @@ export function calibrateBoth(
       passes.totals,
       N,
     );
-    sumsR.set(arenaR.subarray(0, sumsR.length));
-    sumsS.set(arenaS.subarray(0, sumsS.length));
+    // Copied by a loop: a subarray view per call cost more than the 30 copies.
+    for (let f = 0; f < sumsR.length; f++) {
+      sumsR[f] = arenaR[f];
+      sumsS[f] = arenaS[f];
+    }
     sums3 = passes.totals;
   } else {
     sums3 = threeTotals;

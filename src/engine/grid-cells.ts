@@ -129,7 +129,7 @@ export function evaluateRange(task: GridTask, from: number, to: number, workspac
   const { data, options, combinations, shared } = task;
   const indices = Array.from({ length: to - from }, (_, q) => from + q);
   if (shared) {
-    const outcome = outcomeStats(data.y, new Float64Array(data.rows));
+    const outcome = taskOutcome(task);
     const logistic = options.prediction_scale === "logistic";
     const walk = workspace.walk?.fits(data.rows, shared.cols, 1)
       ? workspace.walk
@@ -139,6 +139,14 @@ export function evaluateRange(task: GridTask, from: number, to: number, workspac
     indices.forEach(evaluator.direct);
   }
   return evaluator.finish();
+}
+
+/** The outcome statistics over every row, computed once per task (a Grid's chunks share them). */
+const outcomes = new WeakMap<GridTask, OutcomeStats>();
+function taskOutcome(task: GridTask): OutcomeStats {
+  let outcome = outcomes.get(task);
+  if (!outcome) outcomes.set(task, (outcome = outcomeStats(task.data.y, new Float64Array(task.data.rows))));
+  return outcome;
 }
 
 /**
@@ -197,7 +205,7 @@ export function rangeEvaluator(task: GridTask, from: number, to: number, workspa
     const passes = model.passes;
     if (!passes || model.theta === undefined) return claimed ? claimed.passes.claimComposite(claimed.slot, partial, partial.composite) : partial.composite;
     if (claimed && (claimed.passes !== passes || claimed.slot !== model.theta)) throw new Error("a range's models come from two walks");
-    claimed = { passes, slot: model.theta };
+    claimed ??= { passes, slot: model.theta };
     return passes.claimComposite(model.theta, partial, partial.composite);
   };
   const finish = (): GridPartial => {

@@ -178,7 +178,8 @@ export function modelAt(basis: ModelBasis, data: Dataset, theta: Float64Array): 
     relevance[used[p]] = sum;
   }
 
-  const similarity = relevance.map((r, i) => r - 0.5 * (infoX[i] + infoTheta));
+  const similarity = new Float64Array(data.rows);
+  for (let i = 0; i < data.rows; i++) similarity[i] = relevance[i] - 0.5 * (infoX[i] + infoTheta);
   return { columns: [...columns], usable, usableCount: count, relevance, similarity, infoX, infoTheta, positivesDistance: basis.positivesDistance };
 }
 

@@ -28,8 +28,17 @@ export function soloVotes(weights: Float64Array, y: Float64Array, relevance: Flo
 }
 
 /** Sample sd (ddof 1), moment skewness g1 and kurtosis b2, Pearson's b2 - g1^2 - 1, Sarle's bimodality coefficient. */
+/** The values that are not NaN, in order (a plain loop: `filter` with a callback costs several times more). */
+function presentOf(values: Float64Array): Float64Array {
+  let n = 0;
+  for (let i = 0; i < values.length; i++) if (values[i] === values[i]) n++;
+  const out = new Float64Array(n);
+  for (let i = 0, m = 0; i < values.length; i++) if (values[i] === values[i]) out[m++] = values[i];
+  return out;
+}
+
 export function soloStatistics(votes: Float64Array): SoloStatistics {
-  const present = votes.filter((v) => v === v);
+  const present = presentOf(votes);
   const n = present.length;
   let mean = 0;
   for (const v of present) mean += v;
@@ -68,7 +77,7 @@ const MAX_BINS = 50;
  * Freedman-Diaconis bin widths.
  */
 export function soloHistogram(votes: Float64Array): Histogram {
-  const present = votes.filter((v) => v === v);
+  const present = presentOf(votes);
   const n = present.length;
   if (n === 0) return { bin_edges: [], bin_centers: [], bin_widths: [], count: [] };
   const quartiles = new Float64Array(2);
@@ -76,7 +85,10 @@ export function soloHistogram(votes: Float64Array): Histogram {
   const iqr = quartiles[1] - quartiles[0];
   const low = quartiles[0] - 1.5 * iqr;
   const high = quartiles[1] + 1.5 * iqr;
-  const kept = present.filter((v) => v >= low && v <= high);
+  let keptCount = 0;
+  for (let i = 0; i < n; i++) if (present[i] >= low && present[i] <= high) keptCount++;
+  const kept = new Float64Array(keptCount);
+  for (let i = 0, m = 0; i < n; i++) if (present[i] >= low && present[i] <= high) kept[m++] = present[i];
   let min = Infinity;
   let max = -Infinity;
   for (const v of kept) {

@@ -43,20 +43,24 @@ export function standardize(data: Dataset, theta: Float64Array): Standardized {
   const mean = new Float64Array(K);
   const scale = new Float64Array(K);
   const z = new Float64Array(K * N);
-  for (let j = 0; j < K; j++) {
-    let sum = 0;
-    for (let i = 0; i < N; i++) sum += X[i * K + j];
-    mean[j] = sum / N;
-    let ss = 0;
-    let constant = true;
-    for (let i = 0; i < N; i++) {
-      const d = X[i * K + j] - mean[j];
-      ss += d * d;
-      if (X[i * K + j] !== X[j]) constant = false;
+  // Row by row (X is row-major), each column's sums still taken in row order.
+  const sum = new Float64Array(K);
+  for (let i = 0; i < N; i++) for (let j = 0; j < K; j++) sum[j] += X[i * K + j];
+  for (let j = 0; j < K; j++) mean[j] = sum[j] / N;
+  const ss = new Float64Array(K);
+  const constant = new Uint8Array(K).fill(1);
+  for (let i = 0; i < N; i++) {
+    for (let j = 0; j < K; j++) {
+      const v = X[i * K + j];
+      const d = v - mean[j];
+      ss[j] += d * d;
+      if (v !== X[j]) constant[j] = 0;
     }
-    // A constant column has no scale: mark it so every combination holding it is singular.
-    scale[j] = constant ? 0 : Math.sqrt(ss / (N - 1));
-    for (let i = 0; i < N; i++) z[j * N + i] = constant ? 0 : (X[i * K + j] - mean[j]) / scale[j];
+  }
+  // A constant column has no scale: mark it so every combination holding it is singular.
+  for (let j = 0; j < K; j++) scale[j] = constant[j] ? 0 : Math.sqrt(ss[j] / (N - 1));
+  for (let i = 0; i < N; i++) {
+    for (let j = 0; j < K; j++) z[j * N + i] = constant[j] ? 0 : (X[i * K + j] - mean[j]) / scale[j];
   }
   const corr = new Float64Array(K * K);
   for (let a = 0; a < K; a++) {
