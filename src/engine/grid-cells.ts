@@ -150,6 +150,9 @@ function taskOutcome(task: GridTask): OutcomeStats {
 }
 
 /**
+ * Long on purpose: the closures it returns are the per-combination hot path (select, calibrate,
+ * weigh a cell), sharing the range's buffers through this one scope.
+ *
  * @example
  * const e = rangeEvaluator(task, 0, 64);
  * for (let q = 0; q < 64; q++) e.direct(q);

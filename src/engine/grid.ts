@@ -134,37 +134,8 @@ export function finishMerged(
 
   const { composite, used, secondary, singular } = merge;
   const partials = merge.chunks;
-  const cells = {
-    combination: concat(
-      partials.map((p) => p.cellCombination),
-      Int32Array,
-    ),
-    weight: concat(
-      partials.map((p) => p.cellWeight),
-      Float64Array,
-    ),
-    yhat: concat(
-      partials.map((p) => p.cellYhat),
-      Float64Array,
-    ),
-    valid: concat(
-      partials.map((p) => p.cellValid),
-      Uint8Array,
-    ),
-  };
-
-  let total = 0;
-  let squares = 0;
-  let weightedYhat = 0;
-  let invalidCells = 0;
-  for (let c = 0; c < cells.weight.length; c++) {
-    const a = cells.weight[c];
-    if (!cells.valid[c]) invalidCells++;
-    if (!(a > 0)) continue;
-    total += a;
-    squares += a * a;
-    weightedYhat += a * cells.yhat[c];
-  }
+  const cells = mergedCells(partials);
+  const { total, squares, weightedYhat, invalidCells } = cellTotals(cells);
   const warnings: string[] = [];
   if (singular > 0) {
     warnings.push(
@@ -172,30 +143,13 @@ export function finishMerged(
         (options.inv_method === "pseudoinverse" ? "." : '; inv_method: "pseudoinverse" evaluates them.'),
     );
   }
-  // Over the used rows only: a row no combination could use has no vote and weight 0.
-  const usedMask = new Float64Array(N);
-  let usedCount = 0;
-  for (let i = 0; i < N; i++) {
-    usedMask[i] = used[i] ? 0 : NaN;
-    usedCount += used[i];
-  }
-  const ybar = outcomeStats(y, usedMask).mean;
-  let yhat: number;
-  if (total > 0) {
-    for (let i = 0; i < N; i++) composite[i] /= total;
-    yhat = weightedYhat / total;
-  } else {
-    if (invalidCells === cells.weight.length) {
-      throw new ComputationError(
-        'Every Grid cell is invalid (each retains fewer than 2 observations or has a singular covariance); lower the thresholds or use inv_method: "pseudoinverse".',
-        "options.threshold",
-      );
-    }
-    // docs/methodology.md section 7.2 [G]: no cell has any conviction, so fall back to equal weights.
-    for (let i = 0; i < N; i++) composite[i] = used[i] / usedCount;
-    yhat = ybar;
-    warnings.push(`Every cell has zero adjusted fit; the composite falls back to ${EMPTY_COMPOSITE_FALLBACK} (yhat = mean of y).`);
-  }
+  const { usedMask, usedCount, ybar, yhat } = normalizedComposite(
+    composite,
+    used,
+    y,
+    { total, weightedYhat, invalid: invalidCells === cells.weight.length },
+    warnings,
+  );
   const fit = compositeFit(composite, y, used);
   const votes = soloVotes(composite, y, usedMask, ybar, usedCount);
   const stats = soloStatistics(votes);
@@ -253,6 +207,85 @@ export function finishMerged(
     },
     warnings,
   };
+}
+
+/**
+ * Divides the composite by the cells' total weight (or, when no cell has any, falls back to equal
+ * weights over the used rows, with a warning), and gives the Grid's yhat; also the mask of the used
+ * rows (0 used, NaN not), their count and their mean outcome.
+ */
+function normalizedComposite(
+  composite: Float64Array,
+  used: Uint8Array,
+  y: Float64Array,
+  totals: { total: number; weightedYhat: number; invalid: boolean },
+  warnings: string[],
+) {
+  const N = composite.length;
+  // Over the used rows only: a row no combination could use has no vote and weight 0.
+  const usedMask = new Float64Array(N);
+  let usedCount = 0;
+  for (let i = 0; i < N; i++) {
+    usedMask[i] = used[i] ? 0 : NaN;
+    usedCount += used[i];
+  }
+  const ybar = outcomeStats(y, usedMask).mean;
+  let yhat: number;
+  if (totals.total > 0) {
+    for (let i = 0; i < N; i++) composite[i] /= totals.total;
+    yhat = totals.weightedYhat / totals.total;
+  } else {
+    if (totals.invalid) {
+      throw new ComputationError(
+        'Every Grid cell is invalid (each retains fewer than 2 observations or has a singular covariance); lower the thresholds or use inv_method: "pseudoinverse".',
+        "options.threshold",
+      );
+    }
+    // docs/methodology.md section 7.2 [G]: no cell has any conviction, so fall back to equal weights.
+    for (let i = 0; i < N; i++) composite[i] = used[i] / usedCount;
+    yhat = ybar;
+    warnings.push(`Every cell has zero adjusted fit; the composite falls back to ${EMPTY_COMPOSITE_FALLBACK} (yhat = mean of y).`);
+  }
+  return { usedMask, usedCount, ybar, yhat };
+}
+
+/** The chunks' cells, concatenated in chunk order. */
+function mergedCells(partials: GridMerge["chunks"]) {
+  return {
+    combination: concat(
+      partials.map((p) => p.cellCombination),
+      Int32Array,
+    ),
+    weight: concat(
+      partials.map((p) => p.cellWeight),
+      Float64Array,
+    ),
+    yhat: concat(
+      partials.map((p) => p.cellYhat),
+      Float64Array,
+    ),
+    valid: concat(
+      partials.map((p) => p.cellValid),
+      Uint8Array,
+    ),
+  };
+}
+
+/** Over the cells with a positive weight: its sum, the sum of its squares and the weighted yhat; and the count of invalid cells. */
+function cellTotals(cells: ReturnType<typeof mergedCells>) {
+  let total = 0;
+  let squares = 0;
+  let weightedYhat = 0;
+  let invalidCells = 0;
+  for (let c = 0; c < cells.weight.length; c++) {
+    const a = cells.weight[c];
+    if (!cells.valid[c]) invalidCells++;
+    if (!(a > 0)) continue;
+    total += a;
+    squares += a * a;
+    weightedYhat += a * cells.yhat[c];
+  }
+  return { total, squares, weightedYhat, invalidCells };
 }
 
 /** values as a column: one single-value array per row (a plain loop: Array.from with a mapping function costs several times more). */

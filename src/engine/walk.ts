@@ -103,6 +103,9 @@ export function walkCombinations(
  * depend on theta (the factor, the whitened attributes, informativeness) is done once; each
  * theta's model is bit-identical to the one `walkCombinations` gives for that theta alone.
  *
+ * Long on purpose: one hot loop over the combinations, each theta's update inline, so that the
+ * shared factor and the whitened attributes stay in locals.
+ *
  * @example
  * walkCombinationsMany(shared, [withTheta(shared, a).thetaZ, withTheta(shared, b).thetaZ], y, combinations, [0, 1], false,
  *   (index, t, model) => console.log(index, t, model.relevance[0]), (index) => console.log(index, "singular"));
