@@ -9,6 +9,7 @@
  * connection) is thrown as a `PredictionError` with a readable message; in a notebook kernel it is
  * also displayed in the cell as a short HTML box (see errors.ts).
  */
+import { nextTurn } from "./turns.js";
 import {
   JobFailedError,
   isExperimentReceipt,
@@ -100,19 +101,6 @@ export function psr(data: FrameInput, spec: SinglePredictionSpec, options?: PsrO
 export function psr(data: FrameInput, spec: PredictionSpec, options?: PsrOptionsInput, run?: RunSettings): Promise<AnyPrediction>;
 export function psr(data: FrameInput, spec: PredictionSpec, options?: PsrOptionsInput, run: RunSettings = {}): Promise<AnyPrediction> {
   return predict("psr", data, spec, options, run);
-}
-
-/**
- * One turn of the event loop, around the lines a call shows. Plain tslab (1.0.22, on zeromq 6)
- * sends a kernel's 513th message since its last delayed one on the next turn, and throws away
- * (EBUSY) every message sent after it in the same turn: the rest of a cell's output, and at the
- * cell's end its idle status, so that the front end waits for the cell forever. A call's first
- * and final lines (progress, error box) are each sent first in a turn, and the call returns a
- * turn later: whatever a cell sends after it cannot share a turn with a delayed line of the call.
- * (An in-process call otherwise runs from its submission to its result in one turn.)
- */
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** Runs one analysis (what grid, maxfit and psr call). */

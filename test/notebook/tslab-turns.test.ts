@@ -10,7 +10,7 @@
  * message per turn up to the boundary minus d, makes the call, and writes one line at once after
  * the call returns. That line is refused exactly when the call returned in the turn of a delayed
  * line of its own (before run.ts waited a turn around its lines: for d equal to the number of
- * messages of the call). A single Grid, a 3-row experiment and a refused request are swept.
+ * messages of the call). A single Grid, a 3-row experiment, a refused request and a 3-step backtest are swept.
  *
  * Driven over the wire protocol by Debian's jupyter_client (Python), with the tslab kernelspec the
  * notebook suite writes into the project-local JUPYTER_PATH. Skipped, with the reason printed,
@@ -66,6 +66,7 @@ const calls: Array<[string, () => Promise<unknown>]> = [
   ["grid", () => rbp.grid({ y: y, X: X }, {})],
   ["experiment", () => rbp.grid({ y: y, X: X }, { theta: [37, 38, 39] })],
   ["refused", () => rbp.grid({ y: y, X: X }, {}, { max_iter: -1 }).catch(() => "refused")],
+  ["backtest", () => rbp.backtest({ y: y, X: X }, {}, { options: { threshold: 0.5 }, start: -3 })],
 ];
 async function sweep(): Promise<object> {
   const refusedAfter: string[] = [];
@@ -156,6 +157,6 @@ describe.runIf(available || IN_CI)("a call's last line and the cell's end in pla
     expect(result.hung, JSON.stringify(result)).toBeUndefined();
     expect(result.cells.map((c) => c.errors)).toEqual([[], [], []]);
     // Every placement found the boundary (the mechanism is there to be met), and no line after a call was refused.
-    expect(result.cells[2].outcome).toEqual({ boundaries: 48, refusedAfter: [] });
+    expect(result.cells[2].outcome).toEqual({ boundaries: 64, refusedAfter: [] });
   }, 660_000);
 });
