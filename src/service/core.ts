@@ -20,7 +20,7 @@ import { Authenticator } from "./auth.js";
 import type { Credentials, Org } from "./credentials.js";
 import type { Analysis } from "../api/options.js";
 import { DEFAULT_RESULT_MEMORY_BYTES, DEFAULT_RETENTION_MS, type Experiment, type Job, type JobFailure, type JobVariant } from "./store/records.js";
-import { ERROR_PREDICTION_FAILED, poolFailure, STATUS_PROCESSING, WorkerPool, type PoolSettings } from "./pool.js";
+import { ERROR_PREDICTION_FAILED, poolFailure, STATUS_PROCESSING, taskOfClaimed, WorkerPool, type PoolSettings } from "./pool.js";
 import type { WorkerDone, WorkerFailed, WorkerPartials, WorkerRows, WorkerTask } from "./worker.js";
 import { SHARE, SHARE_SLOTS } from "../threads/chunk-share.js";
 import { MessageChannel } from "node:worker_threads";
@@ -475,19 +475,8 @@ export class PredictionService {
       });
   }
 
-  private taskOf({ job, input }: Claimed): WorkerTask {
-    return {
-      id: job.id,
-      analysis: input.analysis,
-      y: input.data.y,
-      X: input.data.X,
-      rows: input.data.rows,
-      cols: input.data.cols,
-      theta: input.thetas[job.row],
-      options: input.options,
-      decimals: this.config.decimals,
-      ...(job.variant ? { variant: job.variant } : {}),
-    };
+  private taskOf(claimed: Claimed): WorkerTask {
+    return taskOfClaimed(claimed, this.config.decimals);
   }
 
   /** Records a failure as clients may see it (reasons.ts); the internal text goes to the log. */

@@ -19,7 +19,7 @@
  * await worker.close();
  */
 import pg from "pg";
-import { poolFailure, WorkerPool, type PoolSettings } from "./pool.js";
+import { poolFailure, taskOfClaimed, WorkerPool, type PoolSettings } from "./pool.js";
 import { PgQueue, type ClaimedJob } from "./store/pg/queue.js";
 
 export interface PgWorkerOptions {
@@ -136,19 +136,9 @@ class WorkerLoop {
     }
   }
 
-  private async runJob({ job, input, decimals }: ClaimedJob): Promise<void> {
-    const task = {
-      id: job.id,
-      analysis: input.analysis,
-      y: input.data.y,
-      X: input.data.X,
-      rows: input.data.rows,
-      cols: input.data.cols,
-      theta: input.thetas[job.row],
-      options: input.options,
-      decimals,
-      ...(job.variant ? { variant: job.variant } : {}),
-    };
+  private async runJob(claimed: ClaimedJob): Promise<void> {
+    const { job } = claimed;
+    const task = taskOfClaimed(claimed, claimed.decimals);
     try {
       const done = await this.threads.run(task);
       await this.persist(`job ${job.id}`, () => this.queue.complete(job.id, done.json, { yhat: done.yhat, fit: done.fit }));

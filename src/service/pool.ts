@@ -22,6 +22,7 @@ import { startWorker } from "../threads/worker-script.js";
 import { WORKER_MARK, type WorkerDone, type WorkerReply, type WorkerResult, type WorkerTask } from "./worker.js";
 import { brand, RbpBaseError } from "../errors/index.js";
 import { PROCESS_JOB, type JobFailure } from "./store/records.js";
+import type { Claimed } from "./store/contract.js";
 
 /** LambdaError codes (docs/api.md section 3). */
 export const ERROR_PROCESS_JOB = PROCESS_JOB.error_code;
@@ -319,4 +320,26 @@ function seconds(ms: number): string {
 
 function definedOnly<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/**
+ * The worker thread's task for a claimed job: its row's theta, the batch's data and options, and
+ * results rounded to `decimals` (the embedded core and `rbp worker` alike).
+ *
+ * @example
+ * const done = await pool.run(taskOfClaimed(claimed, 6));
+ */
+export function taskOfClaimed({ job, input }: Claimed, decimals: number | null): WorkerTask {
+  return {
+    id: job.id,
+    analysis: input.analysis,
+    y: input.data.y,
+    X: input.data.X,
+    rows: input.data.rows,
+    cols: input.data.cols,
+    theta: input.thetas[job.row],
+    options: input.options,
+    decimals,
+    ...(job.variant ? { variant: job.variant } : {}),
+  };
 }
