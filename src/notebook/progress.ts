@@ -176,6 +176,7 @@ export class Progress {
   #done = false;
   #started_ = false;
   #ticker: ReturnType<typeof setInterval> | undefined;
+  #frozenAt: number | undefined;
 
   constructor(analysis: Analysis, setting: ProgressSetting = "auto", stream: LineStream = process.stderr) {
     this.#analysis = analysis;
@@ -188,9 +189,18 @@ export class Progress {
     return this.#started_;
   }
 
-  /** Milliseconds since the call started. */
+  /** Milliseconds since the call started (until `freeze`). */
   elapsed(): number {
-    return performance.now() - this.#started;
+    return (this.#frozenAt ?? performance.now()) - this.#started;
+  }
+
+  /**
+   * Stops the clock and returns the call's time in whole milliseconds: the final line says the same
+   * time as the result it ends (its `elapsedMs`), however many turns pass before `finish`.
+   */
+  freeze(): number {
+    this.#frozenAt ??= performance.now();
+    return Math.round(this.#frozenAt - this.#started);
   }
 
   /** Merges new facts (status, job, rows) and shows the line when due. */
@@ -228,7 +238,7 @@ export class Progress {
     if (!tick && !final && !this.#everyEvent && key === this.#lastKey && now - this.#lastShown < THROTTLE_MS) return;
     this.#lastKey = key;
     this.#lastShown = now;
-    const event = { ...this.#state, analysis: this.#analysis, elapsedMs: Math.round(now - this.#started), final };
+    const event = { ...this.#state, analysis: this.#analysis, elapsedMs: Math.round((this.#frozenAt ?? now) - this.#started), final };
     try {
       this.#sink.show({ ...event, text: progressText(event) });
     } catch {

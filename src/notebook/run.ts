@@ -251,7 +251,7 @@ async function single<A extends Analysis>(s: Step<A, JobReceipt>): Promise<Predi
   const theta = Array.isArray(frame.theta) && !Array.isArray(frame.theta[0]) ? (frame.theta as number[]) : undefined;
   const lastRow = receipt.theta_source === "last_row_of_X" || (theta === undefined && s.analysis === "grid");
   const thetaLabel = theta !== undefined ? frame.thetaLabels?.[0] : lastRow ? `the last row (${frame.rowLabels[frame.rowLabels.length - 1]})` : undefined;
-  const elapsedMs = Math.round(progress.elapsed());
+  const elapsedMs = progress.freeze();
   await nextTurn();
   progress.finish("completed");
   await progress.settled();
@@ -305,7 +305,7 @@ async function experiment<A extends Analysis>(s: Step<A, ExperimentReceipt>): Pr
     }
   });
   failures.sort((a, b) => a.row - b.row);
-  const elapsedMs = Math.round(progress.elapsed());
+  const elapsedMs = progress.freeze();
   const rows: Prediction[] = [];
   const kept: string[] = [];
   state.rows.forEach((row, j) => {
