@@ -31,7 +31,6 @@
  * display/backtest-views.ts draws the result. This file holds the result (`Backtest`) and the
  * runner that ties them together.
  */
-import { nextTurn } from "./turns.js";
 import type { Analysis, GridOptionsInput, MaxFitOptionsInput, PsrOptionsInput } from "../client/index.js";
 import {
   backtestColumns,
@@ -303,8 +302,7 @@ export async function backtest<A extends Analysis = "psr">(data: FrameInput, spe
   };
   // One progress line for the whole backtest (the rows: evaluation rows forecast so far).
   const progress = new Progress(analysis, options.progress ?? "auto");
-  await nextTurn(); // the first and final lines each open a turn (turns.ts)
-  progress.update({ service: connection.mode, status: "running", rows: { done: 0, failed: 0, total: jobs } });
+  await progress.begin({ service: connection.mode, status: "running", rows: { done: 0, failed: 0, total: jobs } });
   const baselines = regressionBaselines(frame.y, frame.X, steps, plan.window === undefined);
   let done = 0;
   let failedRows = 0;
@@ -320,10 +318,7 @@ export async function backtest<A extends Analysis = "psr">(data: FrameInput, spe
       options.signal,
     )
     .catch(async (error: unknown) => {
-      await nextTurn();
-      progress.finish("failed");
-      await progress.settled().catch(() => undefined);
-      await nextTurn();
+      await progress.end("failed");
       throw error;
     });
 
@@ -334,10 +329,7 @@ export async function backtest<A extends Analysis = "psr">(data: FrameInput, spe
     reference: reference(i),
   }));
   const failed = jobs - rows.length;
-  await nextTurn();
-  progress.finish(failed > 0 ? "partial_failed" : "completed", { rows: { done: jobs, failed, total: jobs } });
-  await progress.settled();
-  await nextTurn();
+  await progress.end(failed > 0 ? "partial_failed" : "completed", { rows: { done: jobs, failed, total: jobs } });
   const notes = [...frame.notes, ...plan.notes];
   if (failed > 0) notes.push(`${formatCount(failed)} ${failed === 1 ? "row" : "rows"} failed on the service and ${failed === 1 ? "is" : "are"} left out`);
   return new Backtest({

@@ -26,6 +26,7 @@ import { randomUUID } from "node:crypto";
 import { display, escapeHtml, jupyterKernel, type MimeBundle } from "../display/index.js";
 import type { Analysis } from "../client/index.js";
 import { analysisLabel } from "./errors.js";
+import { nextTurn } from "./turns.js";
 
 /** Where the progress line goes: see the module comment. */
 export type ProgressMode = "auto" | "display" | "terminal" | "line" | "none";
@@ -223,6 +224,35 @@ export class Progress {
     delete this.#state.fetched;
     this.#emit(true);
     this.#done = true;
+  }
+
+  /**
+   * The first line, sent first in its turn (turns.ts: plain tslab drops a message that shares a
+   * turn with a delayed one).
+   *
+   * @example
+   * await progress.begin({ service: "local", status: "submitting" });
+   */
+  async begin(change: Partial<Omit<ProgressEvent, "text" | "final" | "elapsedMs" | "analysis">>): Promise<void> {
+    await nextTurn();
+    this.update(change);
+  }
+
+  /**
+   * The final line, sent first in its turn; resolves once it is sent and a turn has passed, so that
+   * whatever the cell sends next cannot share a turn with it (turns.ts).
+   *
+   * @example
+   * await progress.end("completed");
+   */
+  async end(
+    status: "completed" | "partial_failed" | "failed",
+    change: Partial<Omit<ProgressEvent, "text" | "final" | "elapsedMs" | "analysis">> = {},
+  ): Promise<void> {
+    await nextTurn();
+    this.finish(status, change);
+    await this.settled().catch(() => undefined);
+    await nextTurn();
   }
 
   /** Resolves when the last line shown has been sent (at once except in Deno, where sends are asynchronous). */

@@ -125,8 +125,7 @@ export async function predict<A extends Analysis>(
     const { title, ...frameSpec } = spec ?? {};
     const frame = toRequest(data, frameSpec);
     frame.notes.push(...unread.filter((u) => u.field.startsWith("spec.")).map((u) => `ignored spec key: ${u.message}`));
-    await nextTurn();
-    progress.update({ service: connection.mode, status: "submitting" });
+    await progress.begin({ service: connection.mode, status: "submitting" });
     const request = {
       y: frame.y,
       X: frame.X,
@@ -139,11 +138,7 @@ export async function predict<A extends Analysis>(
     const common = { analysis, frame, options: given, resolved, title, connection, progress, run, startedAt };
     return isExperimentReceipt(receipt) ? await experiment({ ...common, receipt }) : await single({ ...common, receipt });
   } catch (error) {
-    if (progress.started) {
-      await nextTurn();
-      progress.finish("failed");
-      await progress.settled().catch(() => undefined);
-    }
+    if (progress.started) await progress.end("failed");
     // The connection's settings scrub the failure (a failure to connect was scrubbed by connect itself).
     const by = connection;
     const scrub = (text: string) => (by !== undefined ? by.scrub(text) : text);
@@ -252,10 +247,7 @@ async function single<A extends Analysis>(s: Step<A, JobReceipt>): Promise<Predi
   const lastRow = receipt.theta_source === "last_row_of_X" || (theta === undefined && s.analysis === "grid");
   const thetaLabel = theta !== undefined ? frame.thetaLabels?.[0] : lastRow ? `the last row (${frame.rowLabels[frame.rowLabels.length - 1]})` : undefined;
   const elapsedMs = progress.freeze();
-  await nextTurn();
-  progress.finish("completed");
-  await progress.settled();
-  await nextTurn();
+  await progress.end("completed");
   return new Prediction({
     analysis: s.analysis,
     title: s.title ?? defaultTitle(s.analysis, frame.outcome, theta !== undefined ? thetaLabel : undefined),
@@ -332,11 +324,8 @@ async function experiment<A extends Analysis>(s: Step<A, ExperimentReceipt>): Pr
     );
   });
   const done = { rows: { done: state.n_completed + state.n_failed, failed: failures.length, total } };
-  await nextTurn();
   if (rows.length === 0) {
-    progress.finish("failed", done);
-    await progress.settled();
-    await nextTurn();
+    await progress.end("failed", done);
     const first = failures[0];
     throw new PredictionError({
       kind: "job-failed",
@@ -344,9 +333,7 @@ async function experiment<A extends Analysis>(s: Step<A, ExperimentReceipt>): Pr
       detail: `every row of the experiment failed; row ${first?.label ?? 1}: ${first?.reason ?? "no reason given"}`,
     });
   }
-  progress.finish(failures.length > 0 ? "partial_failed" : "completed", done);
-  await progress.settled();
-  await nextTurn();
+  await progress.end(failures.length > 0 ? "partial_failed" : "completed", done);
   return new ExperimentPrediction({
     analysis: s.analysis,
     title: s.title ?? `${analysisLabel(s.analysis)} of ${frame.outcome} for ${total} circumstances`,

@@ -6,9 +6,10 @@
  * cell's end its idle status, so that the front end waits for the cell forever. A call's first
  * and final lines (progress, error box) are each sent first in a turn, and the call returns a
  * turn later: whatever a cell sends after it cannot share a turn with a delayed line of the call.
- * (An in-process call otherwise runs from its submission to its result in one turn.) Backtests
- * (backtest.ts) do the same around their progress line. The regression test is
- * test/notebook/tslab-turns.test.ts, in a real tslab kernel.
+ * (An in-process call otherwise runs from its submission to its result in one turn.) The
+ * progress line's `begin` and `end` (progress.ts) do this for grid, maxfit, psr and backtest; run.ts
+ * also around the error box. The regression test is test/notebook/tslab-turns.test.ts, in a real
+ * tslab kernel.
  *
  * @example
  * await nextTurn();
