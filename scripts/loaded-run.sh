@@ -22,11 +22,11 @@ done
 echo "loaded run: 4 busy processes (${busy[*]}) on $(nproc) cores; load before: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
 
 status=0
-# vitest's default 5 s per test and 10 s per hook are hang guards, not measures; under four busy
-# processes they are raised, so that only a test that bends (an assertion) can fail here.
+# RBP_TEST_LOADED=1 raises vitest's hang guards (5 s per test, 10 s per hook) to 60 s and 120 s in
+# vitest.config.ts: under four busy processes only a test that bends (an assertion) may fail here.
 # The embedded store only: the PostgreSQL suites (pg-store, team) start servers of their own and run
 # once, in npm test.
-npx vitest run --project all --testTimeout=60000 --hookTimeout=120000 \
+RBP_TEST_LOADED=1 npx vitest run --project all \
   --exclude test/service/pg-store.test.ts --exclude test/service/team.test.ts \
   test/engine test/service test/client "$@" || status=$?
 echo "loaded run: load at the end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'); vitest exit $status"
