@@ -320,11 +320,26 @@ export async function executeNotebook(name: string, source?: string, kernel: Not
   const execute = ["--execute", "--allow-errors", `--ExecutePreprocessor.timeout=${timeout}`, `--ExecutePreprocessor.startup_timeout=120`];
   if (kernel === "deno") execute.push(`--ExecutePreprocessor.kernel_name=${DENO_KERNEL_NAME}`);
   if (kernel === "rbp") execute.push(`--ExecutePreprocessor.kernel_name=${RBP_KERNEL_NAME}`);
+  const args = ["nbconvert", "--to", "notebook", ...execute, "--output-dir", dir, "--output", name, input];
   try {
-    return await runCommand("jupyter", ["nbconvert", "--to", "notebook", ...execute, "--output-dir", dir, "--output", name, input], { env: notebookEnv(), timeoutMs: 15 * 60_000 });
+    let run = await runCommand("jupyter", args, { env: notebookEnv(), timeoutMs: 15 * 60_000 });
+    // Jupyter's port race, and only it, is forgiven: jupyter_client picks five free ports and closes
+    // them before the kernel binds them, so a process starting meanwhile (another kernel, a local
+    // service on port 0) can take one, and the kernel dies before kernel_info saying so. Nothing of
+    // the notebook ran; it runs again on new ports, and the first attempt's stderr is kept.
+    for (let attempt = 1; attempt < 3 && lostPortRace(run); attempt++) {
+      const again = await runCommand("jupyter", args, { env: notebookEnv(), timeoutMs: 15 * 60_000 });
+      run = { ...again, stderr: `${run.stderr}\n[attempt ${attempt + 1}: the kernel lost Jupyter's port race above]\n${again.stderr}` };
+    }
+    return run;
   } finally {
     if (solved !== undefined) rmSync(solved, { force: true });
   }
+}
+
+/** A run whose kernel died at start-up because a port jupyter_client chose was taken (EADDRINUSE). */
+function lostPortRace(run: Run): boolean {
+  return run.code !== 0 && run.stderr.includes("Kernel died before replying to kernel_info") && /Address already in use|EADDRINUSE/.test(run.stderr);
 }
 
 /** `jupyter nbconvert --to html` of the executed notebook; returns the HTML path. */

@@ -23,7 +23,7 @@ import {
   readNotebook,
 } from "../../scripts/notebooks/lib.js";
 import { IN_CI } from "../ci.js";
-import { executeWalkthroughs, type Walkthroughs } from "./walkthroughs.js";
+import { executeWalkthroughs, type Walkthroughs, stderrDigest } from "./walkthroughs.js";
 
 const names = notebookNames();
 const tools = findTools();
@@ -60,7 +60,7 @@ describe.runIf(ready)("walkthrough notebooks under Deno's kernel", () => {
     "%s: every table, chart and check present under plain nbconvert, every chart drawn",
     async (name) => {
       const { run, check, exercises, html } = await runs!.executed(name);
-      expect(run.code, `jupyter nbconvert (Deno): ${run.stderr.split("\n").slice(-15).join("\n")}`).toBe(0);
+      expect(run.code, `jupyter nbconvert (Deno): ${stderrDigest(run.stderr)}`).toBe(0);
       const nb = readNotebook(executedPath(name, "deno"));
       // Deno's kernel ran it: the notebook records the kernel's language_info (Deno's TypeScript), not tslab's.
       expect((nb.metadata.language_info as { version?: string } | undefined)?.version).toBe(denoTypeScript);

@@ -36,7 +36,7 @@ import {
 } from "../../scripts/notebooks/lib.js";
 import { EXPECTATIONS } from "../../scripts/notebooks/manifest.js";
 import { IN_CI } from "../ci.js";
-import { executeWalkthroughs, type Walkthroughs } from "./walkthroughs.js";
+import { executeWalkthroughs, type Walkthroughs, stderrDigest } from "./walkthroughs.js";
 
 const names = notebookNames();
 
@@ -217,7 +217,7 @@ describe.runIf(ready)("walkthrough notebooks, executed", () => {
     "%s (%s) executes without an error, shows its tables and charts, and its checks say what they should",
     async (name, variant) => {
       const { run, check, exercises, html } = await runs!.executed(name, variant);
-      expect(run.code, `jupyter nbconvert --execute: ${run.stderr.split("\n").slice(-15).join("\n")}`).toBe(0);
+      expect(run.code, `jupyter nbconvert --execute: ${stderrDigest(run.stderr)}`).toBe(0);
       expect(check!.problems, `notebooks/${name}.ipynb (${variant})`).toEqual([]);
       expect(exercises, `the exercises of ${name} (${variant})`).toEqual([]);
       expect(variant === "blank" ? check!.verdicts.right : check!.verdicts.notYet).toBe(0);

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { executedPath, findTools, installRbpKernelspec, linkPackage, notebookNames, readNotebook, browserCheck, ROOT } from "../../scripts/notebooks/lib.js";
 import { IN_CI } from "../ci.js";
-import { executeWalkthroughs, type Walkthroughs } from "./walkthroughs.js";
+import { executeWalkthroughs, type Walkthroughs, stderrDigest } from "./walkthroughs.js";
 
 const names = notebookNames();
 const tools = findTools();
@@ -47,7 +47,7 @@ describe.runIf(ready)("walkthrough notebooks under the rbp kernel", () => {
     "%s: every output present, every chart drawn",
     async (name) => {
       const { run, check, exercises, html } = await runs!.executed(name);
-      expect(run.code, `jupyter nbconvert (rbp): ${run.stderr.split("\n").slice(-15).join("\n")}`).toBe(0);
+      expect(run.code, `jupyter nbconvert (rbp): ${stderrDigest(run.stderr)}`).toBe(0);
       const nb = readNotebook(executedPath(name, "rbp"));
       // The rbp kernel ran it: the notebook records its language_info (the project's TypeScript).
       expect((nb.metadata.language_info as { version?: string } | undefined)?.version).toBe(TYPESCRIPT);

@@ -78,3 +78,12 @@ export function executeWalkthroughs(names: string[], kernel: NotebookKernel = "t
     },
   };
 }
+
+/**
+ * What a failed nbconvert run said, short enough for an assertion message: its first 10 lines (where
+ * a kernel that died at start-up says why, before nbclient's traceback) and its last 15.
+ */
+export function stderrDigest(stderr: string): string {
+  const lines = stderr.split("\n");
+  return lines.length <= 25 ? stderr : [...lines.slice(0, 10), "...", ...lines.slice(-15)].join("\n");
+}
