@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { Agent, fetch } from "undici";
 import { afterAll, expect } from "vitest";
 import { startLocalService, type LocalService, type LocalServiceOptions } from "../../src/service/index.js";
 import { gold } from "../gold.js";
@@ -16,6 +17,15 @@ export interface Reply {
   body: any;
 }
 
+/**
+ * The suites' connections: a keep-alive connection idle for a second is not used again. The service
+ * closes one idle for 5 s (keepAliveTimeoutMs), and global fetch keeps it up to its hint less 1 s,
+ * checked on a coarse timer: when a loaded machine stalled the test process near that boundary, a
+ * POST went out on a socket the service had just closed and failed with ECONNRESET (the CI's
+ * loaded run, stall.test.ts). A 4 s margin leaves no such window.
+ */
+const agent = new Agent({ keepAliveTimeout: 1_000, keepAliveMaxTimeout: 1_000 });
+
 export class Client {
   constructor(
     readonly base: string,
@@ -25,7 +35,7 @@ export class Client {
 
   /** `apiKey` null sends no x-api-key header. */
   async get(path: string, apiKey: string | null = this.apiKey ?? null): Promise<Reply> {
-    const res = await fetch(this.base + path, { headers: apiKey === null ? {} : { "x-api-key": apiKey } });
+    const res = await fetch(this.base + path, { headers: apiKey === null ? {} : { "x-api-key": apiKey }, dispatcher: agent });
     return reply(res);
   }
 
@@ -34,7 +44,7 @@ export class Client {
     const payload = typeof body === "string" ? body : JSON.stringify({ access_id: this.accessId, ...(body as Record<string, unknown>) });
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (apiKey !== null) headers["x-api-key"] = apiKey;
-    return reply(await fetch(this.base + path, { method: "POST", headers, body: payload }));
+    return reply(await fetch(this.base + path, { method: "POST", headers, body: payload, dispatcher: agent }));
   }
 
   /** GETs `path` until it is no longer 202. */
