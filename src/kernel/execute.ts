@@ -19,7 +19,8 @@
  *   code of a cell with a top-level `for await` / `await using` after its first await.
  *
  * Creating an executor loads nothing heavy: the TypeScript compiler and the language service are
- * loaded by the first call that needs them, or by `warm()` in the background.
+ * loaded by the first call that needs them, or by `warm()` in the background (which then parses
+ * the declarations of rbp-notebook too, unless a request came first).
  *
  * @example
  * const executor = createExecutor({ cwd: process.cwd() });
