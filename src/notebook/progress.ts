@@ -262,7 +262,8 @@ export class Progress {
 
   /**
    * The first line, sent first in its turn (turns.ts: plain tslab drops a message that shares a
-   * turn with a delayed one).
+   * turn with a delayed one). A notebook holds a single job's first line until FIRST_LINE_MS
+   * (DisplaySink); it is then sent alone, from its timer.
    *
    * @example
    * await progress.begin({ service: "local", status: "submitting" });
