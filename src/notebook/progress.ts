@@ -133,10 +133,12 @@ class DisplaySink implements Sink {
   #last: Promise<void> = Promise.resolve();
   /** A single job's first line, held until FIRST_LINE_MS into the call. */
   #held: ProgressEvent | undefined;
+  #heldAt = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   show(event: ProgressEvent): void {
     if (!this.#shown && !event.final && event.rows === undefined && event.experimentId === undefined && event.elapsedMs < FIRST_LINE_MS) {
       this.#held = event;
+      this.#heldAt = performance.now();
       if (this.#timer === undefined) {
         this.#timer = setTimeout(() => this.#release(), FIRST_LINE_MS - event.elapsedMs);
         this.#timer.unref?.();
@@ -150,7 +152,9 @@ class DisplaySink implements Sink {
     const held = this.#held;
     if (held !== undefined && !this.#shown) {
       try {
-        this.#send(held);
+        // Its clock as of now, not of when it was held.
+        const elapsedMs = held.elapsedMs + Math.round(performance.now() - this.#heldAt);
+        this.#send({ ...held, elapsedMs, text: progressText({ ...held, elapsedMs }) });
       } catch {
         // A progress line must never fail the analysis.
       }
