@@ -422,9 +422,12 @@ export class CellChecker {
     return this.service;
   }
 
-  /** Loads lib files and @types/node into the service (a first check of an empty cell). */
-  warm(): void {
-    this.check("");
+  /**
+   * Loads lib files and @types/node into the service (a first check of an empty cell), or what
+   * `code` imports as well (its check is not committed: no cell sees it).
+   */
+  warm(code = ""): void {
+    this.check(code);
   }
 
   dispose(): void {

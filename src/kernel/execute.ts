@@ -19,7 +19,8 @@
  *   code of a cell with a top-level `for await` / `await using` after its first await.
  *
  * Creating an executor loads nothing heavy: the TypeScript compiler and the language service are
- * loaded by the first call that needs them, or by `warm()` in the background.
+ * loaded by the first call that needs them, or by `warm()` in the background (which then parses
+ * the declarations of rbp-notebook too, unless a request came first).
  *
  * @example
  * const executor = createExecutor({ cwd: process.cwd() });
@@ -66,6 +67,8 @@ const require = createRequire(import.meta.url);
 const KERNEL_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ARGS = Symbol.for("rbp.kernel.cellArguments");
 const INTERRUPTED = "ERR_SCRIPT_EXECUTION_INTERRUPTED";
+/** What `warm` checks after the libraries: a notebook's usual first line, as a type-only import (nothing runs). */
+const PACKAGE_WARM_CELL = `import type * as $rbp$package from "rbp-notebook";`;
 /** How many compilations the executor keeps (cells run again). */
 const COMPILED_KEPT = 256;
 
@@ -203,6 +206,8 @@ class CellExecutor implements KernelExecutor {
   private importer: ((specifier: string, options?: unknown) => Promise<unknown>) | undefined;
   private readonly cellRequire: NodeJS.Require;
   private counter = 0;
+  /** Whether a request (a cell, a completion, an inspection) has used the language service. */
+  private used = false;
   /** Compilations by references and code (least recently used first): a cell run again is not compiled again. */
   private readonly compiled = new Map<string, ReturnType<typeof transformCell>>();
   /** `input(prompt, { password })` of cells: an input_request through the running (or last) cell's output. */
@@ -234,10 +239,21 @@ class CellExecutor implements KernelExecutor {
   }
 
   async warm(): Promise<void> {
+    let language: Language;
     try {
-      await this.load();
+      language = await this.load();
     } catch {
-      // the first cell reports it
+      return; // the first cell reports it
+    }
+    // The package's declarations too, while the kernel waits for its first cell (which, in a
+    // notebook of this package, imports it): its check then finds them parsed. Skipped once a
+    // request has used the language service (its own check comes first).
+    await new Promise((resolve) => setImmediate(resolve));
+    if (this.used) return;
+    try {
+      language.checker.warm(PACKAGE_WARM_CELL);
+    } catch {
+      // a warm-up that fails costs nothing but its time
     }
   }
 
@@ -254,6 +270,7 @@ class CellExecutor implements KernelExecutor {
   }
 
   async execute(code: string, context: ExecuteContext): Promise<ExecuteOutcome> {
+    this.used = true;
     const language = await this.load();
     const label = `cell ${context.executionCount}`;
     const checked = language.checker.check(code);
@@ -347,11 +364,13 @@ class CellExecutor implements KernelExecutor {
   }
 
   async complete(code: string, cursorPos: number): Promise<CompletionResult> {
+    this.used = true;
     const language = await this.load();
     return completionResult(language.checker, code, cursorPos);
   }
 
   async inspect(code: string, cursorPos: number, detailLevel: 0 | 1): Promise<InspectResult> {
+    this.used = true;
     const language = await this.load();
     return inspectResult(language.checker, code, cursorPos, detailLevel);
   }

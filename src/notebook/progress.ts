@@ -5,6 +5,10 @@
  * - In a notebook kernel (tslab, Deno) the line is one display output with a display id, replaced
  *   with `update_display_data` as the job advances (`display(bundle, { displayId, update: true })`),
  *   so a cell shows a single line however long the job runs, and its final state stays there.
+ *   A single job's line is first drawn 100 ms into the call (`FIRST_LINE_MS`), or at its final
+ *   state if that comes first: a warm call that ends in 20 ms sends one message, not four (each is
+ *   signed, sent over ZeroMQ and decoded by the front end while the call's workers want the cores).
+ *   An experiment's line (rows, an experiment id) is drawn at once.
  * - In a terminal (stderr is a TTY) one line on stderr is rewritten with `\r`, and ended with a
  *   newline when the job is done.
  * - Elsewhere (a pipe, a log, CI) only the final line is written on stderr.
@@ -58,6 +62,8 @@ export interface ProgressEvent {
 }
 
 const THROTTLE_MS = 200;
+/** How far into a single job its first line is drawn in a notebook (unless its final line comes first). */
+const FIRST_LINE_MS = 100;
 /** How often a running line is redrawn when nothing changes (the clock). */
 const TICK_MS = 500;
 
@@ -125,7 +131,39 @@ class DisplaySink implements Sink {
   readonly #id = `rbp-progress-${randomUUID()}`;
   #shown = false;
   #last: Promise<void> = Promise.resolve();
+  /** A single job's first line, held until FIRST_LINE_MS into the call. */
+  #held: ProgressEvent | undefined;
+  #heldAt = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined;
   show(event: ProgressEvent): void {
+    if (!this.#shown && !event.final && event.rows === undefined && event.experimentId === undefined && event.elapsedMs < FIRST_LINE_MS) {
+      this.#held = event;
+      this.#heldAt = performance.now();
+      if (this.#timer === undefined) {
+        this.#timer = setTimeout(() => this.#release(), FIRST_LINE_MS - event.elapsedMs);
+        this.#timer.unref?.();
+      }
+      return;
+    }
+    this.#send(event);
+  }
+  #release(): void {
+    this.#timer = undefined;
+    const held = this.#held;
+    if (held !== undefined && !this.#shown) {
+      try {
+        // Its clock as of now, not of when it was held.
+        const elapsedMs = held.elapsedMs + Math.round(performance.now() - this.#heldAt);
+        this.#send({ ...held, elapsedMs, text: progressText({ ...held, elapsedMs }) });
+      } catch {
+        // A progress line must never fail the analysis.
+      }
+    }
+  }
+  #send(event: ProgressEvent): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#held = undefined;
     const sent = display(bundleOf(event), { displayId: this.#id, update: this.#shown });
     if (sent instanceof Promise) this.#last = sent;
     this.#shown = true;
@@ -228,7 +266,8 @@ export class Progress {
 
   /**
    * The first line, sent first in its turn (turns.ts: plain tslab drops a message that shares a
-   * turn with a delayed one).
+   * turn with a delayed one). A notebook holds a single job's first line until FIRST_LINE_MS
+   * (DisplaySink); it is then sent alone, from its timer.
    *
    * @example
    * await progress.begin({ service: "local", status: "submitting" });

@@ -4,7 +4,7 @@
  * stderr is not a terminal, nothing with "none"; throttled updates.
  */
 import { Writable } from "node:stream";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { connect, disconnect, grid, psr, progressText } from "../../src/notebook/index.js";
 import { Progress } from "../../src/notebook/progress.js";
 import { quickstartFrame, quickstartRows, quickstartTheta, simulateTslab } from "./helpers.js";
@@ -90,6 +90,44 @@ describe("in a notebook kernel (tslab, simulated)", () => {
       }
     } finally {
       kernel.restore();
+    }
+  });
+
+  it("a single job's first line waits 100 ms: a call that ends sooner sends only its final line", () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval"] });
+    const kernel = simulateTslab();
+    try {
+      const fast = new Progress("grid", "display");
+      fast.update({ service: "local", status: "submitting" });
+      fast.update({ jobId: 7, status: "queued" });
+      expect(kernel.messages).toHaveLength(0);
+      fast.finish("completed");
+      expect(kernel.messages).toHaveLength(1);
+      expect(kernel.messages[0].update).toBe(false);
+      expect(kernel.messages[0].data["text/plain"]).toMatch(/^Grid · job 7 · completed in /);
+      vi.advanceTimersByTime(1000);
+      expect(kernel.messages).toHaveLength(1);
+
+      const slow = new Progress("grid", "display");
+      slow.update({ service: "local", status: "submitting" });
+      slow.update({ jobId: 8, status: "running" });
+      vi.advanceTimersByTime(100);
+      expect(kernel.messages).toHaveLength(2);
+      expect(kernel.messages[1].update).toBe(false);
+      expect(kernel.messages[1].data["text/plain"]).toMatch(/^Grid · job 8 · running · /);
+      slow.finish("completed");
+      expect(kernel.messages).toHaveLength(3);
+      expect(kernel.messages[2].update).toBe(true);
+      expect(kernel.messages[2].transient.display_id).toBe(kernel.messages[1].transient.display_id);
+
+      // An experiment's line is drawn at once.
+      const experiment = new Progress("psr", "display");
+      experiment.update({ experimentId: 3, rows: { done: 0, failed: 0, total: 4 }, status: "running" });
+      expect(kernel.messages).toHaveLength(4);
+      experiment.finish("completed");
+    } finally {
+      kernel.restore();
+      vi.useRealTimers();
     }
   });
 
