@@ -236,6 +236,7 @@ installKernelspecs();
 
 for (const kernel of KERNELS) {
   const t = performance.now();
+  const loadBefore = loadavg()[0];
   const reports = await runKernel(kernel);
   writeFileSync(join(OUT, `${kernel}.json`), JSON.stringify(reports, null, 1));
   const steps = benchLines(reports);
@@ -254,7 +255,10 @@ for (const kernel of KERNELS) {
   const exp = steps.get("experiment")!;
   const bt = steps.get("backtest")!;
   const big = steps.get("big")!;
-  console.log(`\nkernel ${kernel} (${((performance.now() - t) / 1000).toFixed(1)} s in all; ready in ${ms(ready)}; import cell ${ms(cellMs[0])})`);
+  console.log(
+    `\nkernel ${kernel} (${((performance.now() - t) / 1000).toFixed(1)} s in all; ready in ${ms(ready)}; import cell ${ms(cellMs[0])}; load average ${loadBefore.toFixed(1)} -> ${loadavg()[0].toFixed(1)})`,
+  );
+  // The kernels run one after the other: compare two kernels' ratios only at similar loads.
   console.log(
     `  first rbp.grid (N=1,000 K=10)     ${ms(first.ms).padStart(10)}   engine warm ${ms(warm.engine)} (its own first: ${ms(warm.engineFirst)}): engine + ${ms(first.ms - warm.engine)}`,
   );
