@@ -193,6 +193,9 @@ export class CalibrationScratch {
    * this scratch, like the buckets. A Grid, which reads each cell's calibration at once, sets it.
    */
   reused: Calibration[] | null = null;
+  /** With `reused`: the censor calibration each calibration on this scratch rewrites and returns, and `calibrateBoth`'s pair (on its first scratch). */
+  fitted: CensorCalibration | null = null;
+  pair: [CensorCalibration, CensorCalibration] | null = null;
   constructor(rows: number, thresholds: number) {
     if (thresholds > 255) throw new RangeError("at most 255 thresholds");
     this.values = new Float64Array(rows);
@@ -371,7 +374,9 @@ export function calibrateBoth(
   const passes = rows.passes;
   let sums3: Float64Array;
   if (passes) {
-    const [arenaR, arenaS] = passes.sums;
+    // Indexed rather than destructured or spread: no iterator or array per call on this hot path.
+    const arenaR = passes.sums[0];
+    const arenaS = passes.sums[1];
     arenaR.fill(0);
     arenaS.fill(0);
     passes.kernels.bucketsTwo(
@@ -383,7 +388,8 @@ export function calibrateBoth(
       first.atLeast,
       second.atLeast,
       T,
-      ...passes.buckets,
+      passes.buckets[0],
+      passes.buckets[1],
       arenaR,
       arenaS,
       passes.totals,
@@ -406,10 +412,14 @@ export function calibrateBoth(
   totals[3] = bounds[1];
   totals[4] = sums3[2];
   // With the passes, each censor's buckets are the arena's (the WebAssembly `addWeightsOfTwo` reads them there).
-  return [
-    calibrationsOf(rows, outcome, "relevance", settings, fitSettings, first, totals, relevance, widthR, passes?.buckets[0]),
-    calibrationsOf(rows, outcome, "similarity", settings, fitSettings, second, totals, similarity, widthS, passes?.buckets[1]),
-  ];
+  const byRelevance = calibrationsOf(rows, outcome, "relevance", settings, fitSettings, first, totals, relevance, widthR, passes?.buckets[0]);
+  const bySimilarity = calibrationsOf(rows, outcome, "similarity", settings, fitSettings, second, totals, similarity, widthS, passes?.buckets[1]);
+  if (!first.reused) return [byRelevance, bySimilarity];
+  // Reused scratches: the pair too is rewritten by the next call (a Grid reads it at once).
+  const pair = (first.pair ??= [byRelevance, bySimilarity]);
+  pair[0] = byRelevance;
+  pair[1] = bySimilarity;
+  return pair;
 }
 
 /** Module scratch for `calibrateBoth`'s totals (a call finishes before the next starts). */
@@ -546,8 +556,13 @@ function calibrationsOf(
     c.complementCoefficient = complementCoefficient;
     c.complementShift = complementValid ? s1c / count : NaN;
   }
-  if (reused) reused.length = T;
-  return { calibrations: out, buckets, rank };
+  if (!reused) return { calibrations: out, buckets, rank };
+  reused.length = T;
+  const fitted = (scratch.fitted ??= { calibrations: out, buckets, rank });
+  fitted.calibrations = out;
+  fitted.buckets = buckets;
+  fitted.rank = rank;
+  return fitted;
 }
 
 /** Indices of the thresholds ordered by their signed cut, ascending (a stable sort), written to `order`. */

@@ -267,7 +267,12 @@ export function addToBucket(sums: Float64Array, b: number, r: number, r2: number
 /** The first four of T cuts, NaN for those missing (no score passes NaN). */
 export function upToFour(atLeast: Float64Array, T: number): [number, number, number, number] {
   if (T > 4) throw new RangeError(`bucketsTwo takes at most 4 cuts; ${T} given`);
-  return [T > 0 ? atLeast[0] : NaN, T > 1 ? atLeast[1] : NaN, T > 2 ? atLeast[2] : NaN, T > 3 ? atLeast[3] : NaN];
+  return [cutOf(atLeast, T, 0), cutOf(atLeast, T, 1), cutOf(atLeast, T, 2), cutOf(atLeast, T, 3)];
+}
+
+/** Cut p of T (`upToFour`'s entry p): NaN when there is none. */
+function cutOf(atLeast: Float64Array, T: number, p: number): number {
+  return p < T ? atLeast[p] : NaN;
 }
 
 /** bounds = [min r, max r, min s, max s] over the first n rows, each running test `v < min ? v : min` (a NaN is never taken). */
@@ -406,22 +411,22 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
         n,
       ),
     bucketsTwo: (relevance, similarity, y, ybar, sign, atLeastR, atLeastS, T, bucketsR, bucketsS, sumsR, sumsS, totals, n) => {
-      const [a0, a1, a2, a3] = upToFour(atLeastR, T);
-      const [c0, c1, c2, c3] = upToFour(atLeastS, T);
+      // The cuts one by one (`cutOf`), as `upToFour` gives them: no array per call on this hot path.
+      if (T > 4) throw new RangeError(`bucketsTwo takes at most 4 cuts; ${T} given`);
       w.bucketsTwo(
         at(relevance, n),
         at(similarity, n),
         at(y, n),
         ybar,
         sign,
-        a0,
-        a1,
-        a2,
-        a3,
-        c0,
-        c1,
-        c2,
-        c3,
+        cutOf(atLeastR, T, 0),
+        cutOf(atLeastR, T, 1),
+        cutOf(atLeastR, T, 2),
+        cutOf(atLeastR, T, 3),
+        cutOf(atLeastS, T, 0),
+        cutOf(atLeastS, T, 1),
+        cutOf(atLeastS, T, 2),
+        cutOf(atLeastS, T, 3),
         at(bucketsR, n),
         at(bucketsS, n),
         at(sumsR, 6 * (T + 1)),
