@@ -90,9 +90,11 @@ export class ArenaPasses {
     return this.outcome;
   }
 
-  /** Whether the WebAssembly kernels can be given these arrays (all of this arena's). */
-  holds(...arrays: ArrayBufferView[]): boolean {
-    return arrays.every((a) => this.arena.holds(a));
+  /** Whether the WebAssembly kernels can be given these four arrays (all of this arena's). */
+  holds(a: ArrayBufferView, b: ArrayBufferView, c: ArrayBufferView, d: ArrayBufferView): boolean {
+    // Four named arrays (the one caller's), not a rest array and a callback per combination.
+    const arena = this.arena;
+    return arena.holds(a) && arena.holds(b) && arena.holds(c) && arena.holds(d);
   }
 
   /**
@@ -729,9 +731,11 @@ export function addWeightsOfTwo(
   const passes = rows.passes;
   // A scratch holds at most 255 thresholds: its slopes fit the arena's 256.
   if (passes && passes.holds(relevance, a.buckets, b.buckets, target)) {
-    const [slopesA, slopesB] = passes.slopes;
-    slopesA.set(scratchA.slopes);
-    slopesB.set(scratchB.slopes);
+    const slopesA = passes.slopes[0];
+    const slopesB = passes.slopes[1];
+    // Copied by a loop (T + 1 values): cheaper than a call of set.
+    for (let k = 0; k < scratchA.slopes.length; k++) slopesA[k] = scratchA.slopes[k];
+    for (let k = 0; k < scratchB.slopes.length; k++) slopesB[k] = scratchB.slopes[k];
     passes.kernels.addWeightsTwo(relevance, a.buckets, slopesA, baseA, b.buckets, slopesB, baseB, target, relevance.length);
   } else {
     jsKernels.addWeightsTwo(relevance, a.buckets, scratchA.slopes, baseA, b.buckets, scratchB.slopes, baseB, target, relevance.length);
