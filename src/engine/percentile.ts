@@ -48,10 +48,6 @@ class Histogram {
   /** The ranks whose values are the known minimum and maximum (-1: none). */
   lowest = -1;
   highest = -1;
-  /** The fractions and count the ranks were set for (`setRanks`). */
-  private ranksOf = new Float64Array(4);
-  private fractionCount = -1;
-  private ranksCount = -1;
   /** How many values the wanted bins hold. */
   gathered = 0;
   /** The wanted bins, wanted[0..wantedCount), in the order they were marked (each bin once). */
@@ -90,88 +86,53 @@ class Histogram {
     }
   }
 
-  /** From the counts: the bins of the wanted ranks (scans of the cumulative counts, from the bottom up to the lower half's largest rank and from the top down to the upper half's smallest), laid out one after another. */
+  /** From the counts: the bins of the wanted ranks (one scan of the cumulative counts up to the largest), laid out one after another. */
   mark(count: number, fractions: ArrayLike<number>): void {
     const { table, starts, wanted } = this;
     // The previous select's wanted bins are wanted no more.
     for (let w = 0; w < this.wantedCount; w++) starts[wanted[w]] = -1;
-    this.setRanks(count, fractions);
-    const { ranks, rankBins, rankBelow, rankCount } = this;
-    // Each rank's bin: the one whose values lie below the rank and above it, that is, below(b) <= rank < below(b) + count(b)
-    // (one bin holds each rank: rank < count). Ranks in the lower half are found from the bottom, the others from the top.
-    const half = count >> 1;
-    let bin = 0;
-    let below = 0;
-    let k = 0;
-    for (; k < rankCount && ranks[k] < half; k++) {
-      const rank = ranks[k];
-      while (below + table[2 * bin] <= rank) below += table[2 * bin++];
-      rankBins[k] = bin;
-      rankBelow[k] = below;
-    }
-    bin = this.bins;
-    below = count;
-    for (let top = rankCount - 1; top >= k; top--) {
-      const rank = ranks[top];
-      while (below > rank) below -= table[2 * --bin];
-      rankBins[top] = bin;
-      rankBelow[top] = below;
-    }
-    // The wanted bins in ascending order of their ranks, each laid out once.
-    let next = 0;
-    let wantedCount = 0;
-    for (k = 0; k < rankCount; k++) {
-      const b = rankBins[k];
-      if (starts[b] >= 0) continue;
-      starts[b] = next;
-      next += table[2 * b];
-      wanted[wantedCount++] = b;
-    }
-    this.wantedCount = wantedCount;
-    this.gathered = next;
-  }
-
-  /** The wanted ranks (ascending, each once) for `count` values at these fractions, the same as the last call's when its inputs were. */
-  private setRanks(count: number, fractions: ArrayLike<number>): void {
     // The smallest and the largest value are known: their ranks need no bin.
-    const lowest = this.min !== 0 ? 0 : -1;
-    const highest = this.max !== 0 ? count - 1 : -1;
-    if (count === this.ranksCount && lowest === this.lowest && highest === this.highest && this.sameFractions(fractions)) return;
-    this.lowest = lowest;
-    this.highest = highest;
+    this.lowest = this.min !== 0 ? 0 : -1;
+    this.highest = this.max !== 0 ? count - 1 : -1;
     if (this.ranks.length < 2 * fractions.length) {
       this.ranks = new Int32Array(2 * fractions.length);
       this.rankBins = new Int32Array(2 * fractions.length);
       this.rankBelow = new Int32Array(2 * fractions.length);
     }
-    const ranks = this.ranks;
+    const { ranks, rankBins, rankBelow } = this;
     let rankCount = 0;
     for (let t = 0; t < fractions.length; t++) {
       const h = (count - 1) * fractions[t];
       const lo = Math.floor(h);
       for (let rank = lo; rank <= (h > lo && lo + 1 < count ? lo + 1 : lo); rank++) {
-        if (rank === lowest || rank === highest) continue;
+        if (rank === this.lowest || rank === this.highest) continue;
         // Insert in order, once.
         let k = rankCount;
         while (k > 0 && ranks[k - 1] > rank) k--;
         if (k > 0 && ranks[k - 1] === rank) continue;
-        for (let m = rankCount; m > k; m--) ranks[m] = ranks[m - 1];
+        ranks.copyWithin(k + 1, k, rankCount);
         ranks[k] = rank;
         rankCount++;
       }
     }
+    let next = 0;
+    let wantedCount = 0;
+    let bin = 0;
+    let below = 0;
+    for (let k = 0; k < rankCount; k++) {
+      const rank = ranks[k];
+      // The bin holding the rank: the first whose cumulative count exceeds it (rank < count, so one does).
+      while (below + table[2 * bin] <= rank) below += table[2 * bin++];
+      rankBins[k] = bin;
+      rankBelow[k] = below;
+      if (starts[bin] >= 0) continue;
+      starts[bin] = next;
+      next += table[2 * bin];
+      wanted[wantedCount++] = bin;
+    }
     this.rankCount = rankCount;
-    if (this.ranksOf.length < fractions.length) this.ranksOf = new Float64Array(fractions.length);
-    for (let t = 0; t < fractions.length; t++) this.ranksOf[t] = fractions[t];
-    this.fractionCount = fractions.length;
-    this.ranksCount = count;
-  }
-
-  /** Whether the ranks were set for these fractions (by value: a caller may change an array between calls). */
-  private sameFractions(fractions: ArrayLike<number>): boolean {
-    if (fractions.length !== this.fractionCount) return false;
-    for (let t = 0; t < fractions.length; t++) if (!(fractions[t] === this.ranksOf[t])) return false;
-    return true;
+    this.wantedCount = wantedCount;
+    this.gathered = next;
   }
 
   /** Sorts each gathered bin; a rank's value is then at its offset within its bin. */
