@@ -42,9 +42,11 @@ class Histogram {
   rankBelow = new Int32Array(16);
   rankCount = 0;
   bins = MAX_BINS;
-  min = 0;
-  max = 0;
-  scale = 1;
+  // Doubles from the start (set by `open` before any read): a small-integer first value would
+  // change the fields' representation on the first select, and the code optimised for it with it.
+  min = NaN;
+  max = NaN;
+  scale = NaN;
   /** The ranks whose values are the known minimum and maximum (-1: none). */
   lowest = -1;
   highest = -1;
