@@ -90,9 +90,11 @@ export class ArenaPasses {
     return this.outcome;
   }
 
-  /** Whether the WebAssembly kernels can be given these arrays (all of this arena's). */
-  holds(...arrays: ArrayBufferView[]): boolean {
-    return arrays.every((a) => this.arena.holds(a));
+  /** Whether the WebAssembly kernels can be given these four arrays (all of this arena's). */
+  holds(a: ArrayBufferView, b: ArrayBufferView, c: ArrayBufferView, d: ArrayBufferView): boolean {
+    // Four named arrays (the one caller's), not a rest array and a callback per combination.
+    const arena = this.arena;
+    return arena.holds(a) && arena.holds(b) && arena.holds(c) && arena.holds(d);
   }
 
   /**
@@ -193,6 +195,9 @@ export class CalibrationScratch {
    * this scratch, like the buckets. A Grid, which reads each cell's calibration at once, sets it.
    */
   reused: Calibration[] | null = null;
+  /** With `reused`: the censor calibration each calibration on this scratch rewrites and returns, and `calibrateBoth`'s pair (on its first scratch). */
+  fitted: CensorCalibration | null = null;
+  pair: [CensorCalibration, CensorCalibration] | null = null;
   constructor(rows: number, thresholds: number) {
     if (thresholds > 255) throw new RangeError("at most 255 thresholds");
     this.values = new Float64Array(rows);
@@ -371,7 +376,9 @@ export function calibrateBoth(
   const passes = rows.passes;
   let sums3: Float64Array;
   if (passes) {
-    const [arenaR, arenaS] = passes.sums;
+    // Indexed rather than destructured or spread: no iterator or array per call on this hot path.
+    const arenaR = passes.sums[0];
+    const arenaS = passes.sums[1];
     arenaR.fill(0);
     arenaS.fill(0);
     passes.kernels.bucketsTwo(
@@ -383,7 +390,8 @@ export function calibrateBoth(
       first.atLeast,
       second.atLeast,
       T,
-      ...passes.buckets,
+      passes.buckets[0],
+      passes.buckets[1],
       arenaR,
       arenaS,
       passes.totals,
@@ -406,10 +414,14 @@ export function calibrateBoth(
   totals[3] = bounds[1];
   totals[4] = sums3[2];
   // With the passes, each censor's buckets are the arena's (the WebAssembly `addWeightsOfTwo` reads them there).
-  return [
-    calibrationsOf(rows, outcome, "relevance", settings, fitSettings, first, totals, relevance, widthR, passes?.buckets[0]),
-    calibrationsOf(rows, outcome, "similarity", settings, fitSettings, second, totals, similarity, widthS, passes?.buckets[1]),
-  ];
+  const byRelevance = calibrationsOf(rows, outcome, "relevance", settings, fitSettings, first, totals, relevance, widthR, passes?.buckets[0]);
+  const bySimilarity = calibrationsOf(rows, outcome, "similarity", settings, fitSettings, second, totals, similarity, widthS, passes?.buckets[1]);
+  if (!first.reused) return [byRelevance, bySimilarity];
+  // Reused scratches: the pair too is rewritten by the next call (a Grid reads it at once).
+  const pair = (first.pair ??= [byRelevance, bySimilarity]);
+  pair[0] = byRelevance;
+  pair[1] = bySimilarity;
+  return pair;
 }
 
 /** Module scratch for `calibrateBoth`'s totals (a call finishes before the next starts). */
@@ -546,8 +558,13 @@ function calibrationsOf(
     c.complementCoefficient = complementCoefficient;
     c.complementShift = complementValid ? s1c / count : NaN;
   }
-  if (reused) reused.length = T;
-  return { calibrations: out, buckets, rank };
+  if (!reused) return { calibrations: out, buckets, rank };
+  reused.length = T;
+  const fitted = (scratch.fitted ??= { calibrations: out, buckets, rank });
+  fitted.calibrations = out;
+  fitted.buckets = buckets;
+  fitted.rank = rank;
+  return fitted;
 }
 
 /** Indices of the thresholds ordered by their signed cut, ascending (a stable sort), written to `order`. */
@@ -714,9 +731,11 @@ export function addWeightsOfTwo(
   const passes = rows.passes;
   // A scratch holds at most 255 thresholds: its slopes fit the arena's 256.
   if (passes && passes.holds(relevance, a.buckets, b.buckets, target)) {
-    const [slopesA, slopesB] = passes.slopes;
-    slopesA.set(scratchA.slopes);
-    slopesB.set(scratchB.slopes);
+    const slopesA = passes.slopes[0];
+    const slopesB = passes.slopes[1];
+    // Copied by a loop (T + 1 values): cheaper than a call of set.
+    for (let k = 0; k < scratchA.slopes.length; k++) slopesA[k] = scratchA.slopes[k];
+    for (let k = 0; k < scratchB.slopes.length; k++) slopesB[k] = scratchB.slopes[k];
     passes.kernels.addWeightsTwo(relevance, a.buckets, slopesA, baseA, b.buckets, slopesB, baseB, target, relevance.length);
   } else {
     jsKernels.addWeightsTwo(relevance, a.buckets, scratchA.slopes, baseA, b.buckets, scratchB.slopes, baseB, target, relevance.length);

@@ -55,9 +55,17 @@ export interface CutTest {
  * @example
  * cutTest("lt"); // { sign: -1, strict: true }
  */
-export function cutTest(operator: CensorOperator): CutTest {
-  return { sign: operator === "gt" || operator === "gte" ? 1 : -1, strict: operator === "gt" || operator === "lt" };
+export function cutTest(operator: CensorOperator): Readonly<CutTest> {
+  return CUT_TESTS[operator];
 }
+
+/** The four tests, made once: a Grid asks for one per censor and combination. */
+const CUT_TESTS: Record<CensorOperator, Readonly<CutTest>> = {
+  gt: Object.freeze({ sign: 1, strict: true }),
+  gte: Object.freeze({ sign: 1, strict: false }),
+  lt: Object.freeze({ sign: -1, strict: true }),
+  lte: Object.freeze({ sign: -1, strict: false }),
+};
 
 /**
  * The boundary a signed score is compared with: the signed cut moved by the tie width, outward for

@@ -200,6 +200,8 @@ export function rangeEvaluator(task: GridTask, from: number, to: number, workspa
   const own = partial.ysolo ? new Float64Array(N) : null;
   let cell = 0;
   let allUsed = false;
+  // One object for every combination of the range (a calibration reads it and keeps nothing of it).
+  const fitSettings = { multiplier: options.adj_fit_multiplier, attributes: 0, logistic };
 
   // A walked model's weights are added up in its walk's arena (the WebAssembly kernels' memory),
   // then copied into the partial by `finish`: the same additions in the same order.
@@ -223,7 +225,7 @@ export function rangeEvaluator(task: GridTask, from: number, to: number, workspa
       if (!allUsed) partial.used.fill(1);
       allUsed = true;
     } else for (let i = 0; i < N; i++) partial.used[i] |= +(model.relevance[i] === model.relevance[i]);
-    const fitSettings = { multiplier: options.adj_fit_multiplier, attributes: combinations[index].length, logistic };
+    fitSettings.attributes = combinations[index].length;
     let ownWeight = 0;
     own?.fill(0);
     // Both censors share each pass over the rows (calibrateBoth, addWeightsOfTwo): the same numbers as one censor after the other.

@@ -113,11 +113,15 @@ export class GridMerge {
   }
 }
 
-/** Merges the chunks' partials, in chunk order, into the Grid's result. */
-export function finishGrid(prepared: PreparedGrid, partials: GridPartial[]): EngineResult {
+/**
+ * Merges the chunks' partials, in chunk order, into the Grid's result. `basis`, the all-attribute
+ * model apart from theta (`fullBasis` of the same data and options), when the caller has it
+ * already (computed meanwhile on another thread); computed here when absent.
+ */
+export function finishGrid(prepared: PreparedGrid, partials: GridPartial[], basis?: ModelBasis | null): EngineResult {
   const merge = new GridMerge(prepared.task.data.rows);
   for (const p of partials) merge.add(p);
-  return finishMerged(prepared, merge);
+  return basis === undefined ? finishMerged(prepared, merge) : finishMerged(prepared, merge, basis);
 }
 
 /** The Grid's result from its merged chunks. */

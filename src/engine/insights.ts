@@ -37,47 +37,49 @@ export function gridInsights(cells: CellTable, combinations: readonly number[][]
   let total = 0;
   for (let c = 0; c < C; c++) total += weights[c];
 
+  // Per attribute j, slot j sums the cells with j (inside) and slot k + j those without it
+  // (outside), each in cell order: one pass over the cells, each cell's terms made once (the same
+  // values, added in the same order, as one pass over the cells per attribute).
+  const fitSum = new Float64Array(2 * k);
+  const count = new Float64Array(2 * k);
+  const positiveWeight = new Float64Array(2 * k);
+  const weightedYhat = new Float64Array(2 * k);
+  // Slot j: each cell's (weight / total) (yhat - ybar) shared among its attributes (slot k + j is unused).
+  const share = new Float64Array(2 * k);
+  for (let c = 0; c < C; c++) {
+    if (!valid[c]) continue;
+    const q = cellCombination[c];
+    const weight = weights[c];
+    const row = q * k;
+    if (weight > 0) {
+      const yhat = weight * yhats[c];
+      const part = ((weight / total) * (yhats[c] - ybar)) / sizes[q];
+      for (let j = 0; j < k; j++) {
+        const slot = (1 - has[row + j]) * k + j;
+        fitSum[slot] += weight;
+        count[slot]++;
+        positiveWeight[slot] += weight;
+        weightedYhat[slot] += yhat;
+        share[slot] += part;
+      }
+    } else {
+      for (let j = 0; j < k; j++) {
+        const slot = (1 - has[row + j]) * k + j;
+        fitSum[slot] += weight;
+        count[slot]++;
+      }
+    }
+  }
   const variableWeights: number[] = [];
   const conviction: number[] = [];
   const prediction: number[] = [];
   const component: number[] = [];
   for (let j = 0; j < k; j++) {
-    // The cells with attribute j (inside) and without it (outside), each side summed in cell order.
-    let inWeight = 0;
-    let inWeightedYhat = 0;
-    let inFitSum = 0;
-    let inCount = 0;
-    let outWeight = 0;
-    let outWeightedYhat = 0;
-    let outFitSum = 0;
-    let outCount = 0;
-    let share = 0;
-    for (let c = 0; c < C; c++) {
-      if (!valid[c]) continue;
-      const q = cellCombination[c];
-      const weight = weights[c];
-      const yhat = yhats[c];
-      if (has[q * k + j]) {
-        inFitSum += weight;
-        inCount++;
-        if (weight > 0) {
-          inWeight += weight;
-          inWeightedYhat += weight * yhat;
-          share += ((weight / total) * (yhat - ybar)) / sizes[q];
-        }
-      } else {
-        outFitSum += weight;
-        outCount++;
-        if (weight > 0) {
-          outWeight += weight;
-          outWeightedYhat += weight * yhat;
-        }
-      }
-    }
-    variableWeights.push(total > 0 ? inWeight / total : NaN);
-    conviction.push(inFitSum / inCount - outFitSum / outCount);
-    prediction.push(inWeightedYhat / inWeight - outWeightedYhat / outWeight);
-    component.push(total > 0 ? share : NaN);
+    const o = k + j;
+    variableWeights.push(total > 0 ? positiveWeight[j] / total : NaN);
+    conviction.push(fitSum[j] / count[j] - fitSum[o] / count[o]);
+    prediction.push(weightedYhat[j] / positiveWeight[j] - weightedYhat[o] / positiveWeight[o]);
+    component.push(total > 0 ? share[j] : NaN);
   }
   return {
     variable_weights: variableWeights,

@@ -24,9 +24,11 @@ const INSERTION_SORT = 24;
 /** One histogram select in progress: its bins, counts and where the wanted bins are gathered. */
 class Histogram {
   constructor(
-    readonly counts = new Int32Array(MAX_BINS + 1),
-    /** The last value (its index) counted into each bin, valid where the bin's count is not 0. */
-    readonly last = new Int32Array(MAX_BINS + 1),
+    /**
+     * Per bin, its count (at 2 bin) and the last value (its index) counted into it (at 2 bin + 1,
+     * valid where the count is not 0): side by side, so that the counting pass reads and writes both at once.
+     */
+    readonly table = new Int32Array(2 * (MAX_BINS + 1)),
     /** previous[i]: the value counted into i's bin before i (so a bin's values are linked from the last back to the first). */
     public previous = new Int32Array(0),
     /** Whether `previous` is an arena's (it then holds at most its length of values: it cannot be replaced by a longer one). */
@@ -40,9 +42,11 @@ class Histogram {
   rankBelow = new Int32Array(16);
   rankCount = 0;
   bins = MAX_BINS;
-  min = 0;
-  max = 0;
-  scale = 1;
+  // Doubles from the start (set by `open` before any read): a small-integer first value would
+  // change the fields' representation on the first select, and the code optimised for it with it.
+  min = NaN;
+  max = NaN;
+  scale = NaN;
   /** The ranks whose values are the known minimum and maximum (-1: none). */
   lowest = -1;
   highest = -1;
@@ -64,7 +68,7 @@ class Histogram {
     // A range too narrow for a finite scale (max - min subnormal, or 0): every value in bin 0, where
     // `| 0` put them with the infinite scale; the WebAssembly count needs a finite one.
     this.scale = scale < Infinity ? scale : 0;
-    this.counts.fill(0, 0, bins);
+    this.table.fill(0, 0, 2 * bins);
     if (this.previous.length < count) {
       if (this.fixed) throw new RangeError(`this histogram holds at most ${this.previous.length} values; ${count} given`);
       this.previous = new Int32Array(Math.max(count, 2 * this.previous.length));
@@ -73,11 +77,11 @@ class Histogram {
 
   /** Copies each wanted bin's values into scratch, in the order of the rows, at the bin's start. */
   gather(values: ArrayLike<number>, scratch: Float64Array): void {
-    const { counts, starts, last, previous, wanted } = this;
+    const { table, starts, previous, wanted } = this;
     for (let w = 0; w < this.wantedCount; w++) {
       const b = wanted[w];
-      let i = last[b];
-      for (let p = starts[b] + counts[b] - 1; p >= starts[b]; p--) {
+      let i = table[2 * b + 1];
+      for (let p = starts[b] + table[2 * b] - 1; p >= starts[b]; p--) {
         scratch[p] = values[i];
         i = previous[i];
       }
@@ -86,7 +90,7 @@ class Histogram {
 
   /** From the counts: the bins of the wanted ranks (one scan of the cumulative counts up to the largest), laid out one after another. */
   mark(count: number, fractions: ArrayLike<number>): void {
-    const { counts, starts, wanted } = this;
+    const { table, starts, wanted } = this;
     // The previous select's wanted bins are wanted no more.
     for (let w = 0; w < this.wantedCount; w++) starts[wanted[w]] = -1;
     // The smallest and the largest value are known: their ranks need no bin.
@@ -120,12 +124,12 @@ class Histogram {
     for (let k = 0; k < rankCount; k++) {
       const rank = ranks[k];
       // The bin holding the rank: the first whose cumulative count exceeds it (rank < count, so one does).
-      while (below + counts[bin] <= rank) below += counts[bin++];
+      while (below + table[2 * bin] <= rank) below += table[2 * bin++];
       rankBins[k] = bin;
       rankBelow[k] = below;
       if (starts[bin] >= 0) continue;
       starts[bin] = next;
-      next += counts[bin];
+      next += table[2 * bin];
       wanted[wantedCount++] = bin;
     }
     this.rankCount = rankCount;
@@ -135,11 +139,12 @@ class Histogram {
 
   /** Sorts each gathered bin; a rank's value is then at its offset within its bin. */
   sortBins(scratch: Float64Array): void {
-    const { counts, starts, wanted } = this;
+    const { table, starts, wanted } = this;
     for (let w = 0; w < this.wantedCount; w++) {
       const b = wanted[w];
-      if (counts[b] <= INSERTION_SORT) insertionSort(scratch, starts[b], starts[b] + counts[b]);
-      else scratch.subarray(starts[b], starts[b] + counts[b]).sort();
+      const count = table[2 * b];
+      if (count <= INSERTION_SORT) insertionSort(scratch, starts[b], starts[b] + count);
+      else scratch.subarray(starts[b], starts[b] + count).sort();
     }
   }
 
@@ -191,7 +196,7 @@ export class HistogramPair {
   readonly second: Histogram;
   readonly kernels: RowKernels;
   constructor(arena: RowArena | null, rows: number) {
-    const histogram = () => (arena ? new Histogram(arena.int32(MAX_BINS + 1), arena.int32(MAX_BINS + 1), arena.int32(rows), true) : new Histogram());
+    const histogram = () => (arena ? new Histogram(arena.int32(2 * (MAX_BINS + 1)), arena.int32(rows), true) : new Histogram());
     this.first = histogram();
     this.second = histogram();
     this.kernels = arena ? arena.kernels : jsKernels;
@@ -199,7 +204,7 @@ export class HistogramPair {
 
   /** The bytes a pair takes in an arena, for up to `rows` values. */
   static bytesFor(rows: number): number {
-    return 2 * RowArena.bytesFor({ ints: [MAX_BINS + 1, MAX_BINS + 1, rows] });
+    return 2 * RowArena.bytesFor({ ints: [2 * (MAX_BINS + 1), rows] });
   }
 }
 
@@ -248,7 +253,7 @@ export function percentiles(
   }
   const h = first;
   h.open(count, min, max);
-  countIntoBins(values, min, h.scale, h.counts, h.last, h.previous, count);
+  countIntoBins(values, min, h.scale, h.table, h.previous, count);
   h.mark(count, fractions);
   if (h.gathered > 0) {
     h.gather(values, scratch);
@@ -295,7 +300,7 @@ export function percentilesOfTwo(
   hb.open(count, minB, maxB);
   // The WebAssembly count takes finite bounds only (its truncation would trap on an infinity).
   const kernels = Number.isFinite(minA + maxA + minB + maxB) ? pair.kernels : jsKernels;
-  kernels.histogramTwo(a, minA, ha.scale, ha.counts, ha.last, ha.previous, b, minB, hb.scale, hb.counts, hb.last, hb.previous, count);
+  kernels.histogramTwo(a, minA, ha.scale, ha.table, ha.previous, b, minB, hb.scale, hb.table, hb.previous, count);
   ha.mark(count, fractions);
   hb.mark(count, fractions);
   ha.gather(a, scratchA);

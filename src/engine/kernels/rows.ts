@@ -67,20 +67,19 @@ export interface RowKernels {
   /**
    * The counting pass of two histogram selects (percentile.ts): row i goes into bin
    * ((a[i] - minA) * scaleA) | 0 of a (every value in [min, max]: the bin is in range), whose count
-   * goes up, and previousA[i] links it to that bin's last row before it; the same for b.
+   * (tableA[2 bin]) goes up, and previousA[i] links it to that bin's last row before it
+   * (tableA[2 bin + 1], then i); the same for b.
    */
   histogramTwo(
     a: Float64Array,
     minA: number,
     scaleA: number,
-    countsA: Int32Array,
-    lastA: Int32Array,
+    tableA: Int32Array,
     previousA: Int32Array,
     b: Float64Array,
     minB: number,
     scaleB: number,
-    countsB: Int32Array,
-    lastB: Int32Array,
+    tableB: Int32Array,
     previousB: Int32Array,
     n: number,
   ): void;
@@ -176,9 +175,9 @@ export const jsKernels: RowKernels = {
     for (let i = 0; i < n; i++) sim[i] = rel[i] - 0.5 * info[i] - half;
     boundsOf(rel, sim, bounds, n);
   },
-  histogramTwo(a, minA, scaleA, countsA, lastA, previousA, b, minB, scaleB, countsB, lastB, previousB, n) {
-    countIntoBins(a, minA, scaleA, countsA, lastA, previousA, n);
-    countIntoBins(b, minB, scaleB, countsB, lastB, previousB, n);
+  histogramTwo(a, minA, scaleA, tableA, previousA, b, minB, scaleB, tableB, previousB, n) {
+    countIntoBins(a, minA, scaleA, tableA, previousA, n);
+    countIntoBins(b, minB, scaleB, tableB, previousB, n);
   },
   bucketsTwo(relevance, similarity, y, ybar, sign, atLeastR, atLeastS, T, bucketsR, bucketsS, sumsR, sumsS, totals, n) {
     // Up to four cuts unrolled; a missing cut is NaN, which no score passes.
@@ -222,27 +221,19 @@ export const jsKernels: RowKernels = {
 
 /**
  * The counting pass of one histogram select (percentile.ts): row i goes into bin
- * ((values[i] - min) * scale) | 0, whose count goes up, and previous[i] links it to that bin's
- * last row before it.
+ * ((values[i] - min) * scale) | 0, whose count (table[2 bin]) goes up, and previous[i] links it to
+ * that bin's last row before it (table[2 bin + 1], which becomes i).
  *
  * @example
- * const [counts, last, previous] = [new Int32Array(2), new Int32Array(2), new Int32Array(3)];
- * countIntoBins(Float64Array.of(0, 1, 0.5), 0, 1.99, counts, last, previous, 3); // counts = [1, 2]
+ * const [table, previous] = [new Int32Array(4), new Int32Array(3)];
+ * countIntoBins(Float64Array.of(0, 1, 0.5), 0, 1.99, table, previous, 3); // table = [1, 0, 2, 2]: counts 1 and 2
  */
-export function countIntoBins(
-  values: ArrayLike<number>,
-  min: number,
-  scale: number,
-  counts: Int32Array,
-  last: Int32Array,
-  previous: Int32Array,
-  n: number,
-): void {
+export function countIntoBins(values: ArrayLike<number>, min: number, scale: number, table: Int32Array, previous: Int32Array, n: number): void {
   for (let i = 0; i < n; i++) {
-    const bin = ((values[i] - min) * scale) | 0;
-    counts[bin]++;
-    previous[i] = last[bin];
-    last[bin] = i;
+    const at = 2 * (((values[i] - min) * scale) | 0);
+    table[at]++;
+    previous[i] = table[at + 1];
+    table[at + 1] = i;
   }
 }
 
@@ -267,7 +258,12 @@ export function addToBucket(sums: Float64Array, b: number, r: number, r2: number
 /** The first four of T cuts, NaN for those missing (no score passes NaN). */
 export function upToFour(atLeast: Float64Array, T: number): [number, number, number, number] {
   if (T > 4) throw new RangeError(`bucketsTwo takes at most 4 cuts; ${T} given`);
-  return [T > 0 ? atLeast[0] : NaN, T > 1 ? atLeast[1] : NaN, T > 2 ? atLeast[2] : NaN, T > 3 ? atLeast[3] : NaN];
+  return [cutOf(atLeast, T, 0), cutOf(atLeast, T, 1), cutOf(atLeast, T, 2), cutOf(atLeast, T, 3)];
+}
+
+/** Cut p of T (`upToFour`'s entry p): NaN when there is none. */
+function cutOf(atLeast: Float64Array, T: number, p: number): number {
+  return p < T ? atLeast[p] : NaN;
 }
 
 /** bounds = [min r, max r, min s, max s] over the first n rows, each running test `v < min ? v : min` (a NaN is never taken). */
@@ -314,14 +310,12 @@ interface RowExports {
     a: number,
     minA: number,
     scaleA: number,
-    countsA: number,
-    lastA: number,
+    tableA: number,
     previousA: number,
     b: number,
     minB: number,
     scaleB: number,
-    countsB: number,
-    lastB: number,
+    tableB: number,
     previousB: number,
     n: number,
   ): void;
@@ -389,39 +383,25 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
     finishOther: (ud, vd, half, relPrev, relNext, infoNext, simNext, bounds, n) =>
       w.finishOther(at(ud, n), vd, half, at(relPrev, n), at(relNext, n), at(infoNext, n), at(simNext, n), at(bounds, 4), n),
     finishLevel: (rel, info, half, sim, bounds, n) => w.finishLevel(at(rel, n), at(info, n), half, at(sim, n), at(bounds, 4), n),
-    histogramTwo: (a, minA, scaleA, countsA, lastA, previousA, b, minB, scaleB, countsB, lastB, previousB, n) =>
-      w.histogramTwo(
-        at(a, n),
-        minA,
-        scaleA,
-        at(countsA, 0),
-        at(lastA, 0),
-        at(previousA, n),
-        at(b, n),
-        minB,
-        scaleB,
-        at(countsB, 0),
-        at(lastB, 0),
-        at(previousB, n),
-        n,
-      ),
+    histogramTwo: (a, minA, scaleA, tableA, previousA, b, minB, scaleB, tableB, previousB, n) =>
+      w.histogramTwo(at(a, n), minA, scaleA, at(tableA, 0), at(previousA, n), at(b, n), minB, scaleB, at(tableB, 0), at(previousB, n), n),
     bucketsTwo: (relevance, similarity, y, ybar, sign, atLeastR, atLeastS, T, bucketsR, bucketsS, sumsR, sumsS, totals, n) => {
-      const [a0, a1, a2, a3] = upToFour(atLeastR, T);
-      const [c0, c1, c2, c3] = upToFour(atLeastS, T);
+      // The cuts one by one (`cutOf`), as `upToFour` gives them: no array per call on this hot path.
+      if (T > 4) throw new RangeError(`bucketsTwo takes at most 4 cuts; ${T} given`);
       w.bucketsTwo(
         at(relevance, n),
         at(similarity, n),
         at(y, n),
         ybar,
         sign,
-        a0,
-        a1,
-        a2,
-        a3,
-        c0,
-        c1,
-        c2,
-        c3,
+        cutOf(atLeastR, T, 0),
+        cutOf(atLeastR, T, 1),
+        cutOf(atLeastR, T, 2),
+        cutOf(atLeastR, T, 3),
+        cutOf(atLeastS, T, 0),
+        cutOf(atLeastS, T, 1),
+        cutOf(atLeastS, T, 2),
+        cutOf(atLeastS, T, 3),
         at(bucketsR, n),
         at(bucketsS, n),
         at(sumsR, 6 * (T + 1)),

@@ -351,20 +351,22 @@
     (f64.store offset=16 (local.get $bounds) (call $below (local.get $s) (f64.load offset=16 (local.get $bounds))))
     (f64.store offset=24 (local.get $bounds) (call $above (local.get $s) (f64.load offset=24 (local.get $bounds)))))
 
-  ;; The counting pass of two histogram selects (percentile.ts `percentilesOfTwo`): for each row i,
+;; The counting pass of two histogram selects (percentile.ts `percentilesOfTwo`): for each row i,
   ;; its bin in a and in b, ((v - min) * scale) truncated; that bin's count goes up, and
-  ;; previous[i] links i to the bin's last row before it. Counts, last and previous are i32.
-  ;; The caller guarantees every value lies in [min, max], both finite, with a finite scale, so
-  ;; that the bin is in range. Two rows a pass: their bins by f64x2 arithmetic and
-  ;; i32x4.trunc_sat_f64x2_s_zero, then counted and linked one row after the other, in a and then
-  ;; in b, as the plain loops do. An odd n leaves the last row to a scalar tail, whose truncation
-  ;; is i32.trunc_f64_s (it would trap on a NaN or an infinity; V8's saturating scalar
-  ;; i32.trunc_sat_f64_s made the pass about half as slow again).
+  ;; previous[i] links i to the bin's last row before it. A bin's count and last row are one i64
+  ;; of the table (count in its low half, the i32 at 2 bin; last row in its high half, at
+  ;; 2 bin + 1), read and written at once: a row costs one load and two stores (its link and its
+  ;; bin's entry). Previous is i32. The caller guarantees every value lies in [min, max], both
+  ;; finite, with a finite scale, so that the bin is in range, and fewer than 2^31 values. Two rows
+  ;; a pass: their bins by f64x2 arithmetic and i32x4.trunc_sat_f64x2_s_zero, then counted and
+  ;; linked one row after the other, in a and then in b, as the plain loops do. An odd n leaves the
+  ;; last row to a scalar tail, whose truncation is i32.trunc_f64_s (it would trap on a NaN or an
+  ;; infinity; V8's saturating scalar i32.trunc_sat_f64_s made the pass about half as slow again).
   (func (export "histogramTwo")
-    (param $a i32) (param $minA f64) (param $scaleA f64) (param $countsA i32) (param $lastA i32) (param $previousA i32)
-    (param $b i32) (param $minB f64) (param $scaleB f64) (param $countsB i32) (param $lastB i32) (param $previousB i32)
+    (param $a i32) (param $minA f64) (param $scaleA f64) (param $tableA i32) (param $previousA i32)
+    (param $b i32) (param $minB f64) (param $scaleB f64) (param $tableB i32) (param $previousB i32)
     (param $n i32)
-    (local $i i32) (local $k i32) (local $end i32) (local $bin i32) (local $at i32)
+    (local $i i32) (local $k i32) (local $end i32) (local $at i32) (local $pair i64)
     (local $binsA v128) (local $binsB v128) (local $minA2 v128) (local $scaleA2 v128) (local $minB2 v128) (local $scaleB2 v128)
     (local.set $minA2 (f64x2.splat (local.get $minA)))
     (local.set $scaleA2 (f64x2.splat (local.get $scaleA)))
@@ -375,57 +377,47 @@
       (loop $next
         (br_if $done (i32.ge_u (local.get $i) (local.get $end)))
         (local.set $k (i32.shl (local.get $i) (i32.const 3)))
-        (local.set $binsA (i32x4.shl (i32x4.trunc_sat_f64x2_s_zero (f64x2.mul (f64x2.sub (v128.load (i32.add (local.get $a) (local.get $k))) (local.get $minA2)) (local.get $scaleA2))) (i32.const 2)))
-        (local.set $binsB (i32x4.shl (i32x4.trunc_sat_f64x2_s_zero (f64x2.mul (f64x2.sub (v128.load (i32.add (local.get $b) (local.get $k))) (local.get $minB2)) (local.get $scaleB2))) (i32.const 2)))
+        ;; Each bin's byte offset in its table: 8 bin.
+        (local.set $binsA (i32x4.shl (i32x4.trunc_sat_f64x2_s_zero (f64x2.mul (f64x2.sub (v128.load (i32.add (local.get $a) (local.get $k))) (local.get $minA2)) (local.get $scaleA2))) (i32.const 3)))
+        (local.set $binsB (i32x4.shl (i32x4.trunc_sat_f64x2_s_zero (f64x2.mul (f64x2.sub (v128.load (i32.add (local.get $b) (local.get $k))) (local.get $minB2)) (local.get $scaleB2))) (i32.const 3)))
         (local.set $k (i32.shl (local.get $i) (i32.const 2)))
         ;; The first row in a, then in b; then the second row.
-        (local.set $bin (i32x4.extract_lane 0 (local.get $binsA)))
-        (local.set $at (i32.add (local.get $countsA) (local.get $bin)))
-        (i32.store (local.get $at) (i32.add (i32.load (local.get $at)) (i32.const 1)))
-        (local.set $at (i32.add (local.get $lastA) (local.get $bin)))
-        (i32.store (i32.add (local.get $previousA) (local.get $k)) (i32.load (local.get $at)))
-        (i32.store (local.get $at) (local.get $i))
-        (local.set $bin (i32x4.extract_lane 0 (local.get $binsB)))
-        (local.set $at (i32.add (local.get $countsB) (local.get $bin)))
-        (i32.store (local.get $at) (i32.add (i32.load (local.get $at)) (i32.const 1)))
-        (local.set $at (i32.add (local.get $lastB) (local.get $bin)))
-        (i32.store (i32.add (local.get $previousB) (local.get $k)) (i32.load (local.get $at)))
-        (i32.store (local.get $at) (local.get $i))
+        (local.set $at (i32.add (local.get $tableA) (i32x4.extract_lane 0 (local.get $binsA))))
+        (local.set $pair (i64.load (local.get $at)))
+        (i32.store (i32.add (local.get $previousA) (local.get $k)) (i32.wrap_i64 (i64.shr_u (local.get $pair) (i64.const 32))))
+        (i64.store (local.get $at) (i64.or (i64.shl (i64.extend_i32_u (local.get $i)) (i64.const 32)) (i64.and (i64.add (local.get $pair) (i64.const 1)) (i64.const 0xffffffff))))
+        (local.set $at (i32.add (local.get $tableB) (i32x4.extract_lane 0 (local.get $binsB))))
+        (local.set $pair (i64.load (local.get $at)))
+        (i32.store (i32.add (local.get $previousB) (local.get $k)) (i32.wrap_i64 (i64.shr_u (local.get $pair) (i64.const 32))))
+        (i64.store (local.get $at) (i64.or (i64.shl (i64.extend_i32_u (local.get $i)) (i64.const 32)) (i64.and (i64.add (local.get $pair) (i64.const 1)) (i64.const 0xffffffff))))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (local.set $bin (i32x4.extract_lane 1 (local.get $binsA)))
-        (local.set $at (i32.add (local.get $countsA) (local.get $bin)))
-        (i32.store (local.get $at) (i32.add (i32.load (local.get $at)) (i32.const 1)))
-        (local.set $at (i32.add (local.get $lastA) (local.get $bin)))
-        (i32.store offset=4 (i32.add (local.get $previousA) (local.get $k)) (i32.load (local.get $at)))
-        (i32.store (local.get $at) (local.get $i))
-        (local.set $bin (i32x4.extract_lane 1 (local.get $binsB)))
-        (local.set $at (i32.add (local.get $countsB) (local.get $bin)))
-        (i32.store (local.get $at) (i32.add (i32.load (local.get $at)) (i32.const 1)))
-        (local.set $at (i32.add (local.get $lastB) (local.get $bin)))
-        (i32.store offset=4 (i32.add (local.get $previousB) (local.get $k)) (i32.load (local.get $at)))
-        (i32.store (local.get $at) (local.get $i))
+        (local.set $at (i32.add (local.get $tableA) (i32x4.extract_lane 1 (local.get $binsA))))
+        (local.set $pair (i64.load (local.get $at)))
+        (i32.store offset=4 (i32.add (local.get $previousA) (local.get $k)) (i32.wrap_i64 (i64.shr_u (local.get $pair) (i64.const 32))))
+        (i64.store (local.get $at) (i64.or (i64.shl (i64.extend_i32_u (local.get $i)) (i64.const 32)) (i64.and (i64.add (local.get $pair) (i64.const 1)) (i64.const 0xffffffff))))
+        (local.set $at (i32.add (local.get $tableB) (i32x4.extract_lane 1 (local.get $binsB))))
+        (local.set $pair (i64.load (local.get $at)))
+        (i32.store offset=4 (i32.add (local.get $previousB) (local.get $k)) (i32.wrap_i64 (i64.shr_u (local.get $pair) (i64.const 32))))
+        (i64.store (local.get $at) (i64.or (i64.shl (i64.extend_i32_u (local.get $i)) (i64.const 32)) (i64.and (i64.add (local.get $pair) (i64.const 1)) (i64.const 0xffffffff))))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $next)))
     ;; An odd n leaves the last row, counted alone.
     (block $tailDone
       (loop $tail
         (br_if $tailDone (i32.ge_u (local.get $i) (local.get $n)))
-        (local.set $bin (i32.shl
+        (local.set $k (i32.shl (local.get $i) (i32.const 2)))
+        (local.set $at (i32.add (local.get $tableA) (i32.shl
           (i32.trunc_f64_s (f64.mul (f64.sub (f64.load (i32.add (local.get $a) (i32.shl (local.get $i) (i32.const 3)))) (local.get $minA)) (local.get $scaleA)))
-          (i32.const 2)))
-        (local.set $at (i32.add (local.get $countsA) (local.get $bin)))
-        (i32.store (local.get $at) (i32.add (i32.load (local.get $at)) (i32.const 1)))
-        (local.set $at (i32.add (local.get $lastA) (local.get $bin)))
-        (i32.store (i32.add (local.get $previousA) (i32.shl (local.get $i) (i32.const 2))) (i32.load (local.get $at)))
-        (i32.store (local.get $at) (local.get $i))
-        (local.set $bin (i32.shl
+          (i32.const 3))))
+        (local.set $pair (i64.load (local.get $at)))
+        (i32.store (i32.add (local.get $previousA) (local.get $k)) (i32.wrap_i64 (i64.shr_u (local.get $pair) (i64.const 32))))
+        (i64.store (local.get $at) (i64.or (i64.shl (i64.extend_i32_u (local.get $i)) (i64.const 32)) (i64.and (i64.add (local.get $pair) (i64.const 1)) (i64.const 0xffffffff))))
+        (local.set $at (i32.add (local.get $tableB) (i32.shl
           (i32.trunc_f64_s (f64.mul (f64.sub (f64.load (i32.add (local.get $b) (i32.shl (local.get $i) (i32.const 3)))) (local.get $minB)) (local.get $scaleB)))
-          (i32.const 2)))
-        (local.set $at (i32.add (local.get $countsB) (local.get $bin)))
-        (i32.store (local.get $at) (i32.add (i32.load (local.get $at)) (i32.const 1)))
-        (local.set $at (i32.add (local.get $lastB) (local.get $bin)))
-        (i32.store (i32.add (local.get $previousB) (i32.shl (local.get $i) (i32.const 2))) (i32.load (local.get $at)))
-        (i32.store (local.get $at) (local.get $i))
+          (i32.const 3))))
+        (local.set $pair (i64.load (local.get $at)))
+        (i32.store (i32.add (local.get $previousB) (local.get $k)) (i32.wrap_i64 (i64.shr_u (local.get $pair) (i64.const 32))))
+        (i64.store (local.get $at) (i64.or (i64.shl (i64.extend_i32_u (local.get $i)) (i64.const 32)) (i64.and (i64.add (local.get $pair) (i64.const 1)) (i64.const 0xffffffff))))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $tail))))
 
