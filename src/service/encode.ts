@@ -70,6 +70,21 @@ const POINT = 46;
 
 let idle: JsonWriter | undefined;
 
+/** Writes the decimal digits of an integer 0 <= n < 2^31 at `p` (room is made); returns the end. */
+function writeDigits(b: Buffer, p: number, n: number): number {
+  if (n < 10) {
+    b[p] = ZERO + n;
+    return p + 1;
+  }
+  const width = n < 100 ? 2 : n < 1000 ? 3 : n < 10000 ? 4 : n < 100000 ? 5 : n < 1000000 ? 6 : n < 10000000 ? 7 : n < 100000000 ? 8 : n < 1000000000 ? 9 : 10;
+  for (let e = p + width - 1, t = n; e >= p; e--) {
+    const q = (t / 10) | 0;
+    b[e] = ZERO + t - q * 10;
+    t = q;
+  }
+  return p + width;
+}
+
 /** A Number object's text: JSON writes its value as it is (a replacer sees an object, not a number). */
 class Unrounded {
   constructor(readonly text: string) {}
@@ -103,11 +118,10 @@ class JsonWriter {
 
   /** The value JSON.stringify serializes for `key`: after toJSON, a wrapper object unwrapped. */
   #prepare(value: unknown, key: string): unknown {
-    let v = value;
-    if ((typeof v === "object" && v !== null) || typeof v === "bigint" || typeof v === "function") {
-      const toJSON = (v as { toJSON?: unknown }).toJSON;
-      if (typeof toJSON === "function") v = toJSON.call(v, key) as unknown;
-    }
+    if ((typeof value !== "object" && typeof value !== "bigint" && typeof value !== "function") || value === null) return value;
+    let v: unknown = value;
+    const toJSON = (v as { toJSON?: unknown }).toJSON;
+    if (typeof toJSON === "function") v = toJSON.call(v, key) as unknown;
     if (typeof v === "object" && v !== null && !Array.isArray(v)) {
       if (v instanceof Number) return new Unrounded(JSON.stringify(Number(v)));
       if (v instanceof String) return String(v);
@@ -173,57 +187,39 @@ class JsonWriter {
 
   /** The number as `rounder(decimals)` rounds it and JSON writes it. */
   #number(v: number): void {
-    if (!Number.isFinite(v)) return this.#text("null");
     const a = v < 0 ? -v : v;
-    if (Number.isInteger(v)) {
-      if (a >= 2 ** 31) return this.#text(String(v));
-      if (v < 0) this.#byte(MINUS);
-      return this.#digits(a);
-    }
-    if (a >= DIGITS_BELOW) return this.#text(String(rounder(this.#decimals)(v)));
+    // NaN, infinities and large numbers: as JSON writes the rounded number.
+    if (!(a < DIGITS_BELOW)) return this.#text(Number.isFinite(v) ? String(rounder(this.#decimals)(v)) : "null");
+    this.#room(24);
+    const b = this.#buf;
+    let p = this.#pos;
     const factor = this.#factor;
+    // Exact: a * factor < 2^46 (an integer a is its own m); whole < 2^26 and fraction < 10^6 are int32.
     const m = Math.round(a * factor);
-    if (m === 0) return this.#byte(ZERO);
-    if (v < 0) this.#byte(MINUS);
-    const whole = Math.floor(m / factor);
-    let fraction = m - whole * factor;
-    this.#digits(whole);
-    if (fraction === 0) return;
-    let width = this.#decimals;
-    while (fraction % 10 === 0) {
-      fraction /= 10;
-      width--;
-    }
-    this.#room(width + 1);
-    const b = this.#buf;
-    const p = this.#pos;
-    b[p] = POINT;
-    for (let e = p + width; e > p; e--) {
-      const q = (fraction / 10) | 0;
-      b[e] = ZERO + fraction - q * 10;
-      fraction = q;
-    }
-    this.#pos = p + width + 1;
-  }
-
-  /** The decimal digits of an integer 0 <= n < 2^31. */
-  #digits(n: number): void {
-    this.#room(10);
-    const b = this.#buf;
-    const p = this.#pos;
-    if (n < 10) {
-      b[p] = ZERO + n;
+    if (m === 0) {
+      b[p] = ZERO;
       this.#pos = p + 1;
       return;
     }
-    let width = 1;
-    for (let t = n; t >= 10; t = (t / 10) | 0) width++;
-    for (let e = p + width - 1, t = n; e >= p; e--) {
-      const q = (t / 10) | 0;
-      b[e] = ZERO + t - q * 10;
-      t = q;
+    if (v < 0) b[p++] = MINUS;
+    const whole = Math.floor(m / factor) | 0;
+    let fraction = (m - whole * factor) | 0;
+    p = writeDigits(b, p, whole);
+    if (fraction !== 0) {
+      let width = this.#decimals;
+      while (fraction % 10 === 0) {
+        fraction /= 10;
+        width--;
+      }
+      b[p] = POINT;
+      for (let e = p + width; e > p; e--) {
+        const q = (fraction / 10) | 0;
+        b[e] = ZERO + fraction - q * 10;
+        fraction = q;
+      }
+      p += width + 1;
     }
-    this.#pos = p + width;
+    this.#pos = p;
   }
 
   #byte(c: number): void {
