@@ -117,11 +117,11 @@ class JsonWriter {
   }
 
   /** The value JSON.stringify serializes for `key`: after toJSON, a wrapper object unwrapped. */
-  #prepare(value: unknown, key: string): unknown {
+  #prepare(value: unknown, key: string | number): unknown {
     if ((typeof value !== "object" && typeof value !== "bigint" && typeof value !== "function") || value === null) return value;
     let v: unknown = value;
     const toJSON = (v as { toJSON?: unknown }).toJSON;
-    if (typeof toJSON === "function") v = toJSON.call(v, key) as unknown;
+    if (typeof toJSON === "function") v = toJSON.call(v, String(key)) as unknown;
     if (typeof v === "object" && v !== null && !Array.isArray(v)) {
       if (v instanceof Number) return new Unrounded(JSON.stringify(Number(v)));
       if (v instanceof String) return String(v);
@@ -157,8 +157,10 @@ class JsonWriter {
         if (i > 0) this.#byte(COMMA);
         const e: unknown = v[i];
         if (typeof e === "number") this.#number(e);
+        // A list of numbers inside a list (a PSR result's weights: one per row, a number per threshold).
+        else if (Array.isArray(e) && (e as { toJSON?: unknown }).toJSON === undefined && this.#numbers(e)) continue;
         else {
-          const x = this.#prepare(e, String(i));
+          const x = this.#prepare(e, i);
           if (x === undefined || typeof x === "function" || typeof x === "symbol") this.#text("null");
           else this.#value(x);
         }
@@ -179,6 +181,23 @@ class JsonWriter {
       this.#byte(125);
     }
     this.#open.pop();
+  }
+
+  /** Writes a list whose members are all numbers and answers true; else writes nothing and answers false. */
+  #numbers(list: unknown[]): boolean {
+    const start = this.#pos;
+    this.#byte(91);
+    for (let i = 0; i < list.length; i++) {
+      const e = list[i];
+      if (typeof e !== "number") {
+        this.#pos = start;
+        return false;
+      }
+      if (i > 0) this.#byte(COMMA);
+      this.#number(e);
+    }
+    this.#byte(93);
+    return true;
   }
 
   #string(s: string): void {

@@ -54,6 +54,8 @@ describe("encodeJson", () => {
     const values: unknown[] = [
       { a: undefined, b: () => 1, c: Symbol("s"), d: null, e: true, f: false, g: "text", h: [undefined, () => 1, Symbol("t"), null] },
       [1.5, [2.25, [3.125, [4.0625]]], {}, [], "", { "": 0.1234567 }],
+      // Lists of numbers inside lists (written at once), and lists that only start like one.
+      [[0.1234567], [0.5, "x"], [], [NaN, -0, 1e30], [1.25, null], [2.5, [3.5]], Object.assign([1.5], { toJSON: () => "own" })],
       { date: new Date(Date.UTC(2026, 10, 26)), nested: { withToJSON }, list: [withToJSON], top: withToJSON },
       { typed: Float64Array.of(0.12345678, -2.5, NaN), ints: Int32Array.of(1, -2), map: new Map([["a", 1]]), set: new Set([1]) },
       { boxed: [Object(1.23456789), Object("s"), Object(false), Object(NaN)] },
