@@ -60,10 +60,11 @@ export interface ProgressEvent {
 }
 
 const THROTTLE_MS = 200;
-/** How often a line whose only change is its rows' counts is shown (a backtest's steps, an experiment's rows can end every millisecond). */
-const ROWS_THROTTLE_MS = 100;
 /** How often a running line is redrawn when nothing changes (the clock). */
 const TICK_MS = 500;
+
+/** How often a line whose only change is its rows' counts is shown (a backtest's steps, an experiment's rows can end every millisecond). */
+const ROWS_THROTTLE_MS = 100;
 
 /** Where terminal lines go (process.stderr by default). */
 export interface LineStream {
