@@ -14,10 +14,13 @@
  *    forecast read from the store (a result is parsed when `bt.predictions` is first read);
  * 4. the same, then every Prediction read (`bt.predictions`: each stored result parsed);
  * 5. the lane with step 5 (five rows per request as one experiment).
- * Prints wall times and ratios to (1), and the lane's speed-up over HTTP. Figures depend on the
- * machine's load: say so when quoting.
+ * Prints wall times and ratios to (1), and the lane's speed-up over HTTP. Then issue 25's case, as
+ * bench:notebook runs it in a kernel: N = 1,000 synthetic rows, K = 10, the last 100 each predicted
+ * by `backtest({ y, X }, {}, { options: { threshold: 0.8 }, start: -100 })`, interleaved with the
+ * engine's own loop (goal: at most 1.5x), wall and CPU of all threads, best of BENCH_REPEAT.
+ * Figures depend on the machine's load: say so when quoting (the load average is printed).
  */
-import { availableParallelism } from "node:os";
+import { availableParallelism, loadavg } from "node:os";
 import { datasetFromRows, runAnalysis } from "../src/engine/index.js";
 import { backtest, connect, disconnect } from "../src/notebook/index.js";
 import { startLocalService } from "../src/service/index.js";
@@ -70,6 +73,32 @@ await backtest(days, spec, { options, start: -8, progress: quiet });
 const lane = await best(() => backtest(days, spec, { options, start: -ROWS, progress: quiet }));
 const laneRead = await best(async () => (await backtest(days, spec, { options, start: -ROWS, progress: quiet })).predictions.length);
 const laneStep5 = await best(() => backtest(days, spec, { options, start: -ROWS, step: 5, progress: quiet }));
+
+// Issue 25's case, interleaved: the engine's loop, then the backtest, REPEAT times.
+let seed = 1;
+const rnd = () => (seed = (seed * 16807) % 2147483647) / 2147483647 - 0.5;
+const X25 = Array.from({ length: 1000 }, () => Array.from({ length: 10 }, rnd));
+const y25 = X25.map((r) => r.reduce((a, b) => a + b, 0) + rnd());
+const loop25 = () => {
+  for (let i = 900; i < 1000; i++) runAnalysis("psr", datasetFromRows(y25.slice(0, i), X25.slice(0, i)), Float64Array.from(X25[i]), { threshold: [0.8] });
+};
+const backtest25 = () => backtest({ y: y25, X: X25 }, {}, { options, start: -100, progress: quiet });
+loop25();
+await backtest({ y: y25, X: X25 }, {}, { options, start: -10, progress: quiet });
+const issue = { engine: { wall: Infinity, cpu: Infinity }, backtest: { wall: Infinity, cpu: Infinity } };
+for (let r = 0; r < Math.max(REPEAT, 5); r++) {
+  for (const [key, run] of [
+    ["engine", loop25],
+    ["backtest", backtest25],
+  ] as const) {
+    const t = performance.now();
+    const c = process.cpuUsage();
+    await run();
+    const used = process.cpuUsage(c);
+    const wall = performance.now() - t;
+    if (wall < issue[key].wall) issue[key] = { wall, cpu: (used.user + used.system) / 1000 };
+  }
+}
 await disconnect();
 
 const rows: Array<[string, { wall: number; cpu: number }]> = [
@@ -86,3 +115,12 @@ for (const [label, t] of rows)
     `  ${label.padEnd(44)} ${(t.wall / 1000).toFixed(3).padStart(7)} s   ${(t.wall / engine.wall).toFixed(2).padStart(5)}x engine   ${(t.cpu / 1000).toFixed(3)} s (${(t.cpu / engine.cpu).toFixed(2)}x)`,
   );
 console.log(`  lane vs HTTP: ${(httpMs.wall / lane.wall).toFixed(1)}x faster (wall), ${(httpMs.cpu / lane.cpu).toFixed(1)}x less CPU`);
+console.log(
+  `issue 25's case (N = 1,000, K = 10, 100 steps, interleaved, best of ${Math.max(REPEAT, 5)}; load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")}, the machine may be shared)`,
+);
+console.log(`  engine's loop (one thread)        ${issue.engine.wall.toFixed(1).padStart(7)} ms   CPU ${issue.engine.cpu.toFixed(1)} ms`);
+console.log(
+  `  backtest, embedded lane           ${issue.backtest.wall.toFixed(1).padStart(7)} ms   CPU ${issue.backtest.cpu.toFixed(1)} ms (all threads)   ${(issue.backtest.wall / issue.engine.wall).toFixed(2)}x the engine's loop (goal 1.5x), CPU ${(issue.backtest.cpu / issue.engine.cpu).toFixed(2)}x`,
+);

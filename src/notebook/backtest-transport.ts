@@ -132,7 +132,9 @@ function laneTransport(lane: StepLane): BacktestTransport {
           const rows = await w.rows;
           const elapsedMs = Math.round(performance.now() - t0);
           const experiment = w.experiment !== undefined;
-          const window = { y: table.y.slice(step.from, step.to), X: table.X.slice(step.from, step.to), rowLabels: labels.slice(step.from, step.to) };
+          // The step's training rows, copied only when a Prediction is built (bt.predictions).
+          const slice = () => ({ y: table.y.slice(step.from, step.to), X: table.X.slice(step.from, step.to), rowLabels: labels.slice(step.from, step.to) });
+          let window: ReturnType<typeof slice> | undefined;
           const forecasts: Forecast[] = [];
           let failed = 0;
           for (const row of rows) {
@@ -155,7 +157,7 @@ function laneTransport(lane: StepLane): BacktestTransport {
               const result = fromOwnV3Results(JSON.parse(json));
               const thresholds = thresholdsOf(analysis, resolved, result);
               const shown = new Set(result.warnings ?? []);
-              const { y, X, rowLabels } = window;
+              const { y, X, rowLabels } = (window ??= slice());
               return new Prediction({
                 analysis,
                 title: experiment ? `${table.title} for ${/^\d+$/.test(labels[i]) ? `row ${labels[i]}` : labels[i]}` : table.title,

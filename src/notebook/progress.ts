@@ -15,9 +15,11 @@
  *
  * `progress: "none"` shows nothing; a function receives every event instead (for tests and for
  * callers with their own display). Updates are throttled to one per 200 ms except when the status
- * or the rows done change. While a call runs, a kernel's line and a terminal's line are redrawn
- * twice a second, so the clock keeps moving when nothing else changes (a long job, the results of
- * an experiment being fetched: status "fetching", "fetching results 12 of 31").
+ * changes (shown at once) or the rows done do (at most one line per 100 ms: a backtest's steps and
+ * an experiment's rows can end every millisecond, and each line is a message). While a call runs,
+ * a kernel's line and a terminal's line are redrawn twice a second, so the clock keeps moving when
+ * nothing else changes (a long job, the results of an experiment being fetched: status
+ * "fetching", "fetching results 12 of 31").
  *
  * The mark before the line in a notebook is drawn with CSS (a ring while running, a dot when
  * completed, a square when failed), not a glyph: an emoji such as "⏳" is an empty box with the
@@ -66,6 +68,9 @@ const THROTTLE_MS = 200;
 const FIRST_LINE_MS = 100;
 /** How often a running line is redrawn when nothing changes (the clock). */
 const TICK_MS = 500;
+
+/** How often a line whose only change is its rows' counts is shown (a backtest's steps, an experiment's rows can end every millisecond). */
+const ROWS_THROTTLE_MS = 100;
 
 /** Where terminal lines go (process.stderr by default). */
 export interface LineStream {
@@ -211,6 +216,7 @@ export class Progress {
   readonly #everyEvent: boolean;
   #lastShown = -Infinity;
   #lastKey = "";
+  #lastStage = "";
   #state: Omit<ProgressEvent, "text" | "final" | "elapsedMs" | "analysis"> = { status: "submitting" };
   #done = false;
   #started_ = false;
@@ -302,10 +308,17 @@ export class Progress {
   #emit(final: boolean, tick = false): void {
     if (this.#sink === undefined || this.#done) return;
     const now = performance.now();
-    const key = `${this.#state.status}|${this.#state.jobId}|${this.#state.experimentId}|${this.#state.rows?.done}|${this.#state.rows?.failed}|${this.#state.fetched}`;
+    const stage = `${this.#state.status}|${this.#state.jobId}|${this.#state.experimentId}|${this.#state.fetched}`;
+    const key = `${stage}|${this.#state.rows?.done}|${this.#state.rows?.failed}`;
     if (tick && now - this.#lastShown < TICK_MS - 50) return;
-    if (!tick && !final && !this.#everyEvent && key === this.#lastKey && now - this.#lastShown < THROTTLE_MS) return;
+    if (!tick && !final && !this.#everyEvent) {
+      // A new stage at once; new counts at most every ROWS_THROTTLE_MS (the ticker and the final
+      // line show the last); nothing new every THROTTLE_MS.
+      const wait = key === this.#lastKey ? THROTTLE_MS : stage === this.#lastStage ? ROWS_THROTTLE_MS : 0;
+      if (now - this.#lastShown < wait) return;
+    }
     this.#lastKey = key;
+    this.#lastStage = stage;
     this.#lastShown = now;
     const event = { ...this.#state, analysis: this.#analysis, elapsedMs: Math.round((this.#frozenAt ?? now) - this.#started), final };
     try {

@@ -202,6 +202,42 @@ describe("in a terminal and in logs", () => {
     expect(written).toHaveLength(3);
   });
 
+  it("rows that end in quick succession are shown at most every 100 ms, the last by the ticker or a new status; a function sees every one", () => {
+    vi.useFakeTimers({ toFake: ["performance", "setInterval", "clearInterval"] });
+    try {
+      const { stream, written } = sink(true);
+      const progress = new Progress("psr", "terminal", stream);
+      const rows = (done: number) => ({ rows: { done, failed: 0, total: 100 } });
+      progress.update({ status: "running", ...rows(0) });
+      for (let done = 1; done <= 50; done++) progress.update(rows(done));
+      expect(written).toHaveLength(1);
+      vi.advanceTimersByTime(100);
+      progress.update(rows(51));
+      expect(written).toHaveLength(2);
+      expect(written[1]).toMatch(/51 of 100 rows done · running/);
+      progress.update(rows(52));
+      expect(written).toHaveLength(2);
+      // The ticker (every 500 ms since the first line, skipped within 450 ms of the last) shows the counts held back.
+      vi.advanceTimersByTime(950);
+      expect(written).toHaveLength(3);
+      expect(written[2]).toMatch(/52 of 100 rows done · running/);
+      progress.update(rows(53));
+      expect(written).toHaveLength(3);
+      // A new status at once, with the counts so far.
+      progress.update({ status: "fetching" });
+      expect(written).toHaveLength(4);
+      expect(written[3]).toMatch(/53 of 100 rows done · fetching results/);
+      progress.finish("completed", rows(100));
+      expect(written[written.length - 1]).toMatch(/100 of 100 rows done · completed in/);
+      const events: string[] = [];
+      const every = new Progress("psr", (e) => events.push(e.text));
+      for (let done = 1; done <= 50; done++) every.update({ status: "running", ...rows(done) });
+      expect(events).toHaveLength(50);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("while nothing changes, the line is redrawn twice a second so its clock moves; never after the final line", async () => {
     const { stream, written } = sink(true);
     const progress = new Progress("psr", "terminal", stream);
