@@ -37,11 +37,17 @@ class NormalEquations {
   add(y: ReadonlyArray<number>, X: ReadonlyArray<ReadonlyArray<number | null>>, from: number, to: number): void {
     const P = this.#P;
     const A = this.#A;
-    for (let i = from; i < to; i++) {
+    // One row's (1, x), refilled in place: the same products in the same order as a new array per row.
+    const z = new Float64Array(P);
+    z[0] = 1;
+    rows: for (let i = from; i < to; i++) {
       const x = X[i];
-      if (x.some((v) => v === null)) continue;
+      for (let k = 1; k < P; k++) {
+        const v = x[k - 1];
+        if (v === null) continue rows;
+        z[k] = v;
+      }
       this.#rows++;
-      const z = [1, ...(x as number[])];
       for (let a = 0; a < P; a++) {
         for (let b = 0; b < P; b++) A[a][b] += z[a] * z[b];
         A[a][P] += z[a] * y[i];
