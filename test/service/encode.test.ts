@@ -1,0 +1,104 @@
+/**
+ * encodeJson (service/encode.ts) writes plain data without a replacer, and arrays of numbers digit
+ * by digit: its text must stay the replacer form's, byte for byte, for any value and any rounding.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { encodeJson, rounder } from "../../src/service/encode.js";
+
+/** The reference: JSON.stringify with every number rounded by a replacer. */
+function reference(value: unknown, decimals: number | null): string {
+  const round = rounder(decimals);
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === "number" ? round(v) : v));
+}
+
+const number = fc.oneof(
+  fc.double(),
+  fc.double({ min: -1e3, max: 1e3 }),
+  fc.double({ min: -1e-5, max: 1e-5 }),
+  fc.double({ min: -1e10, max: 1e10 }),
+  fc.integer(),
+  fc.constantFrom(
+    0,
+    -0,
+    0.5,
+    -0.5,
+    5e-7,
+    -5e-7,
+    4.9999995e-7,
+    1e-6,
+    999999.9999995,
+    1e15,
+    1e9 + 0.5,
+    2 ** 53,
+    1e21,
+    123456789.1234565,
+    NaN,
+    Infinity,
+    -Infinity,
+  ),
+);
+const value = fc.letrec((tie) => ({
+  node: fc.oneof(
+    { maxDepth: 4 },
+    number,
+    fc.string({ maxLength: 6 }),
+    fc.constant(null),
+    fc.constant(undefined),
+    fc.boolean(),
+    fc.array(number, { maxLength: 12 }),
+    fc.array(fc.array(number, { maxLength: 3 }), { maxLength: 6 }),
+    fc.array(tie("node"), { maxLength: 5 }),
+    fc.dictionary(fc.string({ maxLength: 4 }), tie("node"), { maxKeys: 5 }),
+  ),
+})).node;
+const decimals = fc.oneof(fc.constant(null), fc.integer({ min: 0, max: 8 }));
+
+describe("encodeJson", () => {
+  it("writes the replacer form's text for any plain value and rounding", () => {
+    fc.assert(
+      fc.property(value, decimals, (v, d) => {
+        expect(encodeJson(v, d)).toBe(reference(v, d));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("writes arrays of numbers (and columns of them) as the replacer form does, value by value", () => {
+    fc.assert(
+      fc.property(fc.array(number, { minLength: 1, maxLength: 200 }), fc.integer({ min: 0, max: 6 }), (list, d) => {
+        const v = { list, column: list.map((x) => [x]) };
+        expect(encodeJson(v, d)).toBe(reference(v, d));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("hands what is not plain data to the replacer form (toJSON, typed arrays, holes, class instances)", () => {
+    class Point {
+      x = 1.23456789;
+    }
+    const holes = [1.5, , 2.25];
+    const values = [
+      { when: new Date(0), n: 1.23456789 },
+      { t: Float64Array.of(1.23456789, NaN) },
+      { holes },
+      { p: new Point() },
+      { f: () => 1, s: Symbol("s"), u: undefined, list: [undefined, () => 1, 0.1234567] },
+      [[[[1.0000005]]]],
+    ];
+    for (const v of values) for (const d of [null, 0, 3, 6]) expect(encodeJson(v, d)).toBe(reference(v, d));
+  });
+
+  it("refuses a cycle as JSON.stringify does", () => {
+    const v: Record<string, unknown> = { a: [1.5] };
+    v.self = v;
+    expect(() => encodeJson(v, 6)).toThrow(TypeError);
+  });
+
+  it("writes a long column in one text (the buffer grows)", () => {
+    const list = Array.from({ length: 50_000 }, (_, i) => (i % 7 === 0 ? -i / 3 : i / 7));
+    const v = { list, column: list.map((x) => [x]) };
+    expect(encodeJson(v, 6)).toBe(reference(v, 6));
+  });
+});
