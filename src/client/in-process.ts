@@ -141,7 +141,8 @@ export class InProcessWire implements Wire {
   #carries(checked: CheckedRequest): boolean {
     const { request } = checked;
     if (checked.xUpperBytes === undefined || !Array.isArray(request.y)) return false;
-    if (!exactMatrix(request.X as unknown[][]) || !exactRow(request.y)) return false;
+    // X was read once by checkRequest (its size bounds say whether JSON writes it back unchanged).
+    if (!checked.xExact || !exactRow(request.y)) return false;
     const theta = request.theta;
     let thetaBytes = 0;
     if (theta !== undefined) {
