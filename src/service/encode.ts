@@ -80,8 +80,9 @@ function writePlain(value: unknown, w: Writer, depth: number): boolean {
 function writeArray(value: unknown[], w: Writer, depth: number): boolean {
   if (!plainArray(value)) return false;
   const n = value.length;
-  if (w.digits !== undefined && w.digits.numberTree(value)) {
-    w.out.push(w.digits.text(value));
+  const text = w.digits?.text(value);
+  if (text !== undefined) {
+    w.out.push(text);
     return true;
   }
   let numbers = true;
@@ -115,6 +116,8 @@ const POINT = 46;
 const COMMA = 44;
 const OPEN = 91;
 const CLOSE = 93;
+/** The most bytes one number takes: "-1.7976931348623157e+308" (24), a sign, 15 digits, a point and 6 decimals (23). */
+const NUMBER_BYTES = 25;
 
 /**
  * Numbers rounded to `decimals` (0 to 6) places written as JSON writes the rounded number, from
@@ -132,7 +135,6 @@ class NumberText {
   readonly #factor: number;
   readonly #round: Rounder;
   #bytes = Buffer.allocUnsafe(1 << 16);
-  #at = 0;
 
   private constructor(decimals: number) {
     this.#decimals = decimals;
@@ -147,101 +149,108 @@ class NumberText {
     return t;
   }
 
-  /** Whether `value` is an array of numbers, or of plain arrays of numbers (a rows x 1 column). */
-  numberTree(value: unknown[]): boolean {
+  /**
+   * The JSON of `value` when it is an array of numbers, or of plain arrays of numbers (a rows x 1
+   * column); undefined otherwise.
+   */
+  text(value: unknown[]): string | undefined {
+    // What it holds, and the most bytes its text takes.
+    let bytes = 2;
     for (let i = 0; i < value.length; i++) {
       const v = value[i];
-      if (typeof v === "number") continue;
-      if (!plainArray(v)) return false;
-      for (let j = 0; j < v.length; j++) if (typeof v[j] !== "number") return false;
+      if (typeof v === "number") bytes += NUMBER_BYTES + 1;
+      else if (!plainArray(v)) return undefined;
+      else {
+        for (let j = 0; j < v.length; j++) if (typeof v[j] !== "number") return undefined;
+        bytes += v.length * (NUMBER_BYTES + 1) + 3;
+      }
     }
-    return true;
-  }
-
-  /** The JSON of a `numberTree` array. */
-  text(value: unknown[]): string {
-    this.#at = 0;
-    this.#array(value);
-    return this.#bytes.toString("latin1", 0, this.#at);
-  }
-
-  #array(value: unknown[]): void {
-    this.#byte(OPEN);
+    if (this.#bytes.length < bytes) this.#bytes = Buffer.allocUnsafe(Math.max(bytes, 2 * this.#bytes.length));
+    const out = this.#bytes;
+    let at = 0;
+    out[at++] = OPEN;
     for (let i = 0; i < value.length; i++) {
-      if (i > 0) this.#byte(COMMA);
+      if (i > 0) out[at++] = COMMA;
       const v = value[i];
-      if (typeof v === "number") this.#number(v);
-      else this.#array(v as unknown[]);
+      if (typeof v === "number") at = this.#number(out, at, v);
+      else {
+        const row = v as number[];
+        out[at++] = OPEN;
+        for (let j = 0; j < row.length; j++) {
+          if (j > 0) out[at++] = COMMA;
+          at = this.#number(out, at, row[j]);
+        }
+        out[at++] = CLOSE;
+      }
     }
-    this.#byte(CLOSE);
+    out[at++] = CLOSE;
+    return out.toString("latin1", 0, at);
   }
 
-  #number(v: number): void {
-    if (Number.isFinite(v)) {
+  /** Writes `v` rounded at `at`; answers where the next byte goes. */
+  #number(out: Buffer, at: number, v: number): number {
+    if (v - v === 0) {
       const a = v < 0 ? -v : v;
-      if (Number.isInteger(v)) {
+      if (Number.isInteger(a)) {
         if (a < 1e15) {
-          this.#room(17);
-          if (v < 0) this.#bytes[this.#at++] = MINUS;
-          this.#integer(a, 1);
-          return;
+          if (v < 0) out[at++] = MINUS;
+          return writeDigits(out, at, a, 1);
         }
       } else {
-        const k = Math.round(a * this.#factor);
+        const factor = this.#factor;
+        const k = Math.round(a * factor);
+        if (k === 0) {
+          out[at++] = ZERO;
+          return at;
+        }
         if (k < 1e15) {
-          this.#room(20);
-          if (k === 0) {
-            this.#bytes[this.#at++] = ZERO;
-            return;
+          const whole = Math.floor(k / factor);
+          // Below 10^6: integer arithmetic.
+          let fraction = (k - whole * factor) | 0;
+          if (v < 0) out[at++] = MINUS;
+          at = writeDigits(out, at, whole, 1);
+          if (fraction === 0) return at;
+          let width = this.#decimals;
+          while (fraction % 10 === 0) {
+            fraction = (fraction / 10) | 0;
+            width--;
           }
-          const whole = Math.floor(k / this.#factor);
-          let fraction = k - whole * this.#factor;
-          if (v < 0) this.#bytes[this.#at++] = MINUS;
-          this.#integer(whole, 1);
-          if (fraction !== 0) {
-            let width = this.#decimals;
-            while (fraction % 10 === 0) {
-              fraction /= 10;
-              width--;
-            }
-            this.#bytes[this.#at++] = POINT;
-            this.#integer(fraction, width);
-          }
-          return;
+          out[at++] = POINT;
+          return writeDigits(out, at, fraction, width);
         }
       }
     }
-    const text = JSON.stringify(this.#round(v));
-    this.#room(text.length);
-    this.#at += this.#bytes.write(text, this.#at, "latin1");
+    return at + out.write(JSON.stringify(this.#round(v)), at, "latin1");
   }
+}
 
-  /** The digits of a non-negative integer below 10^15, at least `width` of them (leading zeros). */
-  #integer(n: number, width: number): void {
+/** Writes the digits of a non-negative integer below 10^15, at least `width` of them (leading zeros); answers where the next byte goes. */
+function writeDigits(out: Buffer, at: number, n: number, width: number): number {
+  if (n < 2147483648) {
+    let m = n | 0;
     let count = 1;
-    for (let p = 10; p <= n && count < 16; p *= 10) count++;
+    for (let p = 10; p <= m && count < 10; p *= 10) count++;
     if (count < width) count = width;
-    const bytes = this.#bytes;
-    let at = this.#at + count;
-    this.#at = at;
-    for (let i = 0; i < count; i++) {
-      const q = Math.floor(n / 10);
-      bytes[--at] = ZERO + (n - q * 10);
-      n = q;
+    const end = at + count;
+    let i = end;
+    while (i > at) {
+      const q = (m / 10) | 0;
+      out[--i] = ZERO + m - q * 10;
+      m = q;
     }
+    return end;
   }
-
-  #byte(b: number): void {
-    this.#room(1);
-    this.#bytes[this.#at++] = b;
+  let count = 1;
+  for (let p = 10; p <= n && count < 16; p *= 10) count++;
+  if (count < width) count = width;
+  const end = at + count;
+  let i = end;
+  while (i > at) {
+    const q = Math.floor(n / 10);
+    out[--i] = ZERO + n - q * 10;
+    n = q;
   }
-
-  #room(n: number): void {
-    if (this.#at + n <= this.#bytes.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(this.#bytes.length * 2, this.#at + n));
-    this.#bytes.copy(grown, 0, 0, this.#at);
-    this.#bytes = grown;
-  }
+  return end;
 }
 
 /** Rounds a list of numbers the same way (compact yhat and fit of an experiment row). */
