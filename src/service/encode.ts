@@ -35,74 +35,178 @@ export function rounder(decimals: number | null): Rounder {
  * encodeJson({ yhat: [1.23456789, NaN] }, 6); // '{"yhat":[1.234568,null]}'
  */
 export function encodeJson(value: unknown, decimals: number | null): string {
+  return encodeResult(value, decimals, false).json;
+}
+
+/**
+ * A result as JSON text, the text of `encodeJson`, and, asked for `decoded`, the same value as
+ * `JSON.parse` reads that text, in a form a worker can post cheaply: arrays of numbers as
+ * `Float64Array`s (NaN for null) and arrays of such arrays as a `Map` of their numbers and row
+ * widths, whose buffers are transferred (`decodedTransfer`), not copied. `readDecoded` turns it
+ * into the parsed value. `decoded` is undefined for what is not plain data.
+ *
+ * @example
+ * const { json, decoded } = encodeResult(result, 6, true); // readDecoded(decoded) deep-equals JSON.parse(json)
+ */
+export function encodeResult(value: unknown, decimals: number | null, decode: boolean): { json: string; decoded?: Decoded } {
   const round = rounder(decimals);
-  const writer: Writer = { round, out: [], digits: NumberText.for(decimals) };
-  if (writePlain(value, writer, 0)) return writer.out.join("");
-  return JSON.stringify(value, (_key, v: unknown) => (typeof v === "number" ? round(v) : v));
+  const writer: Writer = { round, out: [], digits: NumberText.for(decimals), decode };
+  const node = writePlain(value, writer, 0);
+  if (node !== NOT_PLAIN) return { json: writer.out.join(""), ...(writer.decode ? { decoded: node as Decoded } : {}) };
+  return { json: JSON.stringify(value, (_key, v: unknown) => (typeof v === "number" ? round(v) : v)) };
+}
+
+/** A parsed result as a worker posts it (`encodeResult`): see `readDecoded`. */
+export type Decoded = null | number | string | boolean | Float64Array | Map<string, Float64Array | Int32Array> | Decoded[] | { [key: string]: Decoded };
+
+/** The buffers of a decoded result, to transfer with it. */
+export function decodedTransfer(node: Decoded | undefined, out: ArrayBuffer[] = []): ArrayBuffer[] {
+  if (node instanceof Float64Array) out.push(node.buffer as ArrayBuffer);
+  else if (node instanceof Map) for (const part of node.values()) out.push(part.buffer as ArrayBuffer);
+  else if (Array.isArray(node)) for (const item of node) decodedTransfer(item, out);
+  else if (node !== null && typeof node === "object") for (const key of Object.keys(node)) decodedTransfer(node[key], out);
+  return out;
+}
+
+/**
+ * The value `JSON.parse` reads from the result's text, from its decoded form (`encodeResult`):
+ * the same members in the same order, the same numbers (each the rounded double, whose shortest
+ * text the JSON holds; -0 written as 0), null for NaN.
+ *
+ * @example
+ * const results = readDecoded(done.decoded); // deep-equals JSON.parse(done.json)
+ */
+export function readDecoded(node: Decoded): unknown {
+  if (node instanceof Float64Array) {
+    const out = new Array<number | null>(node.length);
+    for (let i = 0; i < node.length; i++) {
+      const v = node[i];
+      out[i] = v === v ? v : null;
+    }
+    return out;
+  }
+  if (node instanceof Map) {
+    const values = node.get("values") as Float64Array;
+    const widths = node.get("widths") as Int32Array;
+    const out = new Array<unknown>(widths.length);
+    let at = 0;
+    for (let i = 0; i < widths.length; i++) {
+      const width = widths[i];
+      if (width < 0) {
+        const v = values[at++];
+        out[i] = v === v ? v : null;
+        continue;
+      }
+      const row = new Array<number | null>(width);
+      for (let j = 0; j < width; j++) {
+        const v = values[at++];
+        row[j] = v === v ? v : null;
+      }
+      out[i] = row;
+    }
+    return out;
+  }
+  if (Array.isArray(node)) return node.map(readDecoded);
+  if (node !== null && typeof node === "object") {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(node)) out[key] = readDecoded(node[key]);
+    return out;
+  }
+  return node;
 }
 
 interface Writer {
   round: Rounder;
   out: string[];
   digits: NumberText | undefined;
+  /** Whether to build the decoded value (cleared when a member cannot be carried: "__proto__"). */
+  decode: boolean;
 }
 
 /** Nesting beyond this goes to the replacer form (which also reports a cycle as JSON.stringify does). */
 const MAX_DEPTH = 64;
 
-/**
- * Appends the JSON of `value` (a value JSON writes: not undefined, a function or a symbol) to
- * `w.out`; false (with `out` partly written) when it is not plain data.
- */
-function writePlain(value: unknown, w: Writer, depth: number): boolean {
-  if (value === null) w.out.push("null");
-  else if (typeof value === "number") w.out.push(JSON.stringify(w.round(value)));
-  else if (typeof value === "string" || typeof value === "boolean") w.out.push(JSON.stringify(value));
-  else if (typeof value !== "object" || depth > MAX_DEPTH) return false;
-  else if (Array.isArray(value)) return writeArray(value, w, depth);
-  else {
-    const proto = Object.getPrototypeOf(value) as unknown;
-    if ((proto !== Object.prototype && proto !== null) || "toJSON" in value) return false;
-    w.out.push("{");
-    let first = true;
-    for (const key of Object.keys(value)) {
-      const v = (value as Record<string, unknown>)[key];
-      if (v === undefined || typeof v === "function" || typeof v === "symbol") continue;
-      w.out.push(first ? `${JSON.stringify(key)}:` : `,${JSON.stringify(key)}:`);
-      first = false;
-      if (!writePlain(v, w, depth + 1)) return false;
-    }
-    w.out.push("}");
-  }
-  return true;
+/** What `writePlain` answers for a value that is not plain data. */
+const NOT_PLAIN = Symbol("not plain");
+
+/** A rounded number as JSON reads it back: null for NaN and the infinities, 0 for -0. */
+function parsedNumber(r: number | null): number | null {
+  return r === null ? null : r + 0;
 }
 
-function writeArray(value: unknown[], w: Writer, depth: number): boolean {
-  if (!plainArray(value)) return false;
+/**
+ * Appends the JSON of `value` (a value JSON writes: not undefined, a function or a symbol) to
+ * `w.out`, and answers its decoded form (meaningful while `w.decode`); NOT_PLAIN (with `out`
+ * partly written) when it is not plain data.
+ */
+function writePlain(value: unknown, w: Writer, depth: number): Decoded | typeof NOT_PLAIN {
+  if (value === null) {
+    w.out.push("null");
+    return null;
+  }
+  if (typeof value === "number") {
+    const r = w.round(value);
+    w.out.push(JSON.stringify(r));
+    return parsedNumber(r);
+  }
+  if (typeof value === "string" || typeof value === "boolean") {
+    w.out.push(JSON.stringify(value));
+    return value;
+  }
+  if (typeof value !== "object" || depth > MAX_DEPTH) return NOT_PLAIN;
+  if (Array.isArray(value)) return writeArray(value, w, depth);
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if ((proto !== Object.prototype && proto !== null) || "toJSON" in value) return NOT_PLAIN;
+  w.out.push("{");
+  const node: { [key: string]: Decoded } = {};
+  let first = true;
+  for (const key of Object.keys(value)) {
+    const v = (value as Record<string, unknown>)[key];
+    if (v === undefined || typeof v === "function" || typeof v === "symbol") continue;
+    w.out.push(first ? `${JSON.stringify(key)}:` : `,${JSON.stringify(key)}:`);
+    first = false;
+    const child = writePlain(v, w, depth + 1);
+    if (child === NOT_PLAIN) return NOT_PLAIN;
+    if (key === "__proto__") w.decode = false;
+    else if (w.decode) node[key] = child;
+  }
+  w.out.push("}");
+  return node;
+}
+
+function writeArray(value: unknown[], w: Writer, depth: number): Decoded | typeof NOT_PLAIN {
+  if (!plainArray(value)) return NOT_PLAIN;
   const n = value.length;
-  const text = w.digits?.text(value);
-  if (text !== undefined) {
-    w.out.push(text);
-    return true;
+  const written = w.digits?.text(value, w.decode);
+  if (written !== undefined) {
+    w.out.push(written.text);
+    return written.node ?? null;
   }
   let numbers = true;
   for (let i = 0; i < n && numbers; i++) numbers = typeof value[i] === "number";
   if (numbers) {
     const rounded = new Array<number | null>(n);
-    for (let i = 0; i < n; i++) rounded[i] = w.round(value[i] as number);
+    for (let i = 0; i < n; i++) rounded[i] = parsedNumber(w.round(value[i] as number));
     w.out.push(JSON.stringify(rounded));
-    return true;
+    return rounded;
   }
   w.out.push("[");
+  const node: Decoded[] = [];
   for (let i = 0; i < n; i++) {
     if (i > 0) w.out.push(",");
     const v = value[i];
     // A hole, undefined, a function or a symbol is null in an array.
-    if (v === undefined || typeof v === "function" || typeof v === "symbol") w.out.push("null");
-    else if (!writePlain(v, w, depth + 1)) return false;
+    if (v === undefined || typeof v === "function" || typeof v === "symbol") {
+      w.out.push("null");
+      node.push(null);
+      continue;
+    }
+    const child = writePlain(v, w, depth + 1);
+    if (child === NOT_PLAIN) return NOT_PLAIN;
+    node.push(child);
   }
   w.out.push("]");
-  return true;
+  return node;
 }
 
 function plainArray(value: unknown): value is unknown[] {
@@ -153,38 +257,65 @@ class NumberText {
    * The JSON of `value` when it is an array of numbers, or of plain arrays of numbers (a rows x 1
    * column); undefined otherwise.
    */
-  text(value: unknown[]): string | undefined {
+  text(value: unknown[], decode: boolean): { text: string; node?: Float64Array | Map<string, Float64Array | Int32Array> } | undefined {
     // What it holds, and the most bytes its text takes.
     let bytes = 2;
+    let count = 0;
+    let nested = false;
     for (let i = 0; i < value.length; i++) {
       const v = value[i];
-      if (typeof v === "number") bytes += NUMBER_BYTES + 1;
-      else if (!plainArray(v)) return undefined;
+      if (typeof v === "number") {
+        bytes += NUMBER_BYTES + 1;
+        count++;
+      } else if (!plainArray(v)) return undefined;
       else {
         for (let j = 0; j < v.length; j++) if (typeof v[j] !== "number") return undefined;
         bytes += v.length * (NUMBER_BYTES + 1) + 3;
+        count += v.length;
+        nested = true;
       }
     }
     if (this.#bytes.length < bytes) this.#bytes = Buffer.allocUnsafe(Math.max(bytes, 2 * this.#bytes.length));
+    // The numbers as JSON reads them back (NaN for null), and each row's width (-1: a number), when asked.
+    const values = decode ? new Float64Array(count) : undefined;
+    const widths = decode && nested ? new Int32Array(value.length) : undefined;
+    const round = this.#round;
+    let k = 0;
     const out = this.#bytes;
     let at = 0;
     out[at++] = OPEN;
     for (let i = 0; i < value.length; i++) {
       if (i > 0) out[at++] = COMMA;
       const v = value[i];
-      if (typeof v === "number") at = this.#number(out, at, v);
-      else {
+      if (typeof v === "number") {
+        at = this.#number(out, at, v);
+        if (values !== undefined) values[k++] = (round(v) ?? NaN) + 0;
+        if (widths !== undefined) widths[i] = -1;
+      } else {
         const row = v as number[];
         out[at++] = OPEN;
         for (let j = 0; j < row.length; j++) {
           if (j > 0) out[at++] = COMMA;
           at = this.#number(out, at, row[j]);
+          if (values !== undefined) values[k++] = (round(row[j]) ?? NaN) + 0;
         }
         out[at++] = CLOSE;
+        if (widths !== undefined) widths[i] = row.length;
       }
     }
     out[at++] = CLOSE;
-    return out.toString("latin1", 0, at);
+    const text = out.toString("latin1", 0, at);
+    if (values === undefined) return { text };
+    return {
+      text,
+      node:
+        widths === undefined
+          ? values
+          : new Map<string, Float64Array | Int32Array>([
+              ["values", values],
+              ["widths", widths],
+            ]),
+    };
   }
 
   /** Writes `v` rounded at `at`; answers where the next byte goes. */

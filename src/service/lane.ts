@@ -237,7 +237,8 @@ export class LaneEndpoint {
       } catch (error) {
         throw inputError(error);
       }
-      return { status: 200, body: receiptBody(await this.#service.submit(this.#org, inSharedMemory(request)), request.notes) };
+      const submission = await this.#service.submit(this.#org, inSharedMemory(request), { decoded: true });
+      return { status: 200, body: receiptBody(submission, request.notes) };
     });
   }
 
@@ -252,7 +253,9 @@ export class LaneEndpoint {
       const unfinished = unfinishedReply(job);
       if (unfinished !== undefined) return unfinished;
       const results = await this.#service.resultJson(job);
-      return { status: 200, body: completedHead(job), results };
+      // What JSON.parse reads from `results`, when the worker sent it decoded (a job this endpoint submitted).
+      const parsed = this.#service.takeDecoded(job.id);
+      return { status: 200, body: completedHead(job), results, ...(parsed !== undefined ? { parsed } : {}) };
     });
   }
 
@@ -309,6 +312,8 @@ export interface LaneReply {
   body: unknown;
   headers?: Record<string, string>;
   results?: string;
+  /** What JSON.parse reads from `results`, when the service has it decoded. */
+  parsed?: unknown;
 }
 
 /** The reply of `route`, a refusal as its error reply, anything else as the router's 500. */

@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { encodeJson, rounder } from "../../src/service/encode.js";
+import { decodedTransfer, encodeJson, encodeResult, readDecoded, rounder } from "../../src/service/encode.js";
 
 /** The reference: JSON.stringify with every number rounded by a replacer. */
 function reference(value: unknown, decimals: number | null): string {
@@ -77,6 +77,26 @@ describe("encodeJson", () => {
       }),
       { numRuns: 2000 },
     );
+  });
+
+  it("decodes to what JSON.parse reads from the text, through a transfer (a worker's post)", () => {
+    expect(() => expect(0).toEqual(-0)).toThrow(); // the comparison below tells 0 from -0
+    fc.assert(
+      fc.property(value, fc.integer({ min: 0, max: 8 }), (v, d) => {
+        const { json, decoded } = encodeResult(v, d, true);
+        expect(json).toBe(reference(v, d));
+        if (v === undefined) return;
+        expect(decoded).toBeDefined();
+        const posted = structuredClone(decoded, { transfer: decodedTransfer(decoded) });
+        expect(readDecoded(posted!)).toEqual(JSON.parse(json));
+      }),
+      { numRuns: 3000 },
+    );
+    const column = Array.from({ length: 1000 }, (_, i) => [i % 9 === 0 ? -i / 7 : i / 3]);
+    const big = { weights: column, list: column.map(([x]) => -x), mixed: [1.5, [2.25, NaN], -0, [], 3] };
+    const { json, decoded } = encodeResult(big, 6, true);
+    expect(decodedTransfer(decoded).length).toBe(5);
+    expect(readDecoded(structuredClone(decoded)!)).toEqual(JSON.parse(json));
   });
 
   it("hands what is not plain data to the replacer form (toJSON, typed arrays, holes, class instances)", () => {
