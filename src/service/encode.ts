@@ -239,6 +239,8 @@ class NumberText {
   readonly #factor: number;
   readonly #round: Rounder;
   #bytes = Buffer.allocUnsafe(1 << 16);
+  /** The number `#number` wrote last, as JSON reads it back (NaN for null, 0 for -0). */
+  #value = 0;
 
   private constructor(decimals: number) {
     this.#decimals = decimals;
@@ -279,7 +281,6 @@ class NumberText {
     // The numbers as JSON reads them back (NaN for null), and each row's width (-1: a number), when asked.
     const values = decode ? new Float64Array(count) : undefined;
     const widths = decode && nested ? new Int32Array(value.length) : undefined;
-    const round = this.#round;
     let k = 0;
     const out = this.#bytes;
     let at = 0;
@@ -289,7 +290,7 @@ class NumberText {
       const v = value[i];
       if (typeof v === "number") {
         at = this.#number(out, at, v);
-        if (values !== undefined) values[k++] = (round(v) ?? NaN) + 0;
+        if (values !== undefined) values[k++] = this.#value;
         if (widths !== undefined) widths[i] = -1;
       } else {
         const row = v as number[];
@@ -297,7 +298,7 @@ class NumberText {
         for (let j = 0; j < row.length; j++) {
           if (j > 0) out[at++] = COMMA;
           at = this.#number(out, at, row[j]);
-          if (values !== undefined) values[k++] = (round(row[j]) ?? NaN) + 0;
+          if (values !== undefined) values[k++] = this.#value;
         }
         out[at++] = CLOSE;
         if (widths !== undefined) widths[i] = row.length;
@@ -318,12 +319,13 @@ class NumberText {
     };
   }
 
-  /** Writes `v` rounded at `at`; answers where the next byte goes. */
+  /** Writes `v` rounded at `at` (and keeps it in `#value`); answers where the next byte goes. */
   #number(out: Buffer, at: number, v: number): number {
     if (v - v === 0) {
       const a = v < 0 ? -v : v;
       if (Number.isInteger(a)) {
         if (a < 1e15) {
+          this.#value = v + 0;
           if (v < 0) out[at++] = MINUS;
           return writeDigits(out, at, a, 1);
         }
@@ -331,10 +333,13 @@ class NumberText {
         const factor = this.#factor;
         const k = Math.round(a * factor);
         if (k === 0) {
+          this.#value = 0;
           out[at++] = ZERO;
           return at;
         }
         if (k < 1e15) {
+          // The rounder's double: k / 10^decimals, with v's sign.
+          this.#value = v < 0 ? -(k / factor) : k / factor;
           const whole = Math.floor(k / factor);
           // Below 10^6: integer arithmetic.
           let fraction = (k - whole * factor) | 0;
@@ -351,7 +356,9 @@ class NumberText {
         }
       }
     }
-    return at + out.write(JSON.stringify(this.#round(v)), at, "latin1");
+    const r = this.#round(v);
+    this.#value = r === null ? NaN : r + 0;
+    return at + out.write(JSON.stringify(r), at, "latin1");
   }
 }
 
