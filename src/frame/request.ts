@@ -185,9 +185,11 @@ function plainRequest(data: FrameInput, spec: FrameSpec): FrameRequest | undefin
   if (spec.y !== undefined && spec.y !== outcome) return undefined;
   const K = attributes.length;
   const yIn = data.y;
-  const y: number[] = [];
-  const X: (number | null)[][] = [];
-  const rowLabels: string[] = [];
+  // Sized once (no spare capacity kept by a Prediction), trimmed when rows are dropped.
+  const y = new Array<number>(rows);
+  const X = new Array<(number | null)[]>(rows);
+  const rowLabels = new Array<string>(rows);
+  let n = 0;
   for (let i = 0; i < rows; i++) {
     const outcomeValue = yIn[i];
     const kept = typeof outcomeValue === "number" && outcomeValue - outcomeValue === 0;
@@ -202,11 +204,12 @@ function plainRequest(data: FrameInput, spec: FrameSpec): FrameRequest | undefin
       else return undefined;
     }
     if (!kept) continue;
-    y.push(outcomeValue);
-    X.push(cells);
-    rowLabels.push(labels[i]);
+    y[n] = outcomeValue;
+    X[n] = cells;
+    rowLabels[n++] = labels[i];
   }
-  const dropped = rows - y.length;
+  y.length = X.length = rowLabels.length = n;
+  const dropped = rows - n;
   const notes = dropped > 0 ? [`dropped ${plural(dropped, "row")} with no ${outcome}`] : [];
   const out: FrameRequest = { y, X, attributes, outcome, rowLabels, dropped, notes };
   if (spec.theta === "last") {
