@@ -156,7 +156,7 @@ function writePlain(value: unknown, w: Writer, depth: number): Decoded | typeof 
   if (typeof value !== "object" || depth > MAX_DEPTH) return NOT_PLAIN;
   if (Array.isArray(value)) return writeArray(value, w, depth);
   const proto = Object.getPrototypeOf(value) as unknown;
-  if ((proto !== Object.prototype && proto !== null) || "toJSON" in value) return NOT_PLAIN;
+  if ((proto !== Object.prototype && proto !== null) || typeof (value as { toJSON?: unknown }).toJSON === "function") return NOT_PLAIN;
   w.out.push("{");
   const node: { [key: string]: Decoded } = {};
   let first = true;
@@ -209,8 +209,9 @@ function writeArray(value: unknown[], w: Writer, depth: number): Decoded | typeo
   return node;
 }
 
+/** An array JSON.stringify writes element by element (no toJSON it would call, not a subclass). */
 function plainArray(value: unknown): value is unknown[] {
-  return Array.isArray(value) && Object.getPrototypeOf(value) === Array.prototype && !("toJSON" in value);
+  return Array.isArray(value) && typeof (value as { toJSON?: unknown }).toJSON !== "function" && Object.getPrototypeOf(value) === Array.prototype;
 }
 
 /** ASCII codes. */

@@ -111,6 +111,9 @@ describe("encodeJson", () => {
       { p: new Point() },
       { f: () => 1, s: Symbol("s"), u: undefined, list: [undefined, () => 1, 0.1234567] },
       [[[[1.0000005]]]],
+      { toJSON: 1.23456789, a: [2.5] },
+      { own: Object.assign([1.23456789], { toJSON: () => "called" }), column: [Object.assign([2.5], { toJSON: () => 7 })] },
+      { data: Object.assign([1.23456789], { toJSON: 3 }), column: [Object.assign([2.5], { toJSON: "no" })] },
     ];
     for (const v of values) for (const d of [null, 0, 3, 6]) expect(encodeJson(v, d)).toBe(reference(v, d));
   });
