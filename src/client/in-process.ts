@@ -10,8 +10,10 @@
  *   (`InProcessEndpoint`, implemented by the service's lane), and a refusal becomes the same
  *   error through `errorFromResponse`, with the same request label (`POST http://…/v3/grid`);
  * - receipts, experiment views and quota go through the same shape checks as over HTTP; a
- *   result is the stored JSON parsed by `fromOwnV3Results` (the same Result as `fromV3Results`
- *   on the text the route sends: the service wrote it in this process).
+ *   result is the stored JSON as parsed, read by `fromOwnV3Results` (the same Result as
+ *   `fromV3Results` on the text the route sends: the service wrote it in this process). The
+ *   service answers the parsed value itself when its worker sent the result decoded beside the
+ *   text (service/encode.ts `encodeResult`), so this process does not parse what it wrote.
  *
  * A request whose values would not survive JSON unchanged (-0, a non-finite number, undefined
  * in the options, a class instance) or whose body could pass the service's body limit goes over
@@ -98,7 +100,8 @@ export class InProcessWire implements Wire {
     if (reply.results !== undefined && reply.results.length + 4096 > this.#maxResponseBytes) return this.#v3.status(job, call);
     const json = this.#accept(reply, label);
     if (reply.status !== 200 || reply.results === undefined) return this.#v3.snapshotOf(job, reply.status, json, undefined, label);
-    const parsed: unknown = JSON.parse(reply.results);
+    // The service's decoded copy of the stored JSON when it has one (the same value): no parse of what this process wrote.
+    const parsed: unknown = reply.parsed !== undefined ? reply.parsed : JSON.parse(reply.results);
     const results = this.#http.redactor.mayContain(reply.results) ? this.#http.redactor.value(parsed) : parsed;
     return this.#v3.snapshotOf(job, 200, { ...(json as object), results }, fromOwnV3Results, label);
   }
@@ -141,7 +144,8 @@ export class InProcessWire implements Wire {
   #carries(checked: CheckedRequest): boolean {
     const { request } = checked;
     if (checked.xUpperBytes === undefined || !Array.isArray(request.y)) return false;
-    if (!exactMatrix(request.X as unknown[][]) || !exactRow(request.y)) return false;
+    // X was read once by checkRequest (its size bounds say whether JSON writes it back unchanged).
+    if (!checked.xExact || !exactRow(request.y)) return false;
     const theta = request.theta;
     let thetaBytes = 0;
     if (theta !== undefined) {

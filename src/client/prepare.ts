@@ -59,6 +59,8 @@ export interface CheckedRequest {
   blocks: string[] | undefined;
   /** Upper bound of X's JSON size in bytes (undefined when X is not an array of rows). */
   xUpperBytes: number | undefined;
+  /** Every cell of X is null or a finite number other than -0 (JSON carries X unchanged). */
+  xExact: boolean;
 }
 
 /**
@@ -148,7 +150,7 @@ export function checkRequest(analysis: Analysis, request: PredictionRequest<obje
     throw error;
   }
 
-  return { analysis, request, accessId, parsed, blocks, xUpperBytes: bounds?.upper };
+  return { analysis, request, accessId, parsed, blocks, xUpperBytes: bounds?.upper, xExact: bounds?.exact ?? false };
 }
 
 /** Rows of X encoded in blocks of rows (about 64K cells each: as fast as one JSON.stringify of X). */

@@ -26,6 +26,8 @@ function digits(n: number): number {
 export interface SizeBounds {
   lower: number;
   upper: number;
+  /** Every cell is null or a finite number other than -0: JSON writes X back as itself. */
+  exact: boolean;
 }
 
 /**
@@ -37,6 +39,7 @@ export function jsonSizeBounds(X: unknown): SizeBounds | undefined {
   if (!Array.isArray(X)) return undefined;
   let lower = 2 + Math.max(0, X.length - 1); // [ ] and commas between rows
   let upper = lower;
+  let exact = true;
   for (const row of X) {
     if (!Array.isArray(row)) return undefined;
     const frame = 2 + Math.max(0, row.length - 1);
@@ -46,6 +49,7 @@ export function jsonSizeBounds(X: unknown): SizeBounds | undefined {
       const v = row[j];
       if (typeof v !== "number" || !Number.isFinite(v)) {
         // null, NaN, ±Infinity -> "null"; anything else is invalid anyway: count it as null.
+        if (v !== null) exact = false;
         lower += 4;
         upper += 4;
         continue;
@@ -53,6 +57,7 @@ export function jsonSizeBounds(X: unknown): SizeBounds | undefined {
       const sign = v < 0 ? 1 : 0;
       const a = sign ? -v : v;
       if (Number.isInteger(a) && a < 1e21) {
+        if (a === 0 && 1 / v < 0) exact = false;
         const n = (a === 0 ? 1 : digits(a)) + (a === 0 ? 0 : sign);
         lower += n;
         upper += n;
@@ -68,5 +73,5 @@ export function jsonSizeBounds(X: unknown): SizeBounds | undefined {
       }
     }
   }
-  return { lower, upper };
+  return { lower, upper, exact };
 }

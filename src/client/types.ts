@@ -253,6 +253,8 @@ export interface InProcessReply {
   headers?: Record<string, string>;
   /** GET a completed job: the stored `results` JSON text (the body then holds the envelope's other members). */
   results?: string;
+  /** With `results`, when the service has it: the value JSON.parse reads from `results` (a fresh value, the caller's). */
+  parsed?: unknown;
 }
 
 /**

@@ -175,11 +175,19 @@ function fromColumns(obj: ColumnObject): Table {
   return { kind: "columns", columns, data, rows, labels: Array.from({ length: rows }, (_, i) => String(i)) };
 }
 
-/** Plain arrays become a table whose first column is the outcome; returns the names used. */
-function fromArrays(a: PlainArrays): { table: Table; outcome: string; attributes: string[] } {
+/** The shape of plain arrays (one outcome per row, rows of one width, names) and the names used; throws FrameError. */
+export interface ArraysShape {
+  rows: number;
+  outcome: string;
+  attributes: string[];
+  labels: string[];
+}
+
+/** Checks plain arrays' shape and names them (what `fromArrays` checks first, with the same errors). */
+export function arraysShape(a: PlainArrays): ArraysShape {
   const rows = a.X.length;
-  const y = Array.from(a.y as ArrayLike<unknown>);
-  if (y.length !== rows) throw new FrameError(`y has ${y.length} values but X has ${rows} rows; give one outcome per row`, { column: a.outcome ?? "y" });
+  const yLength = a.y.length;
+  if (yLength !== rows) throw new FrameError(`y has ${yLength} values but X has ${rows} rows; give one outcome per row`, { column: a.outcome ?? "y" });
   const width = rows > 0 ? a.X[0].length : (a.names?.length ?? 0);
   a.X.forEach((row, i) => {
     if (row.length !== width) throw new FrameError(`X row ${i} has ${row.length} values but the first row has ${width}`, { row: String(i) });
@@ -189,19 +197,29 @@ function fromArrays(a: PlainArrays): { table: Table; outcome: string; attributes
   }
   const attributes = a.names !== undefined ? a.names.map(String) : Array.from({ length: width }, (_, j) => `x${j + 1}`);
   const outcome = a.outcome ?? "y";
-  const data = new Map<string, unknown[]>();
-  data.set(outcome, y);
-  attributes.forEach((name, j) => {
-    if (data.has(name)) throw new FrameError(`the name "${name}" is used twice (names and the outcome must be distinct)`, { column: name });
-    data.set(
-      name,
-      a.X.map((row) => row[j]),
-    );
-  });
+  const seen = new Set([outcome]);
+  for (const name of attributes) {
+    if (seen.has(name)) throw new FrameError(`the name "${name}" is used twice (names and the outcome must be distinct)`, { column: name });
+    seen.add(name);
+  }
   if (a.rowLabels !== undefined && a.rowLabels.length !== rows) {
     throw new FrameError(`rowLabels has ${a.rowLabels.length} entries but X has ${rows} rows`);
   }
   const labels = a.rowLabels !== undefined ? a.rowLabels.map(String) : Array.from({ length: rows }, (_, i) => String(i));
+  return { rows, outcome, attributes, labels };
+}
+
+/** Plain arrays become a table whose first column is the outcome; returns the names used. */
+function fromArrays(a: PlainArrays): { table: Table; outcome: string; attributes: string[] } {
+  const { rows, outcome, attributes, labels } = arraysShape(a);
+  const data = new Map<string, unknown[]>();
+  data.set(outcome, Array.from(a.y as ArrayLike<unknown>));
+  attributes.forEach((name, j) =>
+    data.set(
+      name,
+      a.X.map((row) => row[j]),
+    ),
+  );
   return { table: { kind: "arrays", columns: [outcome, ...attributes], data, rows, labels }, outcome, attributes };
 }
 

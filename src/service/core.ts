@@ -22,6 +22,7 @@ import type { Analysis } from "../api/options.js";
 import { DEFAULT_RESULT_MEMORY_BYTES, DEFAULT_RETENTION_MS, type Experiment, type Job, type JobFailure, type JobVariant } from "./store/records.js";
 import { ERROR_PREDICTION_FAILED, poolFailure, STATUS_PROCESSING, taskOfClaimed, WorkerPool, type PoolSettings } from "./pool.js";
 import type { WorkerDone, WorkerFailed, WorkerPartials, WorkerRows, WorkerTask } from "./worker.js";
+import { readDecoded, type Decoded } from "./encode.js";
 import { SHARE, SHARE_SLOTS } from "../threads/chunk-share.js";
 import { MessageChannel } from "node:worker_threads";
 import type { QuotaStatus } from "./quota.js";
@@ -130,7 +131,15 @@ export interface Submission extends Created {
 export interface SubmitSettings {
   /** Run a variant of the analysis (v2 `/grid-singularity`). */
   variant?: JobVariant;
+  /**
+   * Keep each job's result decoded as well, for one `takeDecoded` (a reader in this process: the
+   * lane's endpoint), so that it need not parse the JSON the worker wrote in its own thread.
+   */
+  decoded?: boolean;
 }
+
+/** At most this many decoded results wait for their reader (`takeDecoded`); the oldest goes first. */
+const DECODED_KEPT = 8;
 
 export class PredictionService {
   readonly auth: Authenticator;
@@ -146,6 +155,10 @@ export class PredictionService {
   private readonly lending = new Set<Int32Array>();
   /** Rows x cells of a job of each stored input seen by `siblings`. */
   private readonly jobWorks = new WeakMap<Claimed["input"], number>();
+  /** Jobs whose result is to be kept decoded (SubmitSettings.decoded), until they run. */
+  private readonly decodeFor = new Set<number>();
+  /** Decoded results of finished jobs, until `takeDecoded` (at most DECODED_KEPT). */
+  private readonly decoded = new Map<number, Decoded>();
   private readonly retention: NodeJS.Timeout | undefined;
   /** A job was handed to the pool: warm() stops after its current round. */
   private jobsStarted = false;
@@ -196,6 +209,7 @@ export class PredictionService {
         }),
       request.thetas.length,
     );
+    if (settings.decoded === true) for (const job of created.jobs) this.decodeFor.add(job.id);
     this.pump();
     return { ...created, warnings: request.warnings };
   }
@@ -395,6 +409,20 @@ export class PredictionService {
     return this.closing;
   }
 
+  /**
+   * A finished job's result as `JSON.parse` reads `resultJson`, once, when it was submitted with
+   * `decoded` and is still kept; undefined otherwise (then parse the JSON).
+   *
+   * @example
+   * const results = service.takeDecoded(job.id) ?? JSON.parse(await service.resultJson(job));
+   */
+  takeDecoded(jobId: number): unknown {
+    const decoded = this.decoded.get(jobId);
+    if (decoded === undefined) return undefined;
+    this.decoded.delete(jobId);
+    return readDecoded(decoded);
+  }
+
   /** Removes what is past its retention now (also run on a timer). */
   async expire(): Promise<number> {
     try {
@@ -489,6 +517,7 @@ export class PredictionService {
   private async execute(claimed: Claimed): Promise<void> {
     const { job } = claimed;
     const task = this.taskOf(claimed);
+    if (this.decodeFor.delete(job.id)) task.decode = true;
     let done;
     try {
       done = this.spreads(claimed) ? await this.runSpread(task) : await this.pool.run(task);
@@ -496,6 +525,10 @@ export class PredictionService {
       const failure = poolFailure(error);
       if (failure) await this.failJob(job, failure);
       return;
+    }
+    if (done.decoded !== undefined) {
+      if (this.decoded.size >= DECODED_KEPT) this.decoded.delete(this.decoded.keys().next().value!);
+      this.decoded.set(job.id, done.decoded);
     }
     await this.store.complete(job, done.json, { yhat: done.yhat, fit: done.fit });
   }
@@ -541,6 +574,7 @@ export class PredictionService {
 
   /** Several rows of one experiment's Grid in one task; each row completes or fails on its own. */
   private async executeRows(claimed: Claimed[]): Promise<void> {
+    for (const { job } of claimed) this.decodeFor.delete(job.id);
     const task = { ...this.taskOf(claimed[0]), thetas: claimed.map(({ job, input }) => input.thetas[job.row]) };
     let reply: WorkerRows;
     try {

@@ -23,7 +23,7 @@ import { finishGrid, prepareGrid } from "../engine/grid.js";
 import type { GridPartial } from "../engine/grid-cells.js";
 import { transferables } from "../engine/grid-chunks.js";
 import type { Given, GridOptions } from "../engine/options.js";
-import { encodeJson, roundList } from "./encode.js";
+import { decodedTransfer, encodeResult, roundList, type Decoded } from "./encode.js";
 import type { JobVariant } from "./store/records.js";
 import { gridSingularity } from "../engine/singularity.js";
 import { drawAndCollect, helpWithChunks, SHARE } from "../threads/chunk-share.js";
@@ -44,6 +44,8 @@ export interface WorkerTask {
   part?: GridPart;
   /** Grid only: several theta rows of one experiment, answered by one `WorkerRows`. */
   thetas?: Float64Array[];
+  /** Answer the result decoded as well (`WorkerDone.decoded`), for a reader in the service's own process. */
+  decode?: boolean;
 }
 
 /** A part of a Grid spread over several workers (threads/chunk-share.ts); `counter` holds its SHARE slots. */
@@ -73,6 +75,8 @@ export interface WorkerDone {
   id: number;
   /** The `results` object as JSON. */
   json: string;
+  /** When the task asked: what JSON.parse reads from `json`, as `readDecoded` reads it (its buffers transferred). */
+  decoded?: Decoded;
   yhat: Array<number | null>;
   fit: Array<number | null>;
 }
@@ -102,10 +106,12 @@ function dataOf(task: WorkerTask): Dataset {
 
 /** A finished result as the pool takes it: encoded once, with its yhat and fit rounded as published. */
 function done(task: WorkerTask, result: EngineResult): WorkerDone {
+  const { json, decoded } = encodeResult(result, task.decimals, task.decode === true);
   return {
     type: "done",
     id: task.id,
-    json: encodeJson(result, task.decimals),
+    json,
+    ...(decoded !== undefined ? { decoded } : {}),
     yhat: roundList(result.yhat, task.decimals),
     fit: roundList(result.fit, task.decimals),
   };
@@ -168,7 +174,9 @@ if (parentPort && (workerData as { mark?: string } | undefined)?.mark === WORKER
   const port = parentPort;
   port.on("message", (task: WorkerTask) => {
     const reply = runTask(task) satisfies WorkerReply;
-    port.postMessage(reply, reply.type === "partials" ? reply.partials.flatMap(([, p]) => transferables(p)) : []);
+    const transfer =
+      reply.type === "partials" ? reply.partials.flatMap(([, p]) => transferables(p)) : reply.type === "done" ? decodedTransfer(reply.decoded) : [];
+    port.postMessage(reply, transfer);
   });
   port.postMessage({ type: "ready" } satisfies WorkerReply);
 }

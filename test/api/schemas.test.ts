@@ -1,3 +1,5 @@
+import fc from "fast-check";
+import { z } from "zod";
 import { describe, expect, it } from "vitest";
 import { ErrorBodySchema, ExperimentReceiptSchema, ReceiptSchema, ThetaSchema, YSchema } from "../../src/api/schemas.js";
 
@@ -58,5 +60,39 @@ describe("array shapes", () => {
     ]);
     expect(ThetaSchema.safeParse([[1, "a"]]).success).toBe(false);
     expect(ThetaSchema.safeParse([NaN, 1]).success).toBe(false);
+  });
+});
+
+describe("y's plain-loop check", () => {
+  // y as zod checked it value by value before the plain loop (the detailed check still names what is wrong).
+  const valueByValue = z.preprocess(
+    (v) => (Array.isArray(v) && v.length > 0 && v.every((e) => Array.isArray(e) && e.length === 1) ? v.map((e) => e[0]) : v),
+    z
+      .array(
+        z.number({
+          invalid_type_error: "a finite number (y is N numbers or an N x 1 column, without missing values)",
+          required_error: "a finite number (y is N numbers or an N x 1 column, without missing values)",
+        }),
+        {
+          invalid_type_error: "an array of N numbers or an N x 1 column",
+          required_error: "an array of N numbers or an N x 1 column",
+        },
+      )
+      .min(1, "at least one value"),
+  );
+  const cell = fc.oneof(fc.double(), fc.constantFrom(null, undefined, "1", NaN, Infinity, -0, true), fc.array(fc.double(), { maxLength: 2 }));
+  const y = fc.oneof(fc.array(cell, { maxLength: 6 }), fc.array(fc.double(), { maxLength: 6 }), fc.constantFrom(undefined, null, 3, "y", {}));
+
+  it("accepts and refuses what the value-by-value check did, with the same issues", () => {
+    fc.assert(
+      fc.property(y, (value) => {
+        const now = z.object({ y: YSchema }).safeParse({ y: value });
+        const before = z.object({ y: valueByValue }).safeParse({ y: value });
+        expect(now.success).toBe(before.success);
+        if (now.success && before.success) expect(now.data).toEqual(before.data);
+        else expect(now.error?.issues).toEqual(before.error?.issues);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

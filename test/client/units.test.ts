@@ -80,6 +80,8 @@ describe("size bounds of X's JSON", () => {
         const b = jsonSizeBounds(X)!;
         expect(b.lower).toBeLessThanOrEqual(exact);
         expect(b.upper).toBeGreaterThanOrEqual(exact);
+        // exact: JSON writes X back as itself (what the in-process wire needs to skip JSON).
+        expect(b.exact).toBe(X.every((row) => row.every((v) => v === null || (Number.isFinite(v) && !Object.is(v, -0)))));
       }),
       { numRuns: 2000 },
     );

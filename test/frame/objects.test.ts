@@ -1,4 +1,5 @@
 /** toRequest on row objects, column objects and plain arrays. */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { FrameError, readTable, toRequest } from "../../src/frame/index.js";
 import { catchFrameError } from "./helpers.js";
@@ -191,6 +192,39 @@ describe("plain arrays", () => {
     const err = catchFrameError(() => toRequest({ y: [1, 2, 3], X: [[1], ["2" as never], [3]], names: ["Age"] }));
     expect(err.column).toBe("Age");
     expect(err.row).toBe("1");
+  });
+
+  it("read row by row (every column, theta last or none), the request is the table path's, errors too", () => {
+    const cell = fc.oneof(
+      { weight: 6, arbitrary: fc.double({ noNaN: true, noDefaultInfinity: true }) },
+      { weight: 2, arbitrary: fc.integer() },
+      fc.constantFrom(null, undefined, NaN, -0, Infinity, "2", true),
+    );
+    const input = fc.integer({ min: 1, max: 4 }).chain((k) =>
+      fc.record({
+        y: fc.array(cell, { minLength: 1, maxLength: 8 }),
+        rowsOf: fc.func(fc.array(cell, { minLength: k, maxLength: k })),
+        names: fc.option(fc.constant(Array.from({ length: k }, (_, j) => `a${j}`)), { nil: undefined }),
+        theta: fc.constantFrom(undefined, "last" as const),
+      }),
+    );
+    const outcome = (f: () => unknown) => {
+      try {
+        return { value: f() };
+      } catch (e) {
+        return { error: e instanceof FrameError ? { message: e.message, column: e.column, row: e.row } : String(e) };
+      }
+    };
+    fc.assert(
+      fc.property(input, ({ y, rowsOf, names, theta }) => {
+        const X = y.map((_, i) => rowsOf(i) as never[]);
+        const data = { y: y as never[], X, ...(names !== undefined ? { names } : {}) };
+        const attributes = names ?? X[0].map((_, j) => `x${j + 1}`);
+        const spec = theta !== undefined ? { theta } : {};
+        expect(outcome(() => toRequest(data, spec))).toEqual(outcome(() => toRequest(data, { ...spec, X: attributes })));
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it("reads as a table with the outcome first", () => {

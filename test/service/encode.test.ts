@@ -1,0 +1,132 @@
+/**
+ * encodeJson (service/encode.ts) writes plain data without a replacer, and arrays of numbers digit
+ * by digit: its text must stay the replacer form's, byte for byte, for any value and any rounding.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { decodedTransfer, encodeJson, encodeResult, readDecoded, rounder } from "../../src/service/encode.js";
+
+/** The reference: JSON.stringify with every number rounded by a replacer. */
+function reference(value: unknown, decimals: number | null): string {
+  const round = rounder(decimals);
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === "number" ? round(v) : v));
+}
+
+const number = fc.oneof(
+  fc.double(),
+  fc.double({ min: -1e3, max: 1e3 }),
+  fc.double({ min: -1e-5, max: 1e-5 }),
+  fc.double({ min: -1e10, max: 1e10 }),
+  fc.integer(),
+  fc.constantFrom(
+    0,
+    -0,
+    0.5,
+    -0.5,
+    5e-7,
+    -5e-7,
+    4.9999995e-7,
+    1e-6,
+    999999.9999995,
+    1e15,
+    1e9 + 0.5,
+    2 ** 53,
+    1e21,
+    123456789.1234565,
+    2 ** 31,
+    2 ** 40 + 0.25,
+    -(2 ** 45) - 0.5,
+    4294967296.000001,
+    999999999999999,
+    NaN,
+    Infinity,
+    -Infinity,
+  ),
+);
+const value = fc.letrec((tie) => ({
+  node: fc.oneof(
+    { maxDepth: 4 },
+    number,
+    fc.string({ maxLength: 6 }),
+    fc.constant(null),
+    fc.constant(undefined),
+    fc.boolean(),
+    fc.array(number, { maxLength: 12 }),
+    fc.array(fc.array(number, { maxLength: 3 }), { maxLength: 6 }),
+    fc.array(tie("node"), { maxLength: 5 }),
+    fc.dictionary(fc.string({ maxLength: 4 }), tie("node"), { maxKeys: 5 }),
+  ),
+})).node;
+const decimals = fc.oneof(fc.constant(null), fc.integer({ min: 0, max: 8 }));
+
+describe("encodeJson", () => {
+  it("writes the replacer form's text for any plain value and rounding", () => {
+    fc.assert(
+      fc.property(value, decimals, (v, d) => {
+        expect(encodeJson(v, d)).toBe(reference(v, d));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("writes arrays of numbers (and columns of them) as the replacer form does, value by value", () => {
+    fc.assert(
+      fc.property(fc.array(number, { minLength: 1, maxLength: 200 }), fc.integer({ min: 0, max: 6 }), (list, d) => {
+        const v = { list, column: list.map((x) => [x]) };
+        expect(encodeJson(v, d)).toBe(reference(v, d));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("decodes to what JSON.parse reads from the text, through a transfer (a worker's post)", () => {
+    expect(() => expect(0).toEqual(-0)).toThrow(); // the comparison below tells 0 from -0
+    fc.assert(
+      fc.property(value, fc.integer({ min: 0, max: 8 }), (v, d) => {
+        const { json, decoded } = encodeResult(v, d, true);
+        expect(json).toBe(reference(v, d));
+        if (v === undefined) return;
+        expect(decoded).toBeDefined();
+        const posted = structuredClone(decoded, { transfer: decodedTransfer(decoded) });
+        expect(readDecoded(posted!)).toEqual(JSON.parse(json));
+      }),
+      { numRuns: 3000 },
+    );
+    const column = Array.from({ length: 1000 }, (_, i) => [i % 9 === 0 ? -i / 7 : i / 3]);
+    const big = { weights: column, list: column.map(([x]) => -x), mixed: [1.5, [2.25, NaN], -0, [], 3] };
+    const { json, decoded } = encodeResult(big, 6, true);
+    expect(decodedTransfer(decoded).length).toBe(5);
+    expect(readDecoded(structuredClone(decoded)!)).toEqual(JSON.parse(json));
+  });
+
+  it("hands what is not plain data to the replacer form (toJSON, typed arrays, holes, class instances)", () => {
+    class Point {
+      x = 1.23456789;
+    }
+    const holes = [1.5, , 2.25];
+    const values = [
+      { when: new Date(0), n: 1.23456789 },
+      { t: Float64Array.of(1.23456789, NaN) },
+      { holes },
+      { p: new Point() },
+      { f: () => 1, s: Symbol("s"), u: undefined, list: [undefined, () => 1, 0.1234567] },
+      [[[[1.0000005]]]],
+      { toJSON: 1.23456789, a: [2.5] },
+      { own: Object.assign([1.23456789], { toJSON: () => "called" }), column: [Object.assign([2.5], { toJSON: () => 7 })] },
+      { data: Object.assign([1.23456789], { toJSON: 3 }), column: [Object.assign([2.5], { toJSON: "no" })] },
+    ];
+    for (const v of values) for (const d of [null, 0, 3, 6]) expect(encodeJson(v, d)).toBe(reference(v, d));
+  });
+
+  it("refuses a cycle as JSON.stringify does", () => {
+    const v: Record<string, unknown> = { a: [1.5] };
+    v.self = v;
+    expect(() => encodeJson(v, 6)).toThrow(TypeError);
+  });
+
+  it("writes a long column in one text (the buffer grows)", () => {
+    const list = Array.from({ length: 50_000 }, (_, i) => (i % 7 === 0 ? -i / 3 : i / 7));
+    const v = { list, column: list.map((x) => [x]) };
+    expect(encodeJson(v, 6)).toBe(reference(v, 6));
+  });
+});
