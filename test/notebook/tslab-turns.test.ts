@@ -29,9 +29,15 @@ const probe = spawnSync(PYTHON, ["-c", "import jupyter_client"], { encoding: "ut
 const available = probe.status === 0;
 if (!available && !IN_CI) console.warn(`[test/notebook/tslab-turns] SKIPPED: no jupyter_client for ${PYTHON} (scripts/install-notebook-deps.sh)`);
 
+const dir = mkdtempSync(join(tmpdir(), "rbp-turns-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+/** Created by the driver when it has read a DRAIN line: the front end has taken what was queued before it. */
+const DRAINED = join(dir, "drained");
+
 const CELLS = [
   `import * as rbp from "rbp-notebook";`,
-  `const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+  `import { existsSync } from "fs";
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 let written = 0;
 /** One line written at once; false when the kernel refused it. */
 function write(text: string): boolean {
@@ -87,10 +93,15 @@ async function sweep(): Promise<object> {
   return { boundaries, refusedAfter };
 }`,
   // The front end first takes what is queued (zeromq drops what a subscriber lets pile up past 1,000
-  // messages, and the sweep sent about 50,000); the line is then sent alone in its turn and the cell
-  // ends a turn later: the test's own output never meets the boundary either.
+  // messages, and the sweep sent about 50,000): a DRAIN line every 50 ms until the driver, having
+  // read one (so everything queued before it), creates DRAINED (at most 2 minutes, then the outcome
+  // is sent anyway). The line is then sent alone in its turn and the cell ends a turn later: the
+  // test's own output never meets the boundary either.
   `const outcome = await sweep();
-await new Promise((resolve) => setTimeout(resolve, 5000));
+for (let i = 0; i < 2400 && !existsSync(${JSON.stringify(DRAINED)}); i++) {
+  write("DRAIN\\n");
+  await new Promise((resolve) => setTimeout(resolve, 50));
+}
 console.log("OUTCOME " + JSON.stringify(outcome));
 await turn();`,
 ];
@@ -120,7 +131,9 @@ try:
             kind = m["msg_type"]
             if kind == "status" and m["content"]["execution_state"] == "idle": break
             if kind == "error": errors.append(m["content"]["evalue"])
-            if kind == "stream" and m["content"]["text"].startswith("OUTCOME "): outcome = json.loads(m["content"]["text"][8:])
+            for line in (m["content"]["text"].splitlines() if kind == "stream" else []):
+                if line.startswith("OUTCOME "): outcome = json.loads(line[8:])
+                if line == "DRAIN": open(sys.argv[4], "w").close()
             if kind == "stream" and m["content"]["name"] == "stderr": errors.append(m["content"]["text"])
         result["cells"].append({"errors": errors, "outcome": outcome})
         if result.get("hung"): break
@@ -142,16 +155,13 @@ function run(cmd: string, args: string[]): Promise<{ status: number | null; stdo
   });
 }
 
-const dir = mkdtempSync(join(tmpdir(), "rbp-turns-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
 describe.runIf(available || IN_CI)("a call's last line and the cell's end in plain tslab", () => {
   it("never share a turn: whatever the cell sends after a call reaches the front end, and the cell ends", async () => {
     linkPackage();
     installKernelspec();
     const script = join(dir, "driver.py");
     writeFileSync(script, DRIVER);
-    const r = await run(PYTHON, [script, KERNEL_NAME, NOTEBOOK_DIR, JSON.stringify(CELLS)]);
+    const r = await run(PYTHON, [script, KERNEL_NAME, NOTEBOOK_DIR, JSON.stringify(CELLS), DRAINED]);
     expect(r.status, r.stderr).toBe(0);
     const result = JSON.parse(r.stdout.trim().split("\n").pop()!) as { hung?: boolean; cells: Array<{ errors: string[]; outcome: unknown }> };
     expect(result.hung, JSON.stringify(result)).toBeUndefined();
