@@ -86,34 +86,30 @@ const theta1 = Float64Array.from(X[X.length - 1]);
 const tEngineFirst = performance.now();
 await engine.gridParallel(data1, theta1, gridOptions);
 const engineFirstMs = performance.now() - tEngineFirst;
-const engineMs: number[] = [];
-const warmMs: number[] = [];
-for (let i = 0; i < 9; i++) {
-  let t = performance.now();
-  await engine.gridParallel(data1, theta1, gridOptions);
-  engineMs.push(performance.now() - t);
-  t = performance.now();
-  await rbp.grid({ y: y, X: X }, {}, gridOptions);
-  warmMs.push(performance.now() - t);
+/** n pairs of the engine's gridParallel and rbp.grid on the same data, interleaved: the medians of each (ms). */
+async function benchPairs(n: number): Promise<{ engine: number; grid: number }> {
+  const engineMs: number[] = [];
+  const gridMs: number[] = [];
+  for (let i = 0; i < n; i++) {
+    let t = performance.now();
+    await engine.gridParallel(data1, theta1, gridOptions);
+    engineMs.push(performance.now() - t);
+    t = performance.now();
+    await rbp.grid({ y: y, X: X }, {}, gridOptions);
+    gridMs.push(performance.now() - t);
+  }
+  return { engine: benchMedian(engineMs), grid: benchMedian(gridMs) };
 }
-// Steady state: the same pair 15 times more, after those 10 rounds (V8 is still compiling both in the early calls).
-const steadyEngineMs: number[] = [];
-const steadyMs: number[] = [];
-for (let i = 0; i < 15; i++) {
-  let t = performance.now();
-  await engine.gridParallel(data1, theta1, gridOptions);
-  steadyEngineMs.push(performance.now() - t);
-  t = performance.now();
-  await rbp.grid({ y: y, X: X }, {}, gridOptions);
-  steadyMs.push(performance.now() - t);
-}
+// Calls 2 to 10, then 15 more pairs: the steady state (V8 is still compiling both in the early calls).
+const early = await benchPairs(9);
+const steady = await benchPairs(15);
 benchLine({
   step: "warm",
   engineFirst: engineFirstMs,
-  earlyEngine: benchMedian(engineMs),
-  early: benchMedian(warmMs),
-  engine: benchMedian(steadyEngineMs),
-  warm: benchMedian(steadyMs),
+  earlyEngine: early.engine,
+  early: early.grid,
+  engine: steady.engine,
+  warm: steady.grid,
 });`,
   `await benchStep("experiment", async () => {
   const rows200 = Array.from({ length: 200 }, (_, i) => 800 + i);
