@@ -1,6 +1,6 @@
 /**
  * `npm run gen:kernels`: assembles each WebAssembly text of scripts/kernels.ts (the engine's
- * src/engine/kernels/rows.wat, the benchmark's bench/floor.wat) into its generated TypeScript.
+ * src/engine/kernels/rows.wat and basis.wat, the benchmark's bench/floor.wat) into its generated TypeScript.
  * test/engine/row-kernels.test.ts fails when one is out of date.
  */
 import { writeFileSync } from "node:fs";

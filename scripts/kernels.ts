@@ -21,6 +21,12 @@ export interface WatModule {
 
 export const WAT_MODULES: readonly WatModule[] = [
   { wat: "src/engine/kernels/rows.wat", out: "src/engine/kernels/rows-wasm.ts", constant: "ROWS_WASM", what: "the Grid's passes over the rows" },
+  {
+    wat: "src/engine/kernels/basis.wat",
+    out: "src/engine/kernels/basis-wasm.ts",
+    constant: "BASIS_WASM",
+    what: "the Grid's once-per-Grid passes",
+  },
   { wat: "bench/floor.wat", out: "bench/floor-wasm.ts", constant: "FLOOR_WASM", what: "the floor of `npm run bench` in SIMD" },
 ];
 

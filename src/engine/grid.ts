@@ -12,6 +12,7 @@ import { checkData, type Dataset } from "./data.js";
 import { ComputationError, InvalidInputError } from "./errors.js";
 import { censorsOf, evaluateRange, GridWorkspace, type GridPartial, type GridTask } from "./grid-cells.js";
 import { gridInsights } from "./insights.js";
+import { basisKernels } from "./kernels/basis.js";
 import { modelAt, modelBasis, type ModelBasis } from "./model.js";
 import { resolveGridOptions, type Given, type GridOptions } from "./options.js";
 import { checkBinaryOutcome, matrix, populationSd } from "./psr.js";
@@ -317,8 +318,7 @@ function concat<A extends Int32Array | Float64Array | Uint8Array>(parts: A[], Ty
 }
 
 export function hasMissing(data: Dataset): boolean {
-  for (let v = 0; v < data.X.length; v++) if (data.X[v] !== data.X[v]) return true;
-  return false;
+  return basisKernels().hasNaN(data.X);
 }
 
 /** fit = squared Pearson correlation of the weights with y over the used rows (0 for constant weights). */

@@ -3,6 +3,7 @@
  * (tag [G]): no public formula exists, so these are kept here, apart from the composite, to be
  * swapped when one does.
  */
+import { basisKernels } from "./kernels/basis.js";
 import type { GridInsights } from "./result.js";
 
 /** The Grid's cells, one entry each. */
@@ -28,48 +29,22 @@ export function gridInsights(cells: CellTable, combinations: readonly number[][]
   const Q = combinations.length;
   const has = new Uint8Array(Q * k);
   const sizes = new Int32Array(Q);
-  combinations.forEach((combination, q) => {
-    for (const j of combination) has[q * k + j] = 1;
+  for (let q = 0; q < Q; q++) {
+    const combination = combinations[q];
+    for (let a = 0; a < combination.length; a++) has[q * k + combination[a]] = 1;
     sizes[q] = combination.length;
-  });
-  const { weight: weights, yhat: yhats, valid, combination: cellCombination } = cells;
-  const C = weights.length;
-  let total = 0;
-  for (let c = 0; c < C; c++) total += weights[c];
-
+  }
   // Per attribute j, slot j sums the cells with j (inside) and slot k + j those without it
   // (outside), each in cell order: one pass over the cells, each cell's terms made once (the same
-  // values, added in the same order, as one pass over the cells per attribute).
-  const fitSum = new Float64Array(2 * k);
-  const count = new Float64Array(2 * k);
-  const positiveWeight = new Float64Array(2 * k);
-  const weightedYhat = new Float64Array(2 * k);
-  // Slot j: each cell's (weight / total) (yhat - ybar) shared among its attributes (slot k + j is unused).
-  const share = new Float64Array(2 * k);
-  for (let c = 0; c < C; c++) {
-    if (!valid[c]) continue;
-    const q = cellCombination[c];
-    const weight = weights[c];
-    const row = q * k;
-    if (weight > 0) {
-      const yhat = weight * yhats[c];
-      const part = ((weight / total) * (yhats[c] - ybar)) / sizes[q];
-      for (let j = 0; j < k; j++) {
-        const slot = (1 - has[row + j]) * k + j;
-        fitSum[slot] += weight;
-        count[slot]++;
-        positiveWeight[slot] += weight;
-        weightedYhat[slot] += yhat;
-        share[slot] += part;
-      }
-    } else {
-      for (let j = 0; j < k; j++) {
-        const slot = (1 - has[row + j]) * k + j;
-        fitSum[slot] += weight;
-        count[slot]++;
-      }
-    }
-  }
+  // values, added in the same order, as one pass over the cells per attribute). Slot j of share:
+  // each cell's (weight / total) (yhat - ybar) shared among its attributes (slot k + j is unused).
+  const sums = new Float64Array(10 * k);
+  const total = basisKernels().insights(cells.combination, cells.weight, cells.yhat, cells.valid, has, sizes, k, ybar, sums);
+  const fitSum = sums.subarray(0, 2 * k);
+  const count = sums.subarray(2 * k, 4 * k);
+  const positiveWeight = sums.subarray(4 * k, 6 * k);
+  const weightedYhat = sums.subarray(6 * k, 8 * k);
+  const share = sums.subarray(8 * k, 10 * k);
   const variableWeights: number[] = [];
   const conviction: number[] = [];
   const prediction: number[] = [];

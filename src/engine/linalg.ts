@@ -273,41 +273,6 @@ export function quadraticForm(Sinv: Float64Array, k: number, a: Float64Array, aO
   return sum;
 }
 
-/**
- * Row a of a Gram matrix from its diagonal on: out[offset + b] = sum over m < n of
- * x_a[m] x_b[m] for b = a .. k - 1, column c being columns[c n .. (c + 1) n), each sum taken over
- * m in order from 0 (four entries a pass, their sums independent).
- *
- * @example
- * const out = new Float64Array(4);
- * gramRow(Float64Array.of(1, 2, 3, 4), 2, 2, 0, out, 0); // out = [5, 11, 0, 0]
- */
-export function gramRow(columns: Float64Array, n: number, k: number, a: number, out: Float64Array, offset: number): void {
-  const xa = a * n;
-  let b = a;
-  for (; b + 4 <= k; b += 4) {
-    const [x0, x1, x2, x3] = [b * n, (b + 1) * n, (b + 2) * n, (b + 3) * n];
-    let [s0, s1, s2, s3] = [0, 0, 0, 0];
-    for (let m = 0; m < n; m++) {
-      const x = columns[xa + m];
-      s0 += x * columns[x0 + m];
-      s1 += x * columns[x1 + m];
-      s2 += x * columns[x2 + m];
-      s3 += x * columns[x3 + m];
-    }
-    out[offset + b] = s0;
-    out[offset + b + 1] = s1;
-    out[offset + b + 2] = s2;
-    out[offset + b + 3] = s3;
-  }
-  for (; b < k; b++) {
-    const xb = b * n;
-    let sum = 0;
-    for (let m = 0; m < n; m++) sum += columns[xa + m] * columns[xb + m];
-    out[offset + b] = sum;
-  }
-}
-
 /** A x for a k x k matrix A. */
 export function matVec(A: Float64Array, k: number, x: Float64Array): Float64Array {
   const out = new Float64Array(k);

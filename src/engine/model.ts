@@ -6,6 +6,7 @@
 import type { Dataset } from "./data.js";
 import { invalid } from "./errors.js";
 import { invertCovariance, quadraticForm } from "./linalg.js";
+import { basisKernels, jsBasis } from "./kernels/basis.js";
 import { moments } from "./moments.js";
 import type { InvMethod, MissingMoments } from "./options.js";
 
@@ -37,23 +38,10 @@ export interface ModelSpec {
   logistic?: boolean;
 }
 
-/** Rows that have every one of `columns` present. */
+/** Rows that have every one of `columns` present (the plain loop: a combination's own, warm, with no copy of X). */
 export function usableRows(data: Dataset, columns: ArrayLike<number>): { usable: Uint8Array; count: number } {
   const usable = new Uint8Array(data.rows);
-  let count = 0;
-  for (let i = 0; i < data.rows; i++) {
-    let ok = 1;
-    for (let a = 0; a < columns.length; a++) {
-      const v = data.X[i * data.cols + columns[a]];
-      if (v !== v) {
-        ok = 0;
-        break;
-      }
-    }
-    usable[i] = ok;
-    count += ok;
-  }
-  return { usable, count };
+  return { usable, count: jsBasis.usableRows(data.X, data.rows, data.cols, columns, usable) };
 }
 
 /**
@@ -89,40 +77,17 @@ export interface ModelBasis {
 export function modelBasis(data: Dataset, spec: ModelSpec): ModelBasis {
   const { columns } = spec;
   const k = columns.length;
-  const { usable, count } = usableRows(data, columns);
+  const kernels = basisKernels();
+  const usable = new Uint8Array(data.rows);
+  const count = kernels.usableRows(data.X, data.rows, data.cols, columns, usable);
   if (count <= k) {
     invalid("X", "more rows with every used attribute present than attributes (N > K)", `${count} complete rows for K=${k}`);
   }
   const { mean, cov } = moments(data, columns, spec.missing, usable);
   const inverse = spec.covInv ?? invertCovariance(cov, k, spec.invMethod);
-
-  const infoX = new Float64Array(data.rows).fill(NaN);
-  const { rows: used, centred } = centredRows(data, columns, mean, usable, count);
-  // quadraticForm(inverse, k, x, 0, x, 0) of each row x, four rows a pass (their sums independent), each with quadraticForm's very operations.
-  let p = 0;
-  for (; p + 4 <= count; p += 4) {
-    const [x0, x1, x2, x3] = [p * k, (p + 1) * k, (p + 2) * k, (p + 3) * k];
-    let [q0, q1, q2, q3] = [0, 0, 0, 0];
-    for (let a = 0, row = 0; a < k; a++, row += k) {
-      let [i0, i1, i2, i3] = [0, 0, 0, 0];
-      for (let b = 0; b < k; b++) {
-        const s = inverse[row + b];
-        i0 += s * centred[x0 + b];
-        i1 += s * centred[x1 + b];
-        i2 += s * centred[x2 + b];
-        i3 += s * centred[x3 + b];
-      }
-      q0 += centred[x0 + a] * i0;
-      q1 += centred[x1 + a] * i1;
-      q2 += centred[x2 + a] * i2;
-      q3 += centred[x3 + a] * i3;
-    }
-    infoX[used[p]] = q0;
-    infoX[used[p + 1]] = q1;
-    infoX[used[p + 2]] = q2;
-    infoX[used[p + 3]] = q3;
-  }
-  for (; p < count; p++) infoX[used[p]] = quadraticForm(inverse, k, centred, p * k, centred, p * k);
+  // quadraticForm(inverse, k, x, 0, x, 0) of each usable row's centred x, with quadraticForm's very operations.
+  const infoX = new Float64Array(data.rows);
+  kernels.informativeness(data.X, data.rows, data.cols, columns, usable, mean, inverse, infoX);
 
   let positivesDistance = NaN;
   if (spec.logistic) {
@@ -153,54 +118,11 @@ export function modelAt(basis: ModelBasis, data: Dataset, theta: Float64Array): 
   }
   const infoTheta = dot(centredTheta, direction);
 
-  const relevance = new Float64Array(data.rows).fill(NaN);
-  const { rows: used, centred } = centredRows(data, columns, mean, usable, count);
-  // Each row's dot(x, direction), four rows a pass (their sums independent), in dot's order.
-  let p = 0;
-  for (; p + 4 <= count; p += 4) {
-    const [x0, x1, x2, x3] = [p * k, (p + 1) * k, (p + 2) * k, (p + 3) * k];
-    let [s0, s1, s2, s3] = [0, 0, 0, 0];
-    for (let a = 0; a < k; a++) {
-      const d = direction[a];
-      s0 += centred[x0 + a] * d;
-      s1 += centred[x1 + a] * d;
-      s2 += centred[x2 + a] * d;
-      s3 += centred[x3 + a] * d;
-    }
-    relevance[used[p]] = s0;
-    relevance[used[p + 1]] = s1;
-    relevance[used[p + 2]] = s2;
-    relevance[used[p + 3]] = s3;
-  }
-  for (; p < count; p++) {
-    let sum = 0;
-    for (let a = 0; a < k; a++) sum += centred[p * k + a] * direction[a];
-    relevance[used[p]] = sum;
-  }
-
+  // Each usable row's dot(x - mean, direction), in dot's order.
+  const relevance = new Float64Array(data.rows);
   const similarity = new Float64Array(data.rows);
-  for (let i = 0; i < data.rows; i++) similarity[i] = relevance[i] - 0.5 * (infoX[i] + infoTheta);
+  basisKernels().relevance(data.X, data.rows, data.cols, columns, usable, mean, direction, infoX, infoTheta, relevance, similarity);
   return { columns: [...columns], usable, usableCount: count, relevance, similarity, infoX, infoTheta, positivesDistance: basis.positivesDistance };
-}
-
-/** The usable rows' indices and their centred values x_i - mean, row after row (count x k). */
-function centredRows(
-  data: Dataset,
-  columns: readonly number[],
-  mean: Float64Array,
-  usable: Uint8Array,
-  count: number,
-): { rows: Int32Array; centred: Float64Array } {
-  const k = columns.length;
-  const rows = new Int32Array(count);
-  const centred = new Float64Array(count * k);
-  for (let i = 0, p = 0; i < data.rows; i++) {
-    if (!usable[i]) continue;
-    rows[p] = i;
-    for (let a = 0; a < k; a++) centred[p * k + a] = data.X[i * data.cols + columns[a]] - mean[a];
-    p++;
-  }
-  return { rows, centred };
 }
 
 function dot(a: Float64Array, b: Float64Array): number {

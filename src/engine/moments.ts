@@ -3,7 +3,7 @@
  * Covariances use the N-1 denominator; NaN marks a missing value.
  */
 import { ComputationError } from "./errors.js";
-import { gramRow } from "./linalg.js";
+import { basisKernels } from "./kernels/basis.js";
 import type { Dataset } from "./data.js";
 import type { MissingMoments } from "./options.js";
 
@@ -20,8 +20,9 @@ export interface Moments {
  * their covariance, with that pair's own count in the denominator.
  */
 export function moments(data: Dataset, columns: ArrayLike<number>, mode: MissingMoments, rows: Uint8Array): Moments {
-  const result = mode === "complete" ? completeMoments(data, columns, rows) : pairwiseMoments(data, columns);
-  zeroConstantColumns(data, columns, result.cov, mode === "complete" ? rows : null);
+  if (mode === "complete") return completeMoments(data, columns, rows);
+  const result = pairwiseMoments(data, columns);
+  zeroConstantColumns(data, columns, result.cov);
   return result;
 }
 
@@ -29,13 +30,12 @@ export function moments(data: Dataset, columns: ArrayLike<number>, mode: Missing
  * A constant column must have variance exactly 0: rounding in its mean leaves ~1e-31 otherwise,
  * which the scale-invariant singularity test cannot tell from an attribute in tiny units.
  */
-function zeroConstantColumns(data: Dataset, columns: ArrayLike<number>, cov: Float64Array, rows: Uint8Array | null): void {
+function zeroConstantColumns(data: Dataset, columns: ArrayLike<number>, cov: Float64Array): void {
   const k = columns.length;
   for (let a = 0; a < k; a++) {
     let first = NaN;
     let constant = true;
     for (let i = 0; i < data.rows && constant; i++) {
-      if (rows && !rows[i]) continue;
       const v = data.X[i * data.cols + columns[a]];
       if (v !== v) continue;
       if (first !== first) first = v;
@@ -47,35 +47,14 @@ function zeroConstantColumns(data: Dataset, columns: ArrayLike<number>, cov: Flo
 }
 
 function completeMoments(data: Dataset, columns: ArrayLike<number>, rows: Uint8Array): Moments {
-  const { X, cols: stride } = data;
   const k = columns.length;
   const mean = new Float64Array(k);
   const cov = new Float64Array(k * k);
-  let count = 0;
-  for (let i = 0; i < data.rows; i++) {
-    if (!rows[i]) continue;
-    count++;
-    for (let a = 0; a < k; a++) mean[a] += X[i * stride + columns[a]];
-  }
+  // The used rows' means, centred values and covariance, each entry the sum of its products over
+  // the rows in order, a constant column's exactly 0 (basis.wat, or its plain twin).
+  const count = basisKernels().completeMoments(data.X, data.rows, data.cols, columns, rows, mean, cov);
   if (count < 2) {
     throw new ComputationError(`Only ${count} row(s) have every attribute present; the covariance needs at least 2.`, "X");
-  }
-  for (let a = 0; a < k; a++) mean[a] /= count;
-  // The used rows' centred values column by column; each entry of the covariance is then the sum
-  // of its products over the rows in order (gramRow).
-  const centred = new Float64Array(k * count);
-  for (let i = 0, m = 0; i < data.rows; i++) {
-    if (!rows[i]) continue;
-    for (let a = 0; a < k; a++) centred[a * count + m] = X[i * stride + columns[a]] - mean[a];
-    m++;
-  }
-  for (let a = 0; a < k; a++) gramRow(centred, count, k, a, cov, a * k);
-  for (let a = 0; a < k; a++) {
-    for (let b = a; b < k; b++) {
-      const v = cov[a * k + b] / (count - 1);
-      cov[a * k + b] = v;
-      cov[b * k + a] = v;
-    }
   }
   return { mean, cov };
 }

@@ -12,8 +12,9 @@
  * thetas (`walkCombinationsMany`), each theta's scores computed exactly as if it were walked alone.
  */
 import type { Dataset } from "./data.js";
+import { basisKernels } from "./kernels/basis.js";
 import { jsKernels, RowArena, type KernelChoice, type RowKernels } from "./kernels/rows.js";
-import { gramRow, PIVOT_TOLERANCE } from "./linalg.js";
+import { PIVOT_TOLERANCE } from "./linalg.js";
 import { ArenaPasses, type ScoredRows } from "./calibrate.js";
 
 export interface WalkedModel extends ScoredRows {
@@ -43,30 +44,10 @@ export function standardize(data: Dataset, theta: Float64Array): Standardized {
   const mean = new Float64Array(K);
   const scale = new Float64Array(K);
   const z = new Float64Array(K * N);
-  // Row by row (X is row-major), each column's sums still taken in row order.
-  const sum = new Float64Array(K);
-  for (let i = 0; i < N; i++) for (let j = 0; j < K; j++) sum[j] += X[i * K + j];
-  for (let j = 0; j < K; j++) mean[j] = sum[j] / N;
-  const ss = new Float64Array(K);
-  const constant = new Uint8Array(K).fill(1);
-  for (let i = 0; i < N; i++) {
-    for (let j = 0; j < K; j++) {
-      const v = X[i * K + j];
-      const d = v - mean[j];
-      ss[j] += d * d;
-      if (v !== X[j]) constant[j] = 0;
-    }
-  }
-  // A constant column has no scale: mark it so every combination holding it is singular.
-  for (let j = 0; j < K; j++) scale[j] = constant[j] ? 0 : Math.sqrt(ss[j] / (N - 1));
-  for (let i = 0; i < N; i++) {
-    for (let j = 0; j < K; j++) z[j * N + i] = constant[j] ? 0 : (X[i * K + j] - mean[j]) / scale[j];
-  }
   const corr = new Float64Array(K * K);
-  for (let a = 0; a < K; a++) {
-    gramRow(z, N, K, a, corr, a * K);
-    for (let b = a; b < K; b++) corr[a * K + b] = corr[b * K + a] = corr[a * K + b] / (N - 1);
-  }
+  // Each column's mean and sum of squares in row order; a constant column has no scale (0), so
+  // every combination holding it is singular (basis.wat, or its plain twin).
+  basisKernels().standardize(X, N, K, mean, scale, z, corr);
   return { rows: N, cols: K, z, thetaZ: standardTheta(mean, scale, theta), mean, scale, corr };
 }
 
@@ -76,7 +57,9 @@ export function withTheta(shared: Standardized, theta: Float64Array): Standardiz
 }
 
 function standardTheta(mean: Float64Array, scale: Float64Array, theta: Float64Array): Float64Array {
-  return Float64Array.from(scale, (sd, j) => (sd === 0 ? 0 : (theta[j] - mean[j]) / sd));
+  const out = new Float64Array(scale.length);
+  for (let j = 0; j < scale.length; j++) out[j] = scale[j] === 0 ? 0 : (theta[j] - mean[j]) / scale[j];
+  return out;
 }
 
 /**

@@ -1,0 +1,159 @@
+/**
+ * The once-per-Grid WebAssembly passes (src/engine/kernels/basis.wat) give the very bits of their
+ * JavaScript twins (`jsBasis`) on data holding ties, constant columns, zeros of both signs, NaN
+ * and infinities; and the engine runs them where WebAssembly is there. (That basis-wasm.ts is
+ * basis.wat assembled is checked with the other modules in row-kernels.test.ts.)
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { basisKernels, jsBasis, type BasisKernels } from "../../src/engine/kernels/basis.js";
+
+const wasmBasis = basisKernels();
+
+/** Doubles with ties and the awkward ones well represented. */
+const double = fc.oneof(
+  { weight: 6, arbitrary: fc.double({ min: -1e3, max: 1e3, noNaN: true }) },
+  { weight: 3, arbitrary: fc.constantFrom(0, -0, 1, -1, 0.5, 2, 3) },
+  { weight: 1, arbitrary: fc.double() },
+);
+
+/** Finite doubles with ties (most sums then differ when the order of operations does). */
+const finite = fc.oneof(
+  { weight: 6, arbitrary: fc.double({ min: -1e3, max: 1e3, noNaN: true }) },
+  { weight: 2, arbitrary: fc.constantFrom(0, -0, 1, -1, 0.5, 2, 3) },
+);
+
+/** An n x cols matrix (row-major) of `value`s, some columns constant, some values NaN when `gaps`. */
+const matrix = (gaps: boolean, value = double) =>
+  fc
+    .record({
+      n: fc.integer({ min: 0, max: 24 }),
+      cols: fc.integer({ min: 1, max: 7 }),
+      constant: fc.array(fc.boolean(), { minLength: 7, maxLength: 7 }),
+      values: fc.array(value, { minLength: 24 * 7, maxLength: 24 * 7 }),
+      holes: fc.array(fc.integer({ min: 0, max: 24 * 7 - 1 }), { maxLength: gaps ? 12 : 0 }),
+    })
+    .map(({ n, cols, constant, values, holes }) => {
+      const X = new Float64Array(n * cols);
+      for (let i = 0; i < n; i++) for (let j = 0; j < cols; j++) X[i * cols + j] = constant[j] ? values[j] : values[i * cols + j];
+      for (const h of holes) if (h < X.length) X[h] = NaN;
+      return { n, cols, X };
+    });
+
+/** Some of the columns, ascending. */
+const columnsOf = (cols: number, pick: boolean[]) => {
+  const columns: number[] = [];
+  for (let j = 0; j < cols; j++) if (pick[j]) columns.push(j);
+  return columns.length > 0 ? columns : [cols - 1];
+};
+
+/** Equal number for number, with -0 and NaN told apart as Object.is does. */
+function expectSameBits(js: ArrayLike<number>, wasm: ArrayLike<number>, what: string): void {
+  expect(wasm.length, what).toBe(js.length);
+  for (let i = 0; i < js.length; i++) if (!Object.is(js[i], wasm[i])) expect({ what, i, wasm: wasm[i] }).toEqual({ what, i, wasm: js[i] });
+}
+
+/** Runs `call` on both implementations with fresh outputs; returns each one's outputs. */
+function both<T>(call: (k: BasisKernels) => T): [T, T] {
+  return [call(jsBasis), call(wasmBasis)];
+}
+
+describe("the once-per-Grid WebAssembly passes give the bits of their JavaScript twins", () => {
+  it("runs the WebAssembly here, the plain loops when asked", () => {
+    expect(wasmBasis.name).toBe("wasm");
+    expect(basisKernels("js")).toBe(jsBasis);
+  });
+
+  it("hasNaN", () => {
+    fc.assert(
+      fc.property(matrix(true), ({ X }) => {
+        const [js, wasm] = both((k) => k.hasNaN(X));
+        expect(wasm).toBe(js);
+        expect(js).toBe(X.some((v) => v !== v));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("standardize: means, scales, z and the correlations (constant columns scale 0)", () => {
+    fc.assert(
+      fc.property(fc.oneof(matrix(false, finite), matrix(false)), ({ n, cols, X }) => {
+        const [js, wasm] = both((k) => {
+          const out = [new Float64Array(cols), new Float64Array(cols), new Float64Array(n * cols), new Float64Array(cols * cols)];
+          k.standardize(X, n, cols, out[0], out[1], out[2], out[3]);
+          return out;
+        });
+        for (let a = 0; a < 4; a++) expectSameBits(js[a], wasm[a], ["mean", "scale", "z", "corr"][a]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("usableRows, completeMoments, informativeness and relevance of a set of columns", () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(matrix(true, finite), matrix(true)),
+        fc.array(fc.boolean(), { minLength: 7, maxLength: 7 }),
+        fc.array(finite, { minLength: 49, maxLength: 49 }),
+        fc.array(finite, { minLength: 8, maxLength: 8 }),
+        ({ n, cols, X }, pick, inverseValues, more) => {
+          const columns = columnsOf(cols, pick);
+          const k = columns.length;
+          const [js, wasm] = both((kernels) => {
+            const usable = new Uint8Array(n);
+            const count = kernels.usableRows(X, n, cols, columns, usable);
+            const mean = new Float64Array(k);
+            const cov = new Float64Array(k * k);
+            const momentsCount = kernels.completeMoments(X, n, cols, columns, usable, mean, cov);
+            // The inverse and direction are given (any values), the mean the moments' when they have one.
+            const given = momentsCount >= 2 ? mean : Float64Array.from(more.slice(0, k));
+            const inverse = Float64Array.from(inverseValues.slice(0, k * k));
+            const infoX = new Float64Array(n);
+            kernels.informativeness(X, n, cols, columns, usable, given, inverse, infoX);
+            const relevance = new Float64Array(n);
+            const similarity = new Float64Array(n);
+            kernels.relevance(X, n, cols, columns, usable, given, Float64Array.from(more.slice(1, k + 1)), infoX, more[7], relevance, similarity);
+            return { count, usable, momentsCount, mean: momentsCount >= 2 ? mean : [], cov: momentsCount >= 2 ? cov : [], infoX, relevance, similarity };
+          });
+          expect(wasm.count).toBe(js.count);
+          expect(wasm.momentsCount).toBe(js.momentsCount);
+          expect([...wasm.usable]).toEqual([...js.usable]);
+          for (const key of ["mean", "cov", "infoX", "relevance", "similarity"] as const) expectSameBits(js[key], wasm[key], key);
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it("insights: the sums over the cells, with and without each attribute", () => {
+    const cells = fc.record({
+      k: fc.integer({ min: 1, max: 6 }),
+      combinations: fc.array(fc.array(fc.boolean(), { minLength: 6, maxLength: 6 }), { minLength: 1, maxLength: 12 }),
+      cells: fc.array(fc.record({ q: fc.nat(), weight: fc.oneof(finite, double), yhat: finite, valid: fc.boolean() }), { maxLength: 60 }),
+      ybar: double,
+    });
+    fc.assert(
+      fc.property(cells, ({ k, combinations, cells, ybar }) => {
+        const Q = combinations.length;
+        const has = new Uint8Array(Q * k);
+        const sizes = new Int32Array(Q);
+        combinations.forEach((pick, q) => {
+          const columns = columnsOf(k, pick);
+          for (const j of columns) has[q * k + j] = 1;
+          sizes[q] = columns.length;
+        });
+        const combination = Int32Array.from(cells, (c) => c.q % Q);
+        const weight = Float64Array.from(cells, (c) => c.weight);
+        const yhat = Float64Array.from(cells, (c) => c.yhat);
+        const valid = Uint8Array.from(cells, (c) => Number(c.valid));
+        const [js, wasm] = both((kernels) => {
+          const out = new Float64Array(10 * k).fill(7);
+          return { total: kernels.insights(combination, weight, yhat, valid, has, sizes, k, ybar, out), out };
+        });
+        expectSameBits([js.total], [wasm.total], "total");
+        expectSameBits(js.out, wasm.out, "sums");
+      }),
+      { numRuns: 400 },
+    );
+  });
+});
