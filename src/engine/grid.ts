@@ -102,15 +102,41 @@ export class GridMerge {
 
   /** Adds the next partial in chunk order. */
   add(p: GridPartial): void {
-    const { composite, used, secondary } = this;
+    const { composite, used } = this;
     for (let i = 0; i < this.rows; i++) {
       composite[i] += p.composite[i];
       used[i] |= p.used[i];
     }
+    this.keep(p);
+  }
+
+  /** Adds the next partials in chunk order, all at once: the very additions of `add` one by one. */
+  addAll(partials: readonly GridPartial[]): void {
+    const composites: Float64Array[] = [];
+    const useds: Uint8Array[] = [];
+    for (let p = 0; p < partials.length; p++) {
+      composites.push(partials[p].composite);
+      useds.push(partials[p].used);
+    }
+    basisKernels().mergeRows(composites, useds, this.composite, this.used);
+    for (let p = 0; p < partials.length; p++) this.keep(partials[p]);
+  }
+
+  /** The partial's secondary sums and singular count added, its cells and retained arrays kept. */
+  private keep(p: GridPartial): void {
+    const { secondary } = this;
     for (let s = 0; s < 4; s++) secondary[s] += p.secondary[s];
     this.singular += p.singular;
-    const { from, to, cellCombination, cellWeight, cellYhat, cellValid, retained, ysolo } = p;
-    this.chunks.push({ from, to, cellCombination, cellWeight, cellYhat, cellValid, retained, ysolo });
+    this.chunks.push({
+      from: p.from,
+      to: p.to,
+      cellCombination: p.cellCombination,
+      cellWeight: p.cellWeight,
+      cellYhat: p.cellYhat,
+      cellValid: p.cellValid,
+      retained: p.retained,
+      ysolo: p.ysolo,
+    });
   }
 }
 
@@ -121,7 +147,7 @@ export class GridMerge {
  */
 export function finishGrid(prepared: PreparedGrid, partials: GridPartial[], basis?: ModelBasis | null): EngineResult {
   const merge = new GridMerge(prepared.task.data.rows);
-  for (const p of partials) merge.add(p);
+  merge.addAll(partials);
   return basis === undefined ? finishMerged(prepared, merge) : finishMerged(prepared, merge, basis);
 }
 
@@ -278,19 +304,9 @@ function mergedCells(partials: GridMerge["chunks"]) {
 
 /** Over the cells with a positive weight: its sum, the sum of its squares and the weighted yhat; and the count of invalid cells. */
 function cellTotals(cells: ReturnType<typeof mergedCells>) {
-  let total = 0;
-  let squares = 0;
-  let weightedYhat = 0;
-  let invalidCells = 0;
-  for (let c = 0; c < cells.weight.length; c++) {
-    const a = cells.weight[c];
-    if (!cells.valid[c]) invalidCells++;
-    if (!(a > 0)) continue;
-    total += a;
-    squares += a * a;
-    weightedYhat += a * cells.yhat[c];
-  }
-  return { total, squares, weightedYhat, invalidCells };
+  const out = new Float64Array(4);
+  basisKernels().cellTotals(cells.weight, cells.yhat, cells.valid, out);
+  return { total: out[0], squares: out[1], weightedYhat: out[2], invalidCells: out[3] };
 }
 
 /** values as a column: one single-value array per row (a plain loop: Array.from with a mapping function costs several times more). */
@@ -323,29 +339,7 @@ export function hasMissing(data: Dataset): boolean {
 
 /** fit = squared Pearson correlation of the weights with y over the used rows (0 for constant weights). */
 function compositeFit(weights: Float64Array, y: Float64Array, used: Uint8Array): number {
-  let n = 0;
-  let mw = 0;
-  let my = 0;
-  for (let i = 0; i < y.length; i++) {
-    if (!used[i]) continue;
-    n++;
-    mw += weights[i];
-    my += y[i];
-  }
-  mw /= n;
-  my /= n;
-  let sxy = 0;
-  let sxx = 0;
-  let syy = 0;
-  for (let i = 0; i < y.length; i++) {
-    if (!used[i]) continue;
-    const dw = weights[i] - mw;
-    const dy = y[i] - my;
-    sxy += dw * dy;
-    sxx += dw * dw;
-    syy += dy * dy;
-  }
-  return sxx > 0 && syy > 0 ? (sxy * sxy) / (sxx * syy) : 0;
+  return basisKernels().compositeFit(weights, y, used);
 }
 
 /**

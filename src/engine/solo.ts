@@ -3,6 +3,7 @@
  * vote averages to the forecast). Statistics and the histogram are over usable rows only.
  */
 import { soloVote } from "./choices.js";
+import { basisKernels } from "./kernels/basis.js";
 import { percentiles } from "./percentile.js";
 
 export interface SoloStatistics {
@@ -38,24 +39,13 @@ function presentOf(values: Float64Array): Float64Array {
 }
 
 export function soloStatistics(votes: Float64Array): SoloStatistics {
-  const present = presentOf(votes);
-  const n = present.length;
-  let mean = 0;
-  for (const v of present) mean += v;
-  mean /= n;
-  let m2 = 0;
-  let m3 = 0;
-  let m4 = 0;
-  for (const v of present) {
-    const d = v - mean;
-    const d2 = d * d;
-    m2 += d2;
-    m3 += d2 * d;
-    m4 += d2 * d2;
-  }
-  m2 /= n;
-  m3 /= n;
-  m4 /= n;
+  // The present votes' number, mean and central moments, each sum in order (basis.wat, or its plain twin).
+  const moments = new Float64Array(5);
+  basisKernels().soloMoments(votes, moments);
+  const n = moments[0];
+  const m2 = moments[2];
+  const m3 = moments[3];
+  const m4 = moments[4];
   const sigma = n > 1 ? Math.sqrt((m2 * n) / (n - 1)) : NaN;
   if (!(m2 > 0)) return { sigma, skewness: NaN, kurtosis: NaN, pearson_modality_index: NaN, bimodal_index: NaN };
   const g1 = m3 / m2 ** 1.5;

@@ -156,4 +156,34 @@ describe("the once-per-Grid WebAssembly passes give the bits of their JavaScript
       { numRuns: 400 },
     );
   });
+
+  it("mergeRows, compositeFit, cellTotals and soloMoments", () => {
+    const rows = fc.record({
+      n: fc.integer({ min: 0, max: 30 }),
+      parts: fc.integer({ min: 0, max: 5 }),
+      values: fc.array(fc.oneof(finite, double), { minLength: 8 * 30, maxLength: 8 * 30 }),
+      flags: fc.array(fc.boolean(), { minLength: 8 * 30, maxLength: 8 * 30 }),
+    });
+    fc.assert(
+      fc.property(rows, ({ n, parts, values, flags }) => {
+        const column = (c: number) => Float64Array.from({ length: n }, (_, i) => values[c * 30 + i]);
+        const flagsOf = (c: number) => Uint8Array.from({ length: n }, (_, i) => Number(flags[c * 30 + i]));
+        const composites = Array.from({ length: parts }, (_, p) => column(p));
+        const useds = Array.from({ length: parts }, (_, p) => flagsOf(p));
+        const [js, wasm] = both((kernels) => {
+          const composite = column(6);
+          const used = flagsOf(6);
+          kernels.mergeRows(composites, useds, composite, used);
+          const fit = kernels.compositeFit(composite, column(7), used);
+          const totals = new Float64Array(4);
+          kernels.cellTotals(column(5), column(7), flagsOf(5), totals);
+          const moments = new Float64Array(5);
+          kernels.soloMoments(column(7), moments);
+          return { composite, used, fit: [fit], totals, moments };
+        });
+        for (const key of ["composite", "used", "fit", "totals", "moments"] as const) expectSameBits(js[key], wasm[key], key);
+      }),
+      { numRuns: 400 },
+    );
+  });
 });

@@ -73,6 +73,14 @@ export interface BasisKernels {
     ybar: number,
     out: Float64Array,
   ): number;
+  /** composite[i] += composites[p][i] and used[i] |= useds[p][i], the partials p in order. */
+  mergeRows(composites: readonly Float64Array[], useds: readonly Uint8Array[], composite: Float64Array, used: Uint8Array): void;
+  /** The squared correlation of weights and y over the used rows (0 when either is constant). */
+  compositeFit(weights: Float64Array, y: Float64Array, used: Uint8Array): number;
+  /** Over the cells with a positive weight: its sum, its squares' and the weighted yhat; and the count of cells not valid: out[0..3]. */
+  cellTotals(weights: Float64Array, yhats: Float64Array, valid: Uint8Array, out: Float64Array): void;
+  /** Over the values not NaN, in order: their number, mean and the means of the 2nd, 3rd and 4th powers of their deviations: out[0..4]. */
+  soloMoments(votes: Float64Array, out: Float64Array): void;
 }
 
 /**
@@ -244,6 +252,88 @@ export const jsBasis: BasisKernels = {
     }
     return total;
   },
+  mergeRows(composites, useds, composite, used) {
+    const n = composite.length;
+    for (let p = 0; p < composites.length; p++) {
+      const part = composites[p];
+      const usedPart = useds[p];
+      for (let i = 0; i < n; i++) {
+        composite[i] += part[i];
+        used[i] |= usedPart[i];
+      }
+    }
+  },
+  compositeFit(weights, y, used) {
+    let n = 0;
+    let mw = 0;
+    let my = 0;
+    for (let i = 0; i < y.length; i++) {
+      if (!used[i]) continue;
+      n++;
+      mw += weights[i];
+      my += y[i];
+    }
+    mw /= n;
+    my /= n;
+    let sxy = 0;
+    let sxx = 0;
+    let syy = 0;
+    for (let i = 0; i < y.length; i++) {
+      if (!used[i]) continue;
+      const dw = weights[i] - mw;
+      const dy = y[i] - my;
+      sxy += dw * dy;
+      sxx += dw * dw;
+      syy += dy * dy;
+    }
+    return sxx > 0 && syy > 0 ? (sxy * sxy) / (sxx * syy) : 0;
+  },
+  cellTotals(weights, yhats, valid, out) {
+    let total = 0;
+    let squares = 0;
+    let weightedYhat = 0;
+    let invalidCells = 0;
+    for (let c = 0; c < weights.length; c++) {
+      const a = weights[c];
+      if (!valid[c]) invalidCells++;
+      if (!(a > 0)) continue;
+      total += a;
+      squares += a * a;
+      weightedYhat += a * yhats[c];
+    }
+    out[0] = total;
+    out[1] = squares;
+    out[2] = weightedYhat;
+    out[3] = invalidCells;
+  },
+  soloMoments(votes, out) {
+    let n = 0;
+    let mean = 0;
+    for (let i = 0; i < votes.length; i++) {
+      const v = votes[i];
+      if (v !== v) continue;
+      n++;
+      mean += v;
+    }
+    mean /= n;
+    let m2 = 0;
+    let m3 = 0;
+    let m4 = 0;
+    for (let i = 0; i < votes.length; i++) {
+      const v = votes[i];
+      if (v !== v) continue;
+      const d = v - mean;
+      const d2 = d * d;
+      m2 += d2;
+      m3 += d2 * d;
+      m4 += d2 * d2;
+    }
+    out[0] = n;
+    out[1] = mean;
+    out[2] = m2 / n;
+    out[3] = m3 / n;
+    out[4] = m4 / n;
+  },
 };
 
 /** The exports of basis.wat (pointers are byte offsets into its memory). */
@@ -290,7 +380,13 @@ interface BasisExports {
     ybar: number,
     out: number,
   ): number;
+  mergeRows(parts: number, usedParts: number, P: number, n: number, composite: number, used: number): void;
+  compositeFit(w: number, y: number, used: number, n: number): number;
+  cellTotals(weights: number, yhats: number, valid: number, C: number, out: number): void;
+  soloMoments(votes: number, n: number, out: number): void;
 }
+
+type Made = NonNullable<ReturnType<typeof instantiate>>;
 
 const padded = (bytes: number) => Math.ceil(bytes / 8) * 8;
 
@@ -301,11 +397,17 @@ const padded = (bytes: number) => Math.ceil(bytes / 8) * 8;
  */
 class WasmBasis implements BasisKernels {
   readonly name = "wasm";
-  private buffer: ArrayBuffer | null = null;
-  private exports: BasisExports | null = null;
-  private capacity = 0;
+  private buffer: ArrayBuffer;
+  private exports: BasisExports;
+  private capacity: number;
   /** The next free byte of the call being laid out. */
   private top = 0;
+
+  constructor(made: Made) {
+    this.buffer = made.memory.buffer;
+    this.exports = made.exports as BasisExports;
+    this.capacity = this.buffer.byteLength;
+  }
 
   /** Room for `bytes` from offset 0 (false when it cannot be had: the caller runs the plain loops). */
   private room(bytes: number): boolean {
@@ -323,31 +425,31 @@ class WasmBasis implements BasisKernels {
   private f64(n: number, from?: ArrayLike<number>): number {
     const at = this.top;
     this.top += padded(8 * n);
-    if (from) new Float64Array(this.buffer!, at, n).set(from);
+    if (from) new Float64Array(this.buffer, at, n).set(from);
     return at;
   }
 
   private i32(n: number, from: ArrayLike<number>): number {
     const at = this.top;
     this.top += padded(4 * n);
-    new Int32Array(this.buffer!, at, n).set(from);
+    new Int32Array(this.buffer, at, n).set(from);
     return at;
   }
 
   private u8(n: number, from?: Uint8Array): number {
     const at = this.top;
     this.top += padded(n);
-    if (from) new Uint8Array(this.buffer!, at, n).set(from);
+    if (from) new Uint8Array(this.buffer, at, n).set(from);
     return at;
   }
 
   private out(at: number, to: Float64Array, n: number): void {
-    to.set(new Float64Array(this.buffer!, at, n));
+    to.set(new Float64Array(this.buffer, at, n));
   }
 
   hasNaN(values: Float64Array): boolean {
     if (!this.room(padded(8 * values.length))) return jsBasis.hasNaN(values);
-    return this.exports!.hasNaN(this.f64(values.length, values), values.length) === 1;
+    return this.exports.hasNaN(this.f64(values.length, values), values.length) === 1;
   }
 
   standardize(X: Float64Array, n: number, k: number, mean: Float64Array, scale: Float64Array, z: Float64Array, corr: Float64Array): void {
@@ -357,7 +459,7 @@ class WasmBasis implements BasisKernels {
     const s = this.f64(k);
     const zz = this.f64(n * k);
     const c = this.f64(k * k);
-    this.exports!.standardize(x, n, k, m, s, zz, c, this.f64(k), this.f64(k), this.u8(k));
+    this.exports.standardize(x, n, k, m, s, zz, c, this.f64(k), this.f64(k), this.u8(k));
     this.out(m, mean, k);
     this.out(s, scale, k);
     this.out(zz, z, n * k);
@@ -383,8 +485,8 @@ class WasmBasis implements BasisKernels {
   usableRows(X: Float64Array, n: number, stride: number, columns: ArrayLike<number>, usable: Uint8Array): number {
     if (!this.room(WasmBasis.rowBytes(n, stride, columns.length))) return jsBasis.usableRows(X, n, stride, columns, usable);
     this.rows(X, n, stride, columns, usable, false);
-    const count = this.exports!.usableRows(this.x, n, stride, this.cols, columns.length, this.u);
-    usable.set(new Uint8Array(this.buffer!, this.u, n));
+    const count = this.exports.usableRows(this.x, n, stride, this.cols, columns.length, this.u);
+    usable.set(new Uint8Array(this.buffer, this.u, n));
     return count;
   }
 
@@ -397,7 +499,7 @@ class WasmBasis implements BasisKernels {
     const m = this.f64(k);
     const centred = this.f64(k * n);
     const c = this.f64(k * k);
-    const count = this.exports!.completeMoments(this.x, n, stride, this.cols, k, this.u, m, centred, c);
+    const count = this.exports.completeMoments(this.x, n, stride, this.cols, k, this.u, m, centred, c);
     this.out(m, mean, k);
     this.out(c, cov, k * k);
     return count;
@@ -422,7 +524,7 @@ class WasmBasis implements BasisKernels {
     const inv = this.f64(k * k, inverse.subarray(0, k * k));
     const centred = this.f64(k);
     const info = this.f64(n);
-    this.exports!.informativeness(this.x, n, stride, this.cols, k, this.u, m, inv, centred, info);
+    this.exports.informativeness(this.x, n, stride, this.cols, k, this.u, m, inv, centred, info);
     this.out(info, infoX, n);
   }
 
@@ -449,7 +551,7 @@ class WasmBasis implements BasisKernels {
     const info = this.f64(n, infoX.subarray(0, n));
     const r = this.f64(n);
     const s = this.f64(n);
-    this.exports!.relevance(this.x, n, stride, this.cols, k, this.u, m, d, info, infoTheta, r, s);
+    this.exports.relevance(this.x, n, stride, this.cols, k, this.u, m, d, info, infoTheta, r, s);
     this.out(r, relevance, n);
     this.out(s, similarity, n);
   }
@@ -477,9 +579,49 @@ class WasmBasis implements BasisKernels {
     const h = this.u8(Q * k, has);
     const s = this.i32(Q, sizes);
     const o = this.f64(10 * k);
-    const total = this.exports!.insights(cc, w, y, v, C, h, s, k, ybar, o);
+    const total = this.exports.insights(cc, w, y, v, C, h, s, k, ybar, o);
     this.out(o, out, 10 * k);
     return total;
+  }
+
+  mergeRows(composites: readonly Float64Array[], useds: readonly Uint8Array[], composite: Float64Array, used: Uint8Array): void {
+    const n = composite.length;
+    const P = composites.length;
+    if (!this.room((P + 1) * (padded(8 * n) + padded(n)))) return jsBasis.mergeRows(composites, useds, composite, used);
+    // The partials' rows one after another: n doubles apart, and n bytes apart for used.
+    const parts = this.top;
+    this.top += P * 8 * n;
+    for (let p = 0; p < P; p++) new Float64Array(this.buffer, parts + 8 * n * p, n).set(composites[p].subarray(0, n));
+    const usedParts = this.top;
+    this.top += padded(P * n);
+    for (let p = 0; p < P; p++) new Uint8Array(this.buffer, usedParts + n * p, n).set(useds[p].subarray(0, n));
+    const c = this.f64(n, composite);
+    const u = this.u8(n, used);
+    this.exports.mergeRows(parts, usedParts, P, n, c, u);
+    this.out(c, composite, n);
+    used.set(new Uint8Array(this.buffer, u, n));
+  }
+
+  compositeFit(weights: Float64Array, y: Float64Array, used: Uint8Array): number {
+    const n = y.length;
+    if (!this.room(padded(8 * n) * 2 + padded(n))) return jsBasis.compositeFit(weights, y, used);
+    return this.exports.compositeFit(this.f64(n, weights.subarray(0, n)), this.f64(n, y), this.u8(n, used.subarray(0, n)), n);
+  }
+
+  cellTotals(weights: Float64Array, yhats: Float64Array, valid: Uint8Array, out: Float64Array): void {
+    const C = weights.length;
+    if (!this.room(padded(8 * C) * 2 + padded(C) + 32)) return jsBasis.cellTotals(weights, yhats, valid, out);
+    const o = this.f64(4);
+    this.exports.cellTotals(this.f64(C, weights), this.f64(C, yhats.subarray(0, C)), this.u8(C, valid.subarray(0, C)), C, o);
+    this.out(o, out, 4);
+  }
+
+  soloMoments(votes: Float64Array, out: Float64Array): void {
+    const n = votes.length;
+    if (!this.room(padded(8 * n) + 40)) return jsBasis.soloMoments(votes, out);
+    const o = this.f64(5);
+    this.exports.soloMoments(this.f64(n, votes), n, o);
+    this.out(o, out, 5);
   }
 }
 
@@ -495,6 +637,9 @@ let shared: BasisKernels | null = null;
  */
 export function basisKernels(choice: KernelChoice = "wasm"): BasisKernels {
   if (choice === "js") return jsBasis;
-  if (!shared) shared = instantiate(BASIS_WASM, 0) ? new WasmBasis() : jsBasis;
+  if (!shared) {
+    const made = instantiate(BASIS_WASM, 0);
+    shared = made ? new WasmBasis(made) : jsBasis;
+  }
   return shared;
 }

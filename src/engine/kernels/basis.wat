@@ -457,4 +457,121 @@
         (local.set $c (i32.add (local.get $c) (i32.const 1)))
         (br $cells)))
     (local.get $total))
+  ;; grid.ts GridMerge: composite[i] += parts[p n + i] and used[i] |= usedParts[p n + i] for
+  ;; the P partials in order (each row's additions in the partials' order).
+  (func (export "mergeRows") (param $parts i32) (param $usedParts i32) (param $P i32) (param $n i32) (param $composite i32) (param $used i32)
+    (local $p i32) (local $i i32) (local $at i32) (local $src i32) (local $usrc i32)
+    (local.set $src (local.get $parts))
+    (local.set $usrc (local.get $usedParts))
+    (block $pdone
+      (loop $partials
+        (br_if $pdone (i32.ge_s (local.get $p) (local.get $P)))
+        (local.set $i (i32.const 0))
+        (block $done
+          (loop $rows
+            (br_if $done (i32.ge_s (local.get $i) (local.get $n)))
+            (local.set $at (i32.add (local.get $composite) (i32.shl (local.get $i) (i32.const 3))))
+            (f64.store (local.get $at) (f64.add (f64.load (local.get $at)) (f64.load (local.get $src))))
+            (local.set $at (i32.add (local.get $used) (local.get $i)))
+            (i32.store8 (local.get $at) (i32.or (i32.load8_u (local.get $at)) (i32.load8_u (local.get $usrc))))
+            (local.set $src (i32.add (local.get $src) (i32.const 8)))
+            (local.set $usrc (i32.add (local.get $usrc) (i32.const 1)))
+            (local.set $i (i32.add (local.get $i) (i32.const 1)))
+            (br $rows)))
+        (local.set $p (i32.add (local.get $p) (i32.const 1)))
+        (br $partials))))
+
+  ;; grid.ts compositeFit: the squared correlation of weights and y over the used rows (0 when
+  ;; either is constant), means then sums in row order.
+  (func (export "compositeFit") (param $w i32) (param $y i32) (param $used i32) (param $n i32) (result f64)
+    (local $i i32) (local $count f64) (local $mw f64) (local $my f64) (local $dw f64) (local $dy f64)
+    (local $sxy f64) (local $sxx f64) (local $syy f64)
+    (block $done1
+      (loop $rows1
+        (br_if $done1 (i32.ge_s (local.get $i) (local.get $n)))
+        (if (i32.load8_u (i32.add (local.get $used) (local.get $i)))
+          (then
+            (local.set $count (f64.add (local.get $count) (f64.const 1)))
+            (local.set $mw (f64.add (local.get $mw) (f64.load (i32.add (local.get $w) (i32.shl (local.get $i) (i32.const 3))))))
+            (local.set $my (f64.add (local.get $my) (f64.load (i32.add (local.get $y) (i32.shl (local.get $i) (i32.const 3))))))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $rows1)))
+    (local.set $mw (f64.div (local.get $mw) (local.get $count)))
+    (local.set $my (f64.div (local.get $my) (local.get $count)))
+    (local.set $i (i32.const 0))
+    (block $done2
+      (loop $rows2
+        (br_if $done2 (i32.ge_s (local.get $i) (local.get $n)))
+        (if (i32.load8_u (i32.add (local.get $used) (local.get $i)))
+          (then
+            (local.set $dw (f64.sub (f64.load (i32.add (local.get $w) (i32.shl (local.get $i) (i32.const 3)))) (local.get $mw)))
+            (local.set $dy (f64.sub (f64.load (i32.add (local.get $y) (i32.shl (local.get $i) (i32.const 3)))) (local.get $my)))
+            (local.set $sxy (f64.add (local.get $sxy) (f64.mul (local.get $dw) (local.get $dy))))
+            (local.set $sxx (f64.add (local.get $sxx) (f64.mul (local.get $dw) (local.get $dw))))
+            (local.set $syy (f64.add (local.get $syy) (f64.mul (local.get $dy) (local.get $dy))))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $rows2)))
+    (if (result f64) (i32.and (f64.gt (local.get $sxx) (f64.const 0)) (f64.gt (local.get $syy) (f64.const 0)))
+      (then (f64.div (f64.mul (local.get $sxy) (local.get $sxy)) (f64.mul (local.get $sxx) (local.get $syy))))
+      (else (f64.const 0))))
+
+  ;; grid.ts cellTotals: over the cells with a positive weight, the weights' sum, their squares'
+  ;; and the weighted yhat (in cell order), and the count of cells not valid, into out (4 doubles).
+  (func (export "cellTotals") (param $weights i32) (param $yhats i32) (param $valid i32) (param $C i32) (param $out i32)
+    (local $c i32) (local $a f64) (local $total f64) (local $squares f64) (local $weighted f64) (local $invalid f64)
+    (block $done
+      (loop $cells
+        (br_if $done (i32.ge_s (local.get $c) (local.get $C)))
+        (local.set $a (f64.load (i32.add (local.get $weights) (i32.shl (local.get $c) (i32.const 3)))))
+        (if (i32.eqz (i32.load8_u (i32.add (local.get $valid) (local.get $c))))
+          (then (local.set $invalid (f64.add (local.get $invalid) (f64.const 1)))))
+        (if (f64.gt (local.get $a) (f64.const 0))
+          (then
+            (local.set $total (f64.add (local.get $total) (local.get $a)))
+            (local.set $squares (f64.add (local.get $squares) (f64.mul (local.get $a) (local.get $a))))
+            (local.set $weighted
+              (f64.add (local.get $weighted) (f64.mul (local.get $a) (f64.load (i32.add (local.get $yhats) (i32.shl (local.get $c) (i32.const 3)))))))))
+        (local.set $c (i32.add (local.get $c) (i32.const 1)))
+        (br $cells)))
+    (f64.store (local.get $out) (local.get $total))
+    (f64.store offset=8 (local.get $out) (local.get $squares))
+    (f64.store offset=16 (local.get $out) (local.get $weighted))
+    (f64.store offset=24 (local.get $out) (local.get $invalid)))
+
+  ;; solo.ts soloStatistics: over the votes not NaN, in order, their number, mean and the means
+  ;; of the 2nd, 3rd and 4th powers of their deviations, into out (5 doubles).
+  (func (export "soloMoments") (param $votes i32) (param $n i32) (param $out i32)
+    (local $i i32) (local $v f64) (local $m f64) (local $mean f64) (local $d f64) (local $d2 f64)
+    (local $m2 f64) (local $m3 f64) (local $m4 f64)
+    (block $done1
+      (loop $rows1
+        (br_if $done1 (i32.ge_s (local.get $i) (local.get $n)))
+        (local.set $v (f64.load (i32.add (local.get $votes) (i32.shl (local.get $i) (i32.const 3)))))
+        (if (f64.eq (local.get $v) (local.get $v))
+          (then
+            (local.set $m (f64.add (local.get $m) (f64.const 1)))
+            (local.set $mean (f64.add (local.get $mean) (local.get $v)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $rows1)))
+    (local.set $mean (f64.div (local.get $mean) (local.get $m)))
+    (local.set $i (i32.const 0))
+    (block $done2
+      (loop $rows2
+        (br_if $done2 (i32.ge_s (local.get $i) (local.get $n)))
+        (local.set $v (f64.load (i32.add (local.get $votes) (i32.shl (local.get $i) (i32.const 3)))))
+        (if (f64.eq (local.get $v) (local.get $v))
+          (then
+            (local.set $d (f64.sub (local.get $v) (local.get $mean)))
+            (local.set $d2 (f64.mul (local.get $d) (local.get $d)))
+            (local.set $m2 (f64.add (local.get $m2) (local.get $d2)))
+            (local.set $m3 (f64.add (local.get $m3) (f64.mul (local.get $d2) (local.get $d))))
+            (local.set $m4 (f64.add (local.get $m4) (f64.mul (local.get $d2) (local.get $d2))))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $rows2)))
+    (f64.store (local.get $out) (local.get $m))
+    (f64.store offset=8 (local.get $out) (local.get $mean))
+    (f64.store offset=16 (local.get $out) (f64.div (local.get $m2) (local.get $m)))
+    (f64.store offset=24 (local.get $out) (f64.div (local.get $m3) (local.get $m)))
+    (f64.store offset=32 (local.get $out) (f64.div (local.get $m4) (local.get $m))))
+
 )
