@@ -2,7 +2,6 @@
  * The distribution of observation "votes" y_solo (docs/methodology.md section 5.7, our reading: each observation's
  * vote averages to the forecast). Statistics and the histogram are over usable rows only.
  */
-import { soloVote } from "./choices.js";
 import { basisKernels } from "./kernels/basis.js";
 import { percentiles } from "./percentile.js";
 
@@ -24,7 +23,7 @@ export interface Histogram {
 /** Votes per row (NaN where the row is unusable, i.e. its relevance is NaN). */
 export function soloVotes(weights: Float64Array, y: Float64Array, relevance: Float64Array, ybar: number, count: number): Float64Array {
   const votes = new Float64Array(y.length);
-  for (let i = 0; i < y.length; i++) votes[i] = relevance[i] === relevance[i] ? soloVote(weights[i], y[i], ybar, count) : NaN;
+  basisKernels().soloVotes(weights, y, relevance, ybar, count, votes);
   return votes;
 }
 
@@ -81,7 +80,8 @@ export function soloHistogram(votes: Float64Array): Histogram {
   for (let i = 0, m = 0; i < n; i++) if (present[i] >= low && present[i] <= high) kept[m++] = present[i];
   let min = Infinity;
   let max = -Infinity;
-  for (const v of kept) {
+  for (let i = 0; i < keptCount; i++) {
+    const v = kept[i];
     if (v < min) min = v;
     if (v > max) max = v;
   }
@@ -89,13 +89,12 @@ export function soloHistogram(votes: Float64Array): Histogram {
   const bins = max > min && width > 0 ? Math.min(MAX_BINS, Math.max(1, Math.ceil((max - min) / width))) : 1;
   const span = max > min ? (max - min) / bins : 1;
   const start = max > min ? min : min - 0.5;
-  const edges = Array.from({ length: bins + 1 }, (_, b) => start + b * span);
+  // Plain loops: a Grid makes one histogram, in a process that may still run this code cold.
+  const edges = new Array<number>(bins + 1);
+  for (let b = 0; b <= bins; b++) edges[b] = start + b * span;
+  const centers = new Array<number>(bins);
+  for (let b = 0; b < bins; b++) centers[b] = edges[b] + span / 2;
   const count = new Array<number>(bins).fill(0);
-  for (const v of kept) count[Math.min(bins - 1, Math.floor((v - start) / span))]++;
-  return {
-    bin_edges: edges,
-    bin_centers: edges.slice(0, -1).map((e) => e + span / 2),
-    bin_widths: new Array<number>(bins).fill(span),
-    count,
-  };
+  for (let i = 0; i < keptCount; i++) count[Math.min(bins - 1, Math.floor((kept[i] - start) / span))]++;
+  return { bin_edges: edges, bin_centers: centers, bin_widths: new Array<number>(bins).fill(span), count };
 }

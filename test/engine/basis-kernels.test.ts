@@ -157,7 +157,7 @@ describe("the once-per-Grid WebAssembly passes give the bits of their JavaScript
     );
   });
 
-  it("mergeRows, compositeFit, cellTotals and soloMoments", () => {
+  it("mergeRows, compositeFit, cellTotals, soloVotes and soloMoments", () => {
     const rows = fc.record({
       n: fc.integer({ min: 0, max: 30 }),
       parts: fc.integer({ min: 0, max: 5 }),
@@ -179,9 +179,11 @@ describe("the once-per-Grid WebAssembly passes give the bits of their JavaScript
           kernels.cellTotals(column(5), column(7), flagsOf(5), totals);
           const moments = new Float64Array(5);
           kernels.soloMoments(column(7), moments);
-          return { composite, used, fit: [fit], totals, moments };
+          const votes = new Float64Array(n);
+          kernels.soloVotes(column(5), column(7), column(4), values[0], parts + 1, votes);
+          return { composite, used, fit: [fit], totals, moments, votes };
         });
-        for (const key of ["composite", "used", "fit", "totals", "moments"] as const) expectSameBits(js[key], wasm[key], key);
+        for (const key of ["composite", "used", "fit", "totals", "moments", "votes"] as const) expectSameBits(js[key], wasm[key], key);
       }),
       { numRuns: 400 },
     );

@@ -11,6 +11,7 @@
  * call copies its inputs in and its outputs out (a copy of X is a small part of one pass over it).
  * Where WebAssembly or the memory cannot be had, the plain loops run.
  */
+import { soloVote } from "../choices.js";
 import { BASIS_WASM } from "./basis-wasm.js";
 import { instantiate, type KernelChoice } from "./rows.js";
 
@@ -79,6 +80,8 @@ export interface BasisKernels {
   compositeFit(weights: Float64Array, y: Float64Array, used: Uint8Array): number;
   /** Over the cells with a positive weight: its sum, its squares' and the weighted yhat; and the count of cells not valid: out[0..3]. */
   cellTotals(weights: Float64Array, yhats: Float64Array, valid: Uint8Array, out: Float64Array): void;
+  /** votes[i] = soloVote(weights[i], y[i], ybar, count) (choices.ts) where mask[i] is not NaN, NaN where it is. */
+  soloVotes(weights: Float64Array, y: Float64Array, mask: Float64Array, ybar: number, count: number, votes: Float64Array): void;
   /** Over the values not NaN, in order: their number, mean and the means of the 2nd, 3rd and 4th powers of their deviations: out[0..4]. */
   soloMoments(votes: Float64Array, out: Float64Array): void;
 }
@@ -306,6 +309,9 @@ export const jsBasis: BasisKernels = {
     out[2] = weightedYhat;
     out[3] = invalidCells;
   },
+  soloVotes(weights, y, mask, ybar, count, votes) {
+    for (let i = 0; i < y.length; i++) votes[i] = mask[i] === mask[i] ? soloVote(weights[i], y[i], ybar, count) : NaN;
+  },
   soloMoments(votes, out) {
     let n = 0;
     let mean = 0;
@@ -383,6 +389,7 @@ interface BasisExports {
   mergeRows(parts: number, usedParts: number, P: number, n: number, composite: number, used: number): void;
   compositeFit(w: number, y: number, used: number, n: number): number;
   cellTotals(weights: number, yhats: number, valid: number, C: number, out: number): void;
+  soloVotes(w: number, y: number, mask: number, ybar: number, count: number, n: number, votes: number): void;
   soloMoments(votes: number, n: number, out: number): void;
 }
 
@@ -614,6 +621,14 @@ class WasmBasis implements BasisKernels {
     const o = this.f64(4);
     this.exports.cellTotals(this.f64(C, weights), this.f64(C, yhats.subarray(0, C)), this.u8(C, valid.subarray(0, C)), C, o);
     this.out(o, out, 4);
+  }
+
+  soloVotes(weights: Float64Array, y: Float64Array, mask: Float64Array, ybar: number, count: number, votes: Float64Array): void {
+    const n = y.length;
+    if (!this.room(padded(8 * n) * 4)) return jsBasis.soloVotes(weights, y, mask, ybar, count, votes);
+    const v = this.f64(n);
+    this.exports.soloVotes(this.f64(n, weights.subarray(0, n)), this.f64(n, y), this.f64(n, mask.subarray(0, n)), ybar, count, n, v);
+    this.out(v, votes, n);
   }
 
   soloMoments(votes: Float64Array, out: Float64Array): void {

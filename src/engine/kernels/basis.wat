@@ -538,6 +538,26 @@
     (f64.store offset=16 (local.get $out) (local.get $weighted))
     (f64.store offset=24 (local.get $out) (local.get $invalid)))
 
+  ;; solo.ts soloVotes: votes[i] = ybar + count (w_i - 1 / count) (y_i - ybar) (choices.ts
+  ;; soloVote) where mask[i] is not NaN, NaN where it is.
+  (func (export "soloVotes") (param $w i32) (param $y i32) (param $mask i32) (param $ybar f64) (param $count f64) (param $n i32) (param $votes i32)
+    (local $i i32) (local $at i32) (local $v f64)
+    (block $done
+      (loop $rows
+        (br_if $done (i32.ge_s (local.get $i) (local.get $n)))
+        (local.set $at (i32.shl (local.get $i) (i32.const 3)))
+        (local.set $v (f64.const nan))
+        (if (f64.eq (f64.load (i32.add (local.get $mask) (local.get $at))) (f64.load (i32.add (local.get $mask) (local.get $at))))
+          (then
+            (local.set $v
+              (f64.add (local.get $ybar)
+                (f64.mul
+                  (f64.mul (local.get $count) (f64.sub (f64.load (i32.add (local.get $w) (local.get $at))) (f64.div (f64.const 1) (local.get $count))))
+                  (f64.sub (f64.load (i32.add (local.get $y) (local.get $at))) (local.get $ybar)))))))
+        (f64.store (i32.add (local.get $votes) (local.get $at)) (local.get $v))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $rows))))
+
   ;; solo.ts soloStatistics: over the votes not NaN, in order, their number, mean and the means
   ;; of the 2nd, 3rd and 4th powers of their deviations, into out (5 doubles).
   (func (export "soloMoments") (param $votes i32) (param $n i32) (param $out i32)
