@@ -4,6 +4,7 @@
  * the wire layer and the client call it too, so a bad request fails the same way everywhere.
  */
 import { invalid } from "./errors.js";
+import { basisKernels } from "./kernels/basis.js";
 
 export interface Dataset {
   /** Outcomes, length `rows`, all finite. */
@@ -27,12 +28,8 @@ export function checkData(data: Dataset, theta: Float64Array): void {
   for (let i = 0; i < rows; i++) {
     if (!Number.isFinite(y[i])) invalid(`y[${i}]`, "a finite number", `got ${y[i]}`);
   }
-  for (let v = 0; v < X.length; v++) {
-    const x = X[v];
-    if (x === Infinity || x === -Infinity) {
-      invalid(`X[${Math.floor(v / cols)}][${v % cols}]`, "a finite number or a missing value", `got ${x}`);
-    }
-  }
+  const v = basisKernels().firstInfinite(X);
+  if (v >= 0) invalid(`X[${Math.floor(v / cols)}][${v % cols}]`, "a finite number or a missing value", `got ${X[v]}`);
   if (theta.length !== cols) invalid("theta", `K=${cols} values, one per column of X`, `got ${theta.length}`);
   for (let j = 0; j < cols; j++) {
     if (!Number.isFinite(theta[j])) invalid(`theta[${j}]`, "a finite number", `got ${theta[j]}`);

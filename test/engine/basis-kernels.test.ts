@@ -64,12 +64,15 @@ describe("the once-per-Grid WebAssembly passes give the bits of their JavaScript
     expect(basisKernels("js")).toBe(jsBasis);
   });
 
-  it("hasNaN", () => {
+  it("hasNaN and firstInfinite", () => {
     fc.assert(
       fc.property(matrix(true), ({ X }) => {
         const [js, wasm] = both((k) => k.hasNaN(X));
         expect(wasm).toBe(js);
         expect(js).toBe(X.some((v) => v !== v));
+        const [jsAt, wasmAt] = both((k) => k.firstInfinite(X));
+        expect(wasmAt).toBe(jsAt);
+        expect(jsAt).toBe(X.findIndex((v) => v === Infinity || v === -Infinity));
       }),
       { numRuns: 300 },
     );

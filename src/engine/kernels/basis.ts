@@ -19,6 +19,8 @@ export interface BasisKernels {
   readonly name: KernelChoice;
   /** Whether one of the values is NaN. */
   hasNaN(values: Float64Array): boolean;
+  /** The index of the first infinite value, or -1. */
+  firstInfinite(values: Float64Array): number;
   /**
    * X (n x k, row-major) standardised: each column's mean (row order), scale (sample sd, 0 for a
    * constant column), z (column-major, (x - mean) / scale, 0 for a constant column) and corr
@@ -113,6 +115,10 @@ export const jsBasis: BasisKernels = {
   hasNaN(values) {
     for (let v = 0; v < values.length; v++) if (values[v] !== values[v]) return true;
     return false;
+  },
+  firstInfinite(values) {
+    for (let v = 0; v < values.length; v++) if (values[v] === Infinity || values[v] === -Infinity) return v;
+    return -1;
   },
   standardize(X, N, K, mean, scale, z, corr) {
     // Row by row (X is row-major), each column's sums still taken in row order.
@@ -345,6 +351,7 @@ export const jsBasis: BasisKernels = {
 /** The exports of basis.wat (pointers are byte offsets into its memory). */
 interface BasisExports {
   hasNaN(p: number, n: number): number;
+  firstInfinite(p: number, n: number): number;
   standardize(X: number, n: number, k: number, mean: number, scale: number, z: number, corr: number, sum: number, ss: number, constant: number): void;
   usableRows(X: number, n: number, stride: number, columns: number, k: number, usable: number): number;
   completeMoments(X: number, n: number, stride: number, columns: number, k: number, usable: number, mean: number, centred: number, cov: number): number;
@@ -457,6 +464,11 @@ class WasmBasis implements BasisKernels {
   hasNaN(values: Float64Array): boolean {
     if (!this.room(padded(8 * values.length))) return jsBasis.hasNaN(values);
     return this.exports.hasNaN(this.f64(values.length, values), values.length) === 1;
+  }
+
+  firstInfinite(values: Float64Array): number {
+    if (!this.room(padded(8 * values.length))) return jsBasis.firstInfinite(values);
+    return this.exports.firstInfinite(this.f64(values.length, values), values.length);
   }
 
   standardize(X: Float64Array, n: number, k: number, mean: Float64Array, scale: Float64Array, z: Float64Array, corr: Float64Array): void {

@@ -21,6 +21,18 @@
         (br $rows)))
     (i32.const 0))
 
+  ;; The index of the first of the n doubles at p that is infinite, or -1.
+  (func (export "firstInfinite") (param $p i32) (param $n i32) (result i32)
+    (local $i i32) (local $v f64)
+    (block $done
+      (loop $values
+        (br_if $done (i32.ge_s (local.get $i) (local.get $n)))
+        (local.set $v (f64.load (i32.add (local.get $p) (i32.shl (local.get $i) (i32.const 3)))))
+        (if (i32.or (f64.eq (local.get $v) (f64.const inf)) (f64.eq (local.get $v) (f64.const -inf))) (then (return (local.get $i))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $values)))
+    (i32.const -1))
+
   ;; Row a of a Gram matrix from its diagonal on: out[b] = sum over m < n of x_a[m] x_b[m] for
   ;; b = a .. k - 1, each sum over m in order from 0, columns c at cols + 8 c n.
   (func $gramRow (param $cols i32) (param $n i32) (param $k i32) (param $a i32) (param $out i32)
