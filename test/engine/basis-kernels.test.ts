@@ -64,6 +64,21 @@ describe("the once-per-Grid WebAssembly passes give the bits of their JavaScript
     expect(basisKernels("js")).toBe(jsBasis);
   });
 
+  it("a call that needs more than the memory grows it (here 3 MB) and gives the same bits", () => {
+    const n = 40_000;
+    const X = Float64Array.from({ length: n * 8 }, (_, v) => ((v * 7919) % 1013) / 17 - 29);
+    X[n * 8 - 3] = -Infinity;
+    const [js, wasm] = both((k) => {
+      const out = [new Float64Array(8), new Float64Array(8), new Float64Array(n * 8), new Float64Array(64)];
+      k.standardize(X, n, 8, out[0], out[1], out[2], out[3]);
+      return { out, infinite: k.firstInfinite(X) };
+    });
+    expect(wasm.infinite).toBe(n * 8 - 3);
+    // The WebAssembly ran (its memory grew), not the plain loops in its place.
+    expect((wasmBasis as unknown as { capacity: number }).capacity).toBeGreaterThanOrEqual(2 * 8 * 8 * n);
+    for (let a = 0; a < 4; a++) expectSameBits(js.out[a], wasm.out[a], `output ${a}`);
+  });
+
   it("hasNaN and firstInfinite", () => {
     fc.assert(
       fc.property(matrix(true), ({ X }) => {

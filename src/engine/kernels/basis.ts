@@ -365,6 +365,7 @@ interface BasisExports {
     mean: number,
     inverse: number,
     centred: number,
+    rows: number,
     infoX: number,
   ): void;
   relevance(
@@ -401,6 +402,12 @@ interface BasisExports {
 }
 
 type Made = NonNullable<ReturnType<typeof instantiate>>;
+/** The part of WebAssembly.Memory the passes use beside its buffer (typed without the DOM's or Node's globals). */
+type GrowingMemory = Made["memory"] & { grow(pages: number): number };
+
+const PAGE = 65536;
+/** The memory to start with: a Grid's calls at N=1,000, K=10 need about 250 kB; more grows it. */
+const INITIAL_BYTES = 1 << 20;
 
 const padded = (bytes: number) => Math.ceil(bytes / 8) * 8;
 
@@ -417,20 +424,30 @@ class WasmBasis implements BasisKernels {
   /** The next free byte of the call being laid out. */
   private top = 0;
 
+  private readonly memory: GrowingMemory;
+
   constructor(made: Made) {
+    this.memory = made.memory as GrowingMemory;
     this.buffer = made.memory.buffer;
     this.exports = made.exports as BasisExports;
     this.capacity = this.buffer.byteLength;
   }
 
-  /** Room for `bytes` from offset 0 (false when it cannot be had: the caller runs the plain loops). */
+  /**
+   * Room for `bytes` from offset 0: the memory grows (at least doubling: a Grid's calls need
+   * about the same, and a new instance would compile its calls' wrappers again), or false when it
+   * cannot (the caller runs the plain loops).
+   */
   private room(bytes: number): boolean {
     this.top = 0;
     if (bytes <= this.capacity) return true;
-    const made = instantiate(BASIS_WASM, bytes);
-    if (!made) return false;
-    this.buffer = made.memory.buffer;
-    this.exports = made.exports as BasisExports;
+    try {
+      this.memory.grow(Math.ceil(Math.max(bytes - this.capacity, this.capacity) / PAGE));
+    } catch (error) {
+      if (error instanceof RangeError) return false;
+      throw error;
+    }
+    this.buffer = this.memory.buffer;
     this.capacity = this.buffer.byteLength;
     return true;
   }
@@ -535,15 +552,19 @@ class WasmBasis implements BasisKernels {
     infoX: Float64Array,
   ): void {
     const k = columns.length;
-    if (!this.room(WasmBasis.rowBytes(n, stride, k) + padded(8 * k) * 2 + padded(8 * k * k) + padded(8 * n))) {
+    const pairs = (n + 1) >> 1;
+    if (!this.room(WasmBasis.rowBytes(n, stride, k) + padded(8 * k) + padded(8 * k * k) + 16 * k * pairs + padded(4 * n) + padded(8 * n))) {
       return jsBasis.informativeness(X, n, stride, columns, usable, mean, inverse, infoX);
     }
     this.rows(X, n, stride, columns, usable, true);
     const m = this.f64(k, mean);
     const inv = this.f64(k * k, inverse.subarray(0, k * k));
-    const centred = this.f64(k);
+    // The usable rows' centred values two by two (k pairs of lanes each), and their indices.
+    const centred = this.f64(2 * k * pairs);
+    const rows = this.top;
+    this.top += padded(4 * n);
     const info = this.f64(n);
-    this.exports.informativeness(this.x, n, stride, this.cols, k, this.u, m, inv, centred, info);
+    this.exports.informativeness(this.x, n, stride, this.cols, k, this.u, m, inv, centred, rows, info);
     this.out(info, infoX, n);
   }
 
@@ -665,7 +686,7 @@ let shared: BasisKernels | null = null;
 export function basisKernels(choice: KernelChoice = "wasm"): BasisKernels {
   if (choice === "js") return jsBasis;
   if (!shared) {
-    const made = instantiate(BASIS_WASM, 0);
+    const made = instantiate(BASIS_WASM, INITIAL_BYTES);
     shared = made ? new WasmBasis(made) : jsBasis;
   }
   return shared;

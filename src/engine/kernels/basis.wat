@@ -1,7 +1,8 @@
 ;; The Grid's once-per-Grid passes (src/engine/kernels/basis.ts): standardising X, the
-;; all-attribute model's rows, moments, informativeness and relevance, and the insights' pass
-;; over the cells. Scalar f64 arithmetic, each operation the very one of the plain loop that is
-;; its twin in basis.ts (`jsBasis`), in the same order: the same bits. A Grid's first and only
+;; all-attribute model's rows, moments, informativeness and relevance, the merge of the chunks'
+;; rows, the composite's fit, the solo votes and their moments, and the insights' pass over the
+;; cells. f64 arithmetic (f64x2 in informativeness, one row a lane), each operation the very one
+;; of the plain loop that is its twin in basis.ts (`jsBasis`), in the same order: the same bits. A Grid's first and only
 ;; run (the CLI's) executes these once, where JavaScript still runs in its interpreter and
 ;; WebAssembly is compiled code from the first call.
 ;;
@@ -303,57 +304,94 @@
         (br $columnsZ)))
     (local.get $count))
 
-  ;; model.ts modelBasis: infoX[i] = c' S c, c = x_i - mean over the k columns (quadraticForm:
-  ;; sum over a of c_a (sum over b of S_ab c_b), each sum in order), NaN on rows not usable.
-  ;; centred (k doubles) is scratch.
+;; model.ts modelBasis: infoX[i] = c' S c, c = x_i - mean over the k columns (quadraticForm:
+  ;; sum over a of c_a (sum over b of S_ab c_b), each sum in order), NaN on rows not usable. Two
+  ;; usable rows a pass, one in each lane of f64x2 (each lane the very operations of one row):
+  ;; their centred values go into centred pair by pair, lane by lane (16 k bytes a pair), and
+  ;; their row indices into rows.
   (func (export "informativeness")
     (param $X i32) (param $n i32) (param $stride i32) (param $columns i32) (param $k i32) (param $usable i32)
-    (param $mean i32) (param $inverse i32) (param $centred i32) (param $infoX i32)
-    (local $i i32) (local $a i32) (local $b i32) (local $row i32) (local $srow i32) (local $q f64) (local $inner f64)
+    (param $mean i32) (param $inverse i32) (param $centred i32) (param $rows i32) (param $infoX i32)
+    (local $i i32) (local $a i32) (local $b i32) (local $m i32) (local $row i32) (local $srow i32) (local $base i32)
+    (local $pair i32) (local $pairs i32) (local $k16 i32)
+    (local $q v128) (local $inner v128)
+    (local.set $k16 (i32.shl (local.get $k) (i32.const 4)))
     (block $done
-      (loop $rows
+      (loop $each
         (br_if $done (i32.ge_s (local.get $i) (local.get $n)))
         (if (i32.load8_u (i32.add (local.get $usable) (local.get $i)))
           (then
+            (local.set $base
+              (i32.add (local.get $centred)
+                (i32.add (i32.mul (i32.shr_u (local.get $m) (i32.const 1)) (local.get $k16)) (i32.shl (i32.and (local.get $m) (i32.const 1)) (i32.const 3)))))
             (local.set $a (i32.const 0))
             (block $cdone
               (loop $centre
                 (br_if $cdone (i32.ge_s (local.get $a) (local.get $k)))
-                (f64.store (i32.add (local.get $centred) (i32.shl (local.get $a) (i32.const 3)))
+                (f64.store (i32.add (local.get $base) (i32.shl (local.get $a) (i32.const 4)))
                   (f64.sub
                     (f64.load (call $cell (local.get $X) (local.get $row) (local.get $columns) (local.get $a)))
                     (f64.load (i32.add (local.get $mean) (i32.shl (local.get $a) (i32.const 3))))))
                 (local.set $a (i32.add (local.get $a) (i32.const 1)))
                 (br $centre)))
-            (local.set $q (f64.const 0))
-            (local.set $a (i32.const 0))
-            (local.set $srow (local.get $inverse))
-            (block $adone
-              (loop $outer
-                (br_if $adone (i32.ge_s (local.get $a) (local.get $k)))
-                (local.set $inner (f64.const 0))
-                (local.set $b (i32.const 0))
-                (block $bdone
-                  (loop $inner
-                    (br_if $bdone (i32.ge_s (local.get $b) (local.get $k)))
-                    (local.set $inner
-                      (f64.add (local.get $inner)
-                        (f64.mul
-                          (f64.load (i32.add (local.get $srow) (i32.shl (local.get $b) (i32.const 3))))
-                          (f64.load (i32.add (local.get $centred) (i32.shl (local.get $b) (i32.const 3)))))))
-                    (local.set $b (i32.add (local.get $b) (i32.const 1)))
-                    (br $inner)))
-                (local.set $q
-                  (f64.add (local.get $q)
-                    (f64.mul (f64.load (i32.add (local.get $centred) (i32.shl (local.get $a) (i32.const 3)))) (local.get $inner))))
-                (local.set $srow (i32.add (local.get $srow) (i32.shl (local.get $k) (i32.const 3))))
-                (local.set $a (i32.add (local.get $a) (i32.const 1)))
-                (br $outer)))
-            (f64.store (i32.add (local.get $infoX) (i32.shl (local.get $i) (i32.const 3))) (local.get $q)))
+            (i32.store (i32.add (local.get $rows) (i32.shl (local.get $m) (i32.const 2))) (local.get $i))
+            (local.set $m (i32.add (local.get $m) (i32.const 1))))
           (else (f64.store (i32.add (local.get $infoX) (i32.shl (local.get $i) (i32.const 3))) (f64.const nan))))
         (local.set $row (i32.add (local.get $row) (local.get $stride)))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (br $rows)))
+        (br $each)))
+    ;; An odd last row's pair: 0 in its second lane (computed, never stored).
+    (if (i32.and (local.get $m) (i32.const 1))
+      (then
+        (local.set $base (i32.add (i32.add (local.get $centred) (i32.mul (i32.shr_u (local.get $m) (i32.const 1)) (local.get $k16))) (i32.const 8)))
+        (local.set $a (i32.const 0))
+        (block $zdone
+          (loop $zero
+            (br_if $zdone (i32.ge_s (local.get $a) (local.get $k)))
+            (f64.store (i32.add (local.get $base) (i32.shl (local.get $a) (i32.const 4))) (f64.const 0))
+            (local.set $a (i32.add (local.get $a) (i32.const 1)))
+            (br $zero)))))
+    (local.set $pairs (i32.shr_u (i32.add (local.get $m) (i32.const 1)) (i32.const 1)))
+    (local.set $base (local.get $centred))
+    (block $pdone
+      (loop $pairsLoop
+        (br_if $pdone (i32.ge_s (local.get $pair) (local.get $pairs)))
+        (local.set $q (f64x2.splat (f64.const 0)))
+        (local.set $srow (local.get $inverse))
+        (local.set $a (i32.const 0))
+        (block $adone
+          (loop $outer
+            (br_if $adone (i32.ge_s (local.get $a) (local.get $k)))
+            (local.set $inner (f64x2.splat (f64.const 0)))
+            (local.set $b (i32.const 0))
+            (block $bdone
+              (loop $innerLoop
+                (br_if $bdone (i32.ge_s (local.get $b) (local.get $k)))
+                (local.set $inner
+                  (f64x2.add (local.get $inner)
+                    (f64x2.mul
+                      (f64x2.splat (f64.load (i32.add (local.get $srow) (i32.shl (local.get $b) (i32.const 3)))))
+                      (v128.load (i32.add (local.get $base) (i32.shl (local.get $b) (i32.const 4)))))))
+                (local.set $b (i32.add (local.get $b) (i32.const 1)))
+                (br $innerLoop)))
+            (local.set $q
+              (f64x2.add (local.get $q)
+                (f64x2.mul (v128.load (i32.add (local.get $base) (i32.shl (local.get $a) (i32.const 4)))) (local.get $inner))))
+            (local.set $srow (i32.add (local.get $srow) (i32.shl (local.get $k) (i32.const 3))))
+            (local.set $a (i32.add (local.get $a) (i32.const 1)))
+            (br $outer)))
+        (f64.store
+          (i32.add (local.get $infoX) (i32.shl (i32.load (i32.add (local.get $rows) (i32.shl (local.get $pair) (i32.const 3)))) (i32.const 3)))
+          (f64x2.extract_lane 0 (local.get $q)))
+        (if (i32.lt_s (i32.add (i32.shl (local.get $pair) (i32.const 1)) (i32.const 1)) (local.get $m))
+          (then
+            (f64.store
+              (i32.add (local.get $infoX)
+                (i32.shl (i32.load (i32.add (local.get $rows) (i32.add (i32.shl (local.get $pair) (i32.const 3)) (i32.const 4)))) (i32.const 3)))
+              (f64x2.extract_lane 1 (local.get $q)))))
+        (local.set $base (i32.add (local.get $base) (local.get $k16)))
+        (local.set $pair (i32.add (local.get $pair) (i32.const 1)))
+        (br $pairsLoop)))
     )
 
   ;; model.ts modelAt: relevance[i] = sum over a of (x_ia - mean_a) direction_a in order (NaN on
