@@ -183,6 +183,11 @@ function buildSpace(k: number, options: CombinationOptions): Space {
 function walkTrie(space: Space, emit: (cols: number[]) => boolean | void): void {
   const { k, units, ways, allowed } = space;
   const u = units.length;
+  if (space.requiredUnits.length === 0 && u === k) {
+    // Every column a free unit of its own (no groups, nothing required): the plain walk.
+    plainTrie(k, allowed, emit);
+    return;
+  }
   // `all`: free units first (same indices as `units`), then required units; unitOf[j] indexes it.
   const all: { cols: number[]; required: boolean }[] = [];
   for (const cols of units) all.push({ cols, required: false });
@@ -251,6 +256,39 @@ function walkTrie(space: Space, emit: (cols: number[]) => boolean | void): void 
     }
   };
   visit(0);
+}
+
+/**
+ * `walkTrie` when every column is a free unit of its own: every ascending list of columns whose
+ * size is allowed, in trie order (a prefix before its extensions, children by increasing next
+ * column), by one loop over a stack of columns instead of a recursion of closures (a Grid plans
+ * once, so this runs cold). A branch is entered only while an allowed size is still reachable in it.
+ */
+function plainTrie(k: number, allowed: Uint8Array, emit: (cols: number[]) => boolean | void): void {
+  let smallest = 0;
+  let largest = 0;
+  for (let s = k; s >= 1; s--) {
+    if (!allowed[s]) continue;
+    smallest = s;
+    if (largest === 0) largest = s;
+  }
+  if (largest === 0) return;
+  const prefix: number[] = [];
+  // The next column to try at the current depth.
+  let next = 0;
+  for (;;) {
+    const depth = prefix.length;
+    // Descend into `next` while that leaves an allowed size within reach: at most `largest`
+    // columns, and at least `smallest` reachable with the columns from `next` on.
+    if (next < k && depth < largest && depth + (k - next) >= smallest) {
+      prefix.push(next);
+      if (allowed[depth + 1] && emit(prefix)) return;
+      next++;
+      continue;
+    }
+    if (depth === 0) return;
+    next = prefix.pop()! + 1;
+  }
 }
 
 /** One admissible combination drawn uniformly: a size in proportion to its count, then a uniform subset of free units of that size. */
