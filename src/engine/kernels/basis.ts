@@ -15,6 +15,9 @@ import { soloVote } from "../choices.js";
 import { BASIS_WASM } from "./basis-wasm.js";
 import { instantiate, type KernelChoice } from "./rows.js";
 
+/** X (n rows of `stride` values), the columns of a model, its usable rows and their means of those columns. */
+type ColumnRows = [X: Float64Array, n: number, stride: number, columns: ArrayLike<number>, usable: Uint8Array, mean: Float64Array];
+
 export interface BasisKernels {
   readonly name: KernelChoice;
   /** Whether one of the values is NaN. */
@@ -35,29 +38,10 @@ export interface BasisKernels {
    */
   completeMoments(X: Float64Array, n: number, stride: number, columns: ArrayLike<number>, usable: Uint8Array, mean: Float64Array, cov: Float64Array): number;
   /** infoX[i] = c' inverse c for c = x_i - mean over `columns` (linalg.ts quadraticForm's order), NaN on rows not usable. */
-  informativeness(
-    X: Float64Array,
-    n: number,
-    stride: number,
-    columns: ArrayLike<number>,
-    usable: Uint8Array,
-    mean: Float64Array,
-    inverse: Float64Array,
-    infoX: Float64Array,
-  ): void;
+  informativeness(...args: [...rows: ColumnRows, inverse: Float64Array, infoX: Float64Array]): void;
   /** relevance[i] = (x_i - mean) . direction (NaN on rows not usable), similarity[i] = relevance[i] - 0.5 (infoX[i] + infoTheta). */
   relevance(
-    X: Float64Array,
-    n: number,
-    stride: number,
-    columns: ArrayLike<number>,
-    usable: Uint8Array,
-    mean: Float64Array,
-    direction: Float64Array,
-    infoX: Float64Array,
-    infoTheta: number,
-    relevance: Float64Array,
-    similarity: Float64Array,
+    ...args: [...rows: ColumnRows, direction: Float64Array, infoX: Float64Array, infoTheta: number, relevance: Float64Array, similarity: Float64Array]
   ): void;
   /**
    * The insights' sums over the cells (insights.ts): returns the weights' total; `out` (10 k)
@@ -348,6 +332,9 @@ export const jsBasis: BasisKernels = {
   },
 };
 
+/** The rows of a model's columns and their means, as basis.wat's passes take them (pointers and sizes). */
+type ModelRows = [X: number, n: number, stride: number, columns: number, k: number, usable: number, mean: number];
+
 /** The exports of basis.wat (pointers are byte offsets into its memory). */
 interface BasisExports {
   hasNaN(p: number, n: number): number;
@@ -355,33 +342,8 @@ interface BasisExports {
   standardize(X: number, n: number, k: number, mean: number, scale: number, z: number, corr: number, sum: number, ss: number, constant: number): void;
   usableRows(X: number, n: number, stride: number, columns: number, k: number, usable: number): number;
   completeMoments(X: number, n: number, stride: number, columns: number, k: number, usable: number, mean: number, centred: number, cov: number): number;
-  informativeness(
-    X: number,
-    n: number,
-    stride: number,
-    columns: number,
-    k: number,
-    usable: number,
-    mean: number,
-    inverse: number,
-    centred: number,
-    rows: number,
-    infoX: number,
-  ): void;
-  relevance(
-    X: number,
-    n: number,
-    stride: number,
-    columns: number,
-    k: number,
-    usable: number,
-    mean: number,
-    direction: number,
-    infoX: number,
-    infoTheta: number,
-    relevance: number,
-    similarity: number,
-  ): void;
+  informativeness(...args: [...rows: ModelRows, inverse: number, centred: number, rows: number, infoX: number]): void;
+  relevance(...args: [...rows: ModelRows, direction: number, infoX: number, infoTheta: number, relevance: number, similarity: number]): void;
   insights(
     combination: number,
     weights: number,
@@ -478,17 +440,17 @@ class WasmBasis implements BasisKernels {
     to.set(new Float64Array(this.buffer, at, n));
   }
 
-  hasNaN(values: Float64Array): boolean {
+  readonly hasNaN: BasisKernels["hasNaN"] = (values) => {
     if (!this.room(padded(8 * values.length))) return jsBasis.hasNaN(values);
     return this.exports.hasNaN(this.f64(values.length, values), values.length) === 1;
-  }
+  };
 
-  firstInfinite(values: Float64Array): number {
+  readonly firstInfinite: BasisKernels["firstInfinite"] = (values) => {
     if (!this.room(padded(8 * values.length))) return jsBasis.firstInfinite(values);
     return this.exports.firstInfinite(this.f64(values.length, values), values.length);
-  }
+  };
 
-  standardize(X: Float64Array, n: number, k: number, mean: Float64Array, scale: Float64Array, z: Float64Array, corr: Float64Array): void {
+  readonly standardize: BasisKernels["standardize"] = (X, n, k, mean, scale, z, corr) => {
     if (!this.room(padded(8 * n * k) * 2 + padded(8 * k) * 4 + padded(8 * k * k) + padded(k))) return jsBasis.standardize(X, n, k, mean, scale, z, corr);
     const x = this.f64(n * k, X.subarray(0, n * k));
     const m = this.f64(k);
@@ -500,7 +462,7 @@ class WasmBasis implements BasisKernels {
     this.out(s, scale, k);
     this.out(zz, z, n * k);
     this.out(c, corr, k * k);
-  }
+  };
 
   /** Offsets of the last `rows` call's X, columns and usable. */
   private x = 0;
@@ -518,15 +480,15 @@ class WasmBasis implements BasisKernels {
     return padded(8 * n * stride) + padded(4 * k) + padded(n);
   }
 
-  usableRows(X: Float64Array, n: number, stride: number, columns: ArrayLike<number>, usable: Uint8Array): number {
+  readonly usableRows: BasisKernels["usableRows"] = (X, n, stride, columns, usable) => {
     if (!this.room(WasmBasis.rowBytes(n, stride, columns.length))) return jsBasis.usableRows(X, n, stride, columns, usable);
     this.rows(X, n, stride, columns, usable, false);
     const count = this.exports.usableRows(this.x, n, stride, this.cols, columns.length, this.u);
     usable.set(new Uint8Array(this.buffer, this.u, n));
     return count;
-  }
+  };
 
-  completeMoments(X: Float64Array, n: number, stride: number, columns: ArrayLike<number>, usable: Uint8Array, mean: Float64Array, cov: Float64Array): number {
+  readonly completeMoments: BasisKernels["completeMoments"] = (X, n, stride, columns, usable, mean, cov) => {
     const k = columns.length;
     if (!this.room(WasmBasis.rowBytes(n, stride, k) + padded(8 * k) + padded(8 * k * n) + padded(8 * k * k))) {
       return jsBasis.completeMoments(X, n, stride, columns, usable, mean, cov);
@@ -539,18 +501,9 @@ class WasmBasis implements BasisKernels {
     this.out(m, mean, k);
     this.out(c, cov, k * k);
     return count;
-  }
+  };
 
-  informativeness(
-    X: Float64Array,
-    n: number,
-    stride: number,
-    columns: ArrayLike<number>,
-    usable: Uint8Array,
-    mean: Float64Array,
-    inverse: Float64Array,
-    infoX: Float64Array,
-  ): void {
+  readonly informativeness: BasisKernels["informativeness"] = (X, n, stride, columns, usable, mean, inverse, infoX) => {
     const k = columns.length;
     const pairs = (n + 1) >> 1;
     if (!this.room(WasmBasis.rowBytes(n, stride, k) + padded(8 * k) + padded(8 * k * k) + 16 * k * pairs + padded(4 * n) + padded(8 * n))) {
@@ -566,21 +519,9 @@ class WasmBasis implements BasisKernels {
     const info = this.f64(n);
     this.exports.informativeness(this.x, n, stride, this.cols, k, this.u, m, inv, centred, rows, info);
     this.out(info, infoX, n);
-  }
+  };
 
-  relevance(
-    X: Float64Array,
-    n: number,
-    stride: number,
-    columns: ArrayLike<number>,
-    usable: Uint8Array,
-    mean: Float64Array,
-    direction: Float64Array,
-    infoX: Float64Array,
-    infoTheta: number,
-    relevance: Float64Array,
-    similarity: Float64Array,
-  ): void {
+  readonly relevance: BasisKernels["relevance"] = (X, n, stride, columns, usable, mean, direction, infoX, infoTheta, relevance, similarity) => {
     const k = columns.length;
     if (!this.room(WasmBasis.rowBytes(n, stride, k) + padded(8 * k) * 2 + padded(8 * n) * 3)) {
       return jsBasis.relevance(X, n, stride, columns, usable, mean, direction, infoX, infoTheta, relevance, similarity);
@@ -594,19 +535,9 @@ class WasmBasis implements BasisKernels {
     this.exports.relevance(this.x, n, stride, this.cols, k, this.u, m, d, info, infoTheta, r, s);
     this.out(r, relevance, n);
     this.out(s, similarity, n);
-  }
+  };
 
-  insights(
-    combination: Int32Array,
-    weight: Float64Array,
-    yhat: Float64Array,
-    valid: Uint8Array,
-    has: Uint8Array,
-    sizes: Int32Array,
-    k: number,
-    ybar: number,
-    out: Float64Array,
-  ): number {
+  readonly insights: BasisKernels["insights"] = (combination, weight, yhat, valid, has, sizes, k, ybar, out) => {
     const C = weight.length;
     const Q = sizes.length;
     if (!this.room(padded(4 * C) + padded(8 * C) * 2 + padded(C) + padded(Q * k) + padded(4 * Q) + padded(80 * k))) {
@@ -622,9 +553,9 @@ class WasmBasis implements BasisKernels {
     const total = this.exports.insights(cc, w, y, v, C, h, s, k, ybar, o);
     this.out(o, out, 10 * k);
     return total;
-  }
+  };
 
-  mergeRows(composites: readonly Float64Array[], useds: readonly Uint8Array[], composite: Float64Array, used: Uint8Array): void {
+  readonly mergeRows: BasisKernels["mergeRows"] = (composites, useds, composite, used) => {
     const n = composite.length;
     const P = composites.length;
     if (!this.room((P + 1) * (padded(8 * n) + padded(n)))) return jsBasis.mergeRows(composites, useds, composite, used);
@@ -640,37 +571,37 @@ class WasmBasis implements BasisKernels {
     this.exports.mergeRows(parts, usedParts, P, n, c, u);
     this.out(c, composite, n);
     used.set(new Uint8Array(this.buffer, u, n));
-  }
+  };
 
-  compositeFit(weights: Float64Array, y: Float64Array, used: Uint8Array): number {
+  readonly compositeFit: BasisKernels["compositeFit"] = (weights, y, used) => {
     const n = y.length;
     if (!this.room(padded(8 * n) * 2 + padded(n))) return jsBasis.compositeFit(weights, y, used);
     return this.exports.compositeFit(this.f64(n, weights.subarray(0, n)), this.f64(n, y), this.u8(n, used.subarray(0, n)), n);
-  }
+  };
 
-  cellTotals(weights: Float64Array, yhats: Float64Array, valid: Uint8Array, out: Float64Array): void {
+  readonly cellTotals: BasisKernels["cellTotals"] = (weights, yhats, valid, out) => {
     const C = weights.length;
     if (!this.room(padded(8 * C) * 2 + padded(C) + 32)) return jsBasis.cellTotals(weights, yhats, valid, out);
     const o = this.f64(4);
     this.exports.cellTotals(this.f64(C, weights), this.f64(C, yhats.subarray(0, C)), this.u8(C, valid.subarray(0, C)), C, o);
     this.out(o, out, 4);
-  }
+  };
 
-  soloVotes(weights: Float64Array, y: Float64Array, mask: Float64Array, ybar: number, count: number, votes: Float64Array): void {
+  readonly soloVotes: BasisKernels["soloVotes"] = (weights, y, mask, ybar, count, votes) => {
     const n = y.length;
     if (!this.room(padded(8 * n) * 4)) return jsBasis.soloVotes(weights, y, mask, ybar, count, votes);
     const v = this.f64(n);
     this.exports.soloVotes(this.f64(n, weights.subarray(0, n)), this.f64(n, y), this.f64(n, mask.subarray(0, n)), ybar, count, n, v);
     this.out(v, votes, n);
-  }
+  };
 
-  soloMoments(votes: Float64Array, out: Float64Array): void {
+  readonly soloMoments: BasisKernels["soloMoments"] = (votes, out) => {
     const n = votes.length;
     if (!this.room(padded(8 * n) + 40)) return jsBasis.soloMoments(votes, out);
     const o = this.f64(5);
     this.exports.soloMoments(this.f64(n, votes), n, o);
     this.out(o, out, 5);
-  }
+  };
 }
 
 let shared: BasisKernels | null = null;
