@@ -371,16 +371,16 @@ export function calibrateBoth(
 
   // One pass: each censor's buckets and per-bucket sums (as `bucketSums`), and the relevance totals (as `relevanceTotals`).
   const ybar = outcome.mean;
-  const sumsR = first.sums.fill(0);
-  const sumsS = second.sums.fill(0);
   const passes = rows.passes;
+  // The bucket sums are read where the pass wrote them (the arena's with the passes): no copy.
+  let sumsR: Float64Array;
+  let sumsS: Float64Array;
   let sums3: Float64Array;
   if (passes) {
     // Indexed rather than destructured or spread: no iterator or array per call on this hot path.
-    const arenaR = passes.sums[0];
-    const arenaS = passes.sums[1];
-    arenaR.fill(0);
-    arenaS.fill(0);
+    sumsR = passes.sums[0].fill(0);
+    sumsS = passes.sums[1].fill(0);
+    sums3 = passes.totals;
     passes.kernels.bucketsTwo(
       relevance,
       similarity,
@@ -392,18 +392,14 @@ export function calibrateBoth(
       T,
       passes.buckets[0],
       passes.buckets[1],
-      arenaR,
-      arenaS,
-      passes.totals,
+      sumsR,
+      sumsS,
+      sums3,
       N,
     );
-    // Copied by a loop: a subarray view per call cost more than the 30 copies.
-    for (let f = 0; f < sumsR.length; f++) {
-      sumsR[f] = arenaR[f];
-      sumsS[f] = arenaS[f];
-    }
-    sums3 = passes.totals;
   } else {
+    sumsR = first.sums.fill(0);
+    sumsS = second.sums.fill(0);
     sums3 = threeTotals;
     jsKernels.bucketsTwo(relevance, similarity, y, ybar, sign, first.atLeast, second.atLeast, T, first.buckets, second.buckets, sumsR, sumsS, sums3, N);
   }
@@ -414,8 +410,32 @@ export function calibrateBoth(
   totals[3] = bounds[1];
   totals[4] = sums3[2];
   // With the passes, each censor's buckets are the arena's (the WebAssembly `addWeightsOfTwo` reads them there).
-  const byRelevance = calibrationsOf(rows, outcome, "relevance", settings, fitSettings, first, totals, relevance, widthR, passes?.buckets[0]);
-  const bySimilarity = calibrationsOf(rows, outcome, "similarity", settings, fitSettings, second, totals, similarity, widthS, passes?.buckets[1]);
+  const byRelevance = calibrationsOf(
+    rows,
+    outcome,
+    "relevance",
+    settings,
+    fitSettings,
+    first,
+    totals,
+    relevance,
+    widthR,
+    passes ? passes.buckets[0] : first.buckets,
+    sumsR,
+  );
+  const bySimilarity = calibrationsOf(
+    rows,
+    outcome,
+    "similarity",
+    settings,
+    fitSettings,
+    second,
+    totals,
+    similarity,
+    widthS,
+    passes ? passes.buckets[1] : second.buckets,
+    sumsS,
+  );
   if (!first.reused) return [byRelevance, bySimilarity];
   // Reused scratches: the pair too is rewritten by the next call (a Grid reads it at once).
   const pair = (first.pair ??= [byRelevance, bySimilarity]);
@@ -478,10 +498,12 @@ function calibrationsOf(
   width: number,
   /** Where the rows' buckets are, when not in the scratch. */
   buckets = scratch.buckets,
+  /** Where the bucket sums are, when not in the scratch (turned into suffix sums in place). */
+  sums = scratch.sums,
 ): CensorCalibration {
   const { usableCount: count } = rows;
   const T = settings.thresholds.length;
-  const { cuts, rank, sums } = scratch;
+  const { cuts, rank } = scratch;
   const ybar = outcome.mean;
   const totalR = t5[0];
   const totalR2 = t5[1];
@@ -559,7 +581,7 @@ function calibrationsOf(
     c.complementShift = complementValid ? s1c / count : NaN;
   }
   if (!reused) return { calibrations: out, buckets, rank };
-  reused.length = T;
+  if (reused.length !== T) reused.length = T;
   const fitted = (scratch.fitted ??= { calibrations: out, buckets, rank });
   fitted.calibrations = out;
   fitted.buckets = buckets;

@@ -14,7 +14,7 @@
  * one length (a Grid's two censors) with each pass over the rows shared.
  */
 import { snapCut } from "./cut.js";
-import { countIntoBins, jsKernels, RowArena, type RowKernels } from "./kernels/rows.js";
+import { arenaShaped, countIntoBins, jsKernels, RowArena, type RowKernels } from "./kernels/rows.js";
 
 const MAX_BINS = 4096;
 const MIN_BINS = 16;
@@ -28,9 +28,10 @@ class Histogram {
      * Per bin, its count (at 2 bin) and the last value (its index) counted into it (at 2 bin + 1,
      * valid where the count is not 0): side by side, so that the counting pass reads and writes both at once.
      */
-    readonly table = new Int32Array(2 * (MAX_BINS + 1)),
+    // Plain arrays take the arena arrays' shape (kernels/rows.ts `arenaShaped`): one map for both kinds of histogram.
+    readonly table = arenaShaped(new Int32Array(2 * (MAX_BINS + 1))),
     /** previous[i]: the value counted into i's bin before i (so a bin's values are linked from the last back to the first). */
-    public previous = new Int32Array(0),
+    public previous = arenaShaped(new Int32Array(0)),
     /** Whether `previous` is an arena's (it then holds at most its length of values: it cannot be replaced by a longer one). */
     private readonly fixed = false,
   ) {}
@@ -71,7 +72,7 @@ class Histogram {
     this.table.fill(0, 0, 2 * bins);
     if (this.previous.length < count) {
       if (this.fixed) throw new RangeError(`this histogram holds at most ${this.previous.length} values; ${count} given`);
-      this.previous = new Int32Array(Math.max(count, 2 * this.previous.length));
+      this.previous = arenaShaped(new Int32Array(Math.max(count, 2 * this.previous.length)));
     }
   }
 

@@ -130,23 +130,26 @@ export function walkCombinationsMany(
   const levels = reuse && reuse.fits(N, K, M) ? reuse : WalkLevels.forThread(N, K, M);
   const { L, u, info, positivesDistance, rel, sim, bounds, v, infoTheta, models, kernels } = levels;
   const columns = levels.columnsOf(shared);
-  const stack: number[] = [];
+  // The current path's columns, stack[0..top): a typed array and a depth (setting an array's length is a runtime call).
+  const stack = new Int32Array(K);
+  let top = 0;
   let singularFrom = Infinity; // depth at which the current path first became singular
   // Whether a level has its similarity and bounds: only a visited level needs them (a deeper level
   // is built from relevance and informativeness alone).
   const finished = new Uint8Array(K + 1);
 
   const order = [...indices].sort((p, q) => compareLex(combinations[p], combinations[q]));
-  for (const index of order) {
+  for (let o = 0; o < order.length; o++) {
+    const index = order[o];
     const combination = combinations[index];
     let common = 0;
-    while (common < stack.length && common < combination.length && stack[common] === combination[common]) common++;
+    while (common < top && common < combination.length && stack[common] === combination[common]) common++;
     // A combination that is a strict prefix of the stack reuses its level: pop past it to recompute nothing.
-    stack.length = common;
+    top = common;
     if (singularFrom >= common) singularFrom = Infinity;
     for (let d = common; d < combination.length; d++) {
       const j = combination[d];
-      stack.push(j);
+      stack[top++] = j;
       if (singularFrom <= d) continue;
       if (scale[j] === 0 || !extend(d, j, d + 1 === combination.length)) singularFrom = d;
     }

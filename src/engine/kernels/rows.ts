@@ -462,6 +462,21 @@ export function instantiate(base64: string, bytes: number): { memory: { readonly
  */
 const MEMORY = Symbol("the arena memory this array is a view of");
 type Branded = { [MEMORY]?: ArrayBuffer };
+/** The brand of plain arrays that share code with an arena's: no arena's memory. */
+const NO_MEMORY = new ArrayBuffer(0);
+
+/**
+ * Gives a plain array the shape of an arena's (its brand, naming no arena's memory), so that code
+ * given both kinds (percentile.ts's histograms) sees one map and is not deoptimised when the
+ * other kind turns up. The kernels refuse it like any other array that is not their arena's.
+ *
+ * @example
+ * const table = arenaShaped(new Int32Array(16));
+ */
+export function arenaShaped<A extends Float64Array | Int32Array | Uint8Array>(a: A): A {
+  (a as Branded)[MEMORY] = NO_MEMORY;
+  return a;
+}
 
 const PAGE = 65536;
 /** Every array starts on 16 bytes (a pair of rows). */
@@ -479,7 +494,8 @@ const padded = (bytes: number) => Math.ceil(bytes / ALIGN) * ALIGN;
  */
 export class RowArena {
   readonly kernels: RowKernels;
-  private readonly memory: { readonly buffer: ArrayBuffer } | null;
+  /** The memory's buffer, read once (`Memory.buffer` is an API getter, slow in cold code; the memory never grows); null without one. */
+  private readonly buffer: ArrayBuffer | null;
   private used = 0;
 
   constructor(
@@ -489,7 +505,7 @@ export class RowArena {
   ) {
     // Without WebAssembly SIMD or the memory, the plain loops, which need no memory of their own.
     const made = choice === "wasm" ? instantiate(ROWS_WASM, capacity) : null;
-    this.memory = made?.memory ?? null;
+    this.buffer = made ? made.memory.buffer : null;
     this.kernels = made ? wasmKernels(made.exports as RowExports, made.memory.buffer) : jsKernels;
   }
 
@@ -501,7 +517,7 @@ export class RowArena {
 
   /** A zero-filled array of n doubles, its own until the arena is dropped. */
   array(n: number): Float64Array {
-    return this.memory ? this.branded(new Float64Array(this.memory.buffer, this.take(8 * n), n)) : new Float64Array(n);
+    return this.buffer ? this.branded(new Float64Array(this.buffer, this.take(8 * n), n)) : new Float64Array(n);
   }
 
   /** `count` arrays of n doubles one after another (a table whose arrays are the same bytes apart). */
@@ -511,22 +527,22 @@ export class RowArena {
 
   /** Whether `a` is one of this arena's arrays, as the WebAssembly kernels need (never for plain arrays). */
   holds(a: ArrayBufferView): boolean {
-    return this.memory !== null && (a as Branded)[MEMORY] === this.memory.buffer;
+    return this.buffer !== null && (a as Branded)[MEMORY] === this.buffer;
   }
 
   /** A zero-filled array of n bytes. */
   uint8(n: number): Uint8Array {
-    return this.memory ? this.branded(new Uint8Array(this.memory.buffer, this.take(n), n)) : new Uint8Array(n);
+    return this.buffer ? this.branded(new Uint8Array(this.buffer, this.take(n), n)) : new Uint8Array(n);
   }
 
   /** A zero-filled array of n 32-bit integers. */
   int32(n: number): Int32Array {
-    return this.memory ? this.branded(new Int32Array(this.memory.buffer, this.take(4 * n), n)) : new Int32Array(n);
+    return this.buffer ? this.branded(new Int32Array(this.buffer, this.take(4 * n), n)) : new Int32Array(n);
   }
 
   /** Marks a view of this arena's memory as handed out by it (`MEMORY`). */
   private branded<A extends Float64Array | Int32Array | Uint8Array>(a: A): A {
-    (a as Branded)[MEMORY] = this.memory!.buffer;
+    (a as Branded)[MEMORY] = this.buffer!;
     return a;
   }
 
