@@ -341,6 +341,55 @@ describe("histogramTwo counts as its JavaScript twin", () => {
   });
 });
 
+describe("selectTwo selects as the plain histograms", () => {
+  it("with tie widths, wanted bins sorted by insertion or left to the plain sort (more than 24 values), and fractions outside [0, 1] left to the plain path", () => {
+    const outcomes = new Set<number>();
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.double({ min: -100, max: 100, noNaN: true }), fc.integer({ min: -3, max: 3 })), { minLength: 2, maxLength: 400, size: "max" }),
+        fc.array(fc.oneof(fc.double({ min: 0, max: 1, noNaN: true }), fc.constantFrom(0, 1, 0.5, 0.2, 0.8)), { minLength: 1, maxLength: 6 }),
+        fc.constantFrom(0, 1e-9, 1e-3, 0.5),
+        fc.boolean(),
+        (pairs, fractions, width, outside) => {
+          const n = pairs.length;
+          const arena = new RowArena(RowArena.bytesFor({ doubles: [n, n, 8] }) + HistogramPair.bytesFor(n));
+          const [a, b] = arena.arrays(2, n);
+          // a: spread values (a few exact ties); b: heavy ties (a handful of values, both zeros), so large bins.
+          pairs.forEach(([x, w], i) => {
+            a[i] = i % 7 === 0 ? 1.25 : x;
+            b[i] = w === 0 ? (i % 2 ? -0 : 0) : w * 0.1;
+          });
+          const given = outside ? [...fractions, 1.5] : fractions;
+          const range = (v: Float64Array) => [Math.min(...v), Math.max(...v)];
+          const [minA, maxA] = range(a);
+          const [minB, maxB] = range(b);
+          if (!(maxA - minA > width) || !(maxB - minB > width)) return;
+          const pair = new HistogramPair(arena, n);
+          const run = (p: HistogramPair) => {
+            const out = [new Float64Array(given.length), new Float64Array(given.length)];
+            percentilesOfTwo(a, b, n, given, new Float64Array(n), new Float64Array(n), out[0], out[1], minA, maxA, width, minB, maxB, width, p);
+            return out.map((o) => [...o]);
+          };
+          if (!outside) expect(run(pair)).toEqual(run(new HistogramPair(null, n)));
+          // The kernel itself: which way it went, and the same cuts when it finished them.
+          const f = arena.array(given.length);
+          f.set(given);
+          const [first, second] = [pair.first, pair.second];
+          const done = pair.kernels.selectTwo!(a, minA, maxA, width, first.header!, b, minB, maxB, width, second.header!, f, given.length, n);
+          outcomes.add(done);
+          expect(outside ? [0] : [1, 2]).toContain(done);
+          if (done === 1) {
+            const plain = run(new HistogramPair(null, n));
+            expect([[...first.out.slice(0, given.length)], [...second.out.slice(0, given.length)]]).toEqual(plain);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+    expect([...outcomes].sort()).toEqual([0, 1, 2]);
+  });
+});
+
 /** Seeded data with ties (few distinct values per attribute). */
 function data(seed: number, N: number, K: number) {
   let s = seed >>> 0;

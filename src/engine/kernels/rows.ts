@@ -84,6 +84,28 @@ export interface RowKernels {
     n: number,
   ): void;
   /**
+   * WebAssembly only (absent from `jsKernels`): the whole select of two histograms (percentile.ts
+   * `percentilesOfTwo` on an arena's pair, each histogram given by the header of its arrays'
+   * offsets), whose plain twin is that of percentile.ts's `Histogram` (open, count, mark, gather,
+   * sort, write). Returns 1 when the cuts are in the histograms' `out`, 2 when counted and marked
+   * only (a wanted bin too large to sort by insertion), 0 when nothing was done (a fraction outside [0, 1]).
+   */
+  selectTwo?(
+    a: Float64Array,
+    minA: number,
+    maxA: number,
+    widthA: number,
+    headerA: Int32Array,
+    b: Float64Array,
+    minB: number,
+    maxB: number,
+    widthB: number,
+    headerB: Int32Array,
+    fractions: Float64Array,
+    T: number,
+    count: number,
+  ): number;
+  /**
    * The buckets of both censors (calibrate.ts `calibrateBoth`, T <= 4 cuts): row i's bucket is the
    * number of cuts atLeast[0..T) its signed score (sign * relevance or sign * similarity) reaches,
    * written to buckets; (1, r, r^2, r dy, r dy^2, r^2 dy^2) with dy = y - ybar are added to that
@@ -319,6 +341,21 @@ interface RowExports {
     previousB: number,
     n: number,
   ): void;
+  selectTwo(
+    a: number,
+    minA: number,
+    maxA: number,
+    widthA: number,
+    headerA: number,
+    b: number,
+    minB: number,
+    maxB: number,
+    widthB: number,
+    headerB: number,
+    fractions: number,
+    T: number,
+    count: number,
+  ): number;
   bucketsTwo(
     relevance: number,
     similarity: number,
@@ -385,6 +422,9 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
     finishLevel: (rel, info, half, sim, bounds, n) => w.finishLevel(at(rel, n), at(info, n), half, at(sim, n), at(bounds, 4), n),
     histogramTwo: (a, minA, scaleA, tableA, previousA, b, minB, scaleB, tableB, previousB, n) =>
       w.histogramTwo(at(a, n), minA, scaleA, at(tableA, 0), at(previousA, n), at(b, n), minB, scaleB, at(tableB, 0), at(previousB, n), n),
+    // A header is a histogram's (percentile.ts `HistogramPair`, in this arena): its offsets are of arrays of this memory.
+    selectTwo: (a, minA, maxA, widthA, headerA, b, minB, maxB, widthB, headerB, fractions, T, count) =>
+      w.selectTwo(at(a, count), minA, maxA, widthA, at(headerA, 10), at(b, count), minB, maxB, widthB, at(headerB, 10), at(fractions, T), T, count),
     bucketsTwo: (relevance, similarity, y, ybar, sign, atLeastR, atLeastS, T, bucketsR, bucketsS, sumsR, sumsS, totals, n) => {
       // The cuts one by one (`cutOf`), as `upToFour` gives them: no array per call on this hot path.
       if (T > 4) throw new RangeError(`bucketsTwo takes at most 4 cuts; ${T} given`);

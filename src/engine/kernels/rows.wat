@@ -362,7 +362,7 @@
   ;; linked one row after the other, in a and then in b, as the plain loops do. An odd n leaves the
   ;; last row to a scalar tail, whose truncation is i32.trunc_f64_s (it would trap on a NaN or an
   ;; infinity; V8's saturating scalar i32.trunc_sat_f64_s made the pass about half as slow again).
-  (func (export "histogramTwo")
+  (func $histogramTwo (export "histogramTwo")
     (param $a i32) (param $minA f64) (param $scaleA f64) (param $tableA i32) (param $previousA i32)
     (param $b i32) (param $minB f64) (param $scaleB f64) (param $tableB i32) (param $previousB i32)
     (param $n i32)
@@ -589,4 +589,265 @@
               (f64.add (local.get $w1)
                 (f64.add (local.get $baseB)
                   (f64.mul (f64.load (i32.add (local.get $slopesB) (i32.shl (i32.load8_u (i32.add (local.get $bucketsB) (local.get $i))) (i32.const 3)))) (local.get $r1))))))))))
+
+  ;; The percentiles' selection of two histograms (percentile.ts `percentilesOfTwo` on a pair in
+  ;; an arena), after the plain methods of its `Histogram`, step by step and in the same order:
+  ;; `open` (the bins' scale, the counts cleared), the count (`histogramTwo`), `mark` (the wanted
+  ;; ranks in order, each once, and the bins that hold them), `gather`, `sortBins` and `write` (the
+  ;; linear-interpolation cuts, snapped within the tie width). Only the order statistics and the
+  ;; interpolations' arithmetic reach the cuts, so they are the plain path's bits.
+  ;;
+  ;; A histogram is a header of byte offsets (`HistogramPair`): 0 table (count and last row per
+  ;; bin), 1 previous (the links), 2 starts, 3 wanted, 4 ranks, 5 rankBins, 6 rankBelow, 7 the
+  ;; gathered values (f64), 8 out (the cuts, f64), 9 state (i32: 0 rankCount, 1 wantedCount,
+  ;; 2 gathered, 3 lowest, 4 highest, 5 bins), as its JavaScript fields. Every start is -1 between selects.
+
+  ;; `Histogram.open`: the scale of count values in [min, max] (max - min finite and positive), the counts cleared.
+  (func $open (param $h i32) (param $count i32) (param $min f64) (param $max f64) (result f64)
+    (local $bins i32) (local $scale f64)
+    (local.set $bins (i32.shr_s (local.get $count) (i32.const 2)))
+    (if (i32.lt_s (local.get $bins) (i32.const 16)) (then (local.set $bins (i32.const 16))))
+    (if (i32.gt_s (local.get $bins) (i32.const 4096)) (then (local.set $bins (i32.const 4096))))
+    (local.set $scale (f64.div (f64.convert_i32_s (local.get $bins)) (f64.sub (local.get $max) (local.get $min))))
+    (if (f64.lt (local.get $scale) (f64.const inf))
+      (then
+        ;; scale *= 1 - 2^-40 until the largest value falls below the last bin's end.
+        (block $done
+          (loop $shrink
+            (br_if $done (i32.lt_s (i32.trunc_sat_f64_s (f64.mul (f64.sub (local.get $max) (local.get $min)) (local.get $scale))) (local.get $bins)))
+            (local.set $scale (f64.mul (local.get $scale) (f64.const 0x1.fffffffffep-1)))
+            (br $shrink))))
+      (else (local.set $scale (f64.const 0))))
+    (memory.fill (i32.load (local.get $h)) (i32.const 0) (i32.shl (local.get $bins) (i32.const 3)))
+    (i32.store offset=20 (i32.load offset=36 (local.get $h)) (local.get $bins))
+    (local.get $scale))
+
+  ;; `Histogram.mark`: the previous select's bins unmarked, the wanted ranks listed in order (each
+  ;; once; not the lowest or highest, whose values are min and max), then each one's bin, how many
+  ;; values lie below it, and the wanted bins laid out one after another.
+  (func $mark (param $h i32) (param $count i32) (param $min f64) (param $max f64) (param $fractions i32) (param $T i32)
+    (local $table i32) (local $starts i32) (local $wanted i32) (local $ranks i32) (local $state i32)
+    (local $w i32) (local $lowest i32) (local $highest i32) (local $rankCount i32) (local $t i32)
+    (local $hf f64) (local $lo f64) (local $rank i32) (local $last i32) (local $k i32)
+    (local $next i32) (local $wantedCount i32) (local $bin i32) (local $below i32) (local $c i32)
+    (local.set $table (i32.load (local.get $h)))
+    (local.set $starts (i32.load offset=8 (local.get $h)))
+    (local.set $wanted (i32.load offset=12 (local.get $h)))
+    (local.set $ranks (i32.load offset=16 (local.get $h)))
+    (local.set $state (i32.load offset=36 (local.get $h)))
+    (block $d
+      (loop $l
+        (br_if $d (i32.ge_s (local.get $w) (i32.load offset=4 (local.get $state))))
+        (i32.store (i32.add (local.get $starts) (i32.shl (i32.load (i32.add (local.get $wanted) (i32.shl (local.get $w) (i32.const 2)))) (i32.const 2))) (i32.const -1))
+        (local.set $w (i32.add (local.get $w) (i32.const 1)))
+        (br $l)))
+    (local.set $lowest (select (i32.const 0) (i32.const -1) (f64.ne (local.get $min) (f64.const 0))))
+    (local.set $highest (select (i32.sub (local.get $count) (i32.const 1)) (i32.const -1) (f64.ne (local.get $max) (f64.const 0))))
+    (block $fd
+      (loop $fl
+        (br_if $fd (i32.ge_s (local.get $t) (local.get $T)))
+        (local.set $hf (f64.mul (f64.convert_i32_s (i32.sub (local.get $count) (i32.const 1))) (f64.load (i32.add (local.get $fractions) (i32.shl (local.get $t) (i32.const 3))))))
+        (local.set $lo (f64.floor (local.get $hf)))
+        (local.set $rank (i32.trunc_f64_s (local.get $lo)))
+        (local.set $last (local.get $rank))
+        (if (i32.and (f64.gt (local.get $hf) (local.get $lo)) (i32.lt_s (i32.add (local.get $rank) (i32.const 1)) (local.get $count)))
+          (then (local.set $last (i32.add (local.get $rank) (i32.const 1)))))
+        (block $rd
+          (loop $rl
+            (br_if $rd (i32.gt_s (local.get $rank) (local.get $last)))
+            (block $skip
+              (br_if $skip (i32.or (i32.eq (local.get $rank) (local.get $lowest)) (i32.eq (local.get $rank) (local.get $highest))))
+              ;; Insert in order, once.
+              (local.set $k (local.get $rankCount))
+              (block $kd
+                (loop $kl
+                  (br_if $kd (i32.eqz (local.get $k)))
+                  (br_if $kd (i32.le_s (i32.load (i32.add (local.get $ranks) (i32.shl (i32.sub (local.get $k) (i32.const 1)) (i32.const 2)))) (local.get $rank)))
+                  (local.set $k (i32.sub (local.get $k) (i32.const 1)))
+                  (br $kl)))
+              (if (local.get $k)
+                (then (br_if $skip (i32.eq (i32.load (i32.add (local.get $ranks) (i32.shl (i32.sub (local.get $k) (i32.const 1)) (i32.const 2)))) (local.get $rank)))))
+              (memory.copy
+                (i32.add (local.get $ranks) (i32.shl (i32.add (local.get $k) (i32.const 1)) (i32.const 2)))
+                (i32.add (local.get $ranks) (i32.shl (local.get $k) (i32.const 2)))
+                (i32.shl (i32.sub (local.get $rankCount) (local.get $k)) (i32.const 2)))
+              (i32.store (i32.add (local.get $ranks) (i32.shl (local.get $k) (i32.const 2))) (local.get $rank))
+              (local.set $rankCount (i32.add (local.get $rankCount) (i32.const 1))))
+            (local.set $rank (i32.add (local.get $rank) (i32.const 1)))
+            (br $rl)))
+        (local.set $t (i32.add (local.get $t) (i32.const 1)))
+        (br $fl)))
+    ;; The bin of each rank: the first whose cumulative count exceeds it.
+    (local.set $k (i32.const 0))
+    (block $md
+      (loop $ml
+        (br_if $md (i32.ge_s (local.get $k) (local.get $rankCount)))
+        (local.set $rank (i32.load (i32.add (local.get $ranks) (i32.shl (local.get $k) (i32.const 2)))))
+        (block $bd
+          (loop $bl
+            (local.set $c (i32.load (i32.add (local.get $table) (i32.shl (local.get $bin) (i32.const 3)))))
+            (br_if $bd (i32.gt_s (i32.add (local.get $below) (local.get $c)) (local.get $rank)))
+            (local.set $below (i32.add (local.get $below) (local.get $c)))
+            (local.set $bin (i32.add (local.get $bin) (i32.const 1)))
+            (br $bl)))
+        (i32.store (i32.add (i32.load offset=20 (local.get $h)) (i32.shl (local.get $k) (i32.const 2))) (local.get $bin))
+        (i32.store (i32.add (i32.load offset=24 (local.get $h)) (i32.shl (local.get $k) (i32.const 2))) (local.get $below))
+        (if (i32.lt_s (i32.load (i32.add (local.get $starts) (i32.shl (local.get $bin) (i32.const 2)))) (i32.const 0))
+          (then
+            (i32.store (i32.add (local.get $starts) (i32.shl (local.get $bin) (i32.const 2))) (local.get $next))
+            (local.set $next (i32.add (local.get $next) (i32.load (i32.add (local.get $table) (i32.shl (local.get $bin) (i32.const 3))))))
+            (i32.store (i32.add (local.get $wanted) (i32.shl (local.get $wantedCount) (i32.const 2))) (local.get $bin))
+            (local.set $wantedCount (i32.add (local.get $wantedCount) (i32.const 1)))))
+        (local.set $k (i32.add (local.get $k) (i32.const 1)))
+        (br $ml)))
+    (i32.store (local.get $state) (local.get $rankCount))
+    (i32.store offset=4 (local.get $state) (local.get $wantedCount))
+    (i32.store offset=8 (local.get $state) (local.get $next))
+    (i32.store offset=12 (local.get $state) (local.get $lowest))
+    (i32.store offset=16 (local.get $state) (local.get $highest)))
+
+  ;; Whether every wanted bin is sorted by insertion (percentile.ts INSERTION_SORT: at most 24 values).
+  (func $insertable (param $h i32) (result i32)
+    (local $table i32) (local $wanted i32) (local $w i32) (local $n i32)
+    (local.set $table (i32.load (local.get $h)))
+    (local.set $wanted (i32.load offset=12 (local.get $h)))
+    (local.set $n (i32.load offset=4 (i32.load offset=36 (local.get $h))))
+    (block $d
+      (loop $l
+        (br_if $d (i32.ge_s (local.get $w) (local.get $n)))
+        (if (i32.gt_s (i32.load (i32.add (local.get $table) (i32.shl (i32.load (i32.add (local.get $wanted) (i32.shl (local.get $w) (i32.const 2)))) (i32.const 3)))) (i32.const 24))
+          (then (return (i32.const 0))))
+        (local.set $w (i32.add (local.get $w) (i32.const 1)))
+        (br $l)))
+    (i32.const 1))
+
+  ;; `Histogram.gather` and `sortBins` (by insertion): each wanted bin's values copied along its
+  ;; links, in the order of the rows, to the bin's start, then sorted there.
+  (func $gatherSorted (param $h i32) (param $values i32)
+    (local $table i32) (local $previous i32) (local $starts i32) (local $wanted i32) (local $scratch i32)
+    (local $w i32) (local $n i32) (local $b i32) (local $i i32) (local $p i32) (local $from i32) (local $to i32)
+    (local $k i32) (local $v f64) (local $at i32)
+    (local.set $table (i32.load (local.get $h)))
+    (local.set $previous (i32.load offset=4 (local.get $h)))
+    (local.set $starts (i32.load offset=8 (local.get $h)))
+    (local.set $wanted (i32.load offset=12 (local.get $h)))
+    (local.set $scratch (i32.load offset=28 (local.get $h)))
+    (local.set $n (i32.load offset=4 (i32.load offset=36 (local.get $h))))
+    (block $d
+      (loop $l
+        (br_if $d (i32.ge_s (local.get $w) (local.get $n)))
+        (local.set $b (i32.load (i32.add (local.get $wanted) (i32.shl (local.get $w) (i32.const 2)))))
+        (local.set $at (i32.add (local.get $table) (i32.shl (local.get $b) (i32.const 3))))
+        (local.set $i (i32.load offset=4 (local.get $at)))
+        (local.set $from (i32.load (i32.add (local.get $starts) (i32.shl (local.get $b) (i32.const 2)))))
+        (local.set $to (i32.add (local.get $from) (i32.load (local.get $at))))
+        (local.set $p (i32.sub (local.get $to) (i32.const 1)))
+        (block $gd
+          (loop $gl
+            (br_if $gd (i32.lt_s (local.get $p) (local.get $from)))
+            (f64.store (i32.add (local.get $scratch) (i32.shl (local.get $p) (i32.const 3)))
+              (f64.load (i32.add (local.get $values) (i32.shl (local.get $i) (i32.const 3)))))
+            (local.set $i (i32.load (i32.add (local.get $previous) (i32.shl (local.get $i) (i32.const 2)))))
+            (local.set $p (i32.sub (local.get $p) (i32.const 1)))
+            (br $gl)))
+        ;; Insertion sort of [from, to): each value moved down past the larger ones before it.
+        (local.set $p (i32.add (local.get $from) (i32.const 1)))
+        (block $sd
+          (loop $sl
+            (br_if $sd (i32.ge_s (local.get $p) (local.get $to)))
+            (local.set $v (f64.load (i32.add (local.get $scratch) (i32.shl (local.get $p) (i32.const 3)))))
+            (local.set $k (i32.sub (local.get $p) (i32.const 1)))
+            (block $kd
+              (loop $kl
+                (br_if $kd (i32.lt_s (local.get $k) (local.get $from)))
+                (br_if $kd (i32.eqz (f64.gt (f64.load (i32.add (local.get $scratch) (i32.shl (local.get $k) (i32.const 3)))) (local.get $v))))
+                (f64.store (i32.add (local.get $scratch) (i32.shl (i32.add (local.get $k) (i32.const 1)) (i32.const 3)))
+                  (f64.load (i32.add (local.get $scratch) (i32.shl (local.get $k) (i32.const 3)))))
+                (local.set $k (i32.sub (local.get $k) (i32.const 1)))
+                (br $kl)))
+            (f64.store (i32.add (local.get $scratch) (i32.shl (i32.add (local.get $k) (i32.const 1)) (i32.const 3))) (local.get $v))
+            (local.set $p (i32.add (local.get $p) (i32.const 1)))
+            (br $sl)))
+        (local.set $w (i32.add (local.get $w) (i32.const 1)))
+        (br $l))))
+
+  ;; `Histogram.valueAt`: min or max for the lowest or highest rank, else the rank's value in its sorted bin.
+  (func $valueAt (param $h i32) (param $rank i32) (param $min f64) (param $max f64) (result f64)
+    (local $state i32) (local $ranks i32) (local $lo i32) (local $hi i32) (local $mid i32)
+    (local.set $state (i32.load offset=36 (local.get $h)))
+    (if (i32.eq (local.get $rank) (i32.load offset=12 (local.get $state))) (then (return (local.get $min))))
+    (if (i32.eq (local.get $rank) (i32.load offset=16 (local.get $state))) (then (return (local.get $max))))
+    (local.set $ranks (i32.load offset=16 (local.get $h)))
+    (local.set $hi (i32.sub (i32.load (local.get $state)) (i32.const 1)))
+    (block $d
+      (loop $l
+        (br_if $d (i32.ge_s (local.get $lo) (local.get $hi)))
+        (local.set $mid (i32.shr_s (i32.add (local.get $lo) (local.get $hi)) (i32.const 1)))
+        (if (i32.lt_s (i32.load (i32.add (local.get $ranks) (i32.shl (local.get $mid) (i32.const 2)))) (local.get $rank))
+          (then (local.set $lo (i32.add (local.get $mid) (i32.const 1))))
+          (else (local.set $hi (local.get $mid))))
+        (br $l)))
+    (f64.load (i32.add (i32.load offset=28 (local.get $h)) (i32.shl
+      (i32.sub
+        (i32.add
+          (i32.load (i32.add (i32.load offset=8 (local.get $h)) (i32.shl (i32.load (i32.add (i32.load offset=20 (local.get $h)) (i32.shl (local.get $lo) (i32.const 2)))) (i32.const 2))))
+          (local.get $rank))
+        (i32.load (i32.add (i32.load offset=24 (local.get $h)) (i32.shl (local.get $lo) (i32.const 2)))))
+      (i32.const 3)))))
+
+  ;; `Histogram.write`: each fraction's cut, low + (h - lo)(high - low) between its two order
+  ;; statistics, snapped to one of them within the width (cut.ts `snapCut`), into out.
+  (func $write (param $h i32) (param $count i32) (param $fractions i32) (param $T i32) (param $min f64) (param $max f64) (param $width f64)
+    (local $t i32) (local $hf f64) (local $lo f64) (local $rank i32) (local $low f64) (local $high f64) (local $cut f64) (local $out i32)
+    (local.set $out (i32.load offset=32 (local.get $h)))
+    (block $d
+      (loop $l
+        (br_if $d (i32.ge_s (local.get $t) (local.get $T)))
+        (local.set $hf (f64.mul (f64.convert_i32_s (i32.sub (local.get $count) (i32.const 1))) (f64.load (i32.add (local.get $fractions) (i32.shl (local.get $t) (i32.const 3))))))
+        (local.set $lo (f64.floor (local.get $hf)))
+        (local.set $rank (i32.trunc_f64_s (local.get $lo)))
+        (local.set $low (call $valueAt (local.get $h) (local.get $rank) (local.get $min) (local.get $max)))
+        (local.set $cut (local.get $low))
+        (if (i32.and (f64.gt (local.get $hf) (local.get $lo)) (i32.lt_s (i32.add (local.get $rank) (i32.const 1)) (local.get $count)))
+          (then
+            (local.set $high (call $valueAt (local.get $h) (i32.add (local.get $rank) (i32.const 1)) (local.get $min) (local.get $max)))
+            (local.set $cut (f64.add (local.get $low) (f64.mul (f64.sub (local.get $hf) (local.get $lo)) (f64.sub (local.get $high) (local.get $low)))))
+            (if (f64.le (f64.sub (local.get $cut) (local.get $low)) (local.get $width))
+              (then (local.set $cut (local.get $low)))
+              (else
+                (if (f64.le (f64.sub (local.get $high) (local.get $cut)) (local.get $width))
+                  (then (local.set $cut (local.get $high))))))))
+        (f64.store (i32.add (local.get $out) (i32.shl (local.get $t) (i32.const 3))) (local.get $cut))
+        (local.set $t (i32.add (local.get $t) (i32.const 1)))
+        (br $l))))
+
+  ;; Both selects: 0 when a fraction is outside [0, 1] (nothing done: the plain path takes it), 2
+  ;; when a wanted bin holds more than 24 values (counted and marked: the plain gather, sort and
+  ;; write finish, their sort being the typed arrays'), 1 when both histograms' cuts are in out.
+  (func (export "selectTwo")
+    (param $a i32) (param $minA f64) (param $maxA f64) (param $widthA f64) (param $hA i32)
+    (param $b i32) (param $minB f64) (param $maxB f64) (param $widthB f64) (param $hB i32)
+    (param $fractions i32) (param $T i32) (param $count i32) (result i32)
+    (local $t i32) (local $f f64) (local $scaleA f64) (local $scaleB f64)
+    (block $d
+      (loop $l
+        (br_if $d (i32.ge_s (local.get $t) (local.get $T)))
+        (local.set $f (f64.load (i32.add (local.get $fractions) (i32.shl (local.get $t) (i32.const 3)))))
+        (if (i32.eqz (i32.and (f64.ge (local.get $f) (f64.const 0)) (f64.le (local.get $f) (f64.const 1)))) (then (return (i32.const 0))))
+        (local.set $t (i32.add (local.get $t) (i32.const 1)))
+        (br $l)))
+    (local.set $scaleA (call $open (local.get $hA) (local.get $count) (local.get $minA) (local.get $maxA)))
+    (local.set $scaleB (call $open (local.get $hB) (local.get $count) (local.get $minB) (local.get $maxB)))
+    (call $histogramTwo
+      (local.get $a) (local.get $minA) (local.get $scaleA) (i32.load (local.get $hA)) (i32.load offset=4 (local.get $hA))
+      (local.get $b) (local.get $minB) (local.get $scaleB) (i32.load (local.get $hB)) (i32.load offset=4 (local.get $hB))
+      (local.get $count))
+    (call $mark (local.get $hA) (local.get $count) (local.get $minA) (local.get $maxA) (local.get $fractions) (local.get $T))
+    (call $mark (local.get $hB) (local.get $count) (local.get $minB) (local.get $maxB) (local.get $fractions) (local.get $T))
+    (if (i32.eqz (i32.and (call $insertable (local.get $hA)) (call $insertable (local.get $hB)))) (then (return (i32.const 2))))
+    (call $gatherSorted (local.get $hA) (local.get $a))
+    (call $gatherSorted (local.get $hB) (local.get $b))
+    (call $write (local.get $hA) (local.get $count) (local.get $fractions) (local.get $T) (local.get $minA) (local.get $maxA) (local.get $widthA))
+    (call $write (local.get $hB) (local.get $count) (local.get $fractions) (local.get $T) (local.get $minB) (local.get $maxB) (local.get $widthB))
+    (i32.const 1))
 )
