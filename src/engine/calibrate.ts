@@ -8,7 +8,7 @@
 import * as choices from "./choices.js";
 import { cutBoundary, cutTest, notAllZero, tieWidth } from "./cut.js";
 import type { AdjFitMultiplier, CensorOperator, CensorType, CensorUnit } from "./options.js";
-import { addToBucket, jsKernels, RowArena, upToFour, type RowKernels } from "./kernels/rows.js";
+import { addToBucket, jsKernels, RowArena, upToFour, type CalibrateTwo, type RowKernels } from "./kernels/rows.js";
 import { HistogramPair, percentiles, percentilesOfTwo } from "./percentile.js";
 
 export interface CensorSettings {
@@ -55,9 +55,16 @@ export class ArenaPasses {
   /** Each censor's slopes by bucket (`addWeightsOfTwo`): 256 long, a bucket being a byte. */
   readonly slopes: [Float64Array, Float64Array];
   readonly totals: Float64Array;
+  /** Each censor's thresholds' positions among the sorted cuts, and five values per cell (`calibrateCellsOfTwo`). */
+  readonly ranks: [Int32Array, Int32Array];
+  readonly cells: Float64Array;
+  /** The WebAssembly calibration of both censors on these arrays, where the kernels have it. */
+  readonly calibrateTwo: CalibrateTwo | undefined;
   private readonly outcome: Float64Array;
   private outcomeFrom: Float64Array | null = null;
   private readonly composites: Float64Array[];
+  /** Per theta, the secondary sums (4) of the range that holds its composite. */
+  private readonly secondaries: Float64Array[];
   private readonly owners: unknown[];
   constructor(
     private readonly arena: RowArena,
@@ -70,15 +77,30 @@ export class ArenaPasses {
     this.sums = [arena.array(6 * 5), arena.array(6 * 5)];
     this.slopes = [arena.array(256), arena.array(256)];
     this.totals = arena.array(3);
+    this.ranks = [arena.int32(4), arena.int32(4)];
+    this.cells = arena.array(40);
     this.outcome = arena.array(rows);
     this.composites = arena.arrays(thetas, rows);
+    this.secondaries = arena.arrays(thetas, 4);
     this.owners = new Array<unknown>(thetas).fill(null);
+    this.calibrateTwo = this.kernels.calibrateTwoOn?.({
+      bucketsR: this.buckets[0],
+      bucketsS: this.buckets[1],
+      sumsR: this.sums[0],
+      sumsS: this.sums[1],
+      totals: this.totals,
+      rankR: this.ranks[0],
+      rankS: this.ranks[1],
+      slopesR: this.slopes[0],
+      slopesS: this.slopes[1],
+      cells: this.cells,
+    });
   }
 
   /** The bytes the passes take in an arena, for models of `rows` rows and `thetas` thetas. */
   static bytesFor(rows: number, thetas: number): number {
-    const doubles = [6 * 5, 6 * 5, 256, 256, 3, rows, ...new Array<number>(thetas).fill(rows)];
-    return HistogramPair.bytesFor(rows) + RowArena.bytesFor({ bytes: [rows, rows], doubles });
+    const doubles = [6 * 5, 6 * 5, 256, 256, 3, 40, rows, ...new Array<number>(thetas).fill(rows), ...new Array<number>(thetas).fill(4)];
+    return HistogramPair.bytesFor(rows) + RowArena.bytesFor({ bytes: [rows, rows], doubles, ints: [4, 4] });
   }
 
   /** y in the arena (copied when it is another array than the last one). */
@@ -99,21 +121,29 @@ export class ArenaPasses {
 
   /**
    * Theta `slot`'s composite, for `owner` (a range of cells) to add its weights to: on the first
-   * claim of an owner, a copy of `start` (what the owner has added so far elsewhere).
+   * claim of an owner, a copy of `start` (what the owner has added so far elsewhere), and of
+   * `startSecondary` into the slot's secondary sums (`secondaryOf`) when given.
    */
-  claimComposite(slot: number, owner: object, start: Float64Array): Float64Array {
+  claimComposite(slot: number, owner: object, start: Float64Array, startSecondary?: Float64Array): Float64Array {
     const composite = this.composites[slot];
     if (this.owners[slot] !== owner) {
       composite.set(start);
+      if (startSecondary) this.secondaries[slot].set(startSecondary);
       this.owners[slot] = owner;
     }
     return composite;
   }
 
-  /** Copies the owner's composite into `into` and gives the slot up; throws when another owner has taken it meanwhile. */
-  releaseComposite(slot: number, owner: object, into: Float64Array): void {
+  /** The secondary sums of theta `slot`'s owner (valid while it holds the slot). */
+  secondaryOf(slot: number): Float64Array {
+    return this.secondaries[slot];
+  }
+
+  /** Copies the owner's composite into `into` (and its secondary sums into `intoSecondary`) and gives the slot up; throws when another owner has taken it meanwhile. */
+  releaseComposite(slot: number, owner: object, into: Float64Array, intoSecondary?: Float64Array): void {
     if (this.owners[slot] !== owner) throw new Error(`the composite of theta ${slot} was taken by another range before this one finished`);
     into.set(this.composites[slot]);
+    if (intoSecondary) intoSecondary.set(this.secondaries[slot]);
     this.owners[slot] = null;
   }
 }
@@ -345,29 +375,7 @@ export function calibrateBoth(
   }
   const widthR = tieWidth(bounds[0], bounds[1]);
   const widthS = tieWidth(bounds[2], bounds[3]);
-  if (settings.unit === "percent") {
-    percentilesOfTwo(
-      relevance,
-      similarity,
-      N,
-      settings.thresholds,
-      first.selection,
-      second.selection,
-      first.cuts,
-      second.cuts,
-      bounds[0],
-      bounds[1],
-      widthR,
-      bounds[2],
-      bounds[3],
-      widthS,
-      rows.passes?.histograms,
-    );
-  } else {
-    for (let t = 0; t < T; t++) first.cuts[t] = second.cuts[t] = settings.thresholds[t];
-  }
-  const sign = setBoundaries(first, settings.operator, T, widthR);
-  setBoundaries(second, settings.operator, T, widthS);
+  const sign = cutsOfTwo(rows, bounds, settings, first, second, widthR, widthS);
 
   // One pass: each censor's buckets and per-bucket sums (as `bucketSums`), and the relevance totals (as `relevanceTotals`).
   const ybar = outcome.mean;
@@ -442,6 +450,109 @@ export function calibrateBoth(
   pair[0] = byRelevance;
   pair[1] = bySimilarity;
   return pair;
+}
+
+/** Both censors' cuts (`percentilesOfTwo` in percent units) and boundaries, as `calibrateBoth` takes them; returns the sign. */
+function cutsOfTwo(
+  rows: ScoredRows,
+  bounds: Float64Array,
+  settings: CensorSettings,
+  first: CalibrationScratch,
+  second: CalibrationScratch,
+  widthR: number,
+  widthS: number,
+): number {
+  const { relevance, similarity } = rows;
+  const N = relevance.length;
+  const T = settings.thresholds.length;
+  if (settings.unit === "percent") {
+    percentilesOfTwo(
+      relevance,
+      similarity,
+      N,
+      settings.thresholds,
+      first.selection,
+      second.selection,
+      first.cuts,
+      second.cuts,
+      bounds[0],
+      bounds[1],
+      widthR,
+      bounds[2],
+      bounds[3],
+      widthS,
+      rows.passes?.histograms,
+    );
+  } else {
+    for (let t = 0; t < T; t++) first.cuts[t] = second.cuts[t] = settings.thresholds[t];
+  }
+  const sign = setBoundaries(first, settings.operator, T, widthR);
+  setBoundaries(second, settings.operator, T, widthS);
+
+  return sign;
+}
+
+/**
+ * A Grid combination's cells for both censors without their calibrations' objects, in one call
+ * into WebAssembly after the cuts (the arena's `calibrateTwo`): each cell's weight, yhat and
+ * validity into cells (T for relevance, then T for similarity: five values each, `ArenaPasses.cells`),
+ * the cells' secondary sums added to `secondary`, their weights to `target` (both the arena's),
+ * exactly as `calibrateBoth`, grid-cells.ts `evaluate` and `addWeightsOfTwo` would. False, having
+ * done nothing, where that cannot be had (no arena kernel, the logistic scale, unusable rows,
+ * more than 4 thresholds, arrays of another memory): the caller then takes that path.
+ *
+ * @example
+ * if (!calibrateCellsOfTwo(model, y, outcome, settings, fitSettings, first, second, secondary, composite)) calibrateBoth(model, y, outcome, settings, fitSettings, first, second);
+ */
+export function calibrateCellsOfTwo(
+  rows: ScoredRows,
+  y: Float64Array,
+  outcome: OutcomeStats,
+  settings: CensorSettings,
+  fitSettings: FitSettings,
+  first: CalibrationScratch,
+  second: CalibrationScratch,
+  secondary: Float64Array,
+  target: Float64Array,
+): boolean {
+  const passes = rows.passes;
+  const bounds = rows.bounds;
+  const calibrateTwo = passes ? passes.calibrateTwo : undefined;
+  const relevance = rows.relevance;
+  const N = relevance.length;
+  const T = settings.thresholds.length;
+  if (!passes || !calibrateTwo || !bounds || fitSettings.logistic || rows.usableCount < N || T > 4) return false;
+  if (!passes.holds(relevance, rows.similarity, secondary, target)) return false;
+  const widthR = tieWidth(bounds[0], bounds[1]);
+  const widthS = tieWidth(bounds[2], bounds[3]);
+  const sign = cutsOfTwo(rows, bounds, settings, first, second, widthR, widthS);
+  const rankR = passes.ranks[0];
+  const rankS = passes.ranks[1];
+  for (let t = 0; t < T; t++) {
+    rankR[t] = first.rank[t];
+    rankS[t] = second.rank[t];
+  }
+  calibrateTwo(
+    relevance,
+    rows.similarity,
+    passes.outcomeOf(y),
+    outcome.mean,
+    sign,
+    first.atLeast,
+    second.atLeast,
+    T,
+    outcome.sumSquares,
+    // The relevance tie width, as `calibrationsOf` takes it from the totals' min and max (the bounds).
+    widthR,
+    choices.adjFitMultiplier(fitSettings.multiplier, fitSettings.attributes),
+    fitSettings.attributes,
+    choices.MIN_RETAINED,
+    choices.MIN_COMPLEMENT_FOR_ASYMMETRY,
+    secondary,
+    target,
+    N,
+  );
+  return true;
 }
 
 /** Module scratch for `calibrateBoth`'s totals (a call finishes before the next starts). */

@@ -440,12 +440,17 @@ describe("a walk gives the same models on either kernels", () => {
 });
 
 describe("a Grid gives the same cells on either kernels as with no arena", () => {
-  it("every chunk of the default Grid and of one with six thresholds and retained cells, N=301, K=6, two data sets in turn on the thread's levels, as the models calibrated without an arena give", () => {
+  it("every chunk of the default Grid, of one with six thresholds and retained cells, and of others (operators, score units, multipliers, one to three thresholds), N=301, K=6, two data sets in turn on the thread's levels, as the models calibrated without an arena give", () => {
+    const options = [
+      {},
+      { threshold: [0, 0.1, 0.25, 0.5, 0.75, 0.9], retain: ["yhat_cells", "n_cells"] },
+      { threshold: [0.3], censor_operator: "lt", adj_fit_multiplier: "log" },
+      { threshold: [0.8, 0, 0.5], censor_operator: "gt", adj_fit_multiplier: "K" },
+      { threshold: [-0.5, 0, 0.25], censor_unit: "score", censor_operator: "lte" },
+    ];
     const grids = [7, 8].flatMap((seed) => {
       const { dataset, thetas } = data(seed, 301, 6);
-      return [{}, { threshold: [0, 0.1, 0.25, 0.5, 0.75, 0.9], retain: ["yhat_cells", "n_cells"] }].map((given) =>
-        prepareGrid(dataset, thetas[1], given as Parameters<typeof prepareGrid>[2]),
-      );
+      return options.map((given) => prepareGrid(dataset, thetas[1], given as Parameters<typeof prepareGrid>[2]));
     });
     const cells = (choice: "wasm" | "js", fresh: boolean) =>
       grids.map((prepared) => {

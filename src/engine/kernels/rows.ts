@@ -106,6 +106,15 @@ export interface RowKernels {
     count: number,
   ): number;
   /**
+   * WebAssembly only (absent from `jsKernels`): a Grid combination's calibration of both censors
+   * and its cells in one call (calibrate.ts `calibrateCellsOfTwo`), on the arrays of one
+   * `ArenaPasses` given once here. Its plain twin is the path it replaces, pass by pass: the sums
+   * cleared and `bucketsTwo`, then per censor `calibrationsOf`'s arithmetic, the cells' weights,
+   * yhat, validity and secondary sums of grid-cells.ts `evaluate`, and `slopesOf`; then
+   * `addWeightsTwo` into target. rows.wat `cells` lists the arithmetic.
+   */
+  calibrateTwoOn?(fixed: CalibrateTwoArrays): CalibrateTwo;
+  /**
    * The buckets of both censors (calibrate.ts `calibrateBoth`, T <= 4 cuts): row i's bucket is the
    * number of cuts atLeast[0..T) its signed score (sign * relevance or sign * similarity) reaches,
    * written to buckets; (1, r, r^2, r dy, r dy^2, r^2 dy^2) with dy = y - ybar are added to that
@@ -144,6 +153,49 @@ export interface RowKernels {
     n: number,
   ): void;
 }
+
+/** The arrays of an `ArenaPasses` that the WebAssembly calibration of both censors writes (`RowKernels.calibrateTwoOn`). */
+export interface CalibrateTwoArrays {
+  bucketsR: Uint8Array;
+  bucketsS: Uint8Array;
+  /** Six sums per bucket, 6 (T + 1), and the totals (sum r, sum r^2, sum r dy). */
+  sumsR: Float64Array;
+  sumsS: Float64Array;
+  totals: Float64Array;
+  /** Each threshold's position among the sorted cuts (`setBoundaries`), up to 4. */
+  rankR: Int32Array;
+  rankS: Int32Array;
+  /** 256 each: the weights' slopes by bucket. */
+  slopesR: Float64Array;
+  slopesS: Float64Array;
+  /** Five values per cell (weight, yhat, validity, coefficient, shift), the relevance censor's T cells first: 40. */
+  cells: Float64Array;
+}
+
+/**
+ * One combination's calibration and cells (T <= 4 cuts, the scores' usable rows all n): the cuts
+ * as `score >= atLeast[p]` tests, and the calibration's constants; the cells' secondary sums are
+ * added to secondary (4), the weights to target.
+ */
+export type CalibrateTwo = (
+  relevance: Float64Array,
+  similarity: Float64Array,
+  y: Float64Array,
+  ybar: number,
+  sign: number,
+  atLeastR: Float64Array,
+  atLeastS: Float64Array,
+  T: number,
+  syy: number,
+  width: number,
+  multiplier: number,
+  attributes: number,
+  minRetained: number,
+  minComplement: number,
+  secondary: Float64Array,
+  target: Float64Array,
+  n: number,
+) => void;
 
 /**
  * The kernels as plain loops: the reference the WebAssembly kernels are held to.
@@ -356,6 +408,41 @@ interface RowExports {
     T: number,
     count: number,
   ): number;
+  calibrateTwo(
+    relevance: number,
+    similarity: number,
+    y: number,
+    ybar: number,
+    sign: number,
+    a0: number,
+    a1: number,
+    a2: number,
+    a3: number,
+    c0: number,
+    c1: number,
+    c2: number,
+    c3: number,
+    bucketsR: number,
+    bucketsS: number,
+    sumsR: number,
+    sumsS: number,
+    totals: number,
+    n: number,
+    rankR: number,
+    rankS: number,
+    T: number,
+    syy: number,
+    width: number,
+    multiplier: number,
+    attributes: number,
+    minRetained: number,
+    minComplement: number,
+    slopesR: number,
+    slopesS: number,
+    cells: number,
+    secondary: number,
+    target: number,
+  ): void;
   bucketsTwo(
     relevance: number,
     similarity: number,
@@ -425,6 +512,79 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
     // A header is a histogram's (percentile.ts `HistogramPair`, in this arena): its offsets are of arrays of this memory.
     selectTwo: (a, minA, maxA, widthA, headerA, b, minB, maxB, widthB, headerB, fractions, T, count) =>
       w.selectTwo(at(a, count), minA, maxA, widthA, at(headerA, 10), at(b, count), minB, maxB, widthB, at(headerB, 10), at(fractions, T), T, count),
+    calibrateTwoOn: (fixed) => {
+      // The fixed arrays checked once (and their capacities for 4 cuts and up to 255 buckets), the rows' arrays on each call.
+      const bucketsR = fixed.bucketsR;
+      const bucketsS = fixed.bucketsS;
+      const rows = Math.min(bucketsR.length, bucketsS.length);
+      const sumsR = at(fixed.sumsR, 30);
+      const sumsS = at(fixed.sumsS, 30);
+      const totals = at(fixed.totals, 3);
+      const rankR = at(fixed.rankR, 4);
+      const rankS = at(fixed.rankS, 4);
+      const slopesR = at(fixed.slopesR, 256);
+      const slopesS = at(fixed.slopesS, 256);
+      const cells = at(fixed.cells, 40);
+      const bR = at(bucketsR, rows);
+      const bS = at(bucketsS, rows);
+      return (
+        relevance,
+        similarity,
+        y,
+        ybar,
+        sign,
+        atLeastR,
+        atLeastS,
+        T,
+        syy,
+        width,
+        multiplier,
+        attributes,
+        minRetained,
+        minComplement,
+        secondary,
+        target,
+        n,
+      ) => {
+        if (T > 4) throw new RangeError(`calibrateTwo takes at most 4 cuts; ${T} given`);
+        if (n > rows) throw new RangeError(`calibrateTwo's buckets hold ${rows} rows; ${n} given`);
+        w.calibrateTwo(
+          at(relevance, n),
+          at(similarity, n),
+          at(y, n),
+          ybar,
+          sign,
+          cutOf(atLeastR, T, 0),
+          cutOf(atLeastR, T, 1),
+          cutOf(atLeastR, T, 2),
+          cutOf(atLeastR, T, 3),
+          cutOf(atLeastS, T, 0),
+          cutOf(atLeastS, T, 1),
+          cutOf(atLeastS, T, 2),
+          cutOf(atLeastS, T, 3),
+          bR,
+          bS,
+          sumsR,
+          sumsS,
+          totals,
+          n,
+          rankR,
+          rankS,
+          T,
+          syy,
+          width,
+          multiplier,
+          attributes,
+          minRetained,
+          minComplement,
+          slopesR,
+          slopesS,
+          cells,
+          at(secondary, 4),
+          at(target, n),
+        );
+      };
+    },
     bucketsTwo: (relevance, similarity, y, ybar, sign, atLeastR, atLeastS, T, bucketsR, bucketsS, sumsR, sumsS, totals, n) => {
       // The cuts one by one (`cutOf`), as `upToFour` gives them: no array per call on this hot path.
       if (T > 4) throw new RangeError(`bucketsTwo takes at most 4 cuts; ${T} given`);
@@ -481,7 +641,10 @@ const compiled = new Map<string, object | null>();
  */
 export function instantiate(base64: string, bytes: number): { memory: { readonly buffer: ArrayBuffer }; exports: unknown } | null {
   if (!compiled.has(base64)) {
-    const code = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+    // A plain loop: `Uint8Array.from` with a callback per byte took about 1 ms in a cold process.
+    const text = atob(base64);
+    const code = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; i++) code[i] = text.charCodeAt(i);
     compiled.set(base64, wasm?.validate(code) ? new wasm.Module(code) : null);
   }
   const module = compiled.get(base64);

@@ -433,7 +433,7 @@
   ;; shuffles; the first row's pairs are added to its buckets before the second row's, so every
   ;; sum still takes the rows in order. The totals run in two lanes of their own, (count, sum r)
   ;; and (sum r^2, sum r dy), also in row order. An odd n leaves the last row to a scalar tail.
-  (func (export "bucketsTwo")
+  (func $bucketsTwo (export "bucketsTwo")
     (param $relevance i32) (param $similarity i32) (param $y i32) (param $ybar f64) (param $sign f64)
     (param $a0 f64) (param $a1 f64) (param $a2 f64) (param $a3 f64)
     (param $c0 f64) (param $c1 f64) (param $c2 f64) (param $c3 f64)
@@ -549,7 +549,7 @@
   ;; The weights of both censors' calibrations added to target (calibrate.ts `addWeightsOfTwo`):
   ;; on a row whose relevance r is not NaN, w = target + (baseA + slopesA[bucketA] r), then
   ;; target = w + (baseB + slopesB[bucketB] r); a NaN row is left as it is. Two rows a pass.
-  (func (export "addWeightsTwo")
+  (func $addWeightsTwo (export "addWeightsTwo")
     (param $relevance i32) (param $bucketsA i32) (param $slopesA i32) (param $baseA f64)
     (param $bucketsB i32) (param $slopesB i32) (param $baseB f64) (param $target i32) (param $n i32)
     (local $i i32) (local $k i32) (local $end i32)
@@ -850,4 +850,164 @@
     (call $write (local.get $hA) (local.get $count) (local.get $fractions) (local.get $T) (local.get $minA) (local.get $maxA) (local.get $widthA))
     (call $write (local.get $hB) (local.get $count) (local.get $fractions) (local.get $T) (local.get $minB) (local.get $maxB) (local.get $widthB))
     (i32.const 1))
+
+  ;; One censor's cells of a Grid from its bucket sums (calibrate.ts `calibrationsOf`, then the
+  ;; cell loop of grid-cells.ts `evaluate` and `slopesOf`), the same operations in the same order:
+  ;; the sums turned into suffix sums in place; per threshold t (at position rank[t] among the
+  ;; sorted cuts) the retained rows' n, sum r, sum r^2 and sum r dy, and from them the cell's
+  ;; calibration; its weight (the adjusted fit when valid, finite and positive, else 0), yhat and
+  ;; validity written to cells[5 t ..] with the calibration's coefficient and shift; the
+  ;; secondary sums (a-weighted asymmetry, agreement, outlier influence, kfit) added to
+  ;; secondary[0..4) cell by cell; then the weights' slopes by bucket (slopes[0..T]) and their
+  ;; common part, returned. Not for the logistic scale (its yhat needs a logarithm).
+  (func $cells
+    (param $sums i32) (param $rank i32) (param $T i32) (param $count f64)
+    (param $totalR f64) (param $totalR2 f64) (param $totalRY f64) (param $syy f64) (param $ybar f64) (param $width f64)
+    (param $multiplier f64) (param $attributes f64) (param $minRetained f64) (param $minComplement f64)
+    (param $slopes i32) (param $cells i32) (param $secondary i32) (result f64)
+    (local $b i32) (local $f i32) (local $t i32) (local $o i32) (local $at i32) (local $p i32)
+    (local $fullVar f64) (local $n f64) (local $s1 f64) (local $s2 f64) (local $sy f64)
+    (local $partVar f64) (local $coefficient f64) (local $shift f64) (local $spread f64) (local $rho f64) (local $d f64)
+    (local $nc f64) (local $s1c f64) (local $s2c f64) (local $complement i32) (local $rhoC f64) (local $asymmetry f64) (local $fit f64)
+    (local $diagonal f64) (local $outlier f64) (local $yhat f64) (local $adjusted f64) (local $weight f64) (local $valid f64) (local $base f64)
+    ;; Suffix sums: slot b holds the sums over buckets >= b, i.e. the rows retained at position b - 1.
+    (local.set $b (i32.sub (local.get $T) (i32.const 1)))
+    (block $sd
+      (loop $sl
+        (br_if $sd (i32.lt_s (local.get $b) (i32.const 0)))
+        (local.set $at (i32.add (local.get $sums) (i32.mul (local.get $b) (i32.const 48))))
+        (local.set $f (i32.const 0))
+        (block $fd
+          (loop $fl
+            (br_if $fd (i32.ge_s (local.get $f) (i32.const 48)))
+            (f64.store (i32.add (local.get $at) (local.get $f))
+              (f64.add (f64.load (i32.add (local.get $at) (local.get $f))) (f64.load offset=48 (i32.add (local.get $at) (local.get $f)))))
+            (local.set $f (i32.add (local.get $f) (i32.const 8)))
+            (br $fl)))
+        (local.set $b (i32.sub (local.get $b) (i32.const 1)))
+        (br $sl)))
+    (local.set $fullVar (f64.div (local.get $totalR2) (f64.sub (local.get $count) (f64.const 1))))
+    (block $td
+      (loop $tl
+        (br_if $td (i32.ge_s (local.get $t) (local.get $T)))
+        (local.set $o (i32.add (local.get $sums) (i32.mul (i32.add (i32.load (i32.add (local.get $rank) (i32.shl (local.get $t) (i32.const 2)))) (i32.const 1)) (i32.const 48))))
+        (local.set $n (f64.load (local.get $o)))
+        (local.set $s1 (f64.load offset=8 (local.get $o)))
+        (local.set $s2 (f64.load offset=16 (local.get $o)))
+        (local.set $sy (f64.load offset=24 (local.get $o)))
+        (local.set $partVar (f64.div (local.get $s2) (f64.sub (local.get $n) (f64.const 1))))
+        (local.set $at (i32.add (local.get $cells) (i32.mul (local.get $t) (i32.const 40))))
+        (if (i32.or (f64.lt (local.get $n) (local.get $minRetained))
+                    (i32.eqz (f64.gt (local.get $s2) (f64.mul (f64.mul (local.get $n) (local.get $width)) (local.get $width)))))
+          (then
+            ;; Invalid: no weight, yhat NaN.
+            (f64.store (local.get $at) (f64.const 0))
+            (f64.store offset=8 (local.get $at) (f64.const nan))
+            (f64.store offset=16 (local.get $at) (f64.const 0))
+            (f64.store offset=24 (local.get $at) (f64.const nan))
+            (f64.store offset=32 (local.get $at) (f64.const nan)))
+          (else
+            (local.set $coefficient (f64.div (f64.div (local.get $fullVar) (local.get $partVar)) (f64.sub (local.get $n) (f64.const 1))))
+            (local.set $shift (f64.div (local.get $s1) (local.get $count)))
+            (local.set $spread (f64.sub (local.get $s2) (f64.div (f64.mul (local.get $s1) (local.get $s1)) (local.get $count))))
+            ;; correlation(sy, spread, syy)
+            (local.set $d (f64.sqrt (f64.mul (local.get $spread) (local.get $syy))))
+            (local.set $rho (select (f64.div (local.get $sy) (local.get $d)) (f64.const 0) (f64.gt (local.get $d) (f64.const 0))))
+            (local.set $nc (f64.sub (local.get $count) (local.get $n)))
+            (local.set $s1c (f64.sub (local.get $totalR) (local.get $s1)))
+            (local.set $s2c (f64.sub (local.get $totalR2) (local.get $s2)))
+            (local.set $complement (i32.and (f64.ge (local.get $nc) (local.get $minComplement))
+              (f64.gt (local.get $s2c) (f64.mul (f64.mul (local.get $nc) (local.get $width)) (local.get $width)))))
+            (local.set $rhoC (f64.const 0))
+            (local.set $asymmetry (f64.const 0))
+            (if (local.get $complement)
+              (then
+                (local.set $d (f64.sqrt (f64.mul (f64.sub (local.get $s2c) (f64.div (f64.mul (local.get $s1c) (local.get $s1c)) (local.get $count))) (local.get $syy))))
+                (local.set $rhoC (select (f64.div (f64.sub (local.get $totalRY) (local.get $sy)) (local.get $d)) (f64.const 0) (f64.gt (local.get $d) (f64.const 0))))
+                (local.set $d (f64.sub (local.get $rho) (local.get $rhoC)))
+                (local.set $asymmetry (f64.mul (f64.const 0.5) (f64.mul (local.get $d) (local.get $d))))))
+            (local.set $fit (f64.mul (local.get $rho) (local.get $rho)))
+            (local.set $diagonal (f64.add
+              (f64.sub (f64.load offset=40 (local.get $o)) (f64.mul (f64.mul (f64.const 2) (local.get $shift)) (f64.load offset=32 (local.get $o))))
+              (f64.mul (f64.mul (local.get $shift) (local.get $shift)) (local.get $syy))))
+            ;; outlierInfluence(diagonal, spread syy)
+            (local.set $d (f64.mul (local.get $spread) (local.get $syy)))
+            (local.set $outlier (select (f64.div (local.get $diagonal) (local.get $d)) (f64.const 0) (f64.gt (local.get $d) (f64.const 0))))
+            (local.set $yhat (f64.add (local.get $ybar) (f64.mul (local.get $coefficient) (local.get $sy))))
+            (local.set $adjusted (f64.mul (local.get $multiplier) (f64.add (local.get $fit) (local.get $asymmetry))))
+            ;; The cell's weight: valid (here), yhat finite and the adjusted fit positive.
+            (local.set $valid (select (f64.const 1) (f64.const 0) (f64.eq (f64.sub (local.get $yhat) (local.get $yhat)) (f64.const 0))))
+            (local.set $weight (select (local.get $adjusted) (f64.const 0)
+              (i32.and (f64.eq (local.get $valid) (f64.const 1)) (f64.gt (local.get $adjusted) (f64.const 0)))))
+            (f64.store (local.get $at) (local.get $weight))
+            (f64.store offset=8 (local.get $at) (local.get $yhat))
+            (f64.store offset=16 (local.get $at) (local.get $valid))
+            (f64.store offset=24 (local.get $at) (local.get $coefficient))
+            (f64.store offset=32 (local.get $at) (local.get $shift))
+            (if (f64.gt (local.get $weight) (f64.const 0))
+              (then
+                (f64.store (local.get $secondary) (f64.add (f64.load (local.get $secondary)) (f64.mul (local.get $weight) (local.get $asymmetry))))
+                (f64.store offset=8 (local.get $secondary)
+                  (f64.add (f64.load offset=8 (local.get $secondary)) (f64.mul (local.get $weight) (f64.sub (local.get $fit) (local.get $outlier)))))
+                (f64.store offset=16 (local.get $secondary) (f64.add (f64.load offset=16 (local.get $secondary)) (f64.mul (local.get $weight) (local.get $outlier))))
+                (f64.store offset=24 (local.get $secondary)
+                  (f64.add (f64.load offset=24 (local.get $secondary)) (f64.mul (local.get $weight) (f64.mul (local.get $attributes) (local.get $fit)))))))))
+        (local.set $t (i32.add (local.get $t) (i32.const 1)))
+        (br $tl)))
+    ;; slopesOf: slopes[b] sums factor coefficient over the thresholds retained in bucket b, the common part factor (1/count - coefficient shift).
+    (memory.fill (local.get $slopes) (i32.const 0) (i32.shl (i32.add (local.get $T) (i32.const 1)) (i32.const 3)))
+    (local.set $t (i32.const 0))
+    (block $wd
+      (loop $wl
+        (br_if $wd (i32.ge_s (local.get $t) (local.get $T)))
+        (local.set $at (i32.add (local.get $cells) (i32.mul (local.get $t) (i32.const 40))))
+        (local.set $weight (f64.load (local.get $at)))
+        (if (f64.ne (local.get $weight) (f64.const 0))
+          (then
+            (local.set $coefficient (f64.load offset=24 (local.get $at)))
+            (local.set $base (f64.add (local.get $base)
+              (f64.mul (local.get $weight) (f64.sub (f64.div (f64.const 1) (local.get $count)) (f64.mul (local.get $coefficient) (f64.load offset=32 (local.get $at)))))))
+            (local.set $p (i32.add (i32.load (i32.add (local.get $rank) (i32.shl (local.get $t) (i32.const 2)))) (i32.const 1)))
+            (block $bd
+              (loop $bl
+                (br_if $bd (i32.gt_s (local.get $p) (local.get $T)))
+                (local.set $o (i32.add (local.get $slopes) (i32.shl (local.get $p) (i32.const 3))))
+                (f64.store (local.get $o) (f64.add (f64.load (local.get $o)) (f64.mul (local.get $weight) (local.get $coefficient))))
+                (local.set $p (i32.add (local.get $p) (i32.const 1)))
+                (br $bl)))))
+        (local.set $t (i32.add (local.get $t) (i32.const 1)))
+        (br $wl)))
+    (local.get $base))
+
+  ;; A Grid combination's calibration and cells for both censors in one call (calibrate.ts
+  ;; `calibrateCellsOfTwo`), whose plain twin is the path it replaces, pass by pass: the bucket sums
+  ;; cleared (6 (T + 1) each) and `bucketsTwo`, each censor's `cells` (relevance first, each with
+  ;; its own sums, ranks, slopes and cells; the secondary sums shared), then `addWeightsTwo` of
+  ;; both censors' weights into target.
+  (func (export "calibrateTwo")
+    (param $relevance i32) (param $similarity i32) (param $y i32) (param $ybar f64) (param $sign f64)
+    (param $a0 f64) (param $a1 f64) (param $a2 f64) (param $a3 f64)
+    (param $c0 f64) (param $c1 f64) (param $c2 f64) (param $c3 f64)
+    (param $bucketsR i32) (param $bucketsS i32) (param $sumsR i32) (param $sumsS i32) (param $totals i32) (param $n i32)
+    (param $rankR i32) (param $rankS i32) (param $T i32) (param $syy f64) (param $width f64)
+    (param $multiplier f64) (param $attributes f64) (param $minRetained f64) (param $minComplement f64)
+    (param $slopesR i32) (param $slopesS i32) (param $cells i32) (param $secondary i32) (param $target i32)
+    (local $bytes i32) (local $count f64) (local $baseR f64) (local $baseS f64)
+    (local.set $bytes (i32.mul (i32.add (local.get $T) (i32.const 1)) (i32.const 48)))
+    (memory.fill (local.get $sumsR) (i32.const 0) (local.get $bytes))
+    (memory.fill (local.get $sumsS) (i32.const 0) (local.get $bytes))
+    (call $bucketsTwo (local.get $relevance) (local.get $similarity) (local.get $y) (local.get $ybar) (local.get $sign)
+      (local.get $a0) (local.get $a1) (local.get $a2) (local.get $a3) (local.get $c0) (local.get $c1) (local.get $c2) (local.get $c3)
+      (local.get $bucketsR) (local.get $bucketsS) (local.get $sumsR) (local.get $sumsS) (local.get $totals) (local.get $n))
+    (local.set $count (f64.convert_i32_s (local.get $n)))
+    (local.set $baseR (call $cells (local.get $sumsR) (local.get $rankR) (local.get $T) (local.get $count)
+      (f64.load (local.get $totals)) (f64.load offset=8 (local.get $totals)) (f64.load offset=16 (local.get $totals))
+      (local.get $syy) (local.get $ybar) (local.get $width) (local.get $multiplier) (local.get $attributes) (local.get $minRetained) (local.get $minComplement)
+      (local.get $slopesR) (local.get $cells) (local.get $secondary)))
+    (local.set $baseS (call $cells (local.get $sumsS) (local.get $rankS) (local.get $T) (local.get $count)
+      (f64.load (local.get $totals)) (f64.load offset=8 (local.get $totals)) (f64.load offset=16 (local.get $totals))
+      (local.get $syy) (local.get $ybar) (local.get $width) (local.get $multiplier) (local.get $attributes) (local.get $minRetained) (local.get $minComplement)
+      (local.get $slopesS) (i32.add (local.get $cells) (i32.mul (local.get $T) (i32.const 40))) (local.get $secondary)))
+    (call $addWeightsTwo (local.get $relevance) (local.get $bucketsR) (local.get $slopesR) (local.get $baseR)
+      (local.get $bucketsS) (local.get $slopesS) (local.get $baseS) (local.get $target) (local.get $n)))
 )
