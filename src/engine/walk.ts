@@ -181,9 +181,9 @@ export function walkCombinationsMany(
     const pivot = Math.sqrt(diag);
     L[d * K + d] = pivot;
     const ud = u[d];
-    // ud = z_j - l_0 u_0 - l_1 u_1 - ... in that order.
-    kernels.subtractLevel(ud, columns[j], u, L, d * K, d, N);
+    // ud = z_j - l_0 u_0 - l_1 u_1 - ... in that order: in the first theta's pass, one call with it (the kernels' subtract*First).
     const inv = 1 / pivot;
+    if (M === 0) kernels.subtractLevel(ud, columns[j], u, L, d * K, d, N);
     const infoPrev = info[d];
     const infoNext = info[d + 1];
     // The first theta's pass also finishes the shared column (scaled u_d, info_x); the others read it.
@@ -198,9 +198,27 @@ export function walkCombinationsMany(
       const thetaInfo = infoTheta[t][d] + vd * vd;
       const halfTheta = 0.5 * thetaInfo;
       if (!visited) {
-        if (t === 0) kernels.scaleFirst(ud, inv, vd, relPrev, relNext, infoPrev, infoNext, N);
+        if (t === 0) kernels.subtractScaleFirst(ud, columns[j], u, L, d * K, d, inv, vd, relPrev, relNext, infoPrev, infoNext, N);
         else kernels.extendRelevance(ud, vd, relPrev, relNext, N);
-      } else if (t === 0) kernels.finishFirst(ud, inv, vd, halfTheta, relPrev, relNext, infoPrev, infoNext, sim[t][d + 1], bounds[t][d + 1], N);
+      } else if (t === 0)
+        kernels.subtractFinishFirst(
+          ud,
+          columns[j],
+          u,
+          L,
+          d * K,
+          d,
+          inv,
+          vd,
+          halfTheta,
+          relPrev,
+          relNext,
+          infoPrev,
+          infoNext,
+          sim[t][d + 1],
+          bounds[t][d + 1],
+          N,
+        );
       else kernels.finishOther(ud, vd, halfTheta, relPrev, relNext, infoNext, sim[t][d + 1], bounds[t][d + 1], N);
       infoTheta[t][d + 1] = thetaInfo;
     }

@@ -148,6 +148,38 @@ describe("each WebAssembly kernel gives the bits of its JavaScript twin", () => 
       { numRuns: 300 },
     );
   });
+
+  it("subtractScaleFirst and subtractFinishFirst: subtractLevel into u_d, then scaleFirst or finishFirst on it", () => {
+    const tables = fc.array(
+      fc.array(
+        double.map((v) => (Object.is(v, -0) ? 0 : v)),
+        { minLength: 40, maxLength: 40 },
+      ),
+      { minLength: 19, maxLength: 19 },
+    );
+    fc.assert(
+      fc.property(
+        tables,
+        fc.array(double, { minLength: 11, maxLength: 11 }),
+        scalars,
+        length,
+        fc.integer({ min: 0, max: 11 }),
+        (inputs, l, [inv, vd, half], n, d) => {
+          // a[0] z, a[1] u_d, a[2..13) the u table, a[13] the factor (its row 1), a[14..18) relPrev, relNext, infoPrev, infoNext, a[18] sim, a[19] the bounds.
+          const withRow = [...inputs.slice(0, 13), [NaN, ...l], ...inputs.slice(13, 18), [1, 2, 3, 4]];
+          expectSameBits(
+            ...both(n, withRow, (k, a, n) => k.subtractScaleFirst(a[1], a[0], a.slice(2, 13), a[13], 1, d, inv, vd, a[14], a[15], a[16], a[17], n)),
+          );
+          expectSameBits(
+            ...both(n, withRow, (k, a, n) =>
+              k.subtractFinishFirst(a[1], a[0], a.slice(2, 13), a[13], 1, d, inv, vd, half, a[14], a[15], a[16], a[17], a[18], a[19], n),
+            ),
+          );
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
 });
 
 describe("bucketsTwo buckets and sums as its JavaScript twin", () => {

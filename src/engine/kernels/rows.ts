@@ -50,6 +50,41 @@ export interface RowKernels {
     bounds: Float64Array,
     n: number,
   ): void;
+  /** `subtractLevel` into ud, then `scaleFirst` on it (one call for the walk's first theta). */
+  subtractScaleFirst(
+    ud: Float64Array,
+    src: Float64Array,
+    u: readonly Float64Array[],
+    L: Float64Array,
+    row: number,
+    d: number,
+    inv: number,
+    vd: number,
+    relPrev: Float64Array,
+    relNext: Float64Array,
+    infoPrev: Float64Array,
+    infoNext: Float64Array,
+    n: number,
+  ): void;
+  /** `subtractLevel` into ud, then `finishFirst` on it. */
+  subtractFinishFirst(
+    ud: Float64Array,
+    src: Float64Array,
+    u: readonly Float64Array[],
+    L: Float64Array,
+    row: number,
+    d: number,
+    inv: number,
+    vd: number,
+    half: number,
+    relPrev: Float64Array,
+    relNext: Float64Array,
+    infoPrev: Float64Array,
+    infoNext: Float64Array,
+    simNext: Float64Array,
+    bounds: Float64Array,
+    n: number,
+  ): void;
   /** `extendRelevance` (ud already scaled), then the similarity and bounds as `finishFirst`. */
   finishOther(
     ud: Float64Array,
@@ -237,6 +272,14 @@ export const jsKernels: RowKernels = {
     for (let i = 0; i < n; i++) relNext[i] = relPrev[i] + ud[i] * vd;
   },
   // The twins of the fused WebAssembly passes: the same values, one plain pass after another.
+  subtractScaleFirst(ud, src, u, L, row, d, inv, vd, relPrev, relNext, infoPrev, infoNext, n) {
+    jsKernels.subtractLevel(ud, src, u, L, row, d, n);
+    jsKernels.scaleFirst(ud, inv, vd, relPrev, relNext, infoPrev, infoNext, n);
+  },
+  subtractFinishFirst(ud, src, u, L, row, d, inv, vd, half, relPrev, relNext, infoPrev, infoNext, simNext, bounds, n) {
+    jsKernels.subtractLevel(ud, src, u, L, row, d, n);
+    jsKernels.finishFirst(ud, inv, vd, half, relPrev, relNext, infoPrev, infoNext, simNext, bounds, n);
+  },
   finishFirst(ud, inv, vd, half, relPrev, relNext, infoPrev, infoNext, simNext, bounds, n) {
     jsKernels.scaleFirst(ud, inv, vd, relPrev, relNext, infoPrev, infoNext, n);
     jsKernels.finishLevel(relNext, infoNext, half, simNext, bounds, n);
@@ -379,6 +422,40 @@ interface RowExports {
     n: number,
   ): void;
   finishOther(ud: number, vd: number, half: number, relPrev: number, relNext: number, infoNext: number, simNext: number, bounds: number, n: number): void;
+  subtractScaleFirst(
+    ud: number,
+    src: number,
+    u: number,
+    stride: number,
+    l: number,
+    d: number,
+    inv: number,
+    vd: number,
+    relPrev: number,
+    relNext: number,
+    infoPrev: number,
+    infoNext: number,
+    n: number,
+  ): void;
+  subtractFinishFirst(
+    ud: number,
+    src: number,
+    u: number,
+    stride: number,
+    l: number,
+    d: number,
+    inv: number,
+    vd: number,
+    half: number,
+    relPrev: number,
+    relNext: number,
+    infoPrev: number,
+    infoNext: number,
+    simNext: number,
+    bounds: number,
+    n: number,
+  ): void;
+
   finishLevel(rel: number, info: number, half: number, sim: number, bounds: number, n: number): void;
   histogramTwo(
     a: number,
@@ -502,6 +579,42 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
     scaleFirst: (ud, inv, vd, relPrev, relNext, infoPrev, infoNext, n) =>
       w.scaleFirst(at(ud, n), inv, vd, at(relPrev, n), at(relNext, n), at(infoPrev, n), at(infoNext, n), n),
     extendRelevance: (ud, vd, relPrev, relNext, n) => w.extendRelevance(at(ud, n), vd, at(relPrev, n), at(relNext, n), n),
+    subtractScaleFirst: (ud, src, u, L, row, d, inv, vd, relPrev, relNext, infoPrev, infoNext, n) =>
+      w.subtractScaleFirst(
+        at(ud, n),
+        at(src, n),
+        d > 0 ? at(u[0], n) : 0,
+        stride(u, d, n),
+        at(L, row + d) + 8 * row,
+        d,
+        inv,
+        vd,
+        at(relPrev, n),
+        at(relNext, n),
+        at(infoPrev, n),
+        at(infoNext, n),
+        n,
+      ),
+    subtractFinishFirst: (ud, src, u, L, row, d, inv, vd, half, relPrev, relNext, infoPrev, infoNext, simNext, bounds, n) =>
+      w.subtractFinishFirst(
+        at(ud, n),
+        at(src, n),
+        d > 0 ? at(u[0], n) : 0,
+        stride(u, d, n),
+        at(L, row + d) + 8 * row,
+        d,
+        inv,
+        vd,
+        half,
+        at(relPrev, n),
+        at(relNext, n),
+        at(infoPrev, n),
+        at(infoNext, n),
+        at(simNext, n),
+        at(bounds, 4),
+        n,
+      ),
+
     finishFirst: (ud, inv, vd, half, relPrev, relNext, infoPrev, infoNext, simNext, bounds, n) =>
       w.finishFirst(at(ud, n), inv, vd, half, at(relPrev, n), at(relNext, n), at(infoPrev, n), at(infoNext, n), at(simNext, n), at(bounds, 4), n),
     finishOther: (ud, vd, half, relPrev, relNext, infoNext, simNext, bounds, n) =>

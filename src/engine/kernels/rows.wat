@@ -110,7 +110,7 @@
   ;; u_d = z_j - l_0 u_0 - l_1 u_1 - ... for a level at depth d: the u_m are `stride` bytes apart
   ;; from u_0, l is the level's row of the factor (d doubles). Four columns a pass, then two, then
   ;; one, in that order; the first pass reads src (z_j) and writes dst (u_d), the others update dst.
-  (func (export "subtractLevel")
+  (func $subtractLevel (export "subtractLevel")
     (param $dst i32) (param $src i32) (param $u i32) (param $stride i32) (param $l i32) (param $d i32) (param $n i32)
     (local $m i32)
     (if (i32.eqz (local.get $d))
@@ -145,7 +145,7 @@
       (then (call $subtract1 (local.get $dst) (local.get $src) (local.get $u) (f64.load (local.get $l)) (local.get $n)))))
 
   ;; A level nobody visits: ud[i] *= inv; relNext[i] = relPrev[i] + ud[i] vd; infoNext[i] = infoPrev[i] + ud[i]^2.
-  (func (export "scaleFirst")
+  (func $scaleFirst (export "scaleFirst")
     (param $ud i32) (param $inv f64) (param $vd f64)
     (param $relPrev i32) (param $relNext i32) (param $infoPrev i32) (param $infoNext i32) (param $n i32)
     (local $k i32) (local $end i32) (local $inv2 v128) (local $vd2 v128) (local $value v128) (local $v f64)
@@ -213,7 +213,7 @@
     (select (local.get $v) (local.get $max) (f64.gt (local.get $v) (local.get $max))))
 
   ;; The first theta's visited level: as scaleFirst, plus simNext[i] = relNext[i] - 0.5 infoNext[i] - half, and the bounds.
-  (func (export "finishFirst")
+  (func $finishFirst (export "finishFirst")
     (param $ud i32) (param $inv f64) (param $vd f64) (param $half f64)
     (param $relPrev i32) (param $relNext i32) (param $infoPrev i32) (param $infoNext i32) (param $simNext i32)
     (param $bounds i32) (param $n i32)
@@ -1010,4 +1010,20 @@
       (local.get $slopesS) (i32.add (local.get $cells) (i32.mul (local.get $T) (i32.const 40))) (local.get $secondary)))
     (call $addWeightsTwo (local.get $relevance) (local.get $bucketsR) (local.get $slopesR) (local.get $baseR)
       (local.get $bucketsS) (local.get $slopesS) (local.get $baseS) (local.get $target) (local.get $n)))
+
+  ;; The walk's first-theta pass of a new level in one call (walk.ts `extend`): subtractLevel into
+  ;; ud, then scaleFirst (a level nobody visits) or finishFirst (a visited one) on it; the very
+  ;; two calls, one after the other.
+  (func (export "subtractScaleFirst")
+    (param $ud i32) (param $src i32) (param $u i32) (param $stride i32) (param $l i32) (param $d i32)
+    (param $inv f64) (param $vd f64) (param $relPrev i32) (param $relNext i32) (param $infoPrev i32) (param $infoNext i32) (param $n i32)
+    (call $subtractLevel (local.get $ud) (local.get $src) (local.get $u) (local.get $stride) (local.get $l) (local.get $d) (local.get $n))
+    (call $scaleFirst (local.get $ud) (local.get $inv) (local.get $vd) (local.get $relPrev) (local.get $relNext) (local.get $infoPrev) (local.get $infoNext) (local.get $n)))
+  (func (export "subtractFinishFirst")
+    (param $ud i32) (param $src i32) (param $u i32) (param $stride i32) (param $l i32) (param $d i32)
+    (param $inv f64) (param $vd f64) (param $half f64) (param $relPrev i32) (param $relNext i32) (param $infoPrev i32) (param $infoNext i32)
+    (param $simNext i32) (param $bounds i32) (param $n i32)
+    (call $subtractLevel (local.get $ud) (local.get $src) (local.get $u) (local.get $stride) (local.get $l) (local.get $d) (local.get $n))
+    (call $finishFirst (local.get $ud) (local.get $inv) (local.get $vd) (local.get $half) (local.get $relPrev) (local.get $relNext)
+      (local.get $infoPrev) (local.get $infoNext) (local.get $simNext) (local.get $bounds) (local.get $n)))
 )
