@@ -58,6 +58,8 @@ export class ArenaPasses {
   /** Each censor's thresholds' positions among the sorted cuts, and five values per cell (`calibrateCellsOfTwo`). */
   readonly ranks: [Int32Array, Int32Array];
   readonly cells: Float64Array;
+  /** Each censor's cuts where `calibrateTwo` reads them: the histograms' own (their select writes them there). */
+  readonly cuts: [Float64Array, Float64Array];
   /** The WebAssembly calibration of both censors on these arrays, where the kernels have it. */
   readonly calibrateTwo: CalibrateTwo | undefined;
   private readonly outcome: Float64Array;
@@ -79,11 +81,18 @@ export class ArenaPasses {
     this.totals = arena.array(3);
     this.ranks = [arena.int32(4), arena.int32(4)];
     this.cells = arena.array(40);
+    this.cuts = [this.histograms.first.out, this.histograms.second.out];
+    const order = arena.int32(8);
+    const atLeast = arena.array(8);
     this.outcome = arena.array(rows);
     this.composites = arena.arrays(thetas, rows);
     this.secondaries = arena.arrays(thetas, 4);
     this.owners = new Array<unknown>(thetas).fill(null);
     this.calibrateTwo = this.kernels.calibrateTwoOn?.({
+      cutsR: this.cuts[0],
+      cutsS: this.cuts[1],
+      order,
+      atLeast,
       bucketsR: this.buckets[0],
       bucketsS: this.buckets[1],
       sumsR: this.sums[0],
@@ -99,8 +108,8 @@ export class ArenaPasses {
 
   /** The bytes the passes take in an arena, for models of `rows` rows and `thetas` thetas. */
   static bytesFor(rows: number, thetas: number): number {
-    const doubles = [6 * 5, 6 * 5, 256, 256, 3, 40, rows, ...new Array<number>(thetas).fill(rows), ...new Array<number>(thetas).fill(4)];
-    return HistogramPair.bytesFor(rows) + RowArena.bytesFor({ bytes: [rows, rows], doubles, ints: [4, 4] });
+    const doubles = [6 * 5, 6 * 5, 256, 256, 3, 40, 8, rows, ...new Array<number>(thetas).fill(rows), ...new Array<number>(thetas).fill(4)];
+    return HistogramPair.bytesFor(rows) + RowArena.bytesFor({ bytes: [rows, rows], doubles, ints: [4, 4, 8] });
   }
 
   /** y in the arena (copied when it is another array than the last one). */
@@ -494,12 +503,13 @@ function cutsOfTwo(
 
 /**
  * A Grid combination's cells for both censors without their calibrations' objects, in one call
- * into WebAssembly after the cuts (the arena's `calibrateTwo`): each cell's weight, yhat and
- * validity into cells (T for relevance, then T for similarity: five values each, `ArenaPasses.cells`),
- * the cells' secondary sums added to `secondary`, their weights to `target` (both the arena's),
- * exactly as `calibrateBoth`, grid-cells.ts `evaluate` and `addWeightsOfTwo` would. False, having
- * done nothing, where that cannot be had (no arena kernel, the logistic scale, unusable rows,
- * more than 4 thresholds, arrays of another memory): the caller then takes that path.
+ * into WebAssembly after the cuts (the arena's `calibrateTwo`: boundaries, buckets, calibrations,
+ * cells, weights): each cell's weight, yhat and validity into cells (T for relevance, then T for
+ * similarity: five values each, `ArenaPasses.cells`), the cells' secondary sums added to
+ * `secondary`, their weights to `target` (both must be the arena's: the kernels refuse others),
+ * exactly as `calibrateBoth`, grid-cells.ts `evaluate` and `addWeightsOfTwo` would. False, with
+ * nothing added, where that cannot be had (no arena kernel, the logistic scale, unusable rows,
+ * more than 4 thresholds, a NaN cut): the caller then takes that path.
  *
  * @example
  * if (!calibrateCellsOfTwo(model, y, outcome, settings, fitSettings, first, second, secondary, composite)) calibrateBoth(model, y, outcome, settings, fitSettings, first, second);
@@ -522,28 +532,46 @@ export function calibrateCellsOfTwo(
   const N = relevance.length;
   const T = settings.thresholds.length;
   if (!passes || !calibrateTwo || !bounds || fitSettings.logistic || rows.usableCount < N || T > 4) return false;
-  if (!passes.holds(relevance, rows.similarity, secondary, target)) return false;
   const widthR = tieWidth(bounds[0], bounds[1]);
   const widthS = tieWidth(bounds[2], bounds[3]);
-  const sign = cutsOfTwo(rows, bounds, settings, first, second, widthR, widthS);
-  const rankR = passes.ranks[0];
-  const rankS = passes.ranks[1];
-  for (let t = 0; t < T; t++) {
-    rankR[t] = first.rank[t];
-    rankS[t] = second.rank[t];
+  // The cuts where the kernel reads them (a select in the arena writes them there itself).
+  const cutsR = passes.cuts[0];
+  const cutsS = passes.cuts[1];
+  if (settings.unit === "percent") {
+    const b = bounds;
+    percentilesOfTwo(
+      relevance,
+      rows.similarity,
+      N,
+      settings.thresholds,
+      first.selection,
+      second.selection,
+      cutsR,
+      cutsS,
+      b[0],
+      b[1],
+      widthR,
+      b[2],
+      b[3],
+      widthS,
+      passes.histograms,
+    );
+  } else {
+    for (let t = 0; t < T; t++) cutsR[t] = cutsS[t] = settings.thresholds[t];
   }
-  calibrateTwo(
+  const test = cutTest(settings.operator);
+  const done = calibrateTwo(
     relevance,
     rows.similarity,
     passes.outcomeOf(y),
     outcome.mean,
-    sign,
-    first.atLeast,
-    second.atLeast,
+    test.sign,
+    test.strict,
     T,
     outcome.sumSquares,
-    // The relevance tie width, as `calibrationsOf` takes it from the totals' min and max (the bounds).
+    // The relevance tie width is also the one `calibrationsOf` takes from the totals' min and max (the bounds).
     widthR,
+    widthS,
     choices.adjFitMultiplier(fitSettings.multiplier, fitSettings.attributes),
     fitSettings.attributes,
     choices.MIN_RETAINED,
@@ -552,7 +580,8 @@ export function calibrateCellsOfTwo(
     target,
     N,
   );
-  return true;
+  // False on a NaN cut (nothing added): the plain path, whose order of such cuts is Array.prototype.sort's.
+  return done;
 }
 
 /** Module scratch for `calibrateBoth`'s totals (a call finishes before the next starts). */

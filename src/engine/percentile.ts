@@ -380,10 +380,9 @@ export function percentilesOfTwo(
     for (let t = 0; t < T; t++) f[t] = fractions[t];
     const done = select(a, minA, maxA, widthA, ha.header!, b, minB, maxB, widthB, hb.header!, f, T, count);
     if (done === 1) {
-      for (let t = 0; t < T; t++) {
-        outA[t] = ha.out[t];
-        outB[t] = hb.out[t];
-      }
+      // The cuts are in the histograms' out, which may be outA and outB themselves (calibrate.ts `ArenaPasses.cuts`).
+      if (outA !== ha.out) for (let t = 0; t < T; t++) outA[t] = ha.out[t];
+      if (outB !== hb.out) for (let t = 0; t < T; t++) outB[t] = hb.out[t];
       return;
     }
     if (done === 2) {

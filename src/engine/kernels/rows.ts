@@ -189,8 +189,14 @@ export interface RowKernels {
   ): void;
 }
 
-/** The arrays of an `ArenaPasses` that the WebAssembly calibration of both censors writes (`RowKernels.calibrateTwoOn`). */
+/** The arrays of an `ArenaPasses` that the WebAssembly calibration of both censors reads and writes (`RowKernels.calibrateTwoOn`). */
 export interface CalibrateTwoArrays {
+  /** Each censor's T cuts (read). */
+  cutsR: Float64Array;
+  cutsS: Float64Array;
+  /** Scratch of the boundaries: 8 (the relevance censor's 4, then the similarity's) each. */
+  order: Int32Array;
+  atLeast: Float64Array;
   bucketsR: Uint8Array;
   bucketsS: Uint8Array;
   /** Six sums per bucket, 6 (T + 1), and the totals (sum r, sum r^2, sum r dy). */
@@ -208,9 +214,10 @@ export interface CalibrateTwoArrays {
 }
 
 /**
- * One combination's calibration and cells (T <= 4 cuts, the scores' usable rows all n): the cuts
- * as `score >= atLeast[p]` tests, and the calibration's constants; the cells' secondary sums are
- * added to secondary (4), the weights to target.
+ * One combination's calibration and cells (T <= 4 cuts, the scores' usable rows all n), from the
+ * cuts in the fixed arrays and the censor test (sign, strict), the tie widths and the
+ * calibration's constants; the cells' secondary sums are added to secondary (4), the weights to
+ * target. False, having done nothing, when a cut is NaN.
  */
 export type CalibrateTwo = (
   relevance: Float64Array,
@@ -218,11 +225,11 @@ export type CalibrateTwo = (
   y: Float64Array,
   ybar: number,
   sign: number,
-  atLeastR: Float64Array,
-  atLeastS: Float64Array,
+  strict: boolean,
   T: number,
   syy: number,
-  width: number,
+  widthR: number,
+  widthS: number,
   multiplier: number,
   attributes: number,
   minRetained: number,
@@ -230,7 +237,7 @@ export type CalibrateTwo = (
   secondary: Float64Array,
   target: Float64Array,
   n: number,
-) => void;
+) => boolean;
 
 /**
  * The kernels as plain loops: the reference the WebAssembly kernels are held to.
@@ -491,14 +498,12 @@ interface RowExports {
     y: number,
     ybar: number,
     sign: number,
-    a0: number,
-    a1: number,
-    a2: number,
-    a3: number,
-    c0: number,
-    c1: number,
-    c2: number,
-    c3: number,
+    strict: number,
+    cutsR: number,
+    cutsS: number,
+    widthS: number,
+    order: number,
+    atLeast: number,
     bucketsR: number,
     bucketsS: number,
     sumsR: number,
@@ -519,7 +524,7 @@ interface RowExports {
     cells: number,
     secondary: number,
     target: number,
-  ): void;
+  ): number;
   bucketsTwo(
     relevance: number,
     similarity: number,
@@ -630,6 +635,10 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
       const bucketsR = fixed.bucketsR;
       const bucketsS = fixed.bucketsS;
       const rows = Math.min(bucketsR.length, bucketsS.length);
+      const cutsR = at(fixed.cutsR, 4);
+      const cutsS = at(fixed.cutsS, 4);
+      const order = at(fixed.order, 8);
+      const atLeast = at(fixed.atLeast, 8);
       const sumsR = at(fixed.sumsR, 30);
       const sumsS = at(fixed.sumsS, 30);
       const totals = at(fixed.totals, 3);
@@ -646,11 +655,11 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
         y,
         ybar,
         sign,
-        atLeastR,
-        atLeastS,
+        strict,
         T,
         syy,
-        width,
+        widthR,
+        widthS,
         multiplier,
         attributes,
         minRetained,
@@ -661,20 +670,18 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
       ) => {
         if (T > 4) throw new RangeError(`calibrateTwo takes at most 4 cuts; ${T} given`);
         if (n > rows) throw new RangeError(`calibrateTwo's buckets hold ${rows} rows; ${n} given`);
-        w.calibrateTwo(
+        const done = w.calibrateTwo(
           at(relevance, n),
           at(similarity, n),
           at(y, n),
           ybar,
           sign,
-          cutOf(atLeastR, T, 0),
-          cutOf(atLeastR, T, 1),
-          cutOf(atLeastR, T, 2),
-          cutOf(atLeastR, T, 3),
-          cutOf(atLeastS, T, 0),
-          cutOf(atLeastS, T, 1),
-          cutOf(atLeastS, T, 2),
-          cutOf(atLeastS, T, 3),
+          strict ? 1 : 0,
+          cutsR,
+          cutsS,
+          widthS,
+          order,
+          atLeast,
           bR,
           bS,
           sumsR,
@@ -685,7 +692,7 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
           rankS,
           T,
           syy,
-          width,
+          widthR,
           multiplier,
           attributes,
           minRetained,
@@ -696,6 +703,7 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
           at(secondary, 4),
           at(target, n),
         );
+        return done === 1;
       };
     },
     bucketsTwo: (relevance, similarity, y, ybar, sign, atLeastR, atLeastS, T, bucketsR, bucketsS, sumsR, sumsS, totals, n) => {

@@ -979,25 +979,95 @@
         (br $wl)))
     (local.get $base))
 
+  ;; calibrate.ts `nextUp`: the least double above x (NaN for NaN and +infinity, the least subnormal for a zero).
+  (func $nextUp (param $x f64) (result f64)
+    (if (i32.or (f64.ne (local.get $x) (local.get $x)) (f64.eq (local.get $x) (f64.const inf))) (then (return (f64.const nan))))
+    (if (f64.eq (local.get $x) (f64.const 0)) (then (return (f64.const 0x1p-1074))))
+    (f64.reinterpret_i64 (i64.add (i64.reinterpret_f64 (local.get $x)) (select (i64.const 1) (i64.const -1) (f64.gt (local.get $x) (f64.const 0))))))
+
+  ;; calibrate.ts `setBoundaries` for T cuts: their order by signed cut (`sortedOrder`'s stable
+  ;; insertion sort), each threshold's rank, and the boundaries as `score >= atLeast[p]` tests
+  ;; (`cutBoundary`, then `nextUp` for a strict test). 0, having written nothing, when a cut is NaN
+  ;; (the plain path then keeps the order Array.prototype.sort gives).
+  (func $boundaries (param $cuts i32) (param $T i32) (param $sign f64) (param $strict i32) (param $width f64)
+    (param $order i32) (param $rank i32) (param $atLeast i32) (result i32)
+    (local $t i32) (local $k i32) (local $key f64) (local $boundary f64)
+    (block $nd
+      (loop $nl
+        (br_if $nd (i32.ge_s (local.get $t) (local.get $T)))
+        (local.set $key (f64.load (i32.add (local.get $cuts) (i32.shl (local.get $t) (i32.const 3)))))
+        (if (f64.ne (local.get $key) (local.get $key)) (then (return (i32.const 0))))
+        (local.set $t (i32.add (local.get $t) (i32.const 1)))
+        (br $nl)))
+    (local.set $t (i32.const 0))
+    (block $sd
+      (loop $sl
+        (br_if $sd (i32.ge_s (local.get $t) (local.get $T)))
+        (local.set $key (f64.mul (local.get $sign) (f64.load (i32.add (local.get $cuts) (i32.shl (local.get $t) (i32.const 3))))))
+        (local.set $k (i32.sub (local.get $t) (i32.const 1)))
+        (block $kd
+          (loop $kl
+            (br_if $kd (i32.lt_s (local.get $k) (i32.const 0)))
+            (br_if $kd (i32.eqz (f64.gt
+              (f64.sub (f64.mul (local.get $sign) (f64.load (i32.add (local.get $cuts) (i32.shl (i32.load (i32.add (local.get $order) (i32.shl (local.get $k) (i32.const 2)))) (i32.const 3))))) (local.get $key))
+              (f64.const 0))))
+            (i32.store (i32.add (local.get $order) (i32.shl (i32.add (local.get $k) (i32.const 1)) (i32.const 2))) (i32.load (i32.add (local.get $order) (i32.shl (local.get $k) (i32.const 2)))))
+            (local.set $k (i32.sub (local.get $k) (i32.const 1)))
+            (br $kl)))
+        (i32.store (i32.add (local.get $order) (i32.shl (i32.add (local.get $k) (i32.const 1)) (i32.const 2))) (local.get $t))
+        (local.set $t (i32.add (local.get $t) (i32.const 1)))
+        (br $sl)))
+    (local.set $t (i32.const 0))
+    (block $bd
+      (loop $bl
+        (br_if $bd (i32.ge_s (local.get $t) (local.get $T)))
+        (local.set $k (i32.load (i32.add (local.get $order) (i32.shl (local.get $t) (i32.const 2)))))
+        (local.set $boundary (f64.add
+          (f64.mul (local.get $sign) (f64.load (i32.add (local.get $cuts) (i32.shl (local.get $k) (i32.const 3)))))
+          (select (local.get $width) (f64.neg (local.get $width)) (local.get $strict))))
+        (i32.store (i32.add (local.get $rank) (i32.shl (local.get $k) (i32.const 2))) (local.get $t))
+        (f64.store (i32.add (local.get $atLeast) (i32.shl (local.get $t) (i32.const 3)))
+          (select (call $nextUp (local.get $boundary)) (local.get $boundary) (local.get $strict)))
+        (local.set $t (i32.add (local.get $t) (i32.const 1)))
+        (br $bl)))
+    (i32.const 1))
+
+  ;; Cut p of T as `bucketsTwo` takes it: NaN when there is none.
+  (func $cutAt (param $atLeast i32) (param $T i32) (param $p i32) (result f64)
+    (if (result f64) (i32.lt_s (local.get $p) (local.get $T))
+      (then (f64.load (i32.add (local.get $atLeast) (i32.shl (local.get $p) (i32.const 3)))))
+      (else (f64.const nan))))
+
   ;; A Grid combination's calibration and cells for both censors in one call (calibrate.ts
-  ;; `calibrateCellsOfTwo`), whose plain twin is the path it replaces, pass by pass: the bucket sums
-  ;; cleared (6 (T + 1) each) and `bucketsTwo`, each censor's `cells` (relevance first, each with
-  ;; its own sums, ranks, slopes and cells; the secondary sums shared), then `addWeightsTwo` of
-  ;; both censors' weights into target.
+  ;; `calibrateCellsOfTwo`), from each censor's T cuts, whose plain twin is the path it replaces,
+  ;; pass by pass: each censor's `boundaries` (relevance first; 0 and nothing else done when a
+  ;; cut is NaN), the bucket sums cleared (6 (T + 1) each) and `bucketsTwo`, each censor's
+  ;; `cells` (relevance first, each with its own sums, ranks, slopes and cells; the secondary
+  ;; sums shared), then `addWeightsTwo` of both censors' weights into target; 1 when done.
+  ;; order holds 8 i32 and atLeast 8 f64: the relevance censor's 4, then the similarity's.
   (func (export "calibrateTwo")
-    (param $relevance i32) (param $similarity i32) (param $y i32) (param $ybar f64) (param $sign f64)
-    (param $a0 f64) (param $a1 f64) (param $a2 f64) (param $a3 f64)
-    (param $c0 f64) (param $c1 f64) (param $c2 f64) (param $c3 f64)
+    (param $relevance i32) (param $similarity i32) (param $y i32) (param $ybar f64) (param $sign f64) (param $strict i32)
+    (param $cutsR i32) (param $cutsS i32) (param $widthS f64) (param $order i32) (param $atLeast i32)
     (param $bucketsR i32) (param $bucketsS i32) (param $sumsR i32) (param $sumsS i32) (param $totals i32) (param $n i32)
     (param $rankR i32) (param $rankS i32) (param $T i32) (param $syy f64) (param $width f64)
     (param $multiplier f64) (param $attributes f64) (param $minRetained f64) (param $minComplement f64)
-    (param $slopesR i32) (param $slopesS i32) (param $cells i32) (param $secondary i32) (param $target i32)
-    (local $bytes i32) (local $count f64) (local $baseR f64) (local $baseS f64)
+    (param $slopesR i32) (param $slopesS i32) (param $cells i32) (param $secondary i32) (param $target i32) (result i32)
+    (local $bytes i32) (local $count f64) (local $baseR f64) (local $baseS f64) (local $atLeastS i32)
+    (local.set $atLeastS (i32.add (local.get $atLeast) (i32.const 32)))
+    (if (i32.eqz (call $boundaries (local.get $cutsR) (local.get $T) (local.get $sign) (local.get $strict) (local.get $width)
+          (local.get $order) (local.get $rankR) (local.get $atLeast)))
+      (then (return (i32.const 0))))
+    (if (i32.eqz (call $boundaries (local.get $cutsS) (local.get $T) (local.get $sign) (local.get $strict) (local.get $widthS)
+          (i32.add (local.get $order) (i32.const 16)) (local.get $rankS) (local.get $atLeastS)))
+      (then (return (i32.const 0))))
     (local.set $bytes (i32.mul (i32.add (local.get $T) (i32.const 1)) (i32.const 48)))
     (memory.fill (local.get $sumsR) (i32.const 0) (local.get $bytes))
     (memory.fill (local.get $sumsS) (i32.const 0) (local.get $bytes))
     (call $bucketsTwo (local.get $relevance) (local.get $similarity) (local.get $y) (local.get $ybar) (local.get $sign)
-      (local.get $a0) (local.get $a1) (local.get $a2) (local.get $a3) (local.get $c0) (local.get $c1) (local.get $c2) (local.get $c3)
+      (call $cutAt (local.get $atLeast) (local.get $T) (i32.const 0)) (call $cutAt (local.get $atLeast) (local.get $T) (i32.const 1))
+      (call $cutAt (local.get $atLeast) (local.get $T) (i32.const 2)) (call $cutAt (local.get $atLeast) (local.get $T) (i32.const 3))
+      (call $cutAt (local.get $atLeastS) (local.get $T) (i32.const 0)) (call $cutAt (local.get $atLeastS) (local.get $T) (i32.const 1))
+      (call $cutAt (local.get $atLeastS) (local.get $T) (i32.const 2)) (call $cutAt (local.get $atLeastS) (local.get $T) (i32.const 3))
       (local.get $bucketsR) (local.get $bucketsS) (local.get $sumsR) (local.get $sumsS) (local.get $totals) (local.get $n))
     (local.set $count (f64.convert_i32_s (local.get $n)))
     (local.set $baseR (call $cells (local.get $sumsR) (local.get $rankR) (local.get $T) (local.get $count)
@@ -1009,7 +1079,8 @@
       (local.get $syy) (local.get $ybar) (local.get $width) (local.get $multiplier) (local.get $attributes) (local.get $minRetained) (local.get $minComplement)
       (local.get $slopesS) (i32.add (local.get $cells) (i32.mul (local.get $T) (i32.const 40))) (local.get $secondary)))
     (call $addWeightsTwo (local.get $relevance) (local.get $bucketsR) (local.get $slopesR) (local.get $baseR)
-      (local.get $bucketsS) (local.get $slopesS) (local.get $baseS) (local.get $target) (local.get $n)))
+      (local.get $bucketsS) (local.get $slopesS) (local.get $baseS) (local.get $target) (local.get $n))
+    (i32.const 1))
 
   ;; The walk's first-theta pass of a new level in one call (walk.ts `extend`): subtractLevel into
   ;; ud, then scaleFirst (a level nobody visits) or finishFirst (a visited one) on it; the very
