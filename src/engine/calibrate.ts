@@ -84,32 +84,44 @@ export class ArenaPasses {
     this.cuts = [this.histograms.first.out, this.histograms.second.out];
     const order = arena.int32(8);
     const atLeast = arena.array(8);
+    const frame = arena.int32(18);
     this.outcome = arena.array(rows);
     this.composites = arena.arrays(thetas, rows);
     this.secondaries = arena.arrays(thetas, 4);
     this.owners = new Array<unknown>(thetas).fill(null);
-    this.calibrateTwo = this.kernels.calibrateTwoOn?.({
-      cutsR: this.cuts[0],
-      cutsS: this.cuts[1],
-      order,
-      atLeast,
-      bucketsR: this.buckets[0],
-      bucketsS: this.buckets[1],
-      sumsR: this.sums[0],
-      sumsS: this.sums[1],
-      totals: this.totals,
-      rankR: this.ranks[0],
-      rankS: this.ranks[1],
-      slopesR: this.slopes[0],
-      slopesS: this.slopes[1],
-      cells: this.cells,
-    });
+    const histograms = this.histograms;
+    this.calibrateTwo =
+      histograms.first.header && histograms.second.header && histograms.fractions
+        ? this.kernels.calibrateTwoOn?.(
+            {
+              headerA: histograms.first.header,
+              headerB: histograms.second.header,
+              fractions: histograms.fractions,
+              cutsR: this.cuts[0],
+              cutsS: this.cuts[1],
+              order,
+              atLeast,
+              y: this.outcome,
+              bucketsR: this.buckets[0],
+              bucketsS: this.buckets[1],
+              sumsR: this.sums[0],
+              sumsS: this.sums[1],
+              totals: this.totals,
+              rankR: this.ranks[0],
+              rankS: this.ranks[1],
+              slopesR: this.slopes[0],
+              slopesS: this.slopes[1],
+              cells: this.cells,
+            },
+            frame,
+          )
+        : undefined;
   }
 
   /** The bytes the passes take in an arena, for models of `rows` rows and `thetas` thetas. */
   static bytesFor(rows: number, thetas: number): number {
     const doubles = [6 * 5, 6 * 5, 256, 256, 3, 40, 8, rows, ...new Array<number>(thetas).fill(rows), ...new Array<number>(thetas).fill(4)];
-    return HistogramPair.bytesFor(rows) + RowArena.bytesFor({ bytes: [rows, rows], doubles, ints: [4, 4, 8] });
+    return HistogramPair.bytesFor(rows) + RowArena.bytesFor({ bytes: [rows, rows], doubles, ints: [4, 4, 8, 18] });
   }
 
   /** y in the arena (copied when it is another array than the last one). */
@@ -534,54 +546,92 @@ export function calibrateCellsOfTwo(
   if (!passes || !calibrateTwo || !bounds || fitSettings.logistic || rows.usableCount < N || T > 4) return false;
   const widthR = tieWidth(bounds[0], bounds[1]);
   const widthS = tieWidth(bounds[2], bounds[3]);
-  // The cuts where the kernel reads them (a select in the arena writes them there itself).
-  const cutsR = passes.cuts[0];
-  const cutsS = passes.cuts[1];
-  if (settings.unit === "percent") {
-    const b = bounds;
+  const thresholds = settings.thresholds;
+  const fractions = passes.histograms.fractions!;
+  for (let t = 0; t < T; t++) fractions[t] = thresholds[t];
+  passes.outcomeOf(y);
+  const test = cutTest(settings.operator);
+  const percent = settings.unit === "percent";
+  const multiplier = choices.adjFitMultiplier(fitSettings.multiplier, fitSettings.attributes);
+  const similarity = rows.similarity;
+  const b0 = bounds[0];
+  const b1 = bounds[1];
+  const b2 = bounds[2];
+  const b3 = bounds[3];
+  const ybar = outcome.mean;
+  const syy = outcome.sumSquares;
+  const k = fitSettings.attributes;
+  const minRetained = choices.MIN_RETAINED;
+  const minComplement = choices.MIN_COMPLEMENT_FOR_ASYMMETRY;
+  // The relevance tie width is also the one `calibrationsOf` takes from the totals' min and max (the bounds).
+  let done = calibrateTwo(
+    relevance,
+    similarity,
+    N,
+    T,
+    percent ? 0 : 1,
+    b0,
+    b1,
+    widthR,
+    b2,
+    b3,
+    widthS,
+    ybar,
+    syy,
+    test.sign,
+    test.strict,
+    multiplier,
+    k,
+    minRetained,
+    minComplement,
+    secondary,
+    target,
+  );
+  if (done === 0) {
+    // A select the kernel leaves to percentilesOfTwo (tied or unbounded ranges, a bin too large to sort by insertion), into the arena's cuts.
     percentilesOfTwo(
       relevance,
-      rows.similarity,
+      similarity,
       N,
-      settings.thresholds,
+      thresholds,
       first.selection,
       second.selection,
-      cutsR,
-      cutsS,
-      b[0],
-      b[1],
+      passes.cuts[0],
+      passes.cuts[1],
+      b0,
+      b1,
       widthR,
-      b[2],
-      b[3],
+      b2,
+      b3,
       widthS,
       passes.histograms,
     );
-  } else {
-    for (let t = 0; t < T; t++) cutsR[t] = cutsS[t] = settings.thresholds[t];
+    done = calibrateTwo(
+      relevance,
+      similarity,
+      N,
+      T,
+      2,
+      b0,
+      b1,
+      widthR,
+      b2,
+      b3,
+      widthS,
+      ybar,
+      syy,
+      test.sign,
+      test.strict,
+      multiplier,
+      k,
+      minRetained,
+      minComplement,
+      secondary,
+      target,
+    );
   }
-  const test = cutTest(settings.operator);
-  const done = calibrateTwo(
-    relevance,
-    rows.similarity,
-    passes.outcomeOf(y),
-    outcome.mean,
-    test.sign,
-    test.strict,
-    T,
-    outcome.sumSquares,
-    // The relevance tie width is also the one `calibrationsOf` takes from the totals' min and max (the bounds).
-    widthR,
-    widthS,
-    choices.adjFitMultiplier(fitSettings.multiplier, fitSettings.attributes),
-    fitSettings.attributes,
-    choices.MIN_RETAINED,
-    choices.MIN_COMPLEMENT_FOR_ASYMMETRY,
-    secondary,
-    target,
-    N,
-  );
-  // False on a NaN cut (nothing added): the plain path, whose order of such cuts is Array.prototype.sort's.
-  return done;
+  // 2 on a NaN cut (nothing added): the plain path, whose order of such cuts is Array.prototype.sort's.
+  return done === 1;
 }
 
 /** Module scratch for `calibrateBoth`'s totals (a call finishes before the next starts). */

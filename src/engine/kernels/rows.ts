@@ -141,14 +141,16 @@ export interface RowKernels {
     count: number,
   ): number;
   /**
-   * WebAssembly only (absent from `jsKernels`): a Grid combination's calibration of both censors
-   * and its cells in one call (calibrate.ts `calibrateCellsOfTwo`), on the arrays of one
-   * `ArenaPasses` given once here. Its plain twin is the path it replaces, pass by pass: the sums
-   * cleared and `bucketsTwo`, then per censor `calibrationsOf`'s arithmetic, the cells' weights,
-   * yhat, validity and secondary sums of grid-cells.ts `evaluate`, and `slopesOf`; then
-   * `addWeightsTwo` into target. rows.wat `cells` lists the arithmetic.
+   * WebAssembly only (absent from `jsKernels`): a Grid combination's cuts, calibration of both
+   * censors and cells in one call (calibrate.ts `calibrateCellsOfTwo`), on the arrays of one
+   * `ArenaPasses` given once here (their offsets written to `frame`, an arena array of 18). Its
+   * plain twin is the path it replaces, pass by pass: `selectTwo` (percentile.ts's histograms),
+   * `setBoundaries`, the sums cleared and `bucketsTwo`, then per censor `calibrationsOf`'s
+   * arithmetic, the cells' weights, yhat, validity and secondary sums of grid-cells.ts
+   * `evaluate`, and `slopesOf`; then `addWeightsTwo` into target. rows.wat `cells` and
+   * `boundaries` list the arithmetic.
    */
-  calibrateTwoOn?(fixed: CalibrateTwoArrays): CalibrateTwo;
+  calibrateTwoOn?(fixed: CalibrateTwoArrays, frame: Int32Array): CalibrateTwo;
   /**
    * The buckets of both censors (calibrate.ts `calibrateBoth`, T <= 4 cuts): row i's bucket is the
    * number of cuts atLeast[0..T) its signed score (sign * relevance or sign * similarity) reaches,
@@ -191,7 +193,11 @@ export interface RowKernels {
 
 /** The arrays of an `ArenaPasses` that the WebAssembly calibration of both censors reads and writes (`RowKernels.calibrateTwoOn`). */
 export interface CalibrateTwoArrays {
-  /** Each censor's T cuts (read). */
+  /** The two histograms' headers (percentile.ts `HistogramPair`) and the fractions their select reads. */
+  headerA: Int32Array;
+  headerB: Int32Array;
+  fractions: Float64Array;
+  /** Each censor's T cuts: the histograms' out. */
   cutsR: Float64Array;
   cutsS: Float64Array;
   /** Scratch of the boundaries: 8 (the relevance censor's 4, then the similarity's) each. */
@@ -211,33 +217,41 @@ export interface CalibrateTwoArrays {
   slopesS: Float64Array;
   /** Five values per cell (weight, yhat, validity, coefficient, shift), the relevance censor's T cells first: 40. */
   cells: Float64Array;
+  /** The outcome, as the arena holds it. */
+  y: Float64Array;
 }
 
 /**
- * One combination's calibration and cells (T <= 4 cuts, the scores' usable rows all n), from the
- * cuts in the fixed arrays and the censor test (sign, strict), the tie widths and the
- * calibration's constants; the cells' secondary sums are added to secondary (4), the weights to
- * target. False, having done nothing, when a cut is NaN.
+ * One combination's cuts, calibration and cells (T <= 4, the scores' usable rows all n): the cuts
+ * selected from the scores (cutsFrom 0: the fractions, percent units), taken from the fractions
+ * (1: score units) or as the cut arrays hold them (2); then from the censor test (sign, strict),
+ * the tie widths and the calibration's constants, the cells, whose secondary sums are added to
+ * secondary (4) and weights to target. Returns 1 when done, 0 when the select was left to the
+ * caller (nothing else done), 2 when a cut is NaN (nothing added).
  */
 export type CalibrateTwo = (
   relevance: Float64Array,
   similarity: Float64Array,
-  y: Float64Array,
+  n: number,
+  T: number,
+  cutsFrom: number,
+  minA: number,
+  maxA: number,
+  widthA: number,
+  minB: number,
+  maxB: number,
+  widthB: number,
   ybar: number,
+  syy: number,
   sign: number,
   strict: boolean,
-  T: number,
-  syy: number,
-  widthR: number,
-  widthS: number,
   multiplier: number,
   attributes: number,
   minRetained: number,
   minComplement: number,
   secondary: Float64Array,
   target: Float64Array,
-  n: number,
-) => boolean;
+) => number;
 
 /**
  * The kernels as plain loops: the reference the WebAssembly kernels are held to.
@@ -492,36 +506,27 @@ interface RowExports {
     T: number,
     count: number,
   ): number;
-  calibrateTwo(
+  selectCalibrateTwo(
+    frame: number,
     relevance: number,
     similarity: number,
-    y: number,
+    n: number,
+    T: number,
+    cutsFrom: number,
+    minA: number,
+    maxA: number,
+    widthA: number,
+    minB: number,
+    maxB: number,
+    widthB: number,
     ybar: number,
+    syy: number,
     sign: number,
     strict: number,
-    cutsR: number,
-    cutsS: number,
-    widthS: number,
-    order: number,
-    atLeast: number,
-    bucketsR: number,
-    bucketsS: number,
-    sumsR: number,
-    sumsS: number,
-    totals: number,
-    n: number,
-    rankR: number,
-    rankS: number,
-    T: number,
-    syy: number,
-    width: number,
     multiplier: number,
     attributes: number,
     minRetained: number,
     minComplement: number,
-    slopesR: number,
-    slopesS: number,
-    cells: number,
     secondary: number,
     target: number,
   ): number;
@@ -630,80 +635,81 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
     // A header is a histogram's (percentile.ts `HistogramPair`, in this arena): its offsets are of arrays of this memory.
     selectTwo: (a, minA, maxA, widthA, headerA, b, minB, maxB, widthB, headerB, fractions, T, count) =>
       w.selectTwo(at(a, count), minA, maxA, widthA, at(headerA, 10), at(b, count), minB, maxB, widthB, at(headerB, 10), at(fractions, T), T, count),
-    calibrateTwoOn: (fixed) => {
-      // The fixed arrays checked once (and their capacities for 4 cuts and up to 255 buckets), the rows' arrays on each call.
-      const bucketsR = fixed.bucketsR;
-      const bucketsS = fixed.bucketsS;
-      const rows = Math.min(bucketsR.length, bucketsS.length);
-      const cutsR = at(fixed.cutsR, 4);
-      const cutsS = at(fixed.cutsS, 4);
-      const order = at(fixed.order, 8);
-      const atLeast = at(fixed.atLeast, 8);
-      const sumsR = at(fixed.sumsR, 30);
-      const sumsS = at(fixed.sumsS, 30);
-      const totals = at(fixed.totals, 3);
-      const rankR = at(fixed.rankR, 4);
-      const rankS = at(fixed.rankS, 4);
-      const slopesR = at(fixed.slopesR, 256);
-      const slopesS = at(fixed.slopesS, 256);
-      const cells = at(fixed.cells, 40);
-      const bR = at(bucketsR, rows);
-      const bS = at(bucketsS, rows);
+    calibrateTwoOn: (fixed, frame) => {
+      // The fixed arrays checked once (and their capacities for 4 cuts and up to 255 buckets), their offsets in the frame; the rows' arrays on each call.
+      const rows = Math.min(fixed.bucketsR.length, fixed.bucketsS.length, fixed.y.length);
+      const offsets = [
+        at(fixed.headerA, 10),
+        at(fixed.headerB, 10),
+        at(fixed.fractions, 4),
+        at(fixed.cutsR, 4),
+        at(fixed.cutsS, 4),
+        at(fixed.order, 8),
+        at(fixed.atLeast, 8),
+        at(fixed.bucketsR, rows),
+        at(fixed.bucketsS, rows),
+        at(fixed.sumsR, 30),
+        at(fixed.sumsS, 30),
+        at(fixed.totals, 3),
+        at(fixed.rankR, 4),
+        at(fixed.rankS, 4),
+        at(fixed.slopesR, 256),
+        at(fixed.slopesS, 256),
+        at(fixed.cells, 40),
+        at(fixed.y, rows),
+      ];
+      const framed = at(frame, offsets.length);
+      for (let k = 0; k < offsets.length; k++) frame[k] = offsets[k];
+      // The histograms hold at least `rows` values: their arrays were made for the same rows (ArenaPasses).
       return (
         relevance,
         similarity,
-        y,
+        n,
+        T,
+        cutsFrom,
+        minA,
+        maxA,
+        widthA,
+        minB,
+        maxB,
+        widthB,
         ybar,
+        syy,
         sign,
         strict,
-        T,
-        syy,
-        widthR,
-        widthS,
         multiplier,
         attributes,
         minRetained,
         minComplement,
         secondary,
         target,
-        n,
       ) => {
         if (T > 4) throw new RangeError(`calibrateTwo takes at most 4 cuts; ${T} given`);
-        if (n > rows) throw new RangeError(`calibrateTwo's buckets hold ${rows} rows; ${n} given`);
-        const done = w.calibrateTwo(
+        if (n > rows) throw new RangeError(`calibrateTwo's arrays hold ${rows} rows; ${n} given`);
+        return w.selectCalibrateTwo(
+          framed,
           at(relevance, n),
           at(similarity, n),
-          at(y, n),
+          n,
+          T,
+          cutsFrom,
+          minA,
+          maxA,
+          widthA,
+          minB,
+          maxB,
+          widthB,
           ybar,
+          syy,
           sign,
           strict ? 1 : 0,
-          cutsR,
-          cutsS,
-          widthS,
-          order,
-          atLeast,
-          bR,
-          bS,
-          sumsR,
-          sumsS,
-          totals,
-          n,
-          rankR,
-          rankS,
-          T,
-          syy,
-          widthR,
           multiplier,
           attributes,
           minRetained,
           minComplement,
-          slopesR,
-          slopesS,
-          cells,
           at(secondary, 4),
           at(target, n),
         );
-        return done === 1;
       };
     },
     bucketsTwo: (relevance, similarity, y, ybar, sign, atLeastR, atLeastS, T, bucketsR, bucketsS, sumsR, sumsS, totals, n) => {

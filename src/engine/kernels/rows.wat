@@ -824,7 +824,7 @@
   ;; Both selects: 0 when a fraction is outside [0, 1] (nothing done: the plain path takes it), 2
   ;; when a wanted bin holds more than 24 values (counted and marked: the plain gather, sort and
   ;; write finish, their sort being the typed arrays'), 1 when both histograms' cuts are in out.
-  (func (export "selectTwo")
+  (func $selectTwo (export "selectTwo")
     (param $a i32) (param $minA f64) (param $maxA f64) (param $widthA f64) (param $hA i32)
     (param $b i32) (param $minB f64) (param $maxB f64) (param $widthB f64) (param $hB i32)
     (param $fractions i32) (param $T i32) (param $count i32) (result i32)
@@ -1045,7 +1045,7 @@
   ;; `cells` (relevance first, each with its own sums, ranks, slopes and cells; the secondary
   ;; sums shared), then `addWeightsTwo` of both censors' weights into target; 1 when done.
   ;; order holds 8 i32 and atLeast 8 f64: the relevance censor's 4, then the similarity's.
-  (func (export "calibrateTwo")
+  (func $calibrateTwo (export "calibrateTwo")
     (param $relevance i32) (param $similarity i32) (param $y i32) (param $ybar f64) (param $sign f64) (param $strict i32)
     (param $cutsR i32) (param $cutsS i32) (param $widthS f64) (param $order i32) (param $atLeast i32)
     (param $bucketsR i32) (param $bucketsS i32) (param $sumsR i32) (param $sumsS i32) (param $totals i32) (param $n i32)
@@ -1097,4 +1097,56 @@
     (call $subtractLevel (local.get $ud) (local.get $src) (local.get $u) (local.get $stride) (local.get $l) (local.get $d) (local.get $n))
     (call $finishFirst (local.get $ud) (local.get $inv) (local.get $vd) (local.get $half) (local.get $relPrev) (local.get $relNext)
       (local.get $infoPrev) (local.get $infoNext) (local.get $simNext) (local.get $bounds) (local.get $n)))
+
+  ;; A Grid combination's cuts, calibration and cells in one call (calibrate.ts
+  ;; `calibrateCellsOfTwo`): the cuts by `selectTwo` (cutsFrom 0: percent units), the thresholds
+  ;; themselves (1: score units) or as they are (2: the caller's), then `calibrateTwo`. The fixed
+  ;; arrays' offsets are a frame (`ArenaPasses`): 0 and 1 the histograms' headers, 2 the fractions,
+  ;; 3 and 4 the cuts (the histograms' out), 5 order, 6 atLeast, 7 and 8 the buckets, 9 and 10 the
+  ;; sums, 11 totals, 12 and 13 the ranks, 14 and 15 the slopes, 16 cells, 17 y. Returns 1 when
+  ;; done; 0 when the select was not finished (tied or unbounded ranges, a fraction outside
+  ;; [0, 1], a wanted bin of more than 24 values: the caller makes the cuts, then calls with 2);
+  ;; 2 when a cut is NaN (nothing added: the caller's plain path).
+  (func (export "selectCalibrateTwo")
+    (param $frame i32) (param $relevance i32) (param $similarity i32) (param $n i32) (param $T i32) (param $cutsFrom i32)
+    (param $minA f64) (param $maxA f64) (param $widthA f64) (param $minB f64) (param $maxB f64) (param $widthB f64)
+    (param $ybar f64) (param $syy f64) (param $sign f64) (param $strict i32) (param $multiplier f64) (param $attributes f64)
+    (param $minRetained f64) (param $minComplement f64) (param $secondary i32) (param $target i32) (result i32)
+    (local $t i32) (local $spanA f64) (local $spanB f64) (local $f f64)
+    (if (i32.eqz (local.get $cutsFrom))
+      (then
+        ;; percentilesOfTwo's own tests: ranges wider than their tie widths, with finite spans.
+        (local.set $spanA (f64.sub (local.get $maxA) (local.get $minA)))
+        (local.set $spanB (f64.sub (local.get $maxB) (local.get $minB)))
+        (if (i32.eqz (i32.and (f64.gt (local.get $spanA) (local.get $widthA)) (f64.gt (local.get $spanB) (local.get $widthB)))) (then (return (i32.const 0))))
+        (if (i32.eqz (i32.and (f64.eq (f64.sub (local.get $spanA) (local.get $spanA)) (f64.const 0)) (f64.eq (f64.sub (local.get $spanB) (local.get $spanB)) (f64.const 0))))
+          (then (return (i32.const 0))))
+        (if (i32.ne (call $selectTwo
+              (local.get $relevance) (local.get $minA) (local.get $maxA) (local.get $widthA) (i32.load (local.get $frame))
+              (local.get $similarity) (local.get $minB) (local.get $maxB) (local.get $widthB) (i32.load offset=4 (local.get $frame))
+              (i32.load offset=8 (local.get $frame)) (local.get $T) (local.get $n))
+            (i32.const 1))
+          (then (return (i32.const 0))))))
+    (if (i32.eq (local.get $cutsFrom) (i32.const 1))
+      (then
+        (block $cd
+          (loop $cl
+            (br_if $cd (i32.ge_s (local.get $t) (local.get $T)))
+            (local.set $f (f64.load (i32.add (i32.load offset=8 (local.get $frame)) (i32.shl (local.get $t) (i32.const 3)))))
+            (f64.store (i32.add (i32.load offset=12 (local.get $frame)) (i32.shl (local.get $t) (i32.const 3))) (local.get $f))
+            (f64.store (i32.add (i32.load offset=16 (local.get $frame)) (i32.shl (local.get $t) (i32.const 3))) (local.get $f))
+            (local.set $t (i32.add (local.get $t) (i32.const 1)))
+            (br $cl)))))
+    (if (i32.eqz (call $calibrateTwo
+          (local.get $relevance) (local.get $similarity) (i32.load offset=68 (local.get $frame)) (local.get $ybar) (local.get $sign) (local.get $strict)
+          (i32.load offset=12 (local.get $frame)) (i32.load offset=16 (local.get $frame)) (local.get $widthB)
+          (i32.load offset=20 (local.get $frame)) (i32.load offset=24 (local.get $frame))
+          (i32.load offset=28 (local.get $frame)) (i32.load offset=32 (local.get $frame))
+          (i32.load offset=36 (local.get $frame)) (i32.load offset=40 (local.get $frame)) (i32.load offset=44 (local.get $frame)) (local.get $n)
+          (i32.load offset=48 (local.get $frame)) (i32.load offset=52 (local.get $frame)) (local.get $T) (local.get $syy) (local.get $widthA)
+          (local.get $multiplier) (local.get $attributes) (local.get $minRetained) (local.get $minComplement)
+          (i32.load offset=56 (local.get $frame)) (i32.load offset=60 (local.get $frame)) (i32.load offset=64 (local.get $frame))
+          (local.get $secondary) (local.get $target)))
+      (then (return (i32.const 2))))
+    (i32.const 1))
 )
