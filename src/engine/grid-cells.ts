@@ -128,7 +128,9 @@ export class GridWorkspace {
 export function evaluateRange(task: GridTask, from: number, to: number, workspace = new GridWorkspace()): GridPartial {
   const evaluator = rangeEvaluator(task, from, to, workspace);
   const { data, options, combinations, shared } = task;
-  const indices = Array.from({ length: to - from }, (_, q) => from + q);
+  // A loop, not Array.from with a callback per index (cold code).
+  const indices: number[] = [];
+  for (let index = from; index < to; index++) indices.push(index);
   if (shared) {
     const outcome = taskOutcome(task);
     const logistic = options.prediction_scale === "logistic";

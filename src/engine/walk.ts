@@ -138,7 +138,14 @@ export function walkCombinationsMany(
   // is built from relevance and informativeness alone).
   const finished = new Uint8Array(K + 1);
 
-  const order = [...indices].sort((p, q) => compareLex(combinations[p], combinations[q]));
+  // Trie order; a Grid's plan lists its combinations in it already, which one pass confirms (no sort, no copy).
+  let order = indices;
+  for (let q = 1; q < indices.length; q++) {
+    if (compareLex(combinations[indices[q - 1]], combinations[indices[q]]) > 0) {
+      order = [...indices].sort((p, q) => compareLex(combinations[p], combinations[q]));
+      break;
+    }
+  }
   for (let o = 0; o < order.length; o++) {
     const index = order[o];
     const combination = combinations[index];
