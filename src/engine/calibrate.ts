@@ -55,7 +55,7 @@ export class ArenaPasses {
   /** Each censor's slopes by bucket (`addWeightsOfTwo`): 256 long, a bucket being a byte. */
   readonly slopes: [Float64Array, Float64Array];
   readonly totals: Float64Array;
-  /** Each censor's thresholds' positions among the sorted cuts, and five values per cell (`calibrateCellsOfTwo`). */
+  /** Each censor's thresholds' positions among the sorted cuts, and the cells' five planes of 8 (weight, yhat, validity, coefficient, shift: `calibrateCellsOfTwo`). */
   readonly ranks: [Int32Array, Int32Array];
   readonly cells: Float64Array;
   /** Each censor's cuts where `calibrateTwo` reads them: the histograms' own (their select writes them there). */
@@ -517,7 +517,7 @@ function cutsOfTwo(
  * A Grid combination's cells for both censors without their calibrations' objects, in one call
  * into WebAssembly after the cuts (the arena's `calibrateTwo`: boundaries, buckets, calibrations,
  * cells, weights): each cell's weight, yhat and validity into cells (T for relevance, then T for
- * similarity: five values each, `ArenaPasses.cells`), the cells' secondary sums added to
+ * similarity, in planes of 8: `ArenaPasses.cells`), the cells' secondary sums added to
  * `secondary`, their weights to `target` (both must be the arena's: the kernels refuse others),
  * exactly as `calibrateBoth`, grid-cells.ts `evaluate` and `addWeightsOfTwo` would. False, with
  * nothing added, where that cannot be had (no arena kernel, the logistic scale, unusable rows,

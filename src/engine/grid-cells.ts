@@ -77,6 +77,11 @@ function cellWeight(c: Calibration): number {
   return c.valid && Number.isFinite(c.yhat) && c.adjustedFit > 0 ? c.adjustedFit : 0;
 }
 
+/** Views of the first three planes (weight, yhat, validity) of `ArenaPasses.cells`, each `count` long. */
+function cellPlanesOf(cells: Float64Array, count: number): Float64Array[] {
+  return [cells.subarray(0, count), cells.subarray(8, 8 + count), cells.subarray(16, 16 + count)];
+}
+
 /** The cells of one range of combinations for one theta, filled one combination at a time. */
 export interface RangeEvaluator {
   /** The partial so far; complete once `finish` has been called. */
@@ -225,6 +230,7 @@ export function rangeEvaluator(task: GridTask, from: number, to: number, workspa
   };
   // Both censors' cells in one WebAssembly call (calibrate.ts `calibrateCellsOfTwo`) when no cell's calibration is kept.
   const cellsAtOnce = censors.length === 2 && !logistic && !own && !partial.retained.relevance && !partial.retained.similarity;
+  let cellPlanes: Float64Array[] | undefined;
 
   const evaluate = (index: number, model: ScoredRows, outcome: OutcomeStats): void => {
     const local = index - from;
@@ -236,15 +242,13 @@ export function rangeEvaluator(task: GridTask, from: number, to: number, workspa
     const composite = compositeFor(model);
     const secondary = claimed ? claimed.passes.secondaryOf(claimed.slot) : partial.secondary;
     if (cellsAtOnce && calibrateCellsOfTwo(model, y, outcome, settings, fitSettings, scratches[0], scratches[1], secondary, composite)) {
-      // Five values a cell (weight, yhat, validity, ...), the relevance censor's first.
-      const cells = model.passes!.cells;
-      for (let q = 0; q < 2 * T; q++) {
-        partial.cellCombination[cell] = index;
-        partial.cellWeight[cell] = cells[5 * q];
-        partial.cellYhat[cell] = cells[5 * q + 1];
-        partial.cellValid[cell] = cells[5 * q + 2];
-        cell++;
-      }
+      // The cells' planes (weights, yhat, validity; the relevance censor's first), copied by `set`, not element by element in cold code.
+      const planes = (cellPlanes ??= cellPlanesOf(model.passes!.cells, 2 * T));
+      partial.cellCombination.fill(index, cell, cell + 2 * T);
+      partial.cellWeight.set(planes[0], cell);
+      partial.cellYhat.set(planes[1], cell);
+      partial.cellValid.set(planes[2], cell);
+      cell += 2 * T;
       return;
     }
     let ownWeight = 0;

@@ -215,7 +215,7 @@ export interface CalibrateTwoArrays {
   /** 256 each: the weights' slopes by bucket. */
   slopesR: Float64Array;
   slopesS: Float64Array;
-  /** Five values per cell (weight, yhat, validity, coefficient, shift), the relevance censor's T cells first: 40. */
+  /** Five planes of 8 (weight, yhat, validity, coefficient, shift), cell q at q in each, the relevance censor's T cells first: 40. */
   cells: Float64Array;
   /** The outcome, as the arena holds it. */
   y: Float64Array;

@@ -855,8 +855,9 @@
   ;; cell loop of grid-cells.ts `evaluate` and `slopesOf`), the same operations in the same order:
   ;; the sums turned into suffix sums in place; per threshold t (at position rank[t] among the
   ;; sorted cuts) the retained rows' n, sum r, sum r^2 and sum r dy, and from them the cell's
-  ;; calibration; its weight (the adjusted fit when valid, finite and positive, else 0), yhat and
-  ;; validity written to cells[5 t ..] with the calibration's coefficient and shift; the
+  ;; calibration; its weight (the adjusted fit when valid, finite and positive, else 0), yhat,
+  ;; validity, coefficient and shift written to cells[t], cells[8 + t], ... cells[32 + t] (five
+  ;; planes of 8: a Grid's 2T cells, T <= 4, one plane per value, copied by plane); the
   ;; secondary sums (a-weighted asymmetry, agreement, outlier influence, kfit) added to
   ;; secondary[0..4) cell by cell; then the weights' slopes by bucket (slopes[0..T]) and their
   ;; common part, returned. Not for the logistic scale (its yhat needs a logarithm).
@@ -896,16 +897,16 @@
         (local.set $s2 (f64.load offset=16 (local.get $o)))
         (local.set $sy (f64.load offset=24 (local.get $o)))
         (local.set $partVar (f64.div (local.get $s2) (f64.sub (local.get $n) (f64.const 1))))
-        (local.set $at (i32.add (local.get $cells) (i32.mul (local.get $t) (i32.const 40))))
+        (local.set $at (i32.add (local.get $cells) (i32.shl (local.get $t) (i32.const 3))))
         (if (i32.or (f64.lt (local.get $n) (local.get $minRetained))
                     (i32.eqz (f64.gt (local.get $s2) (f64.mul (f64.mul (local.get $n) (local.get $width)) (local.get $width)))))
           (then
             ;; Invalid: no weight, yhat NaN.
             (f64.store (local.get $at) (f64.const 0))
-            (f64.store offset=8 (local.get $at) (f64.const nan))
-            (f64.store offset=16 (local.get $at) (f64.const 0))
-            (f64.store offset=24 (local.get $at) (f64.const nan))
-            (f64.store offset=32 (local.get $at) (f64.const nan)))
+            (f64.store offset=64 (local.get $at) (f64.const nan))
+            (f64.store offset=128 (local.get $at) (f64.const 0))
+            (f64.store offset=192 (local.get $at) (f64.const nan))
+            (f64.store offset=256 (local.get $at) (f64.const nan)))
           (else
             (local.set $coefficient (f64.div (f64.div (local.get $fullVar) (local.get $partVar)) (f64.sub (local.get $n) (f64.const 1))))
             (local.set $shift (f64.div (local.get $s1) (local.get $count)))
@@ -940,10 +941,10 @@
             (local.set $weight (select (local.get $adjusted) (f64.const 0)
               (i32.and (f64.eq (local.get $valid) (f64.const 1)) (f64.gt (local.get $adjusted) (f64.const 0)))))
             (f64.store (local.get $at) (local.get $weight))
-            (f64.store offset=8 (local.get $at) (local.get $yhat))
-            (f64.store offset=16 (local.get $at) (local.get $valid))
-            (f64.store offset=24 (local.get $at) (local.get $coefficient))
-            (f64.store offset=32 (local.get $at) (local.get $shift))
+            (f64.store offset=64 (local.get $at) (local.get $yhat))
+            (f64.store offset=128 (local.get $at) (local.get $valid))
+            (f64.store offset=192 (local.get $at) (local.get $coefficient))
+            (f64.store offset=256 (local.get $at) (local.get $shift))
             (if (f64.gt (local.get $weight) (f64.const 0))
               (then
                 (f64.store (local.get $secondary) (f64.add (f64.load (local.get $secondary)) (f64.mul (local.get $weight) (local.get $asymmetry))))
@@ -960,13 +961,13 @@
     (block $wd
       (loop $wl
         (br_if $wd (i32.ge_s (local.get $t) (local.get $T)))
-        (local.set $at (i32.add (local.get $cells) (i32.mul (local.get $t) (i32.const 40))))
+        (local.set $at (i32.add (local.get $cells) (i32.shl (local.get $t) (i32.const 3))))
         (local.set $weight (f64.load (local.get $at)))
         (if (f64.ne (local.get $weight) (f64.const 0))
           (then
-            (local.set $coefficient (f64.load offset=24 (local.get $at)))
+            (local.set $coefficient (f64.load offset=192 (local.get $at)))
             (local.set $base (f64.add (local.get $base)
-              (f64.mul (local.get $weight) (f64.sub (f64.div (f64.const 1) (local.get $count)) (f64.mul (local.get $coefficient) (f64.load offset=32 (local.get $at)))))))
+              (f64.mul (local.get $weight) (f64.sub (f64.div (f64.const 1) (local.get $count)) (f64.mul (local.get $coefficient) (f64.load offset=256 (local.get $at)))))))
             (local.set $p (i32.add (i32.load (i32.add (local.get $rank) (i32.shl (local.get $t) (i32.const 2)))) (i32.const 1)))
             (block $bd
               (loop $bl
@@ -1077,7 +1078,7 @@
     (local.set $baseS (call $cells (local.get $sumsS) (local.get $rankS) (local.get $T) (local.get $count)
       (f64.load (local.get $totals)) (f64.load offset=8 (local.get $totals)) (f64.load offset=16 (local.get $totals))
       (local.get $syy) (local.get $ybar) (local.get $width) (local.get $multiplier) (local.get $attributes) (local.get $minRetained) (local.get $minComplement)
-      (local.get $slopesS) (i32.add (local.get $cells) (i32.mul (local.get $T) (i32.const 40))) (local.get $secondary)))
+      (local.get $slopesS) (i32.add (local.get $cells) (i32.shl (local.get $T) (i32.const 3))) (local.get $secondary)))
     (call $addWeightsTwo (local.get $relevance) (local.get $bucketsR) (local.get $slopesR) (local.get $baseR)
       (local.get $bucketsS) (local.get $slopesS) (local.get $baseS) (local.get $target) (local.get $n))
     (i32.const 1))
