@@ -124,8 +124,9 @@ export function walkCombinationsMany(
 ): void {
   const { rows: N, cols: K, scale, corr } = shared;
   const M = thetaZs.length;
+  // The rows whose y is 1, for the logistic scale's positives distance (0 on the linear scale either way: its sums are 0).
   let positives = 0;
-  for (let i = 0; i < N; i++) if (y[i] === 1) positives++;
+  if (logistic) for (let i = 0; i < N; i++) if (y[i] === 1) positives++;
 
   const levels = reuse && reuse.fits(N, K, M) ? reuse : WalkLevels.forThread(N, K, M);
   const { L, u, info, positivesDistance, rel, sim, bounds, v, infoTheta, models, kernels } = levels;
