@@ -588,7 +588,7 @@ export function calibrateCellsOfTwo(
     target,
   );
   if (done === 0) {
-    // A select the kernel leaves to percentilesOfTwo (tied or unbounded ranges, a bin too large to sort by insertion), into the arena's cuts.
+    // A select the kernel leaves to percentilesOfTwo (tied or unbounded ranges, a wanted bin of more than 256 values), into the arena's cuts.
     percentilesOfTwo(
       relevance,
       similarity,

@@ -386,7 +386,7 @@ export function percentilesOfTwo(
       return;
     }
     if (done === 2) {
-      // Counted and marked; a wanted bin too large for insertion: the plain gather, sort and write.
+      // Counted and marked; a wanted bin of more than 256 values: the plain gather, sort and write.
       ha.min = minA;
       ha.max = maxA;
       hb.min = minB;

@@ -374,7 +374,7 @@ describe("histogramTwo counts as its JavaScript twin", () => {
 });
 
 describe("selectTwo selects as the plain histograms", () => {
-  it("with tie widths, wanted bins sorted by insertion or left to the plain sort (more than 24 values), and fractions outside [0, 1] left to the plain path", () => {
+  it("with tie widths, wanted bins sorted as the plain insertion sort (up to 24 values) or the typed arrays' (25 to 256, both zeros among them), or left to the plain sort (more than 256), and fractions outside [0, 1] left to the plain path", () => {
     const outcomes = new Set<number>();
     fc.assert(
       fc.property(

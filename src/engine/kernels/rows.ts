@@ -123,7 +123,7 @@ export interface RowKernels {
    * `percentilesOfTwo` on an arena's pair, each histogram given by the header of its arrays'
    * offsets), whose plain twin is that of percentile.ts's `Histogram` (open, count, mark, gather,
    * sort, write). Returns 1 when the cuts are in the histograms' `out`, 2 when counted and marked
-   * only (a wanted bin too large to sort by insertion), 0 when nothing was done (a fraction outside [0, 1]).
+   * only (a wanted bin of more than 256 values), 0 when nothing was done (a fraction outside [0, 1]).
    */
   selectTwo?(
     a: Float64Array,

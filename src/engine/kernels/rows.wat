@@ -706,7 +706,7 @@
     (i32.store offset=12 (local.get $state) (local.get $lowest))
     (i32.store offset=16 (local.get $state) (local.get $highest)))
 
-  ;; Whether every wanted bin is sorted by insertion (percentile.ts INSERTION_SORT: at most 24 values).
+  ;; Whether every wanted bin is sorted here: at most 256 values (by insertion; beyond, the plain path's typed-array sort).
   (func $insertable (param $h i32) (result i32)
     (local $table i32) (local $wanted i32) (local $w i32) (local $n i32)
     (local.set $table (i32.load (local.get $h)))
@@ -715,7 +715,7 @@
     (block $d
       (loop $l
         (br_if $d (i32.ge_s (local.get $w) (local.get $n)))
-        (if (i32.gt_s (i32.load (i32.add (local.get $table) (i32.shl (i32.load (i32.add (local.get $wanted) (i32.shl (local.get $w) (i32.const 2)))) (i32.const 3)))) (i32.const 24))
+        (if (i32.gt_s (i32.load (i32.add (local.get $table) (i32.shl (i32.load (i32.add (local.get $wanted) (i32.shl (local.get $w) (i32.const 2)))) (i32.const 3)))) (i32.const 256))
           (then (return (i32.const 0))))
         (local.set $w (i32.add (local.get $w) (i32.const 1)))
         (br $l)))
@@ -726,7 +726,7 @@
   (func $gatherSorted (param $h i32) (param $values i32)
     (local $table i32) (local $previous i32) (local $starts i32) (local $wanted i32) (local $scratch i32)
     (local $w i32) (local $n i32) (local $b i32) (local $i i32) (local $p i32) (local $from i32) (local $to i32)
-    (local $k i32) (local $v f64) (local $at i32)
+    (local $k i32) (local $v f64) (local $u f64) (local $at i32) (local $typed i32)
     (local.set $table (i32.load (local.get $h)))
     (local.set $previous (i32.load offset=4 (local.get $h)))
     (local.set $starts (i32.load offset=8 (local.get $h)))
@@ -750,7 +750,11 @@
             (local.set $i (i32.load (i32.add (local.get $previous) (i32.shl (local.get $i) (i32.const 2)))))
             (local.set $p (i32.sub (local.get $p) (i32.const 1)))
             (br $gl)))
-        ;; Insertion sort of [from, to): each value moved down past the larger ones before it.
+        ;; Insertion sort of [from, to): each value moved down past the larger ones before it. Up to 24
+        ;; values (percentile.ts INSERTION_SORT) as the plain insertion sort (equal values, -0 and 0
+        ;; among them, keep their order); more as the plain path's typed-array sort orders them (-0
+        ;; before 0; the values are not NaN), the only order of those values, found by insertion too.
+        (local.set $typed (i32.gt_s (i32.sub (local.get $to) (local.get $from)) (i32.const 24)))
         (local.set $p (i32.add (local.get $from) (i32.const 1)))
         (block $sd
           (loop $sl
@@ -760,7 +764,12 @@
             (block $kd
               (loop $kl
                 (br_if $kd (i32.lt_s (local.get $k) (local.get $from)))
-                (br_if $kd (i32.eqz (f64.gt (f64.load (i32.add (local.get $scratch) (i32.shl (local.get $k) (i32.const 3)))) (local.get $v))))
+                (local.set $u (f64.load (i32.add (local.get $scratch) (i32.shl (local.get $k) (i32.const 3)))))
+                (br_if $kd (i32.eqz (i32.or (f64.gt (local.get $u) (local.get $v))
+                  ;; A 0 after a -0, in a typed-array sort's order.
+                  (i32.and (local.get $typed) (i32.and (f64.eq (local.get $u) (f64.const 0))
+                    (i32.and (f64.eq (local.get $v) (f64.const 0))
+                      (i64.lt_s (i64.reinterpret_f64 (local.get $v)) (i64.reinterpret_f64 (local.get $u)))))))))
                 (f64.store (i32.add (local.get $scratch) (i32.shl (i32.add (local.get $k) (i32.const 1)) (i32.const 3)))
                   (f64.load (i32.add (local.get $scratch) (i32.shl (local.get $k) (i32.const 3)))))
                 (local.set $k (i32.sub (local.get $k) (i32.const 1)))
@@ -822,7 +831,7 @@
         (br $l))))
 
   ;; Both selects: 0 when a fraction is outside [0, 1] (nothing done: the plain path takes it), 2
-  ;; when a wanted bin holds more than 24 values (counted and marked: the plain gather, sort and
+  ;; when a wanted bin holds more than 256 values (counted and marked: the plain gather, sort and
   ;; write finish, their sort being the typed arrays'), 1 when both histograms' cuts are in out.
   (func $selectTwo (export "selectTwo")
     (param $a i32) (param $minA f64) (param $maxA f64) (param $widthA f64) (param $hA i32)
@@ -1106,7 +1115,7 @@
   ;; 3 and 4 the cuts (the histograms' out), 5 order, 6 atLeast, 7 and 8 the buckets, 9 and 10 the
   ;; sums, 11 totals, 12 and 13 the ranks, 14 and 15 the slopes, 16 cells, 17 y. Returns 1 when
   ;; done; 0 when the select was not finished (tied or unbounded ranges, a fraction outside
-  ;; [0, 1], a wanted bin of more than 24 values: the caller makes the cuts, then calls with 2);
+  ;; [0, 1], a wanted bin of more than 256 values: the caller makes the cuts, then calls with 2);
   ;; 2 when a cut is NaN (nothing added: the caller's plain path).
   (func (export "selectCalibrateTwo")
     (param $frame i32) (param $relevance i32) (param $similarity i32) (param $n i32) (param $T i32) (param $cutsFrom i32)
