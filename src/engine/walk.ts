@@ -12,7 +12,7 @@
  * thetas (`walkCombinationsMany`), each theta's scores computed exactly as if it were walked alone.
  */
 import type { Dataset } from "./data.js";
-import { jsKernels, RowArena, type KernelChoice, type RowKernels } from "./kernels/rows.js";
+import { jsKernels, RowArena, type ExtendLevel, type KernelChoice, type RowKernels } from "./kernels/rows.js";
 import { gramRow, PIVOT_TOLERANCE } from "./linalg.js";
 import { ArenaPasses, type ScoredRows } from "./calibrate.js";
 
@@ -131,6 +131,8 @@ export function walkCombinationsMany(
   const levels = reuse && reuse.fits(N, K, M) ? reuse : WalkLevels.forThread(N, K, M);
   const { L, u, info, positivesDistance, rel, sim, bounds, v, infoTheta, models, kernels } = levels;
   const columns = levels.columnsOf(shared);
+  // Only with the arena's own copy of the columns (columnsOf), which its frame points at.
+  const extendLevel = columns === levels.copiedColumns ? levels.extendLevel : undefined;
   // The current path's columns, stack[0..top): a typed array and a depth (setting an array's length is a runtime call).
   const stack = new Int32Array(K);
   let top = 0;
@@ -205,7 +207,9 @@ export function walkCombinationsMany(
       const relNext = rel[t][d + 1];
       const thetaInfo = infoTheta[t][d] + vd * vd;
       const halfTheta = 0.5 * thetaInfo;
-      if (!visited) {
+      // The first theta's pass by the levels' own tables where the kernels have it (no array checked per call).
+      if (t === 0 && extendLevel) extendLevel(d, j, inv, vd, halfTheta, visited, N);
+      else if (!visited) {
         if (t === 0) kernels.subtractScaleFirst(ud, columns[j], u, L, d * K, d, inv, vd, relPrev, relNext, infoPrev, infoNext, N);
         else kernels.extendRelevance(ud, vd, relPrev, relNext, N);
       } else if (t === 0)
@@ -277,6 +281,8 @@ export class WalkLevels {
   /** The arena's copy of the standardised columns (WebAssembly kernels read only their arena), and the array it copies. */
   private copied: Float64Array[] | null = null;
   private copiedFrom: Float64Array | null = null;
+  /** The first theta's level pass on these tables (`RowKernels.extendLevelOn`), with the arena's columns. */
+  readonly extendLevel: ExtendLevel | undefined;
   constructor(
     readonly rows: number,
     readonly cols: number,
@@ -287,7 +293,7 @@ export class WalkLevels {
     // The columns' copy (K), u (K), info (K + 1), then relevance and similarity (K + 1 each per theta) and the bounds.
     const levelArrays = 3 * K + 1 + 2 * M * (K + 1);
     const arena = new RowArena(
-      RowArena.bytesFor({ doubles: [K * K, ...new Array<number>(levelArrays).fill(N), ...new Array<number>(M * (K + 1)).fill(4)] }) +
+      RowArena.bytesFor({ doubles: [K * K, ...new Array<number>(levelArrays).fill(N), ...new Array<number>(M * (K + 1)).fill(4)], ints: [14] }) +
         ArenaPasses.bytesFor(N, M),
       choice,
     );
@@ -303,6 +309,13 @@ export class WalkLevels {
     this.v = Array.from({ length: M }, () => new Float64Array(K));
     this.infoTheta = Array.from({ length: M }, () => new Float64Array(K + 1));
     this.passes = new ArenaPasses(arena, N, M);
+    if (this.kernels.extendLevelOn) {
+      this.copied = arena.arrays(K, N);
+      this.extendLevel = this.kernels.extendLevelOn(
+        { u: this.u, info: this.info, rel: this.rel[0], sim: this.sim[0], bounds: this.bounds[0], columns: this.copied, L: this.L, K, n: N },
+        arena.int32(14),
+      );
+    }
     this.models = Array.from({ length: M }, (_, t) =>
       Array.from({ length: K + 1 }, (_, d) => ({
         relevance: this.rel[t][d],
@@ -341,6 +354,11 @@ export class WalkLevels {
     const levels = new WalkLevels(N, K, M, choice);
     if (levels.arena.capacity <= THREAD_CACHE_BYTES) threadLevels = levels;
     return levels;
+  }
+
+  /** The arena's copy of the columns (null until made). */
+  get copiedColumns(): Float64Array[] | null {
+    return this.copied;
   }
 
   /** The standardised columns of `shared` as the kernels may read them (copied into the arena once per `shared.z`). */

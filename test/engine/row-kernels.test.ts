@@ -28,6 +28,9 @@ describe("the assembled kernels", () => {
     expect(new RowArena(8).kernels.name).toBe("wasm");
     expect(new RowArena(8, "js").kernels).toBe(jsKernels);
     expect(new WalkLevels(10, 3, 1).kernels.name).toBe("wasm");
+    // The walk's first-theta pass then runs from the levels' frame (rows.wat extendLevel): the walks below hold it to the plain loops.
+    expect(new WalkLevels(10, 3, 2).extendLevel).toBeTypeOf("function");
+    expect(new WalkLevels(10, 3, 1, "js").extendLevel).toBeUndefined();
   });
 });
 

@@ -152,6 +152,14 @@ export interface RowKernels {
    */
   calibrateTwoOn?(fixed: CalibrateTwoArrays, frame: Int32Array): CalibrateTwo;
   /**
+   * WebAssembly only (absent from `jsKernels`): the walk's first-theta pass of a level
+   * (`subtractFinishFirst` when visited, else `subtractScaleFirst`) on the level arrays of one
+   * `WalkLevels`, found from its tables given once here (their bases and strides written to
+   * `frame`, an arena array of 14), so that a call checks no array. Undefined when the tables are
+   * not laid out one array after another at a constant stride.
+   */
+  extendLevelOn?(tables: WalkTables, frame: Int32Array): ExtendLevel | undefined;
+  /**
    * The buckets of both censors (calibrate.ts `calibrateBoth`, T <= 4 cuts): row i's bucket is the
    * number of cuts atLeast[0..T) its signed score (sign * relevance or sign * similarity) reaches,
    * written to buckets; (1, r, r^2, r dy, r dy^2, r^2 dy^2) with dy = y - ybar are added to that
@@ -252,6 +260,27 @@ export type CalibrateTwo = (
   secondary: Float64Array,
   target: Float64Array,
 ) => number;
+
+/** A walk's level tables (walk.ts `WalkLevels`, first theta), for `RowKernels.extendLevelOn`: each an arena's arrays one after another. */
+export interface WalkTables {
+  /** K arrays of n: the whitened columns u_d. */
+  u: readonly Float64Array[];
+  /** K + 1 arrays of n each: informativeness, relevance and similarity by depth. */
+  info: readonly Float64Array[];
+  rel: readonly Float64Array[];
+  sim: readonly Float64Array[];
+  /** K + 1 arrays of 4. */
+  bounds: readonly Float64Array[];
+  /** K arrays of n: the standardised columns. */
+  columns: readonly Float64Array[];
+  /** K x K. */
+  L: Float64Array;
+  K: number;
+  n: number;
+}
+
+/** Level d + 1 of the walk from column j (`RowKernels.extendLevelOn`). */
+export type ExtendLevel = (d: number, j: number, inv: number, vd: number, half: number, visited: boolean, n: number) => void;
 
 /**
  * The kernels as plain loops: the reference the WebAssembly kernels are held to.
@@ -506,6 +535,7 @@ interface RowExports {
     T: number,
     count: number,
   ): number;
+  extendLevel(frame: number, d: number, j: number, inv: number, vd: number, half: number, visited: number, n: number): void;
   selectCalibrateTwo(
     frame: number,
     relevance: number,
@@ -635,6 +665,38 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
     // A header is a histogram's (percentile.ts `HistogramPair`, in this arena): its offsets are of arrays of this memory.
     selectTwo: (a, minA, maxA, widthA, headerA, b, minB, maxB, widthB, headerB, fractions, T, count) =>
       w.selectTwo(at(a, count), minA, maxA, widthA, at(headerA, 10), at(b, count), minB, maxB, widthB, at(headerB, 10), at(fractions, T), T, count),
+    extendLevelOn: (tables, frame) => {
+      const { K, n } = tables;
+      /** A table's base and stride when its `count` arrays (at least `length` long) are one after another; null otherwise. */
+      const table = (arrays: readonly Float64Array[], count: number, length: number): [number, number] | null => {
+        if (arrays.length < count || count < 1) return null;
+        const base = at(arrays[0], length);
+        const stride = count > 1 ? at(arrays[1], length) - base : 0;
+        for (let k = 2; k < count; k++) if (at(arrays[k], length) !== base + k * stride) return null;
+        return [base, stride];
+      };
+      const parts = [
+        table(tables.u, K, n),
+        table(tables.info, K + 1, n),
+        table(tables.rel, K + 1, n),
+        table(tables.sim, K + 1, n),
+        table(tables.bounds, K + 1, 4),
+        table(tables.columns, K, n),
+      ];
+      const values: number[] = [];
+      for (const part of parts) {
+        if (!part) return undefined;
+        values.push(part[0], part[1]);
+      }
+      values.push(at(tables.L, K * K), K);
+      const framed = at(frame, values.length);
+      for (let k = 0; k < values.length; k++) frame[k] = values[k];
+      return (d, j, inv, vd, half, visited, rows) => {
+        if (!(d >= 0 && d < K && j >= 0 && j < K && rows <= n))
+          throw new RangeError(`extendLevel: level ${d}, column ${j}, ${rows} rows for K=${K}, ${n} rows`);
+        w.extendLevel(framed, d, j, inv, vd, half, visited ? 1 : 0, rows);
+      };
+    },
     calibrateTwoOn: (fixed, frame) => {
       // The fixed arrays checked once (and their capacities for 4 cuts and up to 255 buckets), their offsets in the frame; the rows' arrays on each call.
       const rows = Math.min(fixed.bucketsR.length, fixed.bucketsS.length, fixed.y.length);

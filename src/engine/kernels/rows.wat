@@ -1159,4 +1159,34 @@
           (local.get $secondary) (local.get $target)))
       (then (return (i32.const 2))))
     (i32.const 1))
+
+  ;; The walk's first-theta pass of level d + 1 from column j (walk.ts `extend`), its arrays found
+  ;; from a frame of the walk's tables (`WalkLevels`, written once): 0 u, 2 info, 4 relevance,
+  ;; 6 similarity, 8 bounds, 10 the columns, each a base and (at + 1) the bytes between its arrays,
+  ;; 12 the factor L and 13 K. subtractLevel into u_d, then finishFirst (visited) or scaleFirst:
+  ;; subtractFinishFirst or subtractScaleFirst on those arrays.
+  (func (export "extendLevel")
+    (param $frame i32) (param $d i32) (param $j i32) (param $inv f64) (param $vd f64) (param $half f64) (param $visited i32) (param $n i32)
+    (local $ud i32) (local $us i32) (local $is i32) (local $rs i32) (local $info i32) (local $rel i32)
+    (local.set $us (i32.load offset=4 (local.get $frame)))
+    (local.set $ud (i32.add (i32.load (local.get $frame)) (i32.mul (local.get $d) (local.get $us))))
+    (local.set $is (i32.load offset=12 (local.get $frame)))
+    (local.set $info (i32.add (i32.load offset=8 (local.get $frame)) (i32.mul (local.get $d) (local.get $is))))
+    (local.set $rs (i32.load offset=20 (local.get $frame)))
+    (local.set $rel (i32.add (i32.load offset=16 (local.get $frame)) (i32.mul (local.get $d) (local.get $rs))))
+    (call $subtractLevel (local.get $ud)
+      (i32.add (i32.load offset=40 (local.get $frame)) (i32.mul (local.get $j) (i32.load offset=44 (local.get $frame))))
+      (i32.load (local.get $frame)) (local.get $us)
+      (i32.add (i32.load offset=48 (local.get $frame)) (i32.shl (i32.mul (local.get $d) (i32.load offset=52 (local.get $frame))) (i32.const 3)))
+      (local.get $d) (local.get $n))
+    (if (local.get $visited)
+      (then
+        (call $finishFirst (local.get $ud) (local.get $inv) (local.get $vd) (local.get $half)
+          (local.get $rel) (i32.add (local.get $rel) (local.get $rs)) (local.get $info) (i32.add (local.get $info) (local.get $is))
+          (i32.add (i32.load offset=24 (local.get $frame)) (i32.mul (i32.add (local.get $d) (i32.const 1)) (i32.load offset=28 (local.get $frame))))
+          (i32.add (i32.load offset=32 (local.get $frame)) (i32.mul (i32.add (local.get $d) (i32.const 1)) (i32.load offset=36 (local.get $frame))))
+          (local.get $n)))
+      (else
+        (call $scaleFirst (local.get $ud) (local.get $inv) (local.get $vd)
+          (local.get $rel) (i32.add (local.get $rel) (local.get $rs)) (local.get $info) (i32.add (local.get $info) (local.get $is)) (local.get $n)))))
 )
