@@ -8,7 +8,7 @@
 import * as choices from "./choices.js";
 import { cutBoundary, cutTest, notAllZero, tieWidth } from "./cut.js";
 import type { AdjFitMultiplier, CensorOperator, CensorType, CensorUnit } from "./options.js";
-import { addToBucket, jsKernels, RowArena, upToFour, type RowKernels } from "./kernels/rows.js";
+import { addToBucket, jsKernels, RowArena, upToFour, type CalibrateTwo, type RowKernels } from "./kernels/rows.js";
 import { HistogramPair, percentiles, percentilesOfTwo } from "./percentile.js";
 
 export interface CensorSettings {
@@ -55,9 +55,18 @@ export class ArenaPasses {
   /** Each censor's slopes by bucket (`addWeightsOfTwo`): 256 long, a bucket being a byte. */
   readonly slopes: [Float64Array, Float64Array];
   readonly totals: Float64Array;
+  /** Each censor's thresholds' positions among the sorted cuts, and the cells' five planes of 8 (weight, yhat, validity, coefficient, shift: `calibrateCellsOfTwo`). */
+  readonly ranks: [Int32Array, Int32Array];
+  readonly cells: Float64Array;
+  /** Each censor's cuts where `calibrateTwo` reads them: the histograms' own (their select writes them there). */
+  readonly cuts: [Float64Array, Float64Array];
+  /** The WebAssembly calibration of both censors on these arrays, where the kernels have it. */
+  readonly calibrateTwo: CalibrateTwo | undefined;
   private readonly outcome: Float64Array;
   private outcomeFrom: Float64Array | null = null;
   private readonly composites: Float64Array[];
+  /** Per theta, the secondary sums (4) of the range that holds its composite. */
+  private readonly secondaries: Float64Array[];
   private readonly owners: unknown[];
   constructor(
     private readonly arena: RowArena,
@@ -70,15 +79,49 @@ export class ArenaPasses {
     this.sums = [arena.array(6 * 5), arena.array(6 * 5)];
     this.slopes = [arena.array(256), arena.array(256)];
     this.totals = arena.array(3);
+    this.ranks = [arena.int32(4), arena.int32(4)];
+    this.cells = arena.array(40);
+    this.cuts = [this.histograms.first.out, this.histograms.second.out];
+    const order = arena.int32(8);
+    const atLeast = arena.array(8);
+    const frame = arena.int32(18);
     this.outcome = arena.array(rows);
     this.composites = arena.arrays(thetas, rows);
+    this.secondaries = arena.arrays(thetas, 4);
     this.owners = new Array<unknown>(thetas).fill(null);
+    const histograms = this.histograms;
+    this.calibrateTwo =
+      histograms.first.header && histograms.second.header && histograms.fractions
+        ? this.kernels.calibrateTwoOn?.(
+            {
+              headerA: histograms.first.header,
+              headerB: histograms.second.header,
+              fractions: histograms.fractions,
+              cutsR: this.cuts[0],
+              cutsS: this.cuts[1],
+              order,
+              atLeast,
+              y: this.outcome,
+              bucketsR: this.buckets[0],
+              bucketsS: this.buckets[1],
+              sumsR: this.sums[0],
+              sumsS: this.sums[1],
+              totals: this.totals,
+              rankR: this.ranks[0],
+              rankS: this.ranks[1],
+              slopesR: this.slopes[0],
+              slopesS: this.slopes[1],
+              cells: this.cells,
+            },
+            frame,
+          )
+        : undefined;
   }
 
   /** The bytes the passes take in an arena, for models of `rows` rows and `thetas` thetas. */
   static bytesFor(rows: number, thetas: number): number {
-    const doubles = [6 * 5, 6 * 5, 256, 256, 3, rows, ...new Array<number>(thetas).fill(rows)];
-    return HistogramPair.bytesFor(rows) + RowArena.bytesFor({ bytes: [rows, rows], doubles });
+    const doubles = [6 * 5, 6 * 5, 256, 256, 3, 40, 8, rows, ...new Array<number>(thetas).fill(rows), ...new Array<number>(thetas).fill(4)];
+    return HistogramPair.bytesFor(rows) + RowArena.bytesFor({ bytes: [rows, rows], doubles, ints: [4, 4, 8, 18] });
   }
 
   /** y in the arena (copied when it is another array than the last one). */
@@ -99,21 +142,29 @@ export class ArenaPasses {
 
   /**
    * Theta `slot`'s composite, for `owner` (a range of cells) to add its weights to: on the first
-   * claim of an owner, a copy of `start` (what the owner has added so far elsewhere).
+   * claim of an owner, a copy of `start` (what the owner has added so far elsewhere), and of
+   * `startSecondary` into the slot's secondary sums (`secondaryOf`) when given.
    */
-  claimComposite(slot: number, owner: object, start: Float64Array): Float64Array {
+  claimComposite(slot: number, owner: object, start: Float64Array, startSecondary?: Float64Array): Float64Array {
     const composite = this.composites[slot];
     if (this.owners[slot] !== owner) {
       composite.set(start);
+      if (startSecondary) this.secondaries[slot].set(startSecondary);
       this.owners[slot] = owner;
     }
     return composite;
   }
 
-  /** Copies the owner's composite into `into` and gives the slot up; throws when another owner has taken it meanwhile. */
-  releaseComposite(slot: number, owner: object, into: Float64Array): void {
+  /** The secondary sums of theta `slot`'s owner (valid while it holds the slot). */
+  secondaryOf(slot: number): Float64Array {
+    return this.secondaries[slot];
+  }
+
+  /** Copies the owner's composite into `into` (and its secondary sums into `intoSecondary`) and gives the slot up; throws when another owner has taken it meanwhile. */
+  releaseComposite(slot: number, owner: object, into: Float64Array, intoSecondary?: Float64Array): void {
     if (this.owners[slot] !== owner) throw new Error(`the composite of theta ${slot} was taken by another range before this one finished`);
     into.set(this.composites[slot]);
+    if (intoSecondary) intoSecondary.set(this.secondaries[slot]);
     this.owners[slot] = null;
   }
 }
@@ -345,6 +396,96 @@ export function calibrateBoth(
   }
   const widthR = tieWidth(bounds[0], bounds[1]);
   const widthS = tieWidth(bounds[2], bounds[3]);
+  const sign = cutsOfTwo(rows, bounds, settings, first, second, widthR, widthS);
+
+  // One pass: each censor's buckets and per-bucket sums (as `bucketSums`), and the relevance totals (as `relevanceTotals`).
+  const ybar = outcome.mean;
+  const passes = rows.passes;
+  // The bucket sums are read where the pass wrote them (the arena's with the passes): no copy.
+  let sumsR: Float64Array;
+  let sumsS: Float64Array;
+  let sums3: Float64Array;
+  if (passes) {
+    // Indexed rather than destructured or spread: no iterator or array per call on this hot path.
+    sumsR = passes.sums[0].fill(0);
+    sumsS = passes.sums[1].fill(0);
+    sums3 = passes.totals;
+    passes.kernels.bucketsTwo(
+      relevance,
+      similarity,
+      passes.outcomeOf(y),
+      ybar,
+      sign,
+      first.atLeast,
+      second.atLeast,
+      T,
+      passes.buckets[0],
+      passes.buckets[1],
+      sumsR,
+      sumsS,
+      sums3,
+      N,
+    );
+  } else {
+    sumsR = first.sums.fill(0);
+    sumsS = second.sums.fill(0);
+    sums3 = threeTotals;
+    jsKernels.bucketsTwo(relevance, similarity, y, ybar, sign, first.atLeast, second.atLeast, T, first.buckets, second.buckets, sumsR, sumsS, sums3, N);
+  }
+  const totals = first.totals;
+  totals[0] = sums3[0];
+  totals[1] = sums3[1];
+  totals[2] = bounds[0];
+  totals[3] = bounds[1];
+  totals[4] = sums3[2];
+  // With the passes, each censor's buckets are the arena's (the WebAssembly `addWeightsOfTwo` reads them there).
+  const byRelevance = calibrationsOf(
+    rows,
+    outcome,
+    "relevance",
+    settings,
+    fitSettings,
+    first,
+    totals,
+    relevance,
+    widthR,
+    passes ? passes.buckets[0] : first.buckets,
+    sumsR,
+  );
+  const bySimilarity = calibrationsOf(
+    rows,
+    outcome,
+    "similarity",
+    settings,
+    fitSettings,
+    second,
+    totals,
+    similarity,
+    widthS,
+    passes ? passes.buckets[1] : second.buckets,
+    sumsS,
+  );
+  if (!first.reused) return [byRelevance, bySimilarity];
+  // Reused scratches: the pair too is rewritten by the next call (a Grid reads it at once).
+  const pair = (first.pair ??= [byRelevance, bySimilarity]);
+  pair[0] = byRelevance;
+  pair[1] = bySimilarity;
+  return pair;
+}
+
+/** Both censors' cuts (`percentilesOfTwo` in percent units) and boundaries, as `calibrateBoth` takes them; returns the sign. */
+function cutsOfTwo(
+  rows: ScoredRows,
+  bounds: Float64Array,
+  settings: CensorSettings,
+  first: CalibrationScratch,
+  second: CalibrationScratch,
+  widthR: number,
+  widthS: number,
+): number {
+  const { relevance, similarity } = rows;
+  const N = relevance.length;
+  const T = settings.thresholds.length;
   if (settings.unit === "percent") {
     percentilesOfTwo(
       relevance,
@@ -369,59 +510,128 @@ export function calibrateBoth(
   const sign = setBoundaries(first, settings.operator, T, widthR);
   setBoundaries(second, settings.operator, T, widthS);
 
-  // One pass: each censor's buckets and per-bucket sums (as `bucketSums`), and the relevance totals (as `relevanceTotals`).
-  const ybar = outcome.mean;
-  const sumsR = first.sums.fill(0);
-  const sumsS = second.sums.fill(0);
+  return sign;
+}
+
+/**
+ * A Grid combination's cells for both censors without their calibrations' objects, in one call
+ * into WebAssembly after the cuts (the arena's `calibrateTwo`: boundaries, buckets, calibrations,
+ * cells, weights): each cell's weight, yhat and validity into cells (T for relevance, then T for
+ * similarity, in planes of 8: `ArenaPasses.cells`), the cells' secondary sums added to
+ * `secondary`, their weights to `target` (both must be the arena's: the kernels refuse others),
+ * exactly as `calibrateBoth`, grid-cells.ts `evaluate` and `addWeightsOfTwo` would. False, with
+ * nothing added, where that cannot be had (no arena kernel, the logistic scale, unusable rows,
+ * more than 4 thresholds, a NaN cut): the caller then takes that path.
+ *
+ * @example
+ * if (!calibrateCellsOfTwo(model, y, outcome, settings, fitSettings, first, second, secondary, composite)) calibrateBoth(model, y, outcome, settings, fitSettings, first, second);
+ */
+export function calibrateCellsOfTwo(
+  rows: ScoredRows,
+  y: Float64Array,
+  outcome: OutcomeStats,
+  settings: CensorSettings,
+  fitSettings: FitSettings,
+  first: CalibrationScratch,
+  second: CalibrationScratch,
+  secondary: Float64Array,
+  target: Float64Array,
+): boolean {
   const passes = rows.passes;
-  let sums3: Float64Array;
-  if (passes) {
-    // Indexed rather than destructured or spread: no iterator or array per call on this hot path.
-    const arenaR = passes.sums[0];
-    const arenaS = passes.sums[1];
-    arenaR.fill(0);
-    arenaS.fill(0);
-    passes.kernels.bucketsTwo(
+  const bounds = rows.bounds;
+  const calibrateTwo = passes ? passes.calibrateTwo : undefined;
+  const relevance = rows.relevance;
+  const N = relevance.length;
+  const T = settings.thresholds.length;
+  if (!passes || !calibrateTwo || !bounds || fitSettings.logistic || rows.usableCount < N || T > 4) return false;
+  const widthR = tieWidth(bounds[0], bounds[1]);
+  const widthS = tieWidth(bounds[2], bounds[3]);
+  const thresholds = settings.thresholds;
+  const fractions = passes.histograms.fractions!;
+  for (let t = 0; t < T; t++) fractions[t] = thresholds[t];
+  passes.outcomeOf(y);
+  const test = cutTest(settings.operator);
+  const percent = settings.unit === "percent";
+  const multiplier = choices.adjFitMultiplier(fitSettings.multiplier, fitSettings.attributes);
+  const similarity = rows.similarity;
+  const b0 = bounds[0];
+  const b1 = bounds[1];
+  const b2 = bounds[2];
+  const b3 = bounds[3];
+  const ybar = outcome.mean;
+  const syy = outcome.sumSquares;
+  const k = fitSettings.attributes;
+  const minRetained = choices.MIN_RETAINED;
+  const minComplement = choices.MIN_COMPLEMENT_FOR_ASYMMETRY;
+  // The relevance tie width is also the one `calibrationsOf` takes from the totals' min and max (the bounds).
+  let done = calibrateTwo(
+    relevance,
+    similarity,
+    N,
+    T,
+    percent ? 0 : 1,
+    b0,
+    b1,
+    widthR,
+    b2,
+    b3,
+    widthS,
+    ybar,
+    syy,
+    test.sign,
+    test.strict,
+    multiplier,
+    k,
+    minRetained,
+    minComplement,
+    secondary,
+    target,
+  );
+  if (done === 0) {
+    // A select the kernel leaves to percentilesOfTwo (tied or unbounded ranges, a wanted bin of more than 256 values), into the arena's cuts.
+    percentilesOfTwo(
       relevance,
       similarity,
-      passes.outcomeOf(y),
-      ybar,
-      sign,
-      first.atLeast,
-      second.atLeast,
-      T,
-      passes.buckets[0],
-      passes.buckets[1],
-      arenaR,
-      arenaS,
-      passes.totals,
       N,
+      thresholds,
+      first.selection,
+      second.selection,
+      passes.cuts[0],
+      passes.cuts[1],
+      b0,
+      b1,
+      widthR,
+      b2,
+      b3,
+      widthS,
+      passes.histograms,
     );
-    // Copied by a loop: a subarray view per call cost more than the 30 copies.
-    for (let f = 0; f < sumsR.length; f++) {
-      sumsR[f] = arenaR[f];
-      sumsS[f] = arenaS[f];
-    }
-    sums3 = passes.totals;
-  } else {
-    sums3 = threeTotals;
-    jsKernels.bucketsTwo(relevance, similarity, y, ybar, sign, first.atLeast, second.atLeast, T, first.buckets, second.buckets, sumsR, sumsS, sums3, N);
+    done = calibrateTwo(
+      relevance,
+      similarity,
+      N,
+      T,
+      2,
+      b0,
+      b1,
+      widthR,
+      b2,
+      b3,
+      widthS,
+      ybar,
+      syy,
+      test.sign,
+      test.strict,
+      multiplier,
+      k,
+      minRetained,
+      minComplement,
+      secondary,
+      target,
+    );
   }
-  const totals = first.totals;
-  totals[0] = sums3[0];
-  totals[1] = sums3[1];
-  totals[2] = bounds[0];
-  totals[3] = bounds[1];
-  totals[4] = sums3[2];
-  // With the passes, each censor's buckets are the arena's (the WebAssembly `addWeightsOfTwo` reads them there).
-  const byRelevance = calibrationsOf(rows, outcome, "relevance", settings, fitSettings, first, totals, relevance, widthR, passes?.buckets[0]);
-  const bySimilarity = calibrationsOf(rows, outcome, "similarity", settings, fitSettings, second, totals, similarity, widthS, passes?.buckets[1]);
-  if (!first.reused) return [byRelevance, bySimilarity];
-  // Reused scratches: the pair too is rewritten by the next call (a Grid reads it at once).
-  const pair = (first.pair ??= [byRelevance, bySimilarity]);
-  pair[0] = byRelevance;
-  pair[1] = bySimilarity;
-  return pair;
+  // 2 on a NaN cut (nothing added): the plain path, whose order of such cuts is Array.prototype.sort's.
+  return done === 1;
 }
 
 /** Module scratch for `calibrateBoth`'s totals (a call finishes before the next starts). */
@@ -478,10 +688,12 @@ function calibrationsOf(
   width: number,
   /** Where the rows' buckets are, when not in the scratch. */
   buckets = scratch.buckets,
+  /** Where the bucket sums are, when not in the scratch (turned into suffix sums in place). */
+  sums = scratch.sums,
 ): CensorCalibration {
   const { usableCount: count } = rows;
   const T = settings.thresholds.length;
-  const { cuts, rank, sums } = scratch;
+  const { cuts, rank } = scratch;
   const ybar = outcome.mean;
   const totalR = t5[0];
   const totalR2 = t5[1];
@@ -559,7 +771,7 @@ function calibrationsOf(
     c.complementShift = complementValid ? s1c / count : NaN;
   }
   if (!reused) return { calibrations: out, buckets, rank };
-  reused.length = T;
+  if (reused.length !== T) reused.length = T;
   const fitted = (scratch.fitted ??= { calibrations: out, buckets, rank });
   fitted.calibrations = out;
   fitted.buckets = buckets;

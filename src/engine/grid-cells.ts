@@ -10,6 +10,7 @@ import {
   type ArenaPasses,
   calibrate,
   calibrateBoth,
+  calibrateCellsOfTwo,
   CalibrationScratch,
   outcomeStats,
   type Calibration,
@@ -76,6 +77,11 @@ function cellWeight(c: Calibration): number {
   return c.valid && Number.isFinite(c.yhat) && c.adjustedFit > 0 ? c.adjustedFit : 0;
 }
 
+/** Views of the first three planes (weight, yhat, validity) of `ArenaPasses.cells`, each `count` long. */
+function cellPlanesOf(cells: Float64Array, count: number): Float64Array[] {
+  return [cells.subarray(0, count), cells.subarray(8, 8 + count), cells.subarray(16, 16 + count)];
+}
+
 /** The cells of one range of combinations for one theta, filled one combination at a time. */
 export interface RangeEvaluator {
   /** The partial so far; complete once `finish` has been called. */
@@ -127,7 +133,9 @@ export class GridWorkspace {
 export function evaluateRange(task: GridTask, from: number, to: number, workspace = new GridWorkspace()): GridPartial {
   const evaluator = rangeEvaluator(task, from, to, workspace);
   const { data, options, combinations, shared } = task;
-  const indices = Array.from({ length: to - from }, (_, q) => from + q);
+  // A loop, not Array.from with a callback per index (cold code).
+  const indices: number[] = [];
+  for (let index = from; index < to; index++) indices.push(index);
   if (shared) {
     const outcome = taskOutcome(task);
     const logistic = options.prediction_scale === "logistic";
@@ -205,19 +213,24 @@ export function rangeEvaluator(task: GridTask, from: number, to: number, workspa
 
   // A walked model's weights are added up in its walk's arena (the WebAssembly kernels' memory),
   // then copied into the partial by `finish`: the same additions in the same order.
+  // Its secondary sums too, while it holds the composite.
   let claimed: { passes: ArenaPasses; slot: number } | null = null;
   const compositeFor = (model: ScoredRows & { theta?: number }): Float64Array => {
     const passes = model.passes;
-    if (!passes || model.theta === undefined) return claimed ? claimed.passes.claimComposite(claimed.slot, partial, partial.composite) : partial.composite;
+    if (!passes || model.theta === undefined)
+      return claimed ? claimed.passes.claimComposite(claimed.slot, partial, partial.composite, partial.secondary) : partial.composite;
     if (claimed && (claimed.passes !== passes || claimed.slot !== model.theta)) throw new Error("a range's models come from two walks");
     claimed ??= { passes, slot: model.theta };
-    return passes.claimComposite(model.theta, partial, partial.composite);
+    return passes.claimComposite(model.theta, partial, partial.composite, partial.secondary);
   };
   const finish = (): GridPartial => {
-    if (claimed) claimed.passes.releaseComposite(claimed.slot, partial, partial.composite);
+    if (claimed) claimed.passes.releaseComposite(claimed.slot, partial, partial.composite, partial.secondary);
     claimed = null;
     return partial;
   };
+  // Both censors' cells in one WebAssembly call (calibrate.ts `calibrateCellsOfTwo`) when no cell's calibration is kept.
+  const cellsAtOnce = censors.length === 2 && !logistic && !own && !partial.retained.relevance && !partial.retained.similarity;
+  let cellPlanes: Float64Array[] | undefined;
 
   const evaluate = (index: number, model: ScoredRows, outcome: OutcomeStats): void => {
     const local = index - from;
@@ -226,6 +239,18 @@ export function rangeEvaluator(task: GridTask, from: number, to: number, workspa
       allUsed = true;
     } else for (let i = 0; i < N; i++) partial.used[i] |= +(model.relevance[i] === model.relevance[i]);
     fitSettings.attributes = combinations[index].length;
+    const composite = compositeFor(model);
+    const secondary = claimed ? claimed.passes.secondaryOf(claimed.slot) : partial.secondary;
+    if (cellsAtOnce && calibrateCellsOfTwo(model, y, outcome, settings, fitSettings, scratches[0], scratches[1], secondary, composite)) {
+      // The cells' planes (weights, yhat, validity; the relevance censor's first), copied by `set`, not element by element in cold code.
+      const planes = (cellPlanes ??= cellPlanesOf(model.passes!.cells, 2 * T));
+      partial.cellCombination.fill(index, cell, cell + 2 * T);
+      partial.cellWeight.set(planes[0], cell);
+      partial.cellYhat.set(planes[1], cell);
+      partial.cellValid.set(planes[2], cell);
+      cell += 2 * T;
+      return;
+    }
     let ownWeight = 0;
     own?.fill(0);
     // Both censors share each pass over the rows (calibrateBoth, addWeightsOfTwo): the same numbers as one censor after the other.
@@ -261,17 +286,17 @@ export function rangeEvaluator(task: GridTask, from: number, to: number, workspa
         }
         if (!(weight > 0)) continue;
         ownWeight += weight;
-        partial.secondary[0] += weight * c.asymmetry;
-        partial.secondary[1] += weight * c.agreement;
-        partial.secondary[2] += weight * c.outlierInfluence;
-        partial.secondary[3] += weight * c.kFit;
+        secondary[0] += weight * c.asymmetry;
+        secondary[1] += weight * c.agreement;
+        secondary[2] += weight * c.outlierInfluence;
+        secondary[3] += weight * c.kFit;
       }
     }
     if (censors.length === 2) {
-      addWeightsOfTwo(model, fitted[0], factorsOf[0], scratches[0], fitted[1], factorsOf[1], scratches[1], compositeFor(model));
+      addWeightsOfTwo(model, fitted[0], factorsOf[0], scratches[0], fitted[1], factorsOf[1], scratches[1], composite);
       if (own) addWeightsOfTwo(model, fitted[0], factorsOf[0], scratches[0], fitted[1], factorsOf[1], scratches[1], own);
     } else {
-      addWeights(model, fitted[0], factorsOf[0], compositeFor(model), scratches[0]);
+      addWeights(model, fitted[0], factorsOf[0], composite, scratches[0]);
       if (own) addWeights(model, fitted[0], factorsOf[0], own, scratches[0]);
     }
     if (own && partial.ysolo) {

@@ -14,52 +14,117 @@
  * one length (a Grid's two censors) with each pass over the rows shared.
  */
 import { snapCut } from "./cut.js";
-import { countIntoBins, jsKernels, RowArena, type RowKernels } from "./kernels/rows.js";
+import { arenaShaped, countIntoBins, jsKernels, RowArena, type RowKernels } from "./kernels/rows.js";
 
 const MAX_BINS = 4096;
 const MIN_BINS = 16;
 /** Gathered bins up to this size are sorted in place by insertion (no subarray view). */
 const INSERTION_SORT = 24;
 
+/** Slots of `Histogram.state` (the WebAssembly select, rows.wat `selectTwo`, reads and writes the same). */
+const RANK_COUNT = 0;
+const WANTED_COUNT = 1;
+const GATHERED = 2;
+const LOWEST = 3;
+const HIGHEST = 4;
+const BINS = 5;
+/** The most fractions an arena's histogram selects at once (its ranks are two per fraction). */
+const MAX_FRACTIONS = 256;
+
+/** The arrays of one histogram, from an arena (for its kernels) or plain (shaped like an arena's: one map for both). */
+function histogramArrays(arena: RowArena | null, rows: number) {
+  const ints = (n: number) => (arena ? arena.int32(n) : arenaShaped(new Int32Array(n)));
+  const doubles = (n: number) => (arena ? arena.array(n) : arenaShaped(new Float64Array(n)));
+  const ranks = arena ? 2 * MAX_FRACTIONS : 16;
+  return {
+    table: ints(2 * (MAX_BINS + 1)),
+    previous: ints(rows),
+    starts: ints(MAX_BINS + 1).fill(-1),
+    wanted: ints(MAX_BINS + 1),
+    ranks: ints(ranks),
+    rankBins: ints(ranks),
+    rankBelow: ints(ranks),
+    // The gathered values and the cuts of the WebAssembly select (the plain one gathers into the caller's scratch).
+    gathered: doubles(arena ? rows : 0),
+    out: doubles(arena ? MAX_FRACTIONS : 0),
+    state: ints(8),
+  };
+}
+
 /** One histogram select in progress: its bins, counts and where the wanted bins are gathered. */
 class Histogram {
-  constructor(
-    /**
-     * Per bin, its count (at 2 bin) and the last value (its index) counted into it (at 2 bin + 1,
-     * valid where the count is not 0): side by side, so that the counting pass reads and writes both at once.
-     */
-    readonly table = new Int32Array(2 * (MAX_BINS + 1)),
-    /** previous[i]: the value counted into i's bin before i (so a bin's values are linked from the last back to the first). */
-    public previous = new Int32Array(0),
-    /** Whether `previous` is an arena's (it then holds at most its length of values: it cannot be replaced by a longer one). */
-    private readonly fixed = false,
-  ) {}
+  /**
+   * Per bin, its count (at 2 bin) and the last value (its index) counted into it (at 2 bin + 1,
+   * valid where the count is not 0): side by side, so that the counting pass reads and writes both at once.
+   */
+  readonly table: Int32Array;
+  /** previous[i]: the value counted into i's bin before i (so a bin's values are linked from the last back to the first). */
+  previous: Int32Array;
   /** Where a wanted bin's values start in the gathered scratch (-1: not wanted; every bin between selects). */
-  readonly starts = new Int32Array(MAX_BINS + 1).fill(-1);
-  /** The wanted ranks in ascending order (each once), ranks[0..rankCount), with each one's bin and how many values lie in the bins before it. */
-  ranks = new Int32Array(16);
-  rankBins = new Int32Array(16);
-  rankBelow = new Int32Array(16);
-  rankCount = 0;
-  bins = MAX_BINS;
+  readonly starts: Int32Array;
+  /** The wanted ranks in ascending order (each once), ranks[0..state[RANK_COUNT]), with each one's bin and how many values lie in the bins before it. */
+  ranks: Int32Array;
+  rankBins: Int32Array;
+  rankBelow: Int32Array;
+  /** The wanted bins, wanted[0..state[WANTED_COUNT]), in the order they were marked (each bin once). */
+  readonly wanted: Int32Array;
+  /**
+   * The rank count, the wanted count, how many values the wanted bins hold, the ranks whose values
+   * are the known minimum and maximum (-1: none), and the number of bins: in an array, which the
+   * WebAssembly select shares.
+   */
+  readonly state: Int32Array;
+  /** The WebAssembly select's gathered values and cuts. */
+  readonly gathered: Float64Array;
+  readonly out: Float64Array;
+  /** The byte offsets of the arrays above, as rows.wat `selectTwo` reads them (an arena's histogram only). */
+  readonly header: Int32Array | null;
+  /** The number of bins of the last select. */
+  get bins(): number {
+    return this.state[BINS];
+  }
   // Doubles from the start (set by `open` before any read): a small-integer first value would
   // change the fields' representation on the first select, and the code optimised for it with it.
   min = NaN;
   max = NaN;
   scale = NaN;
-  /** The ranks whose values are the known minimum and maximum (-1: none). */
-  lowest = -1;
-  highest = -1;
-  /** How many values the wanted bins hold. */
-  gathered = 0;
-  /** The wanted bins, wanted[0..wantedCount), in the order they were marked (each bin once). */
-  readonly wanted = new Int32Array(MAX_BINS + 1);
-  wantedCount = 0;
+
+  constructor(
+    arena: RowArena | null,
+    rows: number,
+    /** Whether the arrays are an arena's (they then hold at most their length: they cannot be replaced by longer ones). */
+    private readonly fixed = arena !== null,
+  ) {
+    const a = histogramArrays(arena, rows);
+    this.table = a.table;
+    this.previous = a.previous;
+    this.starts = a.starts;
+    this.wanted = a.wanted;
+    this.ranks = a.ranks;
+    this.rankBins = a.rankBins;
+    this.rankBelow = a.rankBelow;
+    this.gathered = a.gathered;
+    this.out = a.out;
+    this.state = a.state;
+    this.header = arena ? arena.int32(16) : null;
+    if (this.header) {
+      const views = [a.table, a.previous, a.starts, a.wanted, a.ranks, a.rankBins, a.rankBelow, a.gathered, a.out, a.state];
+      for (let k = 0; k < views.length; k++) this.header[k] = views[k].byteOffset;
+    }
+  }
+
+  /** Checks that `count` values fit (a fixed histogram's) or makes room for them. */
+  reserve(count: number): void {
+    if (this.previous.length < count) {
+      if (this.fixed) throw new RangeError(`this histogram holds at most ${this.previous.length} values; ${count} given`);
+      this.previous = arenaShaped(new Int32Array(Math.max(count, 2 * this.previous.length)));
+    }
+  }
 
   /** Sets the bins for `count` values in [min, max] and clears the counts. */
   open(count: number, min: number, max: number): void {
     const bins = Math.min(MAX_BINS, Math.max(MIN_BINS, count >> 2));
-    this.bins = bins;
+    this.state[BINS] = bins;
     this.min = min;
     this.max = max;
     // The largest value falls in the last bin: (v - min) * scale is monotone in v, so every value then has a bin below `bins`.
@@ -69,16 +134,14 @@ class Histogram {
     // `| 0` put them with the infinite scale; the WebAssembly count needs a finite one.
     this.scale = scale < Infinity ? scale : 0;
     this.table.fill(0, 0, 2 * bins);
-    if (this.previous.length < count) {
-      if (this.fixed) throw new RangeError(`this histogram holds at most ${this.previous.length} values; ${count} given`);
-      this.previous = new Int32Array(Math.max(count, 2 * this.previous.length));
-    }
+    this.reserve(count);
   }
 
   /** Copies each wanted bin's values into scratch, in the order of the rows, at the bin's start. */
   gather(values: ArrayLike<number>, scratch: Float64Array): void {
     const { table, starts, previous, wanted } = this;
-    for (let w = 0; w < this.wantedCount; w++) {
+    const wantedCount = this.state[WANTED_COUNT];
+    for (let w = 0; w < wantedCount; w++) {
       const b = wanted[w];
       let i = table[2 * b + 1];
       for (let p = starts[b] + table[2 * b] - 1; p >= starts[b]; p--) {
@@ -90,16 +153,17 @@ class Histogram {
 
   /** From the counts: the bins of the wanted ranks (one scan of the cumulative counts up to the largest), laid out one after another. */
   mark(count: number, fractions: ArrayLike<number>): void {
-    const { table, starts, wanted } = this;
+    const { table, starts, wanted, state } = this;
     // The previous select's wanted bins are wanted no more.
-    for (let w = 0; w < this.wantedCount; w++) starts[wanted[w]] = -1;
+    for (let w = 0; w < state[WANTED_COUNT]; w++) starts[wanted[w]] = -1;
     // The smallest and the largest value are known: their ranks need no bin.
-    this.lowest = this.min !== 0 ? 0 : -1;
-    this.highest = this.max !== 0 ? count - 1 : -1;
+    const lowest = this.min !== 0 ? 0 : -1;
+    const highest = this.max !== 0 ? count - 1 : -1;
     if (this.ranks.length < 2 * fractions.length) {
-      this.ranks = new Int32Array(2 * fractions.length);
-      this.rankBins = new Int32Array(2 * fractions.length);
-      this.rankBelow = new Int32Array(2 * fractions.length);
+      if (this.fixed) throw new RangeError(`this histogram selects at most ${this.ranks.length / 2} fractions; ${fractions.length} given`);
+      this.ranks = arenaShaped(new Int32Array(2 * fractions.length));
+      this.rankBins = arenaShaped(new Int32Array(2 * fractions.length));
+      this.rankBelow = arenaShaped(new Int32Array(2 * fractions.length));
     }
     const { ranks, rankBins, rankBelow } = this;
     let rankCount = 0;
@@ -107,7 +171,7 @@ class Histogram {
       const h = (count - 1) * fractions[t];
       const lo = Math.floor(h);
       for (let rank = lo; rank <= (h > lo && lo + 1 < count ? lo + 1 : lo); rank++) {
-        if (rank === this.lowest || rank === this.highest) continue;
+        if (rank === lowest || rank === highest) continue;
         // Insert in order, once.
         let k = rankCount;
         while (k > 0 && ranks[k - 1] > rank) k--;
@@ -132,15 +196,18 @@ class Histogram {
       next += table[2 * bin];
       wanted[wantedCount++] = bin;
     }
-    this.rankCount = rankCount;
-    this.wantedCount = wantedCount;
-    this.gathered = next;
+    state[RANK_COUNT] = rankCount;
+    state[WANTED_COUNT] = wantedCount;
+    state[GATHERED] = next;
+    state[LOWEST] = lowest;
+    state[HIGHEST] = highest;
   }
 
   /** Sorts each gathered bin; a rank's value is then at its offset within its bin. */
   sortBins(scratch: Float64Array): void {
     const { table, starts, wanted } = this;
-    for (let w = 0; w < this.wantedCount; w++) {
+    const wantedCount = this.state[WANTED_COUNT];
+    for (let w = 0; w < wantedCount; w++) {
       const b = wanted[w];
       const count = table[2 * b];
       if (count <= INSERTION_SORT) insertionSort(scratch, starts[b], starts[b] + count);
@@ -167,12 +234,13 @@ class Histogram {
    * decides which of them comes first).
    */
   valueAt(scratch: Float64Array, rank: number): number {
-    if (rank === this.lowest) return this.min;
-    if (rank === this.highest) return this.max;
+    const state = this.state;
+    if (rank === state[LOWEST]) return this.min;
+    if (rank === state[HIGHEST]) return this.max;
     // The rank's entry among the sorted wanted ranks.
     const ranks = this.ranks;
     let lo = 0;
-    let hi = this.rankCount - 1;
+    let hi = state[RANK_COUNT] - 1;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
       if (ranks[mid] < rank) lo = mid + 1;
@@ -185,7 +253,7 @@ class Histogram {
 /**
  * Two histograms and the kernels that count into them (`percentilesOfTwo`): module scratch with
  * the plain loops by default, or in an arena with its kernels for the arrays of that arena (a
- * walk's, walk.ts), whose counting pass is then the WebAssembly one.
+ * walk's, walk.ts), whose count, and whole select where it can, are then the WebAssembly ones.
  *
  * @example
  * const arena = new RowArena(HistogramPair.bytesFor(1000));
@@ -195,16 +263,22 @@ export class HistogramPair {
   readonly first: Histogram;
   readonly second: Histogram;
   readonly kernels: RowKernels;
+  /** The fractions as the WebAssembly select reads them (an arena's pair only). */
+  readonly fractions: Float64Array | null;
   constructor(arena: RowArena | null, rows: number) {
-    const histogram = () => (arena ? new Histogram(arena.int32(2 * (MAX_BINS + 1)), arena.int32(rows), true) : new Histogram());
-    this.first = histogram();
-    this.second = histogram();
+    this.first = new Histogram(arena, rows);
+    this.second = new Histogram(arena, rows);
     this.kernels = arena ? arena.kernels : jsKernels;
+    this.fractions = arena ? arena.array(MAX_FRACTIONS) : null;
   }
 
   /** The bytes a pair takes in an arena, for up to `rows` values. */
   static bytesFor(rows: number): number {
-    return 2 * RowArena.bytesFor({ ints: [2 * (MAX_BINS + 1), rows] });
+    const one = RowArena.bytesFor({
+      ints: [2 * (MAX_BINS + 1), rows, MAX_BINS + 1, MAX_BINS + 1, 2 * MAX_FRACTIONS, 2 * MAX_FRACTIONS, 2 * MAX_FRACTIONS, 8, 16],
+      doubles: [rows, MAX_FRACTIONS],
+    });
+    return 2 * one + RowArena.bytesFor({ doubles: [MAX_FRACTIONS] });
   }
 }
 
@@ -255,7 +329,7 @@ export function percentiles(
   h.open(count, min, max);
   countIntoBins(values, min, h.scale, h.table, h.previous, count);
   h.mark(count, fractions);
-  if (h.gathered > 0) {
+  if (h.state[GATHERED] > 0) {
     h.gather(values, scratch);
     h.sortBins(scratch);
   }
@@ -296,6 +370,31 @@ export function percentilesOfTwo(
   }
   const ha = pair.first;
   const hb = pair.second;
+  const T = fractions.length;
+  const select = pair.kernels.selectTwo;
+  // The whole select as WebAssembly where it can be had: an arena's pair, ranges whose scale is finite, at most MAX_FRACTIONS.
+  if (select && pair.fractions && Number.isFinite(maxA - minA) && Number.isFinite(maxB - minB) && T <= MAX_FRACTIONS) {
+    ha.reserve(count);
+    hb.reserve(count);
+    const f = pair.fractions;
+    for (let t = 0; t < T; t++) f[t] = fractions[t];
+    const done = select(a, minA, maxA, widthA, ha.header!, b, minB, maxB, widthB, hb.header!, f, T, count);
+    if (done === 1) {
+      // The cuts are in the histograms' out, which may be outA and outB themselves (calibrate.ts `ArenaPasses.cuts`).
+      if (outA !== ha.out) for (let t = 0; t < T; t++) outA[t] = ha.out[t];
+      if (outB !== hb.out) for (let t = 0; t < T; t++) outB[t] = hb.out[t];
+      return;
+    }
+    if (done === 2) {
+      // Counted and marked; a wanted bin of more than 256 values: the plain gather, sort and write.
+      ha.min = minA;
+      ha.max = maxA;
+      hb.min = minB;
+      hb.max = maxB;
+      finishTwo(ha, hb, a, b, count, fractions, scratchA, scratchB, outA, outB, widthA, widthB);
+      return;
+    }
+  }
   ha.open(count, minA, maxA);
   hb.open(count, minB, maxB);
   // The WebAssembly count takes finite bounds only (its truncation would trap on an infinity).
@@ -303,6 +402,24 @@ export function percentilesOfTwo(
   kernels.histogramTwo(a, minA, ha.scale, ha.table, ha.previous, b, minB, hb.scale, hb.table, hb.previous, count);
   ha.mark(count, fractions);
   hb.mark(count, fractions);
+  finishTwo(ha, hb, a, b, count, fractions, scratchA, scratchB, outA, outB, widthA, widthB);
+}
+
+/** The plain gather, sort and write of two marked histograms. */
+function finishTwo(
+  ha: Histogram,
+  hb: Histogram,
+  a: Float64Array,
+  b: Float64Array,
+  count: number,
+  fractions: ArrayLike<number>,
+  scratchA: Float64Array,
+  scratchB: Float64Array,
+  outA: Float64Array,
+  outB: Float64Array,
+  widthA: number,
+  widthB: number,
+): void {
   ha.gather(a, scratchA);
   hb.gather(b, scratchB);
   ha.sortBins(scratchA);

@@ -13,7 +13,7 @@
  */
 import type { Dataset } from "./data.js";
 import { basisKernels } from "./kernels/basis.js";
-import { jsKernels, RowArena, type KernelChoice, type RowKernels } from "./kernels/rows.js";
+import { jsKernels, RowArena, type ExtendLevel, type KernelChoice, type RowKernels } from "./kernels/rows.js";
 import { PIVOT_TOLERANCE } from "./linalg.js";
 import { ArenaPasses, type ScoredRows } from "./calibrate.js";
 
@@ -107,29 +107,42 @@ export function walkCombinationsMany(
 ): void {
   const { rows: N, cols: K, scale, corr } = shared;
   const M = thetaZs.length;
+  // The rows whose y is 1, for the logistic scale's positives distance (0 on the linear scale either way: its sums are 0).
   let positives = 0;
-  for (let i = 0; i < N; i++) if (y[i] === 1) positives++;
+  if (logistic) for (let i = 0; i < N; i++) if (y[i] === 1) positives++;
 
   const levels = reuse && reuse.fits(N, K, M) ? reuse : WalkLevels.forThread(N, K, M);
   const { L, u, info, positivesDistance, rel, sim, bounds, v, infoTheta, models, kernels } = levels;
   const columns = levels.columnsOf(shared);
-  const stack: number[] = [];
+  // Only with the arena's own copy of the columns (columnsOf), which its frame points at.
+  const extendLevel = columns === levels.copiedColumns ? levels.extendLevel : undefined;
+  // The current path's columns, stack[0..top): a typed array and a depth (setting an array's length is a runtime call).
+  const stack = new Int32Array(K);
+  let top = 0;
   let singularFrom = Infinity; // depth at which the current path first became singular
   // Whether a level has its similarity and bounds: only a visited level needs them (a deeper level
   // is built from relevance and informativeness alone).
   const finished = new Uint8Array(K + 1);
 
-  const order = [...indices].sort((p, q) => compareLex(combinations[p], combinations[q]));
-  for (const index of order) {
+  // Trie order; a Grid's plan lists its combinations in it already, which one pass confirms (no sort, no copy).
+  let order = indices;
+  for (let q = 1; q < indices.length; q++) {
+    if (compareLex(combinations[indices[q - 1]], combinations[indices[q]]) > 0) {
+      order = [...indices].sort((p, q) => compareLex(combinations[p], combinations[q]));
+      break;
+    }
+  }
+  for (let o = 0; o < order.length; o++) {
+    const index = order[o];
     const combination = combinations[index];
     let common = 0;
-    while (common < stack.length && common < combination.length && stack[common] === combination[common]) common++;
+    while (common < top && common < combination.length && stack[common] === combination[common]) common++;
     // A combination that is a strict prefix of the stack reuses its level: pop past it to recompute nothing.
-    stack.length = common;
+    top = common;
     if (singularFrom >= common) singularFrom = Infinity;
     for (let d = common; d < combination.length; d++) {
       const j = combination[d];
-      stack.push(j);
+      stack[top++] = j;
       if (singularFrom <= d) continue;
       if (scale[j] === 0 || !extend(d, j, d + 1 === combination.length)) singularFrom = d;
     }
@@ -161,9 +174,9 @@ export function walkCombinationsMany(
     const pivot = Math.sqrt(diag);
     L[d * K + d] = pivot;
     const ud = u[d];
-    // ud = z_j - l_0 u_0 - l_1 u_1 - ... in that order.
-    kernels.subtractLevel(ud, columns[j], u, L, d * K, d, N);
+    // ud = z_j - l_0 u_0 - l_1 u_1 - ... in that order: in the first theta's pass, one call with it (the kernels' subtract*First).
     const inv = 1 / pivot;
+    if (M === 0) kernels.subtractLevel(ud, columns[j], u, L, d * K, d, N);
     const infoPrev = info[d];
     const infoNext = info[d + 1];
     // The first theta's pass also finishes the shared column (scaled u_d, info_x); the others read it.
@@ -177,10 +190,30 @@ export function walkCombinationsMany(
       const relNext = rel[t][d + 1];
       const thetaInfo = infoTheta[t][d] + vd * vd;
       const halfTheta = 0.5 * thetaInfo;
-      if (!visited) {
-        if (t === 0) kernels.scaleFirst(ud, inv, vd, relPrev, relNext, infoPrev, infoNext, N);
+      // The first theta's pass by the levels' own tables where the kernels have it (no array checked per call).
+      if (t === 0 && extendLevel) extendLevel(d, j, inv, vd, halfTheta, visited, N);
+      else if (!visited) {
+        if (t === 0) kernels.subtractScaleFirst(ud, columns[j], u, L, d * K, d, inv, vd, relPrev, relNext, infoPrev, infoNext, N);
         else kernels.extendRelevance(ud, vd, relPrev, relNext, N);
-      } else if (t === 0) kernels.finishFirst(ud, inv, vd, halfTheta, relPrev, relNext, infoPrev, infoNext, sim[t][d + 1], bounds[t][d + 1], N);
+      } else if (t === 0)
+        kernels.subtractFinishFirst(
+          ud,
+          columns[j],
+          u,
+          L,
+          d * K,
+          d,
+          inv,
+          vd,
+          halfTheta,
+          relPrev,
+          relNext,
+          infoPrev,
+          infoNext,
+          sim[t][d + 1],
+          bounds[t][d + 1],
+          N,
+        );
       else kernels.finishOther(ud, vd, halfTheta, relPrev, relNext, infoNext, sim[t][d + 1], bounds[t][d + 1], N);
       infoTheta[t][d + 1] = thetaInfo;
     }
@@ -231,6 +264,8 @@ export class WalkLevels {
   /** The arena's copy of the standardised columns (WebAssembly kernels read only their arena), and the array it copies. */
   private copied: Float64Array[] | null = null;
   private copiedFrom: Float64Array | null = null;
+  /** The first theta's level pass on these tables (`RowKernels.extendLevelOn`), with the arena's columns. */
+  readonly extendLevel: ExtendLevel | undefined;
   constructor(
     readonly rows: number,
     readonly cols: number,
@@ -241,7 +276,7 @@ export class WalkLevels {
     // The columns' copy (K), u (K), info (K + 1), then relevance and similarity (K + 1 each per theta) and the bounds.
     const levelArrays = 3 * K + 1 + 2 * M * (K + 1);
     const arena = new RowArena(
-      RowArena.bytesFor({ doubles: [K * K, ...new Array<number>(levelArrays).fill(N), ...new Array<number>(M * (K + 1)).fill(4)] }) +
+      RowArena.bytesFor({ doubles: [K * K, ...new Array<number>(levelArrays).fill(N), ...new Array<number>(M * (K + 1)).fill(4)], ints: [14] }) +
         ArenaPasses.bytesFor(N, M),
       choice,
     );
@@ -257,6 +292,13 @@ export class WalkLevels {
     this.v = Array.from({ length: M }, () => new Float64Array(K));
     this.infoTheta = Array.from({ length: M }, () => new Float64Array(K + 1));
     this.passes = new ArenaPasses(arena, N, M);
+    if (this.kernels.extendLevelOn) {
+      this.copied = arena.arrays(K, N);
+      this.extendLevel = this.kernels.extendLevelOn(
+        { u: this.u, info: this.info, rel: this.rel[0], sim: this.sim[0], bounds: this.bounds[0], columns: this.copied, L: this.L, K, n: N },
+        arena.int32(14),
+      );
+    }
     this.models = Array.from({ length: M }, (_, t) =>
       Array.from({ length: K + 1 }, (_, d) => ({
         relevance: this.rel[t][d],
@@ -295,6 +337,11 @@ export class WalkLevels {
     const levels = new WalkLevels(N, K, M, choice);
     if (levels.arena.capacity <= THREAD_CACHE_BYTES) threadLevels = levels;
     return levels;
+  }
+
+  /** The arena's copy of the columns (null until made). */
+  get copiedColumns(): Float64Array[] | null {
+    return this.copied;
   }
 
   /** The standardised columns of `shared` as the kernels may read them (copied into the arena once per `shared.z`). */

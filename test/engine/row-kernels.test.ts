@@ -28,6 +28,9 @@ describe("the assembled kernels", () => {
     expect(new RowArena(8).kernels.name).toBe("wasm");
     expect(new RowArena(8, "js").kernels).toBe(jsKernels);
     expect(new WalkLevels(10, 3, 1).kernels.name).toBe("wasm");
+    // The walk's first-theta pass then runs from the levels' frame (rows.wat extendLevel): the walks below hold it to the plain loops.
+    expect(new WalkLevels(10, 3, 2).extendLevel).toBeTypeOf("function");
+    expect(new WalkLevels(10, 3, 1, "js").extendLevel).toBeUndefined();
   });
 });
 
@@ -145,6 +148,38 @@ describe("each WebAssembly kernel gives the bits of its JavaScript twin", () => 
         withBounds((k, a, bounds, n) => k.finishOther(a[0], vd, half, a[1], a[2], a[3], a[4], bounds, n));
         withBounds((k, a, bounds, n) => k.finishLevel(a[0], a[1], half, a[2], bounds, n));
       }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("subtractScaleFirst and subtractFinishFirst: subtractLevel into u_d, then scaleFirst or finishFirst on it", () => {
+    const tables = fc.array(
+      fc.array(
+        double.map((v) => (Object.is(v, -0) ? 0 : v)),
+        { minLength: 40, maxLength: 40 },
+      ),
+      { minLength: 19, maxLength: 19 },
+    );
+    fc.assert(
+      fc.property(
+        tables,
+        fc.array(double, { minLength: 11, maxLength: 11 }),
+        scalars,
+        length,
+        fc.integer({ min: 0, max: 11 }),
+        (inputs, l, [inv, vd, half], n, d) => {
+          // a[0] z, a[1] u_d, a[2..13) the u table, a[13] the factor (its row 1), a[14..18) relPrev, relNext, infoPrev, infoNext, a[18] sim, a[19] the bounds.
+          const withRow = [...inputs.slice(0, 13), [NaN, ...l], ...inputs.slice(13, 18), [1, 2, 3, 4]];
+          expectSameBits(
+            ...both(n, withRow, (k, a, n) => k.subtractScaleFirst(a[1], a[0], a.slice(2, 13), a[13], 1, d, inv, vd, a[14], a[15], a[16], a[17], n)),
+          );
+          expectSameBits(
+            ...both(n, withRow, (k, a, n) =>
+              k.subtractFinishFirst(a[1], a[0], a.slice(2, 13), a[13], 1, d, inv, vd, half, a[14], a[15], a[16], a[17], a[18], a[19], n),
+            ),
+          );
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -341,6 +376,55 @@ describe("histogramTwo counts as its JavaScript twin", () => {
   });
 });
 
+describe("selectTwo selects as the plain histograms", () => {
+  it("with tie widths, wanted bins sorted as the plain insertion sort (up to 24 values) or the typed arrays' (25 to 256, both zeros among them), or left to the plain sort (more than 256), and fractions outside [0, 1] left to the plain path", () => {
+    const outcomes = new Set<number>();
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.double({ min: -100, max: 100, noNaN: true }), fc.integer({ min: -3, max: 3 })), { minLength: 2, maxLength: 400, size: "max" }),
+        fc.array(fc.oneof(fc.double({ min: 0, max: 1, noNaN: true }), fc.constantFrom(0, 1, 0.5, 0.2, 0.8)), { minLength: 1, maxLength: 6 }),
+        fc.constantFrom(0, 1e-9, 1e-3, 0.5),
+        fc.boolean(),
+        (pairs, fractions, width, outside) => {
+          const n = pairs.length;
+          const arena = new RowArena(RowArena.bytesFor({ doubles: [n, n, 8] }) + HistogramPair.bytesFor(n));
+          const [a, b] = arena.arrays(2, n);
+          // a: spread values (a few exact ties); b: heavy ties (a handful of values, both zeros), so large bins.
+          pairs.forEach(([x, w], i) => {
+            a[i] = i % 7 === 0 ? 1.25 : x;
+            b[i] = w === 0 ? (i % 2 ? -0 : 0) : w * 0.1;
+          });
+          const given = outside ? [...fractions, 1.5] : fractions;
+          const range = (v: Float64Array) => [Math.min(...v), Math.max(...v)];
+          const [minA, maxA] = range(a);
+          const [minB, maxB] = range(b);
+          if (!(maxA - minA > width) || !(maxB - minB > width)) return;
+          const pair = new HistogramPair(arena, n);
+          const run = (p: HistogramPair) => {
+            const out = [new Float64Array(given.length), new Float64Array(given.length)];
+            percentilesOfTwo(a, b, n, given, new Float64Array(n), new Float64Array(n), out[0], out[1], minA, maxA, width, minB, maxB, width, p);
+            return out.map((o) => [...o]);
+          };
+          if (!outside) expect(run(pair)).toEqual(run(new HistogramPair(null, n)));
+          // The kernel itself: which way it went, and the same cuts when it finished them.
+          const f = arena.array(given.length);
+          f.set(given);
+          const [first, second] = [pair.first, pair.second];
+          const done = pair.kernels.selectTwo!(a, minA, maxA, width, first.header!, b, minB, maxB, width, second.header!, f, given.length, n);
+          outcomes.add(done);
+          expect(outside ? [0] : [1, 2]).toContain(done);
+          if (done === 1) {
+            const plain = run(new HistogramPair(null, n));
+            expect([[...first.out.slice(0, given.length)], [...second.out.slice(0, given.length)]]).toEqual(plain);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+    expect([...outcomes].sort()).toEqual([0, 1, 2]);
+  });
+});
+
 /** Seeded data with ties (few distinct values per attribute). */
 function data(seed: number, N: number, K: number) {
   let s = seed >>> 0;
@@ -391,12 +475,17 @@ describe("a walk gives the same models on either kernels", () => {
 });
 
 describe("a Grid gives the same cells on either kernels as with no arena", () => {
-  it("every chunk of the default Grid and of one with six thresholds and retained cells, N=301, K=6, two data sets in turn on the thread's levels, as the models calibrated without an arena give", () => {
+  it("every chunk of the default Grid, of one with six thresholds and retained cells, and of others (operators, score units, multipliers, one to three thresholds), N=301, K=6, two data sets in turn on the thread's levels, as the models calibrated without an arena give", () => {
+    const options = [
+      {},
+      { threshold: [0, 0.1, 0.25, 0.5, 0.75, 0.9], retain: ["yhat_cells", "n_cells"] },
+      { threshold: [0.3], censor_operator: "lt", adj_fit_multiplier: "log" },
+      { threshold: [0.8, 0, 0.5], censor_operator: "gt", adj_fit_multiplier: "K" },
+      { threshold: [-0.5, 0, 0.25], censor_unit: "score", censor_operator: "lte" },
+    ];
     const grids = [7, 8].flatMap((seed) => {
       const { dataset, thetas } = data(seed, 301, 6);
-      return [{}, { threshold: [0, 0.1, 0.25, 0.5, 0.75, 0.9], retain: ["yhat_cells", "n_cells"] }].map((given) =>
-        prepareGrid(dataset, thetas[1], given as Parameters<typeof prepareGrid>[2]),
-      );
+      return options.map((given) => prepareGrid(dataset, thetas[1], given as Parameters<typeof prepareGrid>[2]));
     });
     const cells = (choice: "wasm" | "js", fresh: boolean) =>
       grids.map((prepared) => {

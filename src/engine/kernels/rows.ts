@@ -50,6 +50,41 @@ export interface RowKernels {
     bounds: Float64Array,
     n: number,
   ): void;
+  /** `subtractLevel` into ud, then `scaleFirst` on it (one call for the walk's first theta). */
+  subtractScaleFirst(
+    ud: Float64Array,
+    src: Float64Array,
+    u: readonly Float64Array[],
+    L: Float64Array,
+    row: number,
+    d: number,
+    inv: number,
+    vd: number,
+    relPrev: Float64Array,
+    relNext: Float64Array,
+    infoPrev: Float64Array,
+    infoNext: Float64Array,
+    n: number,
+  ): void;
+  /** `subtractLevel` into ud, then `finishFirst` on it. */
+  subtractFinishFirst(
+    ud: Float64Array,
+    src: Float64Array,
+    u: readonly Float64Array[],
+    L: Float64Array,
+    row: number,
+    d: number,
+    inv: number,
+    vd: number,
+    half: number,
+    relPrev: Float64Array,
+    relNext: Float64Array,
+    infoPrev: Float64Array,
+    infoNext: Float64Array,
+    simNext: Float64Array,
+    bounds: Float64Array,
+    n: number,
+  ): void;
   /** `extendRelevance` (ud already scaled), then the similarity and bounds as `finishFirst`. */
   finishOther(
     ud: Float64Array,
@@ -83,6 +118,47 @@ export interface RowKernels {
     previousB: Int32Array,
     n: number,
   ): void;
+  /**
+   * WebAssembly only (absent from `jsKernels`): the whole select of two histograms (percentile.ts
+   * `percentilesOfTwo` on an arena's pair, each histogram given by the header of its arrays'
+   * offsets), whose plain twin is that of percentile.ts's `Histogram` (open, count, mark, gather,
+   * sort, write). Returns 1 when the cuts are in the histograms' `out`, 2 when counted and marked
+   * only (a wanted bin of more than 256 values), 0 when nothing was done (a fraction outside [0, 1]).
+   */
+  selectTwo?(
+    a: Float64Array,
+    minA: number,
+    maxA: number,
+    widthA: number,
+    headerA: Int32Array,
+    b: Float64Array,
+    minB: number,
+    maxB: number,
+    widthB: number,
+    headerB: Int32Array,
+    fractions: Float64Array,
+    T: number,
+    count: number,
+  ): number;
+  /**
+   * WebAssembly only (absent from `jsKernels`): a Grid combination's cuts, calibration of both
+   * censors and cells in one call (calibrate.ts `calibrateCellsOfTwo`), on the arrays of one
+   * `ArenaPasses` given once here (their offsets written to `frame`, an arena array of 18). Its
+   * plain twin is the path it replaces, pass by pass: `selectTwo` (percentile.ts's histograms),
+   * `setBoundaries`, the sums cleared and `bucketsTwo`, then per censor `calibrationsOf`'s
+   * arithmetic, the cells' weights, yhat, validity and secondary sums of grid-cells.ts
+   * `evaluate`, and `slopesOf`; then `addWeightsTwo` into target. rows.wat `cells` and
+   * `boundaries` list the arithmetic.
+   */
+  calibrateTwoOn?(fixed: CalibrateTwoArrays, frame: Int32Array): CalibrateTwo;
+  /**
+   * WebAssembly only (absent from `jsKernels`): the walk's first-theta pass of a level
+   * (`subtractFinishFirst` when visited, else `subtractScaleFirst`) on the level arrays of one
+   * `WalkLevels`, found from its tables given once here (their bases and strides written to
+   * `frame`, an arena array of 14), so that a call checks no array. Undefined when the tables are
+   * not laid out one array after another at a constant stride.
+   */
+  extendLevelOn?(tables: WalkTables, frame: Int32Array): ExtendLevel | undefined;
   /**
    * The buckets of both censors (calibrate.ts `calibrateBoth`, T <= 4 cuts): row i's bucket is the
    * number of cuts atLeast[0..T) its signed score (sign * relevance or sign * similarity) reaches,
@@ -122,6 +198,89 @@ export interface RowKernels {
     n: number,
   ): void;
 }
+
+/** The arrays of an `ArenaPasses` that the WebAssembly calibration of both censors reads and writes (`RowKernels.calibrateTwoOn`). */
+export interface CalibrateTwoArrays {
+  /** The two histograms' headers (percentile.ts `HistogramPair`) and the fractions their select reads. */
+  headerA: Int32Array;
+  headerB: Int32Array;
+  fractions: Float64Array;
+  /** Each censor's T cuts: the histograms' out. */
+  cutsR: Float64Array;
+  cutsS: Float64Array;
+  /** Scratch of the boundaries: 8 (the relevance censor's 4, then the similarity's) each. */
+  order: Int32Array;
+  atLeast: Float64Array;
+  bucketsR: Uint8Array;
+  bucketsS: Uint8Array;
+  /** Six sums per bucket, 6 (T + 1), and the totals (sum r, sum r^2, sum r dy). */
+  sumsR: Float64Array;
+  sumsS: Float64Array;
+  totals: Float64Array;
+  /** Each threshold's position among the sorted cuts (`setBoundaries`), up to 4. */
+  rankR: Int32Array;
+  rankS: Int32Array;
+  /** 256 each: the weights' slopes by bucket. */
+  slopesR: Float64Array;
+  slopesS: Float64Array;
+  /** Five planes of 8 (weight, yhat, validity, coefficient, shift), cell q at q in each, the relevance censor's T cells first: 40. */
+  cells: Float64Array;
+  /** The outcome, as the arena holds it. */
+  y: Float64Array;
+}
+
+/**
+ * One combination's cuts, calibration and cells (T <= 4, the scores' usable rows all n): the cuts
+ * selected from the scores (cutsFrom 0: the fractions, percent units), taken from the fractions
+ * (1: score units) or as the cut arrays hold them (2); then from the censor test (sign, strict),
+ * the tie widths and the calibration's constants, the cells, whose secondary sums are added to
+ * secondary (4) and weights to target. Returns 1 when done, 0 when the select was left to the
+ * caller (nothing else done), 2 when a cut is NaN (nothing added).
+ */
+export type CalibrateTwo = (
+  relevance: Float64Array,
+  similarity: Float64Array,
+  n: number,
+  T: number,
+  cutsFrom: number,
+  minA: number,
+  maxA: number,
+  widthA: number,
+  minB: number,
+  maxB: number,
+  widthB: number,
+  ybar: number,
+  syy: number,
+  sign: number,
+  strict: boolean,
+  multiplier: number,
+  attributes: number,
+  minRetained: number,
+  minComplement: number,
+  secondary: Float64Array,
+  target: Float64Array,
+) => number;
+
+/** A walk's level tables (walk.ts `WalkLevels`, first theta), for `RowKernels.extendLevelOn`: each an arena's arrays one after another. */
+export interface WalkTables {
+  /** K arrays of n: the whitened columns u_d. */
+  u: readonly Float64Array[];
+  /** K + 1 arrays of n each: informativeness, relevance and similarity by depth. */
+  info: readonly Float64Array[];
+  rel: readonly Float64Array[];
+  sim: readonly Float64Array[];
+  /** K + 1 arrays of 4. */
+  bounds: readonly Float64Array[];
+  /** K arrays of n: the standardised columns. */
+  columns: readonly Float64Array[];
+  /** K x K. */
+  L: Float64Array;
+  K: number;
+  n: number;
+}
+
+/** Level d + 1 of the walk from column j (`RowKernels.extendLevelOn`). */
+export type ExtendLevel = (d: number, j: number, inv: number, vd: number, half: number, visited: boolean, n: number) => void;
 
 /**
  * The kernels as plain loops: the reference the WebAssembly kernels are held to.
@@ -163,6 +322,14 @@ export const jsKernels: RowKernels = {
     for (let i = 0; i < n; i++) relNext[i] = relPrev[i] + ud[i] * vd;
   },
   // The twins of the fused WebAssembly passes: the same values, one plain pass after another.
+  subtractScaleFirst(ud, src, u, L, row, d, inv, vd, relPrev, relNext, infoPrev, infoNext, n) {
+    jsKernels.subtractLevel(ud, src, u, L, row, d, n);
+    jsKernels.scaleFirst(ud, inv, vd, relPrev, relNext, infoPrev, infoNext, n);
+  },
+  subtractFinishFirst(ud, src, u, L, row, d, inv, vd, half, relPrev, relNext, infoPrev, infoNext, simNext, bounds, n) {
+    jsKernels.subtractLevel(ud, src, u, L, row, d, n);
+    jsKernels.finishFirst(ud, inv, vd, half, relPrev, relNext, infoPrev, infoNext, simNext, bounds, n);
+  },
   finishFirst(ud, inv, vd, half, relPrev, relNext, infoPrev, infoNext, simNext, bounds, n) {
     jsKernels.scaleFirst(ud, inv, vd, relPrev, relNext, infoPrev, infoNext, n);
     jsKernels.finishLevel(relNext, infoNext, half, simNext, bounds, n);
@@ -305,6 +472,40 @@ interface RowExports {
     n: number,
   ): void;
   finishOther(ud: number, vd: number, half: number, relPrev: number, relNext: number, infoNext: number, simNext: number, bounds: number, n: number): void;
+  subtractScaleFirst(
+    ud: number,
+    src: number,
+    u: number,
+    stride: number,
+    l: number,
+    d: number,
+    inv: number,
+    vd: number,
+    relPrev: number,
+    relNext: number,
+    infoPrev: number,
+    infoNext: number,
+    n: number,
+  ): void;
+  subtractFinishFirst(
+    ud: number,
+    src: number,
+    u: number,
+    stride: number,
+    l: number,
+    d: number,
+    inv: number,
+    vd: number,
+    half: number,
+    relPrev: number,
+    relNext: number,
+    infoPrev: number,
+    infoNext: number,
+    simNext: number,
+    bounds: number,
+    n: number,
+  ): void;
+
   finishLevel(rel: number, info: number, half: number, sim: number, bounds: number, n: number): void;
   histogramTwo(
     a: number,
@@ -319,6 +520,46 @@ interface RowExports {
     previousB: number,
     n: number,
   ): void;
+  selectTwo(
+    a: number,
+    minA: number,
+    maxA: number,
+    widthA: number,
+    headerA: number,
+    b: number,
+    minB: number,
+    maxB: number,
+    widthB: number,
+    headerB: number,
+    fractions: number,
+    T: number,
+    count: number,
+  ): number;
+  extendLevel(frame: number, d: number, j: number, inv: number, vd: number, half: number, visited: number, n: number): void;
+  selectCalibrateTwo(
+    frame: number,
+    relevance: number,
+    similarity: number,
+    n: number,
+    T: number,
+    cutsFrom: number,
+    minA: number,
+    maxA: number,
+    widthA: number,
+    minB: number,
+    maxB: number,
+    widthB: number,
+    ybar: number,
+    syy: number,
+    sign: number,
+    strict: number,
+    multiplier: number,
+    attributes: number,
+    minRetained: number,
+    minComplement: number,
+    secondary: number,
+    target: number,
+  ): number;
   bucketsTwo(
     relevance: number,
     similarity: number,
@@ -378,6 +619,42 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
     scaleFirst: (ud, inv, vd, relPrev, relNext, infoPrev, infoNext, n) =>
       w.scaleFirst(at(ud, n), inv, vd, at(relPrev, n), at(relNext, n), at(infoPrev, n), at(infoNext, n), n),
     extendRelevance: (ud, vd, relPrev, relNext, n) => w.extendRelevance(at(ud, n), vd, at(relPrev, n), at(relNext, n), n),
+    subtractScaleFirst: (ud, src, u, L, row, d, inv, vd, relPrev, relNext, infoPrev, infoNext, n) =>
+      w.subtractScaleFirst(
+        at(ud, n),
+        at(src, n),
+        d > 0 ? at(u[0], n) : 0,
+        stride(u, d, n),
+        at(L, row + d) + 8 * row,
+        d,
+        inv,
+        vd,
+        at(relPrev, n),
+        at(relNext, n),
+        at(infoPrev, n),
+        at(infoNext, n),
+        n,
+      ),
+    subtractFinishFirst: (ud, src, u, L, row, d, inv, vd, half, relPrev, relNext, infoPrev, infoNext, simNext, bounds, n) =>
+      w.subtractFinishFirst(
+        at(ud, n),
+        at(src, n),
+        d > 0 ? at(u[0], n) : 0,
+        stride(u, d, n),
+        at(L, row + d) + 8 * row,
+        d,
+        inv,
+        vd,
+        half,
+        at(relPrev, n),
+        at(relNext, n),
+        at(infoPrev, n),
+        at(infoNext, n),
+        at(simNext, n),
+        at(bounds, 4),
+        n,
+      ),
+
     finishFirst: (ud, inv, vd, half, relPrev, relNext, infoPrev, infoNext, simNext, bounds, n) =>
       w.finishFirst(at(ud, n), inv, vd, half, at(relPrev, n), at(relNext, n), at(infoPrev, n), at(infoNext, n), at(simNext, n), at(bounds, 4), n),
     finishOther: (ud, vd, half, relPrev, relNext, infoNext, simNext, bounds, n) =>
@@ -385,6 +662,118 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
     finishLevel: (rel, info, half, sim, bounds, n) => w.finishLevel(at(rel, n), at(info, n), half, at(sim, n), at(bounds, 4), n),
     histogramTwo: (a, minA, scaleA, tableA, previousA, b, minB, scaleB, tableB, previousB, n) =>
       w.histogramTwo(at(a, n), minA, scaleA, at(tableA, 0), at(previousA, n), at(b, n), minB, scaleB, at(tableB, 0), at(previousB, n), n),
+    // A header is a histogram's (percentile.ts `HistogramPair`, in this arena): its offsets are of arrays of this memory.
+    selectTwo: (a, minA, maxA, widthA, headerA, b, minB, maxB, widthB, headerB, fractions, T, count) =>
+      w.selectTwo(at(a, count), minA, maxA, widthA, at(headerA, 10), at(b, count), minB, maxB, widthB, at(headerB, 10), at(fractions, T), T, count),
+    extendLevelOn: (tables, frame) => {
+      const { K, n } = tables;
+      /** A table's base and stride when its `count` arrays (at least `length` long) are one after another; null otherwise. */
+      const table = (arrays: readonly Float64Array[], count: number, length: number): [number, number] | null => {
+        if (arrays.length < count || count < 1) return null;
+        const base = at(arrays[0], length);
+        const stride = count > 1 ? at(arrays[1], length) - base : 0;
+        for (let k = 2; k < count; k++) if (at(arrays[k], length) !== base + k * stride) return null;
+        return [base, stride];
+      };
+      const parts = [
+        table(tables.u, K, n),
+        table(tables.info, K + 1, n),
+        table(tables.rel, K + 1, n),
+        table(tables.sim, K + 1, n),
+        table(tables.bounds, K + 1, 4),
+        table(tables.columns, K, n),
+      ];
+      const values: number[] = [];
+      for (const part of parts) {
+        if (!part) return undefined;
+        values.push(part[0], part[1]);
+      }
+      values.push(at(tables.L, K * K), K);
+      const framed = at(frame, values.length);
+      for (let k = 0; k < values.length; k++) frame[k] = values[k];
+      return (d, j, inv, vd, half, visited, rows) => {
+        if (!(d >= 0 && d < K && j >= 0 && j < K && rows <= n))
+          throw new RangeError(`extendLevel: level ${d}, column ${j}, ${rows} rows for K=${K}, ${n} rows`);
+        w.extendLevel(framed, d, j, inv, vd, half, visited ? 1 : 0, rows);
+      };
+    },
+    calibrateTwoOn: (fixed, frame) => {
+      // The fixed arrays checked once (and their capacities for 4 cuts and up to 255 buckets), their offsets in the frame; the rows' arrays on each call.
+      const rows = Math.min(fixed.bucketsR.length, fixed.bucketsS.length, fixed.y.length);
+      const offsets = [
+        at(fixed.headerA, 10),
+        at(fixed.headerB, 10),
+        at(fixed.fractions, 4),
+        at(fixed.cutsR, 4),
+        at(fixed.cutsS, 4),
+        at(fixed.order, 8),
+        at(fixed.atLeast, 8),
+        at(fixed.bucketsR, rows),
+        at(fixed.bucketsS, rows),
+        at(fixed.sumsR, 30),
+        at(fixed.sumsS, 30),
+        at(fixed.totals, 3),
+        at(fixed.rankR, 4),
+        at(fixed.rankS, 4),
+        at(fixed.slopesR, 256),
+        at(fixed.slopesS, 256),
+        at(fixed.cells, 40),
+        at(fixed.y, rows),
+      ];
+      const framed = at(frame, offsets.length);
+      for (let k = 0; k < offsets.length; k++) frame[k] = offsets[k];
+      // The histograms hold at least `rows` values: their arrays were made for the same rows (ArenaPasses).
+      return (
+        relevance,
+        similarity,
+        n,
+        T,
+        cutsFrom,
+        minA,
+        maxA,
+        widthA,
+        minB,
+        maxB,
+        widthB,
+        ybar,
+        syy,
+        sign,
+        strict,
+        multiplier,
+        attributes,
+        minRetained,
+        minComplement,
+        secondary,
+        target,
+      ) => {
+        if (T > 4) throw new RangeError(`calibrateTwo takes at most 4 cuts; ${T} given`);
+        if (n > rows) throw new RangeError(`calibrateTwo's arrays hold ${rows} rows; ${n} given`);
+        return w.selectCalibrateTwo(
+          framed,
+          at(relevance, n),
+          at(similarity, n),
+          n,
+          T,
+          cutsFrom,
+          minA,
+          maxA,
+          widthA,
+          minB,
+          maxB,
+          widthB,
+          ybar,
+          syy,
+          sign,
+          strict ? 1 : 0,
+          multiplier,
+          attributes,
+          minRetained,
+          minComplement,
+          at(secondary, 4),
+          at(target, n),
+        );
+      };
+    },
     bucketsTwo: (relevance, similarity, y, ybar, sign, atLeastR, atLeastS, T, bucketsR, bucketsS, sumsR, sumsS, totals, n) => {
       // The cuts one by one (`cutOf`), as `upToFour` gives them: no array per call on this hot path.
       if (T > 4) throw new RangeError(`bucketsTwo takes at most 4 cuts; ${T} given`);
@@ -419,7 +808,7 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
 
 /** The part of the WebAssembly API the arena uses (the engine is typed without the DOM's or Node's globals). */
 interface WebAssemblyApi {
-  validate(bytes: Uint8Array): boolean;
+  CompileError: new () => Error;
   Module: new (bytes: Uint8Array) => object;
   Memory: new (descriptor: { initial: number }) => { readonly buffer: ArrayBuffer };
   Instance: new (module: object, imports: object) => { readonly exports: unknown };
@@ -428,6 +817,21 @@ const wasm = (globalThis as { WebAssembly?: WebAssemblyApi }).WebAssembly;
 
 /** Each module compiled once per thread, by its base64 (null where WebAssembly or its SIMD is missing). */
 const compiled = new Map<string, object | null>();
+
+/**
+ * The module, or null where WebAssembly or its SIMD is missing (the runtime refuses the bytes).
+ * Compiled without a separate `WebAssembly.validate`, which validated the bytes a second time
+ * (compiling validates them): 1 to 2.5 ms of a cold process.
+ */
+function compile(code: Uint8Array): object | null {
+  if (!wasm) return null;
+  try {
+    return new wasm.Module(code);
+  } catch (error) {
+    if (error instanceof wasm.CompileError) return null;
+    throw error;
+  }
+}
 
 /**
  * An instance of the module in `base64` (a file `npm run gen:kernels` generated) on a memory of its
@@ -441,8 +845,11 @@ const compiled = new Map<string, object | null>();
  */
 export function instantiate(base64: string, bytes: number): { memory: { readonly buffer: ArrayBuffer }; exports: unknown } | null {
   if (!compiled.has(base64)) {
-    const code = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
-    compiled.set(base64, wasm?.validate(code) ? new wasm.Module(code) : null);
+    // A plain loop: `Uint8Array.from` with a callback per byte took about 1 ms in a cold process.
+    const text = atob(base64);
+    const code = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; i++) code[i] = text.charCodeAt(i);
+    compiled.set(base64, compile(code));
   }
   const module = compiled.get(base64);
   if (!module || !wasm) return null;
@@ -462,6 +869,21 @@ export function instantiate(base64: string, bytes: number): { memory: { readonly
  */
 const MEMORY = Symbol("the arena memory this array is a view of");
 type Branded = { [MEMORY]?: ArrayBuffer };
+/** The brand of plain arrays that share code with an arena's: no arena's memory. */
+const NO_MEMORY = new ArrayBuffer(0);
+
+/**
+ * Gives a plain array the shape of an arena's (its brand, naming no arena's memory), so that code
+ * given both kinds (percentile.ts's histograms) sees one map and is not deoptimised when the
+ * other kind turns up. The kernels refuse it like any other array that is not their arena's.
+ *
+ * @example
+ * const table = arenaShaped(new Int32Array(16));
+ */
+export function arenaShaped<A extends Float64Array | Int32Array | Uint8Array>(a: A): A {
+  (a as Branded)[MEMORY] = NO_MEMORY;
+  return a;
+}
 
 const PAGE = 65536;
 /** Every array starts on 16 bytes (a pair of rows). */
@@ -479,7 +901,8 @@ const padded = (bytes: number) => Math.ceil(bytes / ALIGN) * ALIGN;
  */
 export class RowArena {
   readonly kernels: RowKernels;
-  private readonly memory: { readonly buffer: ArrayBuffer } | null;
+  /** The memory's buffer, read once (`Memory.buffer` is an API getter, slow in cold code; the memory never grows); null without one. */
+  private readonly buffer: ArrayBuffer | null;
   private used = 0;
 
   constructor(
@@ -489,7 +912,7 @@ export class RowArena {
   ) {
     // Without WebAssembly SIMD or the memory, the plain loops, which need no memory of their own.
     const made = choice === "wasm" ? instantiate(ROWS_WASM, capacity) : null;
-    this.memory = made?.memory ?? null;
+    this.buffer = made ? made.memory.buffer : null;
     this.kernels = made ? wasmKernels(made.exports as RowExports, made.memory.buffer) : jsKernels;
   }
 
@@ -501,7 +924,7 @@ export class RowArena {
 
   /** A zero-filled array of n doubles, its own until the arena is dropped. */
   array(n: number): Float64Array {
-    return this.memory ? this.branded(new Float64Array(this.memory.buffer, this.take(8 * n), n)) : new Float64Array(n);
+    return this.buffer ? this.branded(new Float64Array(this.buffer, this.take(8 * n), n)) : new Float64Array(n);
   }
 
   /** `count` arrays of n doubles one after another (a table whose arrays are the same bytes apart). */
@@ -511,22 +934,22 @@ export class RowArena {
 
   /** Whether `a` is one of this arena's arrays, as the WebAssembly kernels need (never for plain arrays). */
   holds(a: ArrayBufferView): boolean {
-    return this.memory !== null && (a as Branded)[MEMORY] === this.memory.buffer;
+    return this.buffer !== null && (a as Branded)[MEMORY] === this.buffer;
   }
 
   /** A zero-filled array of n bytes. */
   uint8(n: number): Uint8Array {
-    return this.memory ? this.branded(new Uint8Array(this.memory.buffer, this.take(n), n)) : new Uint8Array(n);
+    return this.buffer ? this.branded(new Uint8Array(this.buffer, this.take(n), n)) : new Uint8Array(n);
   }
 
   /** A zero-filled array of n 32-bit integers. */
   int32(n: number): Int32Array {
-    return this.memory ? this.branded(new Int32Array(this.memory.buffer, this.take(4 * n), n)) : new Int32Array(n);
+    return this.buffer ? this.branded(new Int32Array(this.buffer, this.take(4 * n), n)) : new Int32Array(n);
   }
 
   /** Marks a view of this arena's memory as handed out by it (`MEMORY`). */
   private branded<A extends Float64Array | Int32Array | Uint8Array>(a: A): A {
-    (a as Branded)[MEMORY] = this.memory!.buffer;
+    (a as Branded)[MEMORY] = this.buffer!;
     return a;
   }
 

@@ -110,7 +110,7 @@
   ;; u_d = z_j - l_0 u_0 - l_1 u_1 - ... for a level at depth d: the u_m are `stride` bytes apart
   ;; from u_0, l is the level's row of the factor (d doubles). Four columns a pass, then two, then
   ;; one, in that order; the first pass reads src (z_j) and writes dst (u_d), the others update dst.
-  (func (export "subtractLevel")
+  (func $subtractLevel (export "subtractLevel")
     (param $dst i32) (param $src i32) (param $u i32) (param $stride i32) (param $l i32) (param $d i32) (param $n i32)
     (local $m i32)
     (if (i32.eqz (local.get $d))
@@ -145,7 +145,7 @@
       (then (call $subtract1 (local.get $dst) (local.get $src) (local.get $u) (f64.load (local.get $l)) (local.get $n)))))
 
   ;; A level nobody visits: ud[i] *= inv; relNext[i] = relPrev[i] + ud[i] vd; infoNext[i] = infoPrev[i] + ud[i]^2.
-  (func (export "scaleFirst")
+  (func $scaleFirst (export "scaleFirst")
     (param $ud i32) (param $inv f64) (param $vd f64)
     (param $relPrev i32) (param $relNext i32) (param $infoPrev i32) (param $infoNext i32) (param $n i32)
     (local $k i32) (local $end i32) (local $inv2 v128) (local $vd2 v128) (local $value v128) (local $v f64)
@@ -213,7 +213,7 @@
     (select (local.get $v) (local.get $max) (f64.gt (local.get $v) (local.get $max))))
 
   ;; The first theta's visited level: as scaleFirst, plus simNext[i] = relNext[i] - 0.5 infoNext[i] - half, and the bounds.
-  (func (export "finishFirst")
+  (func $finishFirst (export "finishFirst")
     (param $ud i32) (param $inv f64) (param $vd f64) (param $half f64)
     (param $relPrev i32) (param $relNext i32) (param $infoPrev i32) (param $infoNext i32) (param $simNext i32)
     (param $bounds i32) (param $n i32)
@@ -362,7 +362,7 @@
   ;; linked one row after the other, in a and then in b, as the plain loops do. An odd n leaves the
   ;; last row to a scalar tail, whose truncation is i32.trunc_f64_s (it would trap on a NaN or an
   ;; infinity; V8's saturating scalar i32.trunc_sat_f64_s made the pass about half as slow again).
-  (func (export "histogramTwo")
+  (func $histogramTwo (export "histogramTwo")
     (param $a i32) (param $minA f64) (param $scaleA f64) (param $tableA i32) (param $previousA i32)
     (param $b i32) (param $minB f64) (param $scaleB f64) (param $tableB i32) (param $previousB i32)
     (param $n i32)
@@ -433,7 +433,7 @@
   ;; shuffles; the first row's pairs are added to its buckets before the second row's, so every
   ;; sum still takes the rows in order. The totals run in two lanes of their own, (count, sum r)
   ;; and (sum r^2, sum r dy), also in row order. An odd n leaves the last row to a scalar tail.
-  (func (export "bucketsTwo")
+  (func $bucketsTwo (export "bucketsTwo")
     (param $relevance i32) (param $similarity i32) (param $y i32) (param $ybar f64) (param $sign f64)
     (param $a0 f64) (param $a1 f64) (param $a2 f64) (param $a3 f64)
     (param $c0 f64) (param $c1 f64) (param $c2 f64) (param $c3 f64)
@@ -549,7 +549,7 @@
   ;; The weights of both censors' calibrations added to target (calibrate.ts `addWeightsOfTwo`):
   ;; on a row whose relevance r is not NaN, w = target + (baseA + slopesA[bucketA] r), then
   ;; target = w + (baseB + slopesB[bucketB] r); a NaN row is left as it is. Two rows a pass.
-  (func (export "addWeightsTwo")
+  (func $addWeightsTwo (export "addWeightsTwo")
     (param $relevance i32) (param $bucketsA i32) (param $slopesA i32) (param $baseA f64)
     (param $bucketsB i32) (param $slopesB i32) (param $baseB f64) (param $target i32) (param $n i32)
     (local $i i32) (local $k i32) (local $end i32)
@@ -589,4 +589,604 @@
               (f64.add (local.get $w1)
                 (f64.add (local.get $baseB)
                   (f64.mul (f64.load (i32.add (local.get $slopesB) (i32.shl (i32.load8_u (i32.add (local.get $bucketsB) (local.get $i))) (i32.const 3)))) (local.get $r1))))))))))
+
+  ;; The percentiles' selection of two histograms (percentile.ts `percentilesOfTwo` on a pair in
+  ;; an arena), after the plain methods of its `Histogram`, step by step and in the same order:
+  ;; `open` (the bins' scale, the counts cleared), the count (`histogramTwo`), `mark` (the wanted
+  ;; ranks in order, each once, and the bins that hold them), `gather`, `sortBins` and `write` (the
+  ;; linear-interpolation cuts, snapped within the tie width). Only the order statistics and the
+  ;; interpolations' arithmetic reach the cuts, so they are the plain path's bits.
+  ;;
+  ;; A histogram is a header of byte offsets (`HistogramPair`): 0 table (count and last row per
+  ;; bin), 1 previous (the links), 2 starts, 3 wanted, 4 ranks, 5 rankBins, 6 rankBelow, 7 the
+  ;; gathered values (f64), 8 out (the cuts, f64), 9 state (i32: 0 rankCount, 1 wantedCount,
+  ;; 2 gathered, 3 lowest, 4 highest, 5 bins), as its JavaScript fields. Every start is -1 between selects.
+
+  ;; `Histogram.open`: the scale of count values in [min, max] (max - min finite and positive), the counts cleared.
+  (func $open (param $h i32) (param $count i32) (param $min f64) (param $max f64) (result f64)
+    (local $bins i32) (local $scale f64)
+    (local.set $bins (i32.shr_s (local.get $count) (i32.const 2)))
+    (if (i32.lt_s (local.get $bins) (i32.const 16)) (then (local.set $bins (i32.const 16))))
+    (if (i32.gt_s (local.get $bins) (i32.const 4096)) (then (local.set $bins (i32.const 4096))))
+    (local.set $scale (f64.div (f64.convert_i32_s (local.get $bins)) (f64.sub (local.get $max) (local.get $min))))
+    (if (f64.lt (local.get $scale) (f64.const inf))
+      (then
+        ;; scale *= 1 - 2^-40 until the largest value falls below the last bin's end.
+        (block $done
+          (loop $shrink
+            (br_if $done (i32.lt_s (i32.trunc_sat_f64_s (f64.mul (f64.sub (local.get $max) (local.get $min)) (local.get $scale))) (local.get $bins)))
+            (local.set $scale (f64.mul (local.get $scale) (f64.const 0x1.fffffffffep-1)))
+            (br $shrink))))
+      (else (local.set $scale (f64.const 0))))
+    (memory.fill (i32.load (local.get $h)) (i32.const 0) (i32.shl (local.get $bins) (i32.const 3)))
+    (i32.store offset=20 (i32.load offset=36 (local.get $h)) (local.get $bins))
+    (local.get $scale))
+
+  ;; `Histogram.mark`: the previous select's bins unmarked, the wanted ranks listed in order (each
+  ;; once; not the lowest or highest, whose values are min and max), then each one's bin, how many
+  ;; values lie below it, and the wanted bins laid out one after another.
+  (func $mark (param $h i32) (param $count i32) (param $min f64) (param $max f64) (param $fractions i32) (param $T i32)
+    (local $table i32) (local $starts i32) (local $wanted i32) (local $ranks i32) (local $state i32)
+    (local $w i32) (local $lowest i32) (local $highest i32) (local $rankCount i32) (local $t i32)
+    (local $hf f64) (local $lo f64) (local $rank i32) (local $last i32) (local $k i32)
+    (local $next i32) (local $wantedCount i32) (local $bin i32) (local $below i32) (local $c i32)
+    (local.set $table (i32.load (local.get $h)))
+    (local.set $starts (i32.load offset=8 (local.get $h)))
+    (local.set $wanted (i32.load offset=12 (local.get $h)))
+    (local.set $ranks (i32.load offset=16 (local.get $h)))
+    (local.set $state (i32.load offset=36 (local.get $h)))
+    (block $d
+      (loop $l
+        (br_if $d (i32.ge_s (local.get $w) (i32.load offset=4 (local.get $state))))
+        (i32.store (i32.add (local.get $starts) (i32.shl (i32.load (i32.add (local.get $wanted) (i32.shl (local.get $w) (i32.const 2)))) (i32.const 2))) (i32.const -1))
+        (local.set $w (i32.add (local.get $w) (i32.const 1)))
+        (br $l)))
+    (local.set $lowest (select (i32.const 0) (i32.const -1) (f64.ne (local.get $min) (f64.const 0))))
+    (local.set $highest (select (i32.sub (local.get $count) (i32.const 1)) (i32.const -1) (f64.ne (local.get $max) (f64.const 0))))
+    (block $fd
+      (loop $fl
+        (br_if $fd (i32.ge_s (local.get $t) (local.get $T)))
+        (local.set $hf (f64.mul (f64.convert_i32_s (i32.sub (local.get $count) (i32.const 1))) (f64.load (i32.add (local.get $fractions) (i32.shl (local.get $t) (i32.const 3))))))
+        (local.set $lo (f64.floor (local.get $hf)))
+        (local.set $rank (i32.trunc_f64_s (local.get $lo)))
+        (local.set $last (local.get $rank))
+        (if (i32.and (f64.gt (local.get $hf) (local.get $lo)) (i32.lt_s (i32.add (local.get $rank) (i32.const 1)) (local.get $count)))
+          (then (local.set $last (i32.add (local.get $rank) (i32.const 1)))))
+        (block $rd
+          (loop $rl
+            (br_if $rd (i32.gt_s (local.get $rank) (local.get $last)))
+            (block $skip
+              (br_if $skip (i32.or (i32.eq (local.get $rank) (local.get $lowest)) (i32.eq (local.get $rank) (local.get $highest))))
+              ;; Insert in order, once.
+              (local.set $k (local.get $rankCount))
+              (block $kd
+                (loop $kl
+                  (br_if $kd (i32.eqz (local.get $k)))
+                  (br_if $kd (i32.le_s (i32.load (i32.add (local.get $ranks) (i32.shl (i32.sub (local.get $k) (i32.const 1)) (i32.const 2)))) (local.get $rank)))
+                  (local.set $k (i32.sub (local.get $k) (i32.const 1)))
+                  (br $kl)))
+              (if (local.get $k)
+                (then (br_if $skip (i32.eq (i32.load (i32.add (local.get $ranks) (i32.shl (i32.sub (local.get $k) (i32.const 1)) (i32.const 2)))) (local.get $rank)))))
+              (memory.copy
+                (i32.add (local.get $ranks) (i32.shl (i32.add (local.get $k) (i32.const 1)) (i32.const 2)))
+                (i32.add (local.get $ranks) (i32.shl (local.get $k) (i32.const 2)))
+                (i32.shl (i32.sub (local.get $rankCount) (local.get $k)) (i32.const 2)))
+              (i32.store (i32.add (local.get $ranks) (i32.shl (local.get $k) (i32.const 2))) (local.get $rank))
+              (local.set $rankCount (i32.add (local.get $rankCount) (i32.const 1))))
+            (local.set $rank (i32.add (local.get $rank) (i32.const 1)))
+            (br $rl)))
+        (local.set $t (i32.add (local.get $t) (i32.const 1)))
+        (br $fl)))
+    ;; The bin of each rank: the first whose cumulative count exceeds it.
+    (local.set $k (i32.const 0))
+    (block $md
+      (loop $ml
+        (br_if $md (i32.ge_s (local.get $k) (local.get $rankCount)))
+        (local.set $rank (i32.load (i32.add (local.get $ranks) (i32.shl (local.get $k) (i32.const 2)))))
+        (block $bd
+          (loop $bl
+            (local.set $c (i32.load (i32.add (local.get $table) (i32.shl (local.get $bin) (i32.const 3)))))
+            (br_if $bd (i32.gt_s (i32.add (local.get $below) (local.get $c)) (local.get $rank)))
+            (local.set $below (i32.add (local.get $below) (local.get $c)))
+            (local.set $bin (i32.add (local.get $bin) (i32.const 1)))
+            (br $bl)))
+        (i32.store (i32.add (i32.load offset=20 (local.get $h)) (i32.shl (local.get $k) (i32.const 2))) (local.get $bin))
+        (i32.store (i32.add (i32.load offset=24 (local.get $h)) (i32.shl (local.get $k) (i32.const 2))) (local.get $below))
+        (if (i32.lt_s (i32.load (i32.add (local.get $starts) (i32.shl (local.get $bin) (i32.const 2)))) (i32.const 0))
+          (then
+            (i32.store (i32.add (local.get $starts) (i32.shl (local.get $bin) (i32.const 2))) (local.get $next))
+            (local.set $next (i32.add (local.get $next) (i32.load (i32.add (local.get $table) (i32.shl (local.get $bin) (i32.const 3))))))
+            (i32.store (i32.add (local.get $wanted) (i32.shl (local.get $wantedCount) (i32.const 2))) (local.get $bin))
+            (local.set $wantedCount (i32.add (local.get $wantedCount) (i32.const 1)))))
+        (local.set $k (i32.add (local.get $k) (i32.const 1)))
+        (br $ml)))
+    (i32.store (local.get $state) (local.get $rankCount))
+    (i32.store offset=4 (local.get $state) (local.get $wantedCount))
+    (i32.store offset=8 (local.get $state) (local.get $next))
+    (i32.store offset=12 (local.get $state) (local.get $lowest))
+    (i32.store offset=16 (local.get $state) (local.get $highest)))
+
+  ;; Whether every wanted bin is sorted here: at most 256 values (by insertion; beyond, the plain path's typed-array sort).
+  (func $insertable (param $h i32) (result i32)
+    (local $table i32) (local $wanted i32) (local $w i32) (local $n i32)
+    (local.set $table (i32.load (local.get $h)))
+    (local.set $wanted (i32.load offset=12 (local.get $h)))
+    (local.set $n (i32.load offset=4 (i32.load offset=36 (local.get $h))))
+    (block $d
+      (loop $l
+        (br_if $d (i32.ge_s (local.get $w) (local.get $n)))
+        (if (i32.gt_s (i32.load (i32.add (local.get $table) (i32.shl (i32.load (i32.add (local.get $wanted) (i32.shl (local.get $w) (i32.const 2)))) (i32.const 3)))) (i32.const 256))
+          (then (return (i32.const 0))))
+        (local.set $w (i32.add (local.get $w) (i32.const 1)))
+        (br $l)))
+    (i32.const 1))
+
+  ;; `Histogram.gather` and `sortBins` (by insertion): each wanted bin's values copied along its
+  ;; links, in the order of the rows, to the bin's start, then sorted there.
+  (func $gatherSorted (param $h i32) (param $values i32)
+    (local $table i32) (local $previous i32) (local $starts i32) (local $wanted i32) (local $scratch i32)
+    (local $w i32) (local $n i32) (local $b i32) (local $i i32) (local $p i32) (local $from i32) (local $to i32)
+    (local $k i32) (local $v f64) (local $u f64) (local $at i32) (local $typed i32)
+    (local.set $table (i32.load (local.get $h)))
+    (local.set $previous (i32.load offset=4 (local.get $h)))
+    (local.set $starts (i32.load offset=8 (local.get $h)))
+    (local.set $wanted (i32.load offset=12 (local.get $h)))
+    (local.set $scratch (i32.load offset=28 (local.get $h)))
+    (local.set $n (i32.load offset=4 (i32.load offset=36 (local.get $h))))
+    (block $d
+      (loop $l
+        (br_if $d (i32.ge_s (local.get $w) (local.get $n)))
+        (local.set $b (i32.load (i32.add (local.get $wanted) (i32.shl (local.get $w) (i32.const 2)))))
+        (local.set $at (i32.add (local.get $table) (i32.shl (local.get $b) (i32.const 3))))
+        (local.set $i (i32.load offset=4 (local.get $at)))
+        (local.set $from (i32.load (i32.add (local.get $starts) (i32.shl (local.get $b) (i32.const 2)))))
+        (local.set $to (i32.add (local.get $from) (i32.load (local.get $at))))
+        (local.set $p (i32.sub (local.get $to) (i32.const 1)))
+        (block $gd
+          (loop $gl
+            (br_if $gd (i32.lt_s (local.get $p) (local.get $from)))
+            (f64.store (i32.add (local.get $scratch) (i32.shl (local.get $p) (i32.const 3)))
+              (f64.load (i32.add (local.get $values) (i32.shl (local.get $i) (i32.const 3)))))
+            (local.set $i (i32.load (i32.add (local.get $previous) (i32.shl (local.get $i) (i32.const 2)))))
+            (local.set $p (i32.sub (local.get $p) (i32.const 1)))
+            (br $gl)))
+        ;; Insertion sort of [from, to): each value moved down past the larger ones before it. Up to 24
+        ;; values (percentile.ts INSERTION_SORT) as the plain insertion sort (equal values, -0 and 0
+        ;; among them, keep their order); more as the plain path's typed-array sort orders them (-0
+        ;; before 0; the values are not NaN), the only order of those values, found by insertion too.
+        (local.set $typed (i32.gt_s (i32.sub (local.get $to) (local.get $from)) (i32.const 24)))
+        (local.set $p (i32.add (local.get $from) (i32.const 1)))
+        (block $sd
+          (loop $sl
+            (br_if $sd (i32.ge_s (local.get $p) (local.get $to)))
+            (local.set $v (f64.load (i32.add (local.get $scratch) (i32.shl (local.get $p) (i32.const 3)))))
+            (local.set $k (i32.sub (local.get $p) (i32.const 1)))
+            (block $kd
+              (loop $kl
+                (br_if $kd (i32.lt_s (local.get $k) (local.get $from)))
+                (local.set $u (f64.load (i32.add (local.get $scratch) (i32.shl (local.get $k) (i32.const 3)))))
+                (br_if $kd (i32.eqz (i32.or (f64.gt (local.get $u) (local.get $v))
+                  ;; A 0 after a -0, in a typed-array sort's order.
+                  (i32.and (local.get $typed) (i32.and (f64.eq (local.get $u) (f64.const 0))
+                    (i32.and (f64.eq (local.get $v) (f64.const 0))
+                      (i64.lt_s (i64.reinterpret_f64 (local.get $v)) (i64.reinterpret_f64 (local.get $u)))))))))
+                (f64.store (i32.add (local.get $scratch) (i32.shl (i32.add (local.get $k) (i32.const 1)) (i32.const 3)))
+                  (f64.load (i32.add (local.get $scratch) (i32.shl (local.get $k) (i32.const 3)))))
+                (local.set $k (i32.sub (local.get $k) (i32.const 1)))
+                (br $kl)))
+            (f64.store (i32.add (local.get $scratch) (i32.shl (i32.add (local.get $k) (i32.const 1)) (i32.const 3))) (local.get $v))
+            (local.set $p (i32.add (local.get $p) (i32.const 1)))
+            (br $sl)))
+        (local.set $w (i32.add (local.get $w) (i32.const 1)))
+        (br $l))))
+
+  ;; `Histogram.valueAt`: min or max for the lowest or highest rank, else the rank's value in its sorted bin.
+  (func $valueAt (param $h i32) (param $rank i32) (param $min f64) (param $max f64) (result f64)
+    (local $state i32) (local $ranks i32) (local $lo i32) (local $hi i32) (local $mid i32)
+    (local.set $state (i32.load offset=36 (local.get $h)))
+    (if (i32.eq (local.get $rank) (i32.load offset=12 (local.get $state))) (then (return (local.get $min))))
+    (if (i32.eq (local.get $rank) (i32.load offset=16 (local.get $state))) (then (return (local.get $max))))
+    (local.set $ranks (i32.load offset=16 (local.get $h)))
+    (local.set $hi (i32.sub (i32.load (local.get $state)) (i32.const 1)))
+    (block $d
+      (loop $l
+        (br_if $d (i32.ge_s (local.get $lo) (local.get $hi)))
+        (local.set $mid (i32.shr_s (i32.add (local.get $lo) (local.get $hi)) (i32.const 1)))
+        (if (i32.lt_s (i32.load (i32.add (local.get $ranks) (i32.shl (local.get $mid) (i32.const 2)))) (local.get $rank))
+          (then (local.set $lo (i32.add (local.get $mid) (i32.const 1))))
+          (else (local.set $hi (local.get $mid))))
+        (br $l)))
+    (f64.load (i32.add (i32.load offset=28 (local.get $h)) (i32.shl
+      (i32.sub
+        (i32.add
+          (i32.load (i32.add (i32.load offset=8 (local.get $h)) (i32.shl (i32.load (i32.add (i32.load offset=20 (local.get $h)) (i32.shl (local.get $lo) (i32.const 2)))) (i32.const 2))))
+          (local.get $rank))
+        (i32.load (i32.add (i32.load offset=24 (local.get $h)) (i32.shl (local.get $lo) (i32.const 2)))))
+      (i32.const 3)))))
+
+  ;; `Histogram.write`: each fraction's cut, low + (h - lo)(high - low) between its two order
+  ;; statistics, snapped to one of them within the width (cut.ts `snapCut`), into out.
+  (func $write (param $h i32) (param $count i32) (param $fractions i32) (param $T i32) (param $min f64) (param $max f64) (param $width f64)
+    (local $t i32) (local $hf f64) (local $lo f64) (local $rank i32) (local $low f64) (local $high f64) (local $cut f64) (local $out i32)
+    (local.set $out (i32.load offset=32 (local.get $h)))
+    (block $d
+      (loop $l
+        (br_if $d (i32.ge_s (local.get $t) (local.get $T)))
+        (local.set $hf (f64.mul (f64.convert_i32_s (i32.sub (local.get $count) (i32.const 1))) (f64.load (i32.add (local.get $fractions) (i32.shl (local.get $t) (i32.const 3))))))
+        (local.set $lo (f64.floor (local.get $hf)))
+        (local.set $rank (i32.trunc_f64_s (local.get $lo)))
+        (local.set $low (call $valueAt (local.get $h) (local.get $rank) (local.get $min) (local.get $max)))
+        (local.set $cut (local.get $low))
+        (if (i32.and (f64.gt (local.get $hf) (local.get $lo)) (i32.lt_s (i32.add (local.get $rank) (i32.const 1)) (local.get $count)))
+          (then
+            (local.set $high (call $valueAt (local.get $h) (i32.add (local.get $rank) (i32.const 1)) (local.get $min) (local.get $max)))
+            (local.set $cut (f64.add (local.get $low) (f64.mul (f64.sub (local.get $hf) (local.get $lo)) (f64.sub (local.get $high) (local.get $low)))))
+            (if (f64.le (f64.sub (local.get $cut) (local.get $low)) (local.get $width))
+              (then (local.set $cut (local.get $low)))
+              (else
+                (if (f64.le (f64.sub (local.get $high) (local.get $cut)) (local.get $width))
+                  (then (local.set $cut (local.get $high))))))))
+        (f64.store (i32.add (local.get $out) (i32.shl (local.get $t) (i32.const 3))) (local.get $cut))
+        (local.set $t (i32.add (local.get $t) (i32.const 1)))
+        (br $l))))
+
+  ;; Both selects: 0 when a fraction is outside [0, 1] (nothing done: the plain path takes it), 2
+  ;; when a wanted bin holds more than 256 values (counted and marked: the plain gather, sort and
+  ;; write finish, their sort being the typed arrays'), 1 when both histograms' cuts are in out.
+  (func $selectTwo (export "selectTwo")
+    (param $a i32) (param $minA f64) (param $maxA f64) (param $widthA f64) (param $hA i32)
+    (param $b i32) (param $minB f64) (param $maxB f64) (param $widthB f64) (param $hB i32)
+    (param $fractions i32) (param $T i32) (param $count i32) (result i32)
+    (local $t i32) (local $f f64) (local $scaleA f64) (local $scaleB f64)
+    (block $d
+      (loop $l
+        (br_if $d (i32.ge_s (local.get $t) (local.get $T)))
+        (local.set $f (f64.load (i32.add (local.get $fractions) (i32.shl (local.get $t) (i32.const 3)))))
+        (if (i32.eqz (i32.and (f64.ge (local.get $f) (f64.const 0)) (f64.le (local.get $f) (f64.const 1)))) (then (return (i32.const 0))))
+        (local.set $t (i32.add (local.get $t) (i32.const 1)))
+        (br $l)))
+    (local.set $scaleA (call $open (local.get $hA) (local.get $count) (local.get $minA) (local.get $maxA)))
+    (local.set $scaleB (call $open (local.get $hB) (local.get $count) (local.get $minB) (local.get $maxB)))
+    (call $histogramTwo
+      (local.get $a) (local.get $minA) (local.get $scaleA) (i32.load (local.get $hA)) (i32.load offset=4 (local.get $hA))
+      (local.get $b) (local.get $minB) (local.get $scaleB) (i32.load (local.get $hB)) (i32.load offset=4 (local.get $hB))
+      (local.get $count))
+    (call $mark (local.get $hA) (local.get $count) (local.get $minA) (local.get $maxA) (local.get $fractions) (local.get $T))
+    (call $mark (local.get $hB) (local.get $count) (local.get $minB) (local.get $maxB) (local.get $fractions) (local.get $T))
+    (if (i32.eqz (i32.and (call $insertable (local.get $hA)) (call $insertable (local.get $hB)))) (then (return (i32.const 2))))
+    (call $gatherSorted (local.get $hA) (local.get $a))
+    (call $gatherSorted (local.get $hB) (local.get $b))
+    (call $write (local.get $hA) (local.get $count) (local.get $fractions) (local.get $T) (local.get $minA) (local.get $maxA) (local.get $widthA))
+    (call $write (local.get $hB) (local.get $count) (local.get $fractions) (local.get $T) (local.get $minB) (local.get $maxB) (local.get $widthB))
+    (i32.const 1))
+
+  ;; One censor's cells of a Grid from its bucket sums (calibrate.ts `calibrationsOf`, then the
+  ;; cell loop of grid-cells.ts `evaluate` and `slopesOf`), the same operations in the same order:
+  ;; the sums turned into suffix sums in place; per threshold t (at position rank[t] among the
+  ;; sorted cuts) the retained rows' n, sum r, sum r^2 and sum r dy, and from them the cell's
+  ;; calibration; its weight (the adjusted fit when valid, finite and positive, else 0), yhat,
+  ;; validity, coefficient and shift written to cells[t], cells[8 + t], ... cells[32 + t] (five
+  ;; planes of 8: a Grid's 2T cells, T <= 4, one plane per value, copied by plane); the
+  ;; secondary sums (a-weighted asymmetry, agreement, outlier influence, kfit) added to
+  ;; secondary[0..4) cell by cell; then the weights' slopes by bucket (slopes[0..T]) and their
+  ;; common part, returned. Not for the logistic scale (its yhat needs a logarithm).
+  (func $cells
+    (param $sums i32) (param $rank i32) (param $T i32) (param $count f64)
+    (param $totalR f64) (param $totalR2 f64) (param $totalRY f64) (param $syy f64) (param $ybar f64) (param $width f64)
+    (param $multiplier f64) (param $attributes f64) (param $minRetained f64) (param $minComplement f64)
+    (param $slopes i32) (param $cells i32) (param $secondary i32) (result f64)
+    (local $b i32) (local $f i32) (local $t i32) (local $o i32) (local $at i32) (local $p i32)
+    (local $fullVar f64) (local $n f64) (local $s1 f64) (local $s2 f64) (local $sy f64)
+    (local $partVar f64) (local $coefficient f64) (local $shift f64) (local $spread f64) (local $rho f64) (local $d f64)
+    (local $nc f64) (local $s1c f64) (local $s2c f64) (local $complement i32) (local $rhoC f64) (local $asymmetry f64) (local $fit f64)
+    (local $diagonal f64) (local $outlier f64) (local $yhat f64) (local $adjusted f64) (local $weight f64) (local $valid f64) (local $base f64)
+    ;; Suffix sums: slot b holds the sums over buckets >= b, i.e. the rows retained at position b - 1.
+    (local.set $b (i32.sub (local.get $T) (i32.const 1)))
+    (block $sd
+      (loop $sl
+        (br_if $sd (i32.lt_s (local.get $b) (i32.const 0)))
+        (local.set $at (i32.add (local.get $sums) (i32.mul (local.get $b) (i32.const 48))))
+        (local.set $f (i32.const 0))
+        (block $fd
+          (loop $fl
+            (br_if $fd (i32.ge_s (local.get $f) (i32.const 48)))
+            (f64.store (i32.add (local.get $at) (local.get $f))
+              (f64.add (f64.load (i32.add (local.get $at) (local.get $f))) (f64.load offset=48 (i32.add (local.get $at) (local.get $f)))))
+            (local.set $f (i32.add (local.get $f) (i32.const 8)))
+            (br $fl)))
+        (local.set $b (i32.sub (local.get $b) (i32.const 1)))
+        (br $sl)))
+    (local.set $fullVar (f64.div (local.get $totalR2) (f64.sub (local.get $count) (f64.const 1))))
+    (block $td
+      (loop $tl
+        (br_if $td (i32.ge_s (local.get $t) (local.get $T)))
+        (local.set $o (i32.add (local.get $sums) (i32.mul (i32.add (i32.load (i32.add (local.get $rank) (i32.shl (local.get $t) (i32.const 2)))) (i32.const 1)) (i32.const 48))))
+        (local.set $n (f64.load (local.get $o)))
+        (local.set $s1 (f64.load offset=8 (local.get $o)))
+        (local.set $s2 (f64.load offset=16 (local.get $o)))
+        (local.set $sy (f64.load offset=24 (local.get $o)))
+        (local.set $partVar (f64.div (local.get $s2) (f64.sub (local.get $n) (f64.const 1))))
+        (local.set $at (i32.add (local.get $cells) (i32.shl (local.get $t) (i32.const 3))))
+        (if (i32.or (f64.lt (local.get $n) (local.get $minRetained))
+                    (i32.eqz (f64.gt (local.get $s2) (f64.mul (f64.mul (local.get $n) (local.get $width)) (local.get $width)))))
+          (then
+            ;; Invalid: no weight, yhat NaN.
+            (f64.store (local.get $at) (f64.const 0))
+            (f64.store offset=64 (local.get $at) (f64.const nan))
+            (f64.store offset=128 (local.get $at) (f64.const 0))
+            (f64.store offset=192 (local.get $at) (f64.const nan))
+            (f64.store offset=256 (local.get $at) (f64.const nan)))
+          (else
+            (local.set $coefficient (f64.div (f64.div (local.get $fullVar) (local.get $partVar)) (f64.sub (local.get $n) (f64.const 1))))
+            (local.set $shift (f64.div (local.get $s1) (local.get $count)))
+            (local.set $spread (f64.sub (local.get $s2) (f64.div (f64.mul (local.get $s1) (local.get $s1)) (local.get $count))))
+            ;; correlation(sy, spread, syy)
+            (local.set $d (f64.sqrt (f64.mul (local.get $spread) (local.get $syy))))
+            (local.set $rho (select (f64.div (local.get $sy) (local.get $d)) (f64.const 0) (f64.gt (local.get $d) (f64.const 0))))
+            (local.set $nc (f64.sub (local.get $count) (local.get $n)))
+            (local.set $s1c (f64.sub (local.get $totalR) (local.get $s1)))
+            (local.set $s2c (f64.sub (local.get $totalR2) (local.get $s2)))
+            (local.set $complement (i32.and (f64.ge (local.get $nc) (local.get $minComplement))
+              (f64.gt (local.get $s2c) (f64.mul (f64.mul (local.get $nc) (local.get $width)) (local.get $width)))))
+            (local.set $rhoC (f64.const 0))
+            (local.set $asymmetry (f64.const 0))
+            (if (local.get $complement)
+              (then
+                (local.set $d (f64.sqrt (f64.mul (f64.sub (local.get $s2c) (f64.div (f64.mul (local.get $s1c) (local.get $s1c)) (local.get $count))) (local.get $syy))))
+                (local.set $rhoC (select (f64.div (f64.sub (local.get $totalRY) (local.get $sy)) (local.get $d)) (f64.const 0) (f64.gt (local.get $d) (f64.const 0))))
+                (local.set $d (f64.sub (local.get $rho) (local.get $rhoC)))
+                (local.set $asymmetry (f64.mul (f64.const 0.5) (f64.mul (local.get $d) (local.get $d))))))
+            (local.set $fit (f64.mul (local.get $rho) (local.get $rho)))
+            (local.set $diagonal (f64.add
+              (f64.sub (f64.load offset=40 (local.get $o)) (f64.mul (f64.mul (f64.const 2) (local.get $shift)) (f64.load offset=32 (local.get $o))))
+              (f64.mul (f64.mul (local.get $shift) (local.get $shift)) (local.get $syy))))
+            ;; outlierInfluence(diagonal, spread syy)
+            (local.set $d (f64.mul (local.get $spread) (local.get $syy)))
+            (local.set $outlier (select (f64.div (local.get $diagonal) (local.get $d)) (f64.const 0) (f64.gt (local.get $d) (f64.const 0))))
+            (local.set $yhat (f64.add (local.get $ybar) (f64.mul (local.get $coefficient) (local.get $sy))))
+            (local.set $adjusted (f64.mul (local.get $multiplier) (f64.add (local.get $fit) (local.get $asymmetry))))
+            ;; The cell's weight: valid (here), yhat finite and the adjusted fit positive.
+            (local.set $valid (select (f64.const 1) (f64.const 0) (f64.eq (f64.sub (local.get $yhat) (local.get $yhat)) (f64.const 0))))
+            (local.set $weight (select (local.get $adjusted) (f64.const 0)
+              (i32.and (f64.eq (local.get $valid) (f64.const 1)) (f64.gt (local.get $adjusted) (f64.const 0)))))
+            (f64.store (local.get $at) (local.get $weight))
+            (f64.store offset=64 (local.get $at) (local.get $yhat))
+            (f64.store offset=128 (local.get $at) (local.get $valid))
+            (f64.store offset=192 (local.get $at) (local.get $coefficient))
+            (f64.store offset=256 (local.get $at) (local.get $shift))
+            (if (f64.gt (local.get $weight) (f64.const 0))
+              (then
+                (f64.store (local.get $secondary) (f64.add (f64.load (local.get $secondary)) (f64.mul (local.get $weight) (local.get $asymmetry))))
+                (f64.store offset=8 (local.get $secondary)
+                  (f64.add (f64.load offset=8 (local.get $secondary)) (f64.mul (local.get $weight) (f64.sub (local.get $fit) (local.get $outlier)))))
+                (f64.store offset=16 (local.get $secondary) (f64.add (f64.load offset=16 (local.get $secondary)) (f64.mul (local.get $weight) (local.get $outlier))))
+                (f64.store offset=24 (local.get $secondary)
+                  (f64.add (f64.load offset=24 (local.get $secondary)) (f64.mul (local.get $weight) (f64.mul (local.get $attributes) (local.get $fit)))))))))
+        (local.set $t (i32.add (local.get $t) (i32.const 1)))
+        (br $tl)))
+    ;; slopesOf: slopes[b] sums factor coefficient over the thresholds retained in bucket b, the common part factor (1/count - coefficient shift).
+    (memory.fill (local.get $slopes) (i32.const 0) (i32.shl (i32.add (local.get $T) (i32.const 1)) (i32.const 3)))
+    (local.set $t (i32.const 0))
+    (block $wd
+      (loop $wl
+        (br_if $wd (i32.ge_s (local.get $t) (local.get $T)))
+        (local.set $at (i32.add (local.get $cells) (i32.shl (local.get $t) (i32.const 3))))
+        (local.set $weight (f64.load (local.get $at)))
+        (if (f64.ne (local.get $weight) (f64.const 0))
+          (then
+            (local.set $coefficient (f64.load offset=192 (local.get $at)))
+            (local.set $base (f64.add (local.get $base)
+              (f64.mul (local.get $weight) (f64.sub (f64.div (f64.const 1) (local.get $count)) (f64.mul (local.get $coefficient) (f64.load offset=256 (local.get $at)))))))
+            (local.set $p (i32.add (i32.load (i32.add (local.get $rank) (i32.shl (local.get $t) (i32.const 2)))) (i32.const 1)))
+            (block $bd
+              (loop $bl
+                (br_if $bd (i32.gt_s (local.get $p) (local.get $T)))
+                (local.set $o (i32.add (local.get $slopes) (i32.shl (local.get $p) (i32.const 3))))
+                (f64.store (local.get $o) (f64.add (f64.load (local.get $o)) (f64.mul (local.get $weight) (local.get $coefficient))))
+                (local.set $p (i32.add (local.get $p) (i32.const 1)))
+                (br $bl)))))
+        (local.set $t (i32.add (local.get $t) (i32.const 1)))
+        (br $wl)))
+    (local.get $base))
+
+  ;; calibrate.ts `nextUp`: the least double above x (NaN for NaN and +infinity, the least subnormal for a zero).
+  (func $nextUp (param $x f64) (result f64)
+    (if (i32.or (f64.ne (local.get $x) (local.get $x)) (f64.eq (local.get $x) (f64.const inf))) (then (return (f64.const nan))))
+    (if (f64.eq (local.get $x) (f64.const 0)) (then (return (f64.const 0x1p-1074))))
+    (f64.reinterpret_i64 (i64.add (i64.reinterpret_f64 (local.get $x)) (select (i64.const 1) (i64.const -1) (f64.gt (local.get $x) (f64.const 0))))))
+
+  ;; calibrate.ts `setBoundaries` for T cuts: their order by signed cut (`sortedOrder`'s stable
+  ;; insertion sort), each threshold's rank, and the boundaries as `score >= atLeast[p]` tests
+  ;; (`cutBoundary`, then `nextUp` for a strict test). 0, having written nothing, when a cut is NaN
+  ;; (the plain path then keeps the order Array.prototype.sort gives).
+  (func $boundaries (param $cuts i32) (param $T i32) (param $sign f64) (param $strict i32) (param $width f64)
+    (param $order i32) (param $rank i32) (param $atLeast i32) (result i32)
+    (local $t i32) (local $k i32) (local $key f64) (local $boundary f64)
+    (block $nd
+      (loop $nl
+        (br_if $nd (i32.ge_s (local.get $t) (local.get $T)))
+        (local.set $key (f64.load (i32.add (local.get $cuts) (i32.shl (local.get $t) (i32.const 3)))))
+        (if (f64.ne (local.get $key) (local.get $key)) (then (return (i32.const 0))))
+        (local.set $t (i32.add (local.get $t) (i32.const 1)))
+        (br $nl)))
+    (local.set $t (i32.const 0))
+    (block $sd
+      (loop $sl
+        (br_if $sd (i32.ge_s (local.get $t) (local.get $T)))
+        (local.set $key (f64.mul (local.get $sign) (f64.load (i32.add (local.get $cuts) (i32.shl (local.get $t) (i32.const 3))))))
+        (local.set $k (i32.sub (local.get $t) (i32.const 1)))
+        (block $kd
+          (loop $kl
+            (br_if $kd (i32.lt_s (local.get $k) (i32.const 0)))
+            (br_if $kd (i32.eqz (f64.gt
+              (f64.sub (f64.mul (local.get $sign) (f64.load (i32.add (local.get $cuts) (i32.shl (i32.load (i32.add (local.get $order) (i32.shl (local.get $k) (i32.const 2)))) (i32.const 3))))) (local.get $key))
+              (f64.const 0))))
+            (i32.store (i32.add (local.get $order) (i32.shl (i32.add (local.get $k) (i32.const 1)) (i32.const 2))) (i32.load (i32.add (local.get $order) (i32.shl (local.get $k) (i32.const 2)))))
+            (local.set $k (i32.sub (local.get $k) (i32.const 1)))
+            (br $kl)))
+        (i32.store (i32.add (local.get $order) (i32.shl (i32.add (local.get $k) (i32.const 1)) (i32.const 2))) (local.get $t))
+        (local.set $t (i32.add (local.get $t) (i32.const 1)))
+        (br $sl)))
+    (local.set $t (i32.const 0))
+    (block $bd
+      (loop $bl
+        (br_if $bd (i32.ge_s (local.get $t) (local.get $T)))
+        (local.set $k (i32.load (i32.add (local.get $order) (i32.shl (local.get $t) (i32.const 2)))))
+        (local.set $boundary (f64.add
+          (f64.mul (local.get $sign) (f64.load (i32.add (local.get $cuts) (i32.shl (local.get $k) (i32.const 3)))))
+          (select (local.get $width) (f64.neg (local.get $width)) (local.get $strict))))
+        (i32.store (i32.add (local.get $rank) (i32.shl (local.get $k) (i32.const 2))) (local.get $t))
+        (f64.store (i32.add (local.get $atLeast) (i32.shl (local.get $t) (i32.const 3)))
+          (select (call $nextUp (local.get $boundary)) (local.get $boundary) (local.get $strict)))
+        (local.set $t (i32.add (local.get $t) (i32.const 1)))
+        (br $bl)))
+    (i32.const 1))
+
+  ;; Cut p of T as `bucketsTwo` takes it: NaN when there is none.
+  (func $cutAt (param $atLeast i32) (param $T i32) (param $p i32) (result f64)
+    (if (result f64) (i32.lt_s (local.get $p) (local.get $T))
+      (then (f64.load (i32.add (local.get $atLeast) (i32.shl (local.get $p) (i32.const 3)))))
+      (else (f64.const nan))))
+
+  ;; A Grid combination's calibration and cells for both censors in one call (calibrate.ts
+  ;; `calibrateCellsOfTwo`), from each censor's T cuts, whose plain twin is the path it replaces,
+  ;; pass by pass: each censor's `boundaries` (relevance first; 0 and nothing else done when a
+  ;; cut is NaN), the bucket sums cleared (6 (T + 1) each) and `bucketsTwo`, each censor's
+  ;; `cells` (relevance first, each with its own sums, ranks, slopes and cells; the secondary
+  ;; sums shared), then `addWeightsTwo` of both censors' weights into target; 1 when done.
+  ;; order holds 8 i32 and atLeast 8 f64: the relevance censor's 4, then the similarity's.
+  (func $calibrateTwo (export "calibrateTwo")
+    (param $relevance i32) (param $similarity i32) (param $y i32) (param $ybar f64) (param $sign f64) (param $strict i32)
+    (param $cutsR i32) (param $cutsS i32) (param $widthS f64) (param $order i32) (param $atLeast i32)
+    (param $bucketsR i32) (param $bucketsS i32) (param $sumsR i32) (param $sumsS i32) (param $totals i32) (param $n i32)
+    (param $rankR i32) (param $rankS i32) (param $T i32) (param $syy f64) (param $width f64)
+    (param $multiplier f64) (param $attributes f64) (param $minRetained f64) (param $minComplement f64)
+    (param $slopesR i32) (param $slopesS i32) (param $cells i32) (param $secondary i32) (param $target i32) (result i32)
+    (local $bytes i32) (local $count f64) (local $baseR f64) (local $baseS f64) (local $atLeastS i32)
+    (local.set $atLeastS (i32.add (local.get $atLeast) (i32.const 32)))
+    (if (i32.eqz (call $boundaries (local.get $cutsR) (local.get $T) (local.get $sign) (local.get $strict) (local.get $width)
+          (local.get $order) (local.get $rankR) (local.get $atLeast)))
+      (then (return (i32.const 0))))
+    (if (i32.eqz (call $boundaries (local.get $cutsS) (local.get $T) (local.get $sign) (local.get $strict) (local.get $widthS)
+          (i32.add (local.get $order) (i32.const 16)) (local.get $rankS) (local.get $atLeastS)))
+      (then (return (i32.const 0))))
+    (local.set $bytes (i32.mul (i32.add (local.get $T) (i32.const 1)) (i32.const 48)))
+    (memory.fill (local.get $sumsR) (i32.const 0) (local.get $bytes))
+    (memory.fill (local.get $sumsS) (i32.const 0) (local.get $bytes))
+    (call $bucketsTwo (local.get $relevance) (local.get $similarity) (local.get $y) (local.get $ybar) (local.get $sign)
+      (call $cutAt (local.get $atLeast) (local.get $T) (i32.const 0)) (call $cutAt (local.get $atLeast) (local.get $T) (i32.const 1))
+      (call $cutAt (local.get $atLeast) (local.get $T) (i32.const 2)) (call $cutAt (local.get $atLeast) (local.get $T) (i32.const 3))
+      (call $cutAt (local.get $atLeastS) (local.get $T) (i32.const 0)) (call $cutAt (local.get $atLeastS) (local.get $T) (i32.const 1))
+      (call $cutAt (local.get $atLeastS) (local.get $T) (i32.const 2)) (call $cutAt (local.get $atLeastS) (local.get $T) (i32.const 3))
+      (local.get $bucketsR) (local.get $bucketsS) (local.get $sumsR) (local.get $sumsS) (local.get $totals) (local.get $n))
+    (local.set $count (f64.convert_i32_s (local.get $n)))
+    (local.set $baseR (call $cells (local.get $sumsR) (local.get $rankR) (local.get $T) (local.get $count)
+      (f64.load (local.get $totals)) (f64.load offset=8 (local.get $totals)) (f64.load offset=16 (local.get $totals))
+      (local.get $syy) (local.get $ybar) (local.get $width) (local.get $multiplier) (local.get $attributes) (local.get $minRetained) (local.get $minComplement)
+      (local.get $slopesR) (local.get $cells) (local.get $secondary)))
+    (local.set $baseS (call $cells (local.get $sumsS) (local.get $rankS) (local.get $T) (local.get $count)
+      (f64.load (local.get $totals)) (f64.load offset=8 (local.get $totals)) (f64.load offset=16 (local.get $totals))
+      (local.get $syy) (local.get $ybar) (local.get $width) (local.get $multiplier) (local.get $attributes) (local.get $minRetained) (local.get $minComplement)
+      (local.get $slopesS) (i32.add (local.get $cells) (i32.shl (local.get $T) (i32.const 3))) (local.get $secondary)))
+    (call $addWeightsTwo (local.get $relevance) (local.get $bucketsR) (local.get $slopesR) (local.get $baseR)
+      (local.get $bucketsS) (local.get $slopesS) (local.get $baseS) (local.get $target) (local.get $n))
+    (i32.const 1))
+
+  ;; The walk's first-theta pass of a new level in one call (walk.ts `extend`): subtractLevel into
+  ;; ud, then scaleFirst (a level nobody visits) or finishFirst (a visited one) on it; the very
+  ;; two calls, one after the other.
+  (func (export "subtractScaleFirst")
+    (param $ud i32) (param $src i32) (param $u i32) (param $stride i32) (param $l i32) (param $d i32)
+    (param $inv f64) (param $vd f64) (param $relPrev i32) (param $relNext i32) (param $infoPrev i32) (param $infoNext i32) (param $n i32)
+    (call $subtractLevel (local.get $ud) (local.get $src) (local.get $u) (local.get $stride) (local.get $l) (local.get $d) (local.get $n))
+    (call $scaleFirst (local.get $ud) (local.get $inv) (local.get $vd) (local.get $relPrev) (local.get $relNext) (local.get $infoPrev) (local.get $infoNext) (local.get $n)))
+  (func (export "subtractFinishFirst")
+    (param $ud i32) (param $src i32) (param $u i32) (param $stride i32) (param $l i32) (param $d i32)
+    (param $inv f64) (param $vd f64) (param $half f64) (param $relPrev i32) (param $relNext i32) (param $infoPrev i32) (param $infoNext i32)
+    (param $simNext i32) (param $bounds i32) (param $n i32)
+    (call $subtractLevel (local.get $ud) (local.get $src) (local.get $u) (local.get $stride) (local.get $l) (local.get $d) (local.get $n))
+    (call $finishFirst (local.get $ud) (local.get $inv) (local.get $vd) (local.get $half) (local.get $relPrev) (local.get $relNext)
+      (local.get $infoPrev) (local.get $infoNext) (local.get $simNext) (local.get $bounds) (local.get $n)))
+
+  ;; A Grid combination's cuts, calibration and cells in one call (calibrate.ts
+  ;; `calibrateCellsOfTwo`): the cuts by `selectTwo` (cutsFrom 0: percent units), the thresholds
+  ;; themselves (1: score units) or as they are (2: the caller's), then `calibrateTwo`. The fixed
+  ;; arrays' offsets are a frame (`ArenaPasses`): 0 and 1 the histograms' headers, 2 the fractions,
+  ;; 3 and 4 the cuts (the histograms' out), 5 order, 6 atLeast, 7 and 8 the buckets, 9 and 10 the
+  ;; sums, 11 totals, 12 and 13 the ranks, 14 and 15 the slopes, 16 cells, 17 y. Returns 1 when
+  ;; done; 0 when the select was not finished (tied or unbounded ranges, a fraction outside
+  ;; [0, 1], a wanted bin of more than 256 values: the caller makes the cuts, then calls with 2);
+  ;; 2 when a cut is NaN (nothing added: the caller's plain path).
+  (func (export "selectCalibrateTwo")
+    (param $frame i32) (param $relevance i32) (param $similarity i32) (param $n i32) (param $T i32) (param $cutsFrom i32)
+    (param $minA f64) (param $maxA f64) (param $widthA f64) (param $minB f64) (param $maxB f64) (param $widthB f64)
+    (param $ybar f64) (param $syy f64) (param $sign f64) (param $strict i32) (param $multiplier f64) (param $attributes f64)
+    (param $minRetained f64) (param $minComplement f64) (param $secondary i32) (param $target i32) (result i32)
+    (local $t i32) (local $spanA f64) (local $spanB f64) (local $f f64)
+    (if (i32.eqz (local.get $cutsFrom))
+      (then
+        ;; percentilesOfTwo's own tests: ranges wider than their tie widths, with finite spans.
+        (local.set $spanA (f64.sub (local.get $maxA) (local.get $minA)))
+        (local.set $spanB (f64.sub (local.get $maxB) (local.get $minB)))
+        (if (i32.eqz (i32.and (f64.gt (local.get $spanA) (local.get $widthA)) (f64.gt (local.get $spanB) (local.get $widthB)))) (then (return (i32.const 0))))
+        (if (i32.eqz (i32.and (f64.eq (f64.sub (local.get $spanA) (local.get $spanA)) (f64.const 0)) (f64.eq (f64.sub (local.get $spanB) (local.get $spanB)) (f64.const 0))))
+          (then (return (i32.const 0))))
+        (if (i32.ne (call $selectTwo
+              (local.get $relevance) (local.get $minA) (local.get $maxA) (local.get $widthA) (i32.load (local.get $frame))
+              (local.get $similarity) (local.get $minB) (local.get $maxB) (local.get $widthB) (i32.load offset=4 (local.get $frame))
+              (i32.load offset=8 (local.get $frame)) (local.get $T) (local.get $n))
+            (i32.const 1))
+          (then (return (i32.const 0))))))
+    (if (i32.eq (local.get $cutsFrom) (i32.const 1))
+      (then
+        (block $cd
+          (loop $cl
+            (br_if $cd (i32.ge_s (local.get $t) (local.get $T)))
+            (local.set $f (f64.load (i32.add (i32.load offset=8 (local.get $frame)) (i32.shl (local.get $t) (i32.const 3)))))
+            (f64.store (i32.add (i32.load offset=12 (local.get $frame)) (i32.shl (local.get $t) (i32.const 3))) (local.get $f))
+            (f64.store (i32.add (i32.load offset=16 (local.get $frame)) (i32.shl (local.get $t) (i32.const 3))) (local.get $f))
+            (local.set $t (i32.add (local.get $t) (i32.const 1)))
+            (br $cl)))))
+    (if (i32.eqz (call $calibrateTwo
+          (local.get $relevance) (local.get $similarity) (i32.load offset=68 (local.get $frame)) (local.get $ybar) (local.get $sign) (local.get $strict)
+          (i32.load offset=12 (local.get $frame)) (i32.load offset=16 (local.get $frame)) (local.get $widthB)
+          (i32.load offset=20 (local.get $frame)) (i32.load offset=24 (local.get $frame))
+          (i32.load offset=28 (local.get $frame)) (i32.load offset=32 (local.get $frame))
+          (i32.load offset=36 (local.get $frame)) (i32.load offset=40 (local.get $frame)) (i32.load offset=44 (local.get $frame)) (local.get $n)
+          (i32.load offset=48 (local.get $frame)) (i32.load offset=52 (local.get $frame)) (local.get $T) (local.get $syy) (local.get $widthA)
+          (local.get $multiplier) (local.get $attributes) (local.get $minRetained) (local.get $minComplement)
+          (i32.load offset=56 (local.get $frame)) (i32.load offset=60 (local.get $frame)) (i32.load offset=64 (local.get $frame))
+          (local.get $secondary) (local.get $target)))
+      (then (return (i32.const 2))))
+    (i32.const 1))
+
+  ;; The walk's first-theta pass of level d + 1 from column j (walk.ts `extend`), its arrays found
+  ;; from a frame of the walk's tables (`WalkLevels`, written once): 0 u, 2 info, 4 relevance,
+  ;; 6 similarity, 8 bounds, 10 the columns, each a base and (at + 1) the bytes between its arrays,
+  ;; 12 the factor L and 13 K. subtractLevel into u_d, then finishFirst (visited) or scaleFirst:
+  ;; subtractFinishFirst or subtractScaleFirst on those arrays.
+  (func (export "extendLevel")
+    (param $frame i32) (param $d i32) (param $j i32) (param $inv f64) (param $vd f64) (param $half f64) (param $visited i32) (param $n i32)
+    (local $ud i32) (local $us i32) (local $is i32) (local $rs i32) (local $info i32) (local $rel i32)
+    (local.set $us (i32.load offset=4 (local.get $frame)))
+    (local.set $ud (i32.add (i32.load (local.get $frame)) (i32.mul (local.get $d) (local.get $us))))
+    (local.set $is (i32.load offset=12 (local.get $frame)))
+    (local.set $info (i32.add (i32.load offset=8 (local.get $frame)) (i32.mul (local.get $d) (local.get $is))))
+    (local.set $rs (i32.load offset=20 (local.get $frame)))
+    (local.set $rel (i32.add (i32.load offset=16 (local.get $frame)) (i32.mul (local.get $d) (local.get $rs))))
+    (call $subtractLevel (local.get $ud)
+      (i32.add (i32.load offset=40 (local.get $frame)) (i32.mul (local.get $j) (i32.load offset=44 (local.get $frame))))
+      (i32.load (local.get $frame)) (local.get $us)
+      (i32.add (i32.load offset=48 (local.get $frame)) (i32.shl (i32.mul (local.get $d) (i32.load offset=52 (local.get $frame))) (i32.const 3)))
+      (local.get $d) (local.get $n))
+    (if (local.get $visited)
+      (then
+        (call $finishFirst (local.get $ud) (local.get $inv) (local.get $vd) (local.get $half)
+          (local.get $rel) (i32.add (local.get $rel) (local.get $rs)) (local.get $info) (i32.add (local.get $info) (local.get $is))
+          (i32.add (i32.load offset=24 (local.get $frame)) (i32.mul (i32.add (local.get $d) (i32.const 1)) (i32.load offset=28 (local.get $frame))))
+          (i32.add (i32.load offset=32 (local.get $frame)) (i32.mul (i32.add (local.get $d) (i32.const 1)) (i32.load offset=36 (local.get $frame))))
+          (local.get $n)))
+      (else
+        (call $scaleFirst (local.get $ud) (local.get $inv) (local.get $vd)
+          (local.get $rel) (i32.add (local.get $rel) (local.get $rs)) (local.get $info) (i32.add (local.get $info) (local.get $is)) (local.get $n)))))
 )
