@@ -564,29 +564,32 @@ export function calibrateCellsOfTwo(
   const minRetained = choices.MIN_RETAINED;
   const minComplement = choices.MIN_COMPLEMENT_FOR_ASYMMETRY;
   // The relevance tie width is also the one `calibrationsOf` takes from the totals' min and max (the bounds).
-  let done = calibrateTwo(
-    relevance,
-    similarity,
-    N,
-    T,
-    percent ? 0 : 1,
-    b0,
-    b1,
-    widthR,
-    b2,
-    b3,
-    widthS,
-    ybar,
-    syy,
-    test.sign,
-    test.strict,
-    multiplier,
-    k,
-    minRetained,
-    minComplement,
-    secondary,
-    target,
-  );
+  // mode 0: percentile cuts selected in the kernel; 1: score-unit thresholds as cuts; 2: the cuts already in the arena.
+  const run = (mode: number) =>
+    calibrateTwo(
+      relevance,
+      similarity,
+      N,
+      T,
+      mode,
+      b0,
+      b1,
+      widthR,
+      b2,
+      b3,
+      widthS,
+      ybar,
+      syy,
+      test.sign,
+      test.strict,
+      multiplier,
+      k,
+      minRetained,
+      minComplement,
+      secondary,
+      target,
+    );
+  let done = run(percent ? 0 : 1);
   if (done === 0) {
     // A select the kernel leaves to percentilesOfTwo (tied or unbounded ranges, a wanted bin of more than 256 values), into the arena's cuts.
     percentilesOfTwo(
@@ -606,29 +609,7 @@ export function calibrateCellsOfTwo(
       widthS,
       passes.histograms,
     );
-    done = calibrateTwo(
-      relevance,
-      similarity,
-      N,
-      T,
-      2,
-      b0,
-      b1,
-      widthR,
-      b2,
-      b3,
-      widthS,
-      ybar,
-      syy,
-      test.sign,
-      test.strict,
-      multiplier,
-      k,
-      minRetained,
-      minComplement,
-      secondary,
-      target,
-    );
+    done = run(2);
   }
   // 2 on a NaN cut (nothing added): the plain path, whose order of such cuts is Array.prototype.sort's.
   return done === 1;
@@ -675,7 +656,12 @@ function bucketSums(relevance: Float64Array, scores: Float64Array, y: Float64Arr
   }
 }
 
-/** The calibrations at every threshold from the bucket sums in scratch and the relevance totals. */
+/**
+ * The calibrations at every threshold from the bucket sums in scratch and the relevance totals.
+ *
+ * Long on purpose: one censor's calibration arithmetic in one piece, step by step as rows.wat's
+ * `cells` does it for the fast path, so that the two can be read side by side.
+ */
 function calibrationsOf(
   rows: ScoredRows,
   outcome: OutcomeStats,

@@ -597,6 +597,8 @@ interface RowExports {
 /**
  * The WebAssembly kernels on `buffer`, their memory. An array from anywhere else, or shorter than
  * the rows asked for, is refused: the kernel would read or write the wrong place.
+ *
+ * Long on purpose: a table, one short adapter per kernel (its arrays checked, their offsets passed).
  */
 function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
   const at = (a: Float64Array | Int32Array | Uint8Array, n: number): number => {
