@@ -119,14 +119,7 @@ export function decodedTransfer(node: Decoded | undefined, out: ArrayBuffer[] = 
  * const results = readDecoded(done.decoded); // deep-equals JSON.parse(done.json)
  */
 export function readDecoded(node: Decoded): unknown {
-  if (node instanceof Float64Array) {
-    const out = new Array<number | null>(node.length);
-    for (let i = 0; i < node.length; i++) {
-      const v = node[i];
-      out[i] = v === v ? v : null;
-    }
-    return out;
-  }
+  if (node instanceof Float64Array) return numberList(node);
   if (node instanceof Map) {
     const values = node.get("values") as Float64Array;
     const widths = node.get("widths") as Int32Array;
@@ -137,14 +130,14 @@ export function readDecoded(node: Decoded): unknown {
       if (width < 0) {
         const v = values[at++];
         out[i] = v === v ? v : null;
-        continue;
-      }
-      const row = new Array<number | null>(width);
-      for (let j = 0; j < width; j++) {
+      } else if (width === 1) {
+        // A column's row (weights, y_solo): one literal, an array of one double from the start.
         const v = values[at++];
-        row[j] = v === v ? v : null;
+        out[i] = v === v ? [v] : [null];
+      } else {
+        out[i] = numberList(values.subarray(at, at + width));
+        at += width;
       }
-      out[i] = row;
     }
     return out;
   }
@@ -155,6 +148,22 @@ export function readDecoded(node: Decoded): unknown {
     return out;
   }
   return node;
+}
+
+/**
+ * The numbers as an array, NaN as null: made from the typed array at once when it holds no NaN
+ * (an array of doubles from the start, as JSON.parse makes it), else value by value.
+ */
+function numberList(values: Float64Array): Array<number | null> {
+  let clean = true;
+  for (let i = 0; i < values.length && clean; i++) clean = values[i] === values[i];
+  if (clean) return Array.from(values);
+  const out = new Array<number | null>(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    out[i] = v === v ? v : null;
+  }
+  return out;
 }
 
 interface Writer {
