@@ -151,17 +151,15 @@ export function readDecoded(node: Decoded): unknown {
 }
 
 /**
- * The numbers as an array, NaN as null: made from the typed array at once when it holds no NaN
- * (an array of doubles from the start, as JSON.parse makes it), else value by value.
+ * The numbers as an array, NaN as null, pushed one by one: an array of doubles from the first
+ * (as JSON.parse makes it), where `new Array(n)` filled by index is reallocated as it turns to
+ * doubles, and `Array.from` of the typed array goes through its iterator.
  */
 function numberList(values: Float64Array): Array<number | null> {
-  let clean = true;
-  for (let i = 0; i < values.length && clean; i++) clean = values[i] === values[i];
-  if (clean) return Array.from(values);
-  const out = new Array<number | null>(values.length);
+  const out: Array<number | null> = [];
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
-    out[i] = v === v ? v : null;
+    out.push(v === v ? v : null);
   }
   return out;
 }
