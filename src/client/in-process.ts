@@ -96,13 +96,16 @@ export class InProcessWire implements Wire {
     if (call.signal?.aborted) throw new AbortError(undefined, { request: label, attempts: 0 });
     const hold = Math.max(0, Math.min(call.holdMs ?? 0, call.timeoutMs ?? Infinity));
     const reply = await this.#endpoint.job(job.job_id, job.job_code, hold, call.signal);
-    // A result larger than the client reads: over HTTP, which refuses it with its own error.
-    if (reply.results !== undefined && reply.results.length + 4096 > this.#maxResponseBytes) return this.#v3.status(job, call);
+    // A result that could be larger than the client reads: over HTTP, which refuses it with its own error (or serves it).
+    const size = reply.results !== undefined ? reply.results.length : reply.parsed !== undefined ? reply.resultsBytesAtMost : undefined;
+    if (size !== undefined && size + 4096 > this.#maxResponseBytes) return this.#v3.status(job, call);
     const json = this.#accept(reply, label);
-    if (reply.status !== 200 || reply.results === undefined) return this.#v3.snapshotOf(job, reply.status, json, undefined, label);
+    // The text, or (a result ahead of its text) the JSON of its strings and keys: the only parts a scrub changes.
+    const text = reply.results ?? (reply.parsed !== undefined ? reply.scan : undefined);
+    if (reply.status !== 200 || text === undefined) return this.#v3.snapshotOf(job, reply.status, json, undefined, label);
     // The service's decoded copy of the stored JSON when it has one (the same value): no parse of what this process wrote.
-    const parsed: unknown = reply.parsed !== undefined ? reply.parsed : JSON.parse(reply.results);
-    const results = this.#http.redactor.mayContain(reply.results) ? this.#http.redactor.value(parsed) : parsed;
+    const parsed: unknown = reply.parsed !== undefined ? reply.parsed : JSON.parse(text);
+    const results = this.#http.redactor.mayContain(text) ? this.#http.redactor.value(parsed) : parsed;
     return this.#v3.snapshotOf(job, 200, { ...(json as object), results }, fromOwnV3Results, label);
   }
 

@@ -253,8 +253,16 @@ export interface InProcessReply {
   headers?: Record<string, string>;
   /** GET a completed job: the stored `results` JSON text (the body then holds the envelope's other members). */
   results?: string;
-  /** With `results`, when the service has it: the value JSON.parse reads from `results` (a fresh value, the caller's). */
+  /**
+   * With `results`, when the service has it: the value JSON.parse reads from `results` (a fresh
+   * value, the caller's). Without `results`: the result as JSON.parse will read its text, which the
+   * service has not written yet (it then answers `resultsBytesAtMost` and `scan`).
+   */
   parsed?: unknown;
+  /** With `parsed` but no `results`: at least the length of the text `results` will be. */
+  resultsBytesAtMost?: number;
+  /** With `parsed` but no `results`: the JSON of every string and key of the result (what a scrub of secrets reads). */
+  scan?: string;
 }
 
 /**

@@ -195,17 +195,23 @@ function plainRequest(data: FrameInput, spec: FrameSpec): FrameRequest | undefin
     const kept = typeof outcomeValue === "number" && outcomeValue - outcomeValue === 0;
     if (!kept && !(outcomeValue === null || outcomeValue === undefined || Number.isNaN(outcomeValue))) return undefined;
     const row = data.X[i];
-    const cells = new Array<number | null>(K);
+    let whole = true;
     for (let j = 0; j < K; j++) {
       const v = row[j];
-      // A finite number (v - v is NaN for NaN and the infinities), or a missing value as null.
-      if (typeof v === "number" && v - v === 0) cells[j] = v;
-      else if (v === null || v === undefined || Number.isNaN(v)) cells[j] = null;
-      else return undefined;
+      // A finite number (v - v is NaN for NaN and the infinities), or a missing value (null below).
+      if (!(typeof v === "number" && v - v === 0)) {
+        if (v === null || v === undefined || Number.isNaN(v)) whole = false;
+        else return undefined;
+      }
     }
     if (!kept) continue;
     y[n] = outcomeValue;
-    X[n] = cells;
+    // A row of numbers only is copied whole (an array of doubles, read faster by every later pass than one built cell by cell).
+    X[n] = whole
+      ? Array.isArray(row) && Object.getPrototypeOf(row) === Array.prototype
+        ? row.slice()
+        : Array.from(row as ArrayLike<number>)
+      : missingAsNull(row, K);
     rowLabels[n++] = labels[i];
   }
   y.length = X.length = rowLabels.length = n;
@@ -220,6 +226,16 @@ function plainRequest(data: FrameInput, spec: FrameSpec): FrameRequest | undefin
     out.thetaLabels = [rowLabels[rowLabels.length - 1]];
   }
   return out;
+}
+
+/** A row's K cells with every missing value (null, undefined, NaN) as null. */
+function missingAsNull(row: ArrayLike<unknown>, K: number): (number | null)[] {
+  const cells = new Array<number | null>(K);
+  for (let j = 0; j < K; j++) {
+    const v = row[j];
+    cells[j] = typeof v === "number" && v - v === 0 ? v : null;
+  }
+  return cells;
 }
 
 function listNames(names: ReadonlyArray<string>): string {

@@ -205,8 +205,24 @@ export function arraysShape(a: PlainArrays): ArraysShape {
   if (a.rowLabels !== undefined && a.rowLabels.length !== rows) {
     throw new FrameError(`rowLabels has ${a.rowLabels.length} entries but X has ${rows} rows`);
   }
-  const labels = a.rowLabels !== undefined ? a.rowLabels.map(String) : Array.from({ length: rows }, (_, i) => String(i));
+  const labels = a.rowLabels !== undefined ? a.rowLabels.map(String) : positionLabels(rows);
   return { rows, outcome, attributes, labels };
+}
+
+/** Position labels ("0", "1", ...) are kept for up to this many rows, shared by every call (strings are immutable). */
+const POSITION_LABELS_KEPT = 1 << 17;
+let positionLabelsKept: string[] = [];
+
+/** The labels "0" to String(rows - 1), a new array (its strings made once per process up to POSITION_LABELS_KEPT rows). */
+function positionLabels(rows: number): string[] {
+  if (rows > POSITION_LABELS_KEPT) return Array.from({ length: rows }, (_, i) => String(i));
+  if (positionLabelsKept.length < rows) {
+    const kept = positionLabelsKept;
+    positionLabelsKept = Array.from({ length: Math.max(rows, Math.min(POSITION_LABELS_KEPT, 2 * kept.length)) }, (_, i) =>
+      i < kept.length ? kept[i] : String(i),
+    );
+  }
+  return positionLabelsKept.slice(0, rows);
 }
 
 /** Plain arrays become a table whose first column is the outcome; returns the names used. */

@@ -129,6 +129,8 @@ interface Sink {
   readonly ticks?: boolean;
   /** The last send, when it is asynchronous (Deno). */
   settled?(): Promise<void>;
+  /** True when showing this (not final) event now sends nothing (it is held, or only a final line is shown). */
+  holds?(event: Pick<ProgressEvent, "rows" | "experimentId" | "elapsedMs">): boolean;
 }
 
 class DisplaySink implements Sink {
@@ -140,8 +142,11 @@ class DisplaySink implements Sink {
   #held: ProgressEvent | undefined;
   #heldAt = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  holds(event: Pick<ProgressEvent, "rows" | "experimentId" | "elapsedMs">): boolean {
+    return !this.#shown && event.rows === undefined && event.experimentId === undefined && event.elapsedMs < FIRST_LINE_MS;
+  }
   show(event: ProgressEvent): void {
-    if (!this.#shown && !event.final && event.rows === undefined && event.experimentId === undefined && event.elapsedMs < FIRST_LINE_MS) {
+    if (!event.final && this.holds(event)) {
       this.#held = event;
       this.#heldAt = performance.now();
       if (this.#timer === undefined) {
@@ -191,6 +196,9 @@ class TerminalSink implements Sink {
 
 class FinalLineSink implements Sink {
   constructor(private readonly stream: LineStream) {}
+  holds(): boolean {
+    return true;
+  }
   show(event: ProgressEvent): void {
     if (event.final) this.stream.write(`${event.text}\n`);
   }
@@ -273,19 +281,27 @@ export class Progress {
   /**
    * The first line, sent first in its turn (turns.ts: plain tslab drops a message that shares a
    * turn with a delayed one). A notebook holds a single job's first line until FIRST_LINE_MS
-   * (DisplaySink); it is then sent alone, from its timer.
+   * (DisplaySink); it is then sent alone, from its timer. A line that sends nothing now (held, only
+   * a final line shown, no line at all) waits for no turn.
    *
    * @example
    * await progress.begin({ service: "local", status: "submitting" });
    */
   async begin(change: Partial<Omit<ProgressEvent, "text" | "final" | "elapsedMs" | "analysis">>): Promise<void> {
+    // With a margin: the line is shown (update) microseconds after this check, and must then still be held.
+    const next = { ...this.#state, ...change, elapsedMs: this.elapsed() + 10 };
+    if (!this.#everyEvent && (this.#sink === undefined || this.#sink.holds?.(next) === true)) {
+      this.update(change);
+      return;
+    }
     await nextTurn();
     this.update(change);
   }
 
   /**
    * The final line, sent first in its turn; resolves once it is sent and a turn has passed, so that
-   * whatever the cell sends next cannot share a turn with it (turns.ts).
+   * whatever the cell sends next cannot share a turn with it (turns.ts). Without a line ("none"),
+   * at once.
    *
    * @example
    * await progress.end("completed");
@@ -294,6 +310,8 @@ export class Progress {
     status: "completed" | "partial_failed" | "failed",
     change: Partial<Omit<ProgressEvent, "text" | "final" | "elapsedMs" | "analysis">> = {},
   ): Promise<void> {
+    // No line at all ("none"): nothing to keep apart.
+    if (this.#sink === undefined) return this.finish(status, change);
     await nextTurn();
     this.finish(status, change);
     await this.settled().catch(() => undefined);

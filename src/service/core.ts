@@ -21,8 +21,8 @@ import type { Credentials, Org } from "./credentials.js";
 import type { Analysis } from "../api/options.js";
 import { DEFAULT_RESULT_MEMORY_BYTES, DEFAULT_RETENTION_MS, type Experiment, type Job, type JobFailure, type JobVariant } from "./store/records.js";
 import { ERROR_PREDICTION_FAILED, poolFailure, STATUS_PROCESSING, taskOfClaimed, WorkerPool, type PoolSettings } from "./pool.js";
-import type { WorkerDone, WorkerFailed, WorkerPartials, WorkerRows, WorkerTask } from "./worker.js";
-import { readDecoded, type Decoded } from "./encode.js";
+import type { WorkerDecoded, WorkerDone, WorkerFailed, WorkerPartials, WorkerRows, WorkerTask } from "./worker.js";
+import { decodedOutline, readDecoded, type Decoded } from "./encode.js";
 import { SHARE, SHARE_SLOTS } from "../threads/chunk-share.js";
 import { MessageChannel } from "node:worker_threads";
 import type { QuotaStatus } from "./quota.js";
@@ -149,6 +149,8 @@ export class PredictionService {
   private readonly log: (line: string) => void;
   private closing: Promise<void> | undefined;
   private readonly waiters = new Map<number, Set<() => void>>();
+  /** Waits that also end when the job's result is ahead of its text (`waitForJob` with `orAhead`). */
+  private readonly aheadWaiters = new Map<number, Set<() => void>>();
   private pumping = false;
   private pumpAgain = false;
   /** Counters of running Grids whose helpers can be asked back (Int32 1 set to 1). */
@@ -159,6 +161,12 @@ export class PredictionService {
   private readonly decodeFor = new Set<number>();
   /** Decoded results of finished jobs, until `takeDecoded` (at most DECODED_KEPT). */
   private readonly decoded = new Map<number, Decoded>();
+  /**
+   * Jobs whose result reached this process decoded while their worker still writes its text
+   * (worker.ts `WorkerDecoded`): when they ended, and the store's completion. Only the lane's
+   * endpoint reads such a job before the store has it (`takeAhead`); every other read waits.
+   */
+  private readonly ahead = new Map<number, { finishedAt: string; stored: Promise<void> }>();
   private readonly retention: NodeJS.Timeout | undefined;
   /** A job was handed to the pool: warm() stops after its current round. */
   private jobsStarted = false;
@@ -294,6 +302,13 @@ export class PredictionService {
 
   /** The organisation's job with this id and code; refuses `gone` when it was removed by retention; undefined when unknown. */
   async findJob(org: Org, id: number, code: string): Promise<Job | undefined> {
+    // A result that reached this process ahead of its text: read once the store has it.
+    await this.ahead.get(id)?.stored;
+    return this.findJobNow(org, id, code);
+  }
+
+  /** `findJob` without waiting for a result that is ahead of its text (the lane's endpoint: `takeAhead`). */
+  async findJobNow(org: Org, id: number, code: string): Promise<Job | undefined> {
     const job = await this.store.findJob(org.name, id, code);
     if (job) return job;
     const gone = await this.store.expiredReason("job", id);
@@ -353,24 +368,34 @@ export class PredictionService {
   /**
    * Resolves once the job is completed or failed, or after `timeoutMs`, whichever is first: for
    * reads that hold a request open while a job runs (the v2 GET /results long-poll). An aborted
-   * `signal` (the caller went away) ends the wait at once.
+   * `signal` (the caller went away) ends the wait at once. `orAhead`: also once its result is
+   * ahead of its text (`takeAhead`: the lane's endpoint only).
    */
-  waitForJob(job: Job, timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    if (job.status === "completed" || job.status === "failed" || timeoutMs <= 0 || signal?.aborted) return Promise.resolve();
+  waitForJob(job: Job, timeoutMs: number, signal?: AbortSignal, settings: { orAhead?: boolean } = {}): Promise<void> {
+    const orAhead = settings.orAhead === true;
+    if (job.status === "completed" || job.status === "failed" || timeoutMs <= 0 || signal?.aborted || (orAhead && this.ahead.has(job.id))) {
+      return Promise.resolve();
+    }
     if (this.store.waitForJob) return this.store.waitForJob(job.id, timeoutMs, signal);
     return new Promise((resolve) => {
-      const waiting = this.waiters.get(job.id) ?? new Set<() => void>();
-      this.waiters.set(job.id, waiting);
+      const sets = orAhead ? [this.waiters, this.aheadWaiters] : [this.waiters];
       const done = () => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", done);
-        waiting.delete(done);
-        if (waiting.size === 0 && this.waiters.get(job.id) === waiting) this.waiters.delete(job.id);
+        for (const waiters of sets) {
+          const waiting = waiters.get(job.id);
+          waiting?.delete(done);
+          if (waiting?.size === 0) waiters.delete(job.id);
+        }
         resolve();
       };
       const timer = setTimeout(done, timeoutMs);
       signal?.addEventListener("abort", done, { once: true });
-      waiting.add(done);
+      for (const waiters of sets) {
+        const waiting = waiters.get(job.id) ?? new Set<() => void>();
+        waiters.set(job.id, waiting);
+        waiting.add(done);
+      }
     });
   }
 
@@ -421,6 +446,30 @@ export class PredictionService {
     if (decoded === undefined) return undefined;
     this.decoded.delete(jobId);
     return readDecoded(decoded);
+  }
+
+  /** Whether the job's result reached this process before the store has its text (see `takeAhead`). */
+  isAhead(jobId: number): boolean {
+    return this.ahead.has(jobId);
+  }
+
+  /**
+   * For the lane's endpoint, once: a job whose result reached this process decoded before its
+   * worker wrote the text, as it reads once the store has it (completed, ended when the result
+   * arrived: the store records that time), with the result as `JSON.parse` will read the text, a
+   * bound on the text's length and the JSON of its strings and keys (what a scrub of secrets
+   * reads). Undefined when the job is not ahead or its result was taken (then `findJob` waits).
+   *
+   * @example
+   * const early = service.isAhead(job.id) ? service.takeAhead(job) : undefined;
+   */
+  takeAhead(job: Job): { job: Job; parsed: unknown; bytesAtMost: number; scan: string } | undefined {
+    const ahead = this.ahead.get(job.id);
+    const decoded = this.decoded.get(job.id);
+    if (ahead === undefined || decoded === undefined || (job.status !== "queued" && job.status !== "running")) return undefined;
+    this.decoded.delete(job.id);
+    const { bytesAtMost, strings } = decodedOutline(decoded);
+    return { job: { ...job, status: "completed", finished_at: ahead.finishedAt }, parsed: readDecoded(decoded), bytesAtMost, scan: JSON.stringify(strings) };
   }
 
   /** Removes what is past its retention now (also run on a timer). */
@@ -518,25 +567,63 @@ export class PredictionService {
     const { job } = claimed;
     const task = this.taskOf(claimed);
     if (this.decodeFor.delete(job.id)) task.decode = true;
-    let done;
+    // The decoded result ahead of its text (a store that keeps no other readers' clocks: in memory, this process only).
+    let early: { decoded: Decoded; finishedAt: string; stored: () => void } | undefined;
+    const onDecoded =
+      task.decode === true && !this.store.durable && this.store.waitForJob === undefined
+        ? ({ decoded }: WorkerDecoded) => {
+            const finishedAt = new Date().toISOString();
+            let stored!: () => void;
+            this.ahead.set(job.id, { finishedAt, stored: new Promise<void>((resolve) => (stored = resolve)) });
+            early = { decoded, finishedAt, stored };
+            this.keepDecoded(job.id, decoded);
+            for (const wake of [...(this.aheadWaiters.get(job.id) ?? [])]) wake();
+          }
+        : undefined;
     try {
-      done = this.spreads(claimed) ? await this.runSpread(task) : await this.pool.run(task);
-    } catch (error) {
-      const failure = poolFailure(error);
-      if (failure) await this.failJob(job, failure);
-      return;
+      let done: WorkerDone;
+      try {
+        done = this.spreads(claimed) ? await this.runSpread(task, onDecoded) : await this.pool.run(task, { onDecoded });
+      } catch (error) {
+        // Its reader has the result already: the text is written here (JSON writes the parsed value back as the same text).
+        if (early !== undefined && !this.closing) {
+          const parsed = readDecoded(early.decoded) as { yhat?: Array<number | null>; fit?: Array<number | null> };
+          await this.store.complete(job, JSON.stringify(parsed), { yhat: parsed.yhat ?? [], fit: parsed.fit ?? [] }, early.finishedAt);
+          return;
+        }
+        const failure = poolFailure(error);
+        if (failure) await this.failJob(job, failure);
+        return;
+      }
+      if (done.decoded !== undefined) this.keepDecoded(job.id, done.decoded);
+      await this.store.complete(job, done.json, { yhat: done.yhat, fit: done.fit }, early?.finishedAt);
+    } finally {
+      if (early !== undefined) {
+        this.ahead.delete(job.id);
+        early.stored();
+      }
     }
-    if (done.decoded !== undefined) {
-      if (this.decoded.size >= DECODED_KEPT) this.decoded.delete(this.decoded.keys().next().value!);
-      this.decoded.set(job.id, done.decoded);
-    }
-    await this.store.complete(job, done.json, { yhat: done.yhat, fit: done.fit });
   }
 
-  /** Whether a job is a Grid worth spreading and there is a free worker besides its own. */
+  /** Keeps a decoded result for `takeDecoded` (at most DECODED_KEPT, the oldest out first). */
+  private keepDecoded(jobId: number, decoded: Decoded): void {
+    if (this.decoded.size >= DECODED_KEPT) this.decoded.delete(this.decoded.keys().next().value!);
+    this.decoded.set(jobId, decoded);
+  }
+
+  /**
+   * Workers that could help a Grid starting now: the free ones besides its own, and those only
+   * writing the text of a result that is ahead of it (`ahead`: free in a moment; a helper queued
+   * for one starts when it is, or is withdrawn when the Grid is done without it).
+   */
+  private helpersFree(): number {
+    return Math.min(this.pool.size - 1, this.pool.capacity() - 1 + this.ahead.size);
+  }
+
+  /** Whether a job is a Grid worth spreading and there is a worker to help it (`helpersFree`). */
   private spreads({ job, input }: Claimed): boolean {
     const work = input.data.rows * 2 ** Math.min(input.data.cols, 14);
-    return job.analysis === "grid" && !job.variant && work >= SPREAD_GRID_MIN_WORK && this.pool.capacity() > 1;
+    return job.analysis === "grid" && !job.variant && work >= SPREAD_GRID_MIN_WORK && this.helpersFree() > 0;
   }
 
   /**
@@ -546,15 +633,18 @@ export class PredictionService {
    * job's result is the lead's: a helper that fails, or is stopped, or has not started by the time
    * the lead is done (it is then withdrawn), only leaves the lead more chunks to compute.
    */
-  private async runSpread(task: WorkerTask): Promise<WorkerDone> {
+  private async runSpread(task: WorkerTask, onDecoded?: (early: WorkerDecoded) => void): Promise<WorkerDone> {
     // Every part, and the merge, ends by the job's own time limit counted from now.
     const deadline = Date.now() + this.config.jobTimeoutMs;
-    const helpers = this.pool.capacity() - 1;
+    const helpers = Math.max(0, this.helpersFree());
     const counter = new Int32Array(new SharedArrayBuffer(4 * SHARE_SLOTS));
     const buffer = counter.buffer as SharedArrayBuffer;
     const channels = Array.from({ length: helpers }, () => new MessageChannel());
     const leadPorts = channels.map((c) => c.port2);
-    const lead = this.pool.run<WorkerDone>({ ...task, part: { kind: "lead", counter: buffer, ports: leadPorts } }, { deadline, transfer: leadPorts });
+    const lead = this.pool.run<WorkerDone>(
+      { ...task, part: { kind: "lead", counter: buffer, ports: leadPorts } },
+      { deadline, transfer: leadPorts, onDecoded },
+    );
     const helperTasks = channels.map(({ port1 }): WorkerTask => ({ ...task, part: { kind: "draw", counter: buffer, port: port1 } }));
     for (let h = 0; h < helpers; h++) {
       this.pool

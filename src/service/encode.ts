@@ -50,10 +50,52 @@ export function encodeJson(value: unknown, decimals: number | null): string {
  */
 export function encodeResult(value: unknown, decimals: number | null, decode: boolean): { json: string; decoded?: Decoded } {
   const round = rounder(decimals);
-  const writer: Writer = { round, out: [], digits: NumberText.for(decimals), decode };
+  const writer: Writer = { round, out: [], digits: NumberText.for(decimals), decode, text: true };
   const node = writePlain(value, writer, 0);
   if (node !== NOT_PLAIN) return { json: writer.out.join(""), ...(writer.decode ? { decoded: node as Decoded } : {}) };
   return { json: JSON.stringify(value, (_key, v: unknown) => (typeof v === "number" ? round(v) : v)) };
+}
+
+/**
+ * The decoded form of `encodeResult(value, decimals, true)` without writing its text (a fraction
+ * of the time): what a worker posts first, so that a reader in the service's process has the
+ * result while the text is written. Undefined when `encodeResult` would give no decoded form.
+ *
+ * @example
+ * const decoded = decodeResult(result, 6); // readDecoded(decoded) deep-equals JSON.parse(encodeJson(result, 6))
+ */
+export function decodeResult(value: unknown, decimals: number | null): Decoded | undefined {
+  const writer: Writer = { round: rounder(decimals), out: [], digits: NumberText.for(decimals), decode: true, text: false };
+  const node = writePlain(value, writer, 0);
+  return node !== NOT_PLAIN && writer.decode ? (node as Decoded) : undefined;
+}
+
+/**
+ * What a reader needs of a decoded result's text without the text: a bound on its length (every
+ * number counted at its longest, NUMBER_BYTES) and every string and key it holds (the only parts
+ * a scrub of secrets can change).
+ *
+ * @example
+ * const { bytesAtMost, strings } = decodedOutline(decoded);
+ */
+export function decodedOutline(node: Decoded, out = { bytesAtMost: 0, strings: [] as string[] }): { bytesAtMost: number; strings: string[] } {
+  if (node instanceof Float64Array) out.bytesAtMost += 2 + node.length * (NUMBER_BYTES + 1);
+  else if (node instanceof Map) out.bytesAtMost += 2 + (node.get("values")?.length ?? 0) * (NUMBER_BYTES + 1) + (node.get("widths")?.length ?? 0) * 3;
+  else if (Array.isArray(node)) {
+    out.bytesAtMost += 2 + node.length;
+    for (const item of node) decodedOutline(item, out);
+  } else if (node !== null && typeof node === "object") {
+    out.bytesAtMost += 2;
+    for (const key of Object.keys(node)) {
+      out.strings.push(key);
+      out.bytesAtMost += JSON.stringify(key).length + 2;
+      decodedOutline(node[key], out);
+    }
+  } else if (typeof node === "string") {
+    out.strings.push(node);
+    out.bytesAtMost += JSON.stringify(node).length;
+  } else out.bytesAtMost += NUMBER_BYTES;
+  return out;
 }
 
 /** A parsed result as a worker posts it (`encodeResult`): see `readDecoded`. */
@@ -77,14 +119,7 @@ export function decodedTransfer(node: Decoded | undefined, out: ArrayBuffer[] = 
  * const results = readDecoded(done.decoded); // deep-equals JSON.parse(done.json)
  */
 export function readDecoded(node: Decoded): unknown {
-  if (node instanceof Float64Array) {
-    const out = new Array<number | null>(node.length);
-    for (let i = 0; i < node.length; i++) {
-      const v = node[i];
-      out[i] = v === v ? v : null;
-    }
-    return out;
-  }
+  if (node instanceof Float64Array) return numberList(node);
   if (node instanceof Map) {
     const values = node.get("values") as Float64Array;
     const widths = node.get("widths") as Int32Array;
@@ -95,14 +130,14 @@ export function readDecoded(node: Decoded): unknown {
       if (width < 0) {
         const v = values[at++];
         out[i] = v === v ? v : null;
-        continue;
-      }
-      const row = new Array<number | null>(width);
-      for (let j = 0; j < width; j++) {
+      } else if (width === 1) {
+        // A column's row (weights, y_solo): one literal, an array of one double from the start.
         const v = values[at++];
-        row[j] = v === v ? v : null;
+        out[i] = v === v ? [v] : [null];
+      } else {
+        out[i] = numberList(values.subarray(at, at + width));
+        at += width;
       }
-      out[i] = row;
     }
     return out;
   }
@@ -115,12 +150,28 @@ export function readDecoded(node: Decoded): unknown {
   return node;
 }
 
+/**
+ * The numbers as an array, NaN as null, pushed one by one: an array of doubles from the first
+ * (as JSON.parse makes it), where `new Array(n)` filled by index is reallocated as it turns to
+ * doubles, and `Array.from` of the typed array goes through its iterator.
+ */
+function numberList(values: Float64Array): Array<number | null> {
+  const out: Array<number | null> = [];
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    out.push(v === v ? v : null);
+  }
+  return out;
+}
+
 interface Writer {
   round: Rounder;
   out: string[];
   digits: NumberText | undefined;
   /** Whether to build the decoded value (cleared when a member cannot be carried: "__proto__"). */
   decode: boolean;
+  /** Whether to write the text (false: the decoded value only, `decodeResult`). */
+  text: boolean;
 }
 
 /** Nesting beyond this goes to the replacer form (which also reports a cycle as JSON.stringify does). */
@@ -141,45 +192,45 @@ function parsedNumber(r: number | null): number | null {
  */
 function writePlain(value: unknown, w: Writer, depth: number): Decoded | typeof NOT_PLAIN {
   if (value === null) {
-    w.out.push("null");
+    if (w.text) w.out.push("null");
     return null;
   }
   if (typeof value === "number") {
     const r = w.round(value);
-    w.out.push(JSON.stringify(r));
+    if (w.text) w.out.push(JSON.stringify(r));
     return parsedNumber(r);
   }
   if (typeof value === "string" || typeof value === "boolean") {
-    w.out.push(JSON.stringify(value));
+    if (w.text) w.out.push(JSON.stringify(value));
     return value;
   }
   if (typeof value !== "object" || depth > MAX_DEPTH) return NOT_PLAIN;
   if (Array.isArray(value)) return writeArray(value, w, depth);
   const proto = Object.getPrototypeOf(value) as unknown;
   if ((proto !== Object.prototype && proto !== null) || typeof (value as { toJSON?: unknown }).toJSON === "function") return NOT_PLAIN;
-  w.out.push("{");
+  if (w.text) w.out.push("{");
   const node: { [key: string]: Decoded } = {};
   let first = true;
   for (const key of Object.keys(value)) {
     const v = (value as Record<string, unknown>)[key];
     if (v === undefined || typeof v === "function" || typeof v === "symbol") continue;
-    w.out.push(first ? `${JSON.stringify(key)}:` : `,${JSON.stringify(key)}:`);
+    if (w.text) w.out.push(first ? `${JSON.stringify(key)}:` : `,${JSON.stringify(key)}:`);
     first = false;
     const child = writePlain(v, w, depth + 1);
     if (child === NOT_PLAIN) return NOT_PLAIN;
     if (key === "__proto__") w.decode = false;
     else if (w.decode) node[key] = child;
   }
-  w.out.push("}");
+  if (w.text) w.out.push("}");
   return node;
 }
 
 function writeArray(value: unknown[], w: Writer, depth: number): Decoded | typeof NOT_PLAIN {
   if (!plainArray(value)) return NOT_PLAIN;
   const n = value.length;
-  const written = w.digits?.text(value, w.decode);
+  const written = w.digits?.text(value, w.decode, w.text);
   if (written !== undefined) {
-    w.out.push(written.text);
+    if (w.text) w.out.push(written.text);
     return written.node ?? null;
   }
   let numbers = true;
@@ -187,17 +238,17 @@ function writeArray(value: unknown[], w: Writer, depth: number): Decoded | typeo
   if (numbers) {
     const rounded = new Array<number | null>(n);
     for (let i = 0; i < n; i++) rounded[i] = parsedNumber(w.round(value[i] as number));
-    w.out.push(JSON.stringify(rounded));
+    if (w.text) w.out.push(JSON.stringify(rounded));
     return rounded;
   }
-  w.out.push("[");
+  if (w.text) w.out.push("[");
   const node: Decoded[] = [];
   for (let i = 0; i < n; i++) {
-    if (i > 0) w.out.push(",");
+    if (i > 0 && w.text) w.out.push(",");
     const v = value[i];
     // A hole, undefined, a function or a symbol is null in an array.
     if (v === undefined || typeof v === "function" || typeof v === "symbol") {
-      w.out.push("null");
+      if (w.text) w.out.push("null");
       node.push(null);
       continue;
     }
@@ -205,7 +256,7 @@ function writeArray(value: unknown[], w: Writer, depth: number): Decoded | typeo
     if (child === NOT_PLAIN) return NOT_PLAIN;
     node.push(child);
   }
-  w.out.push("]");
+  if (w.text) w.out.push("]");
   return node;
 }
 
@@ -258,9 +309,9 @@ class NumberText {
 
   /**
    * The JSON of `value` when it is an array of numbers, or of plain arrays of numbers (a rows x 1
-   * column); undefined otherwise.
+   * column); undefined otherwise. With `write` false, the decoded form only (`text` is "").
    */
-  text(value: unknown[], decode: boolean): { text: string; node?: Float64Array | Map<string, Float64Array | Int32Array> } | undefined {
+  text(value: unknown[], decode: boolean, write = true): { text: string; node?: Float64Array | Map<string, Float64Array | Int32Array> } | undefined {
     // What it holds, and the most bytes its text takes.
     let bytes = 2;
     let count = 0;
@@ -278,6 +329,7 @@ class NumberText {
         nested = true;
       }
     }
+    if (!write) return decode ? { text: "", node: this.#decodeOnly(value, count, nested) } : { text: "" };
     if (this.#bytes.length < bytes) this.#bytes = Buffer.allocUnsafe(Math.max(bytes, 2 * this.#bytes.length));
     // The numbers as JSON reads them back (NaN for null), and each row's width (-1: a number), when asked.
     const values = decode ? new Float64Array(count) : undefined;
@@ -318,6 +370,39 @@ class NumberText {
               ["widths", widths],
             ]),
     };
+  }
+
+  /**
+   * The decoded form `text` builds, without the text: each number as JSON reads back its rounded
+   * text, which is the rounder's double (`#number` writes the shortest text of k / 10^decimals,
+   * the rounder's value), NaN for null, 0 for -0.
+   */
+  #decodeOnly(value: unknown[], count: number, nested: boolean): Float64Array | Map<string, Float64Array | Int32Array> {
+    const round = this.#round;
+    const values = new Float64Array(count);
+    const widths = nested ? new Int32Array(value.length) : undefined;
+    let k = 0;
+    for (let i = 0; i < value.length; i++) {
+      const v = value[i];
+      if (typeof v === "number") {
+        const r = round(v);
+        values[k++] = r === null ? NaN : r + 0;
+        if (widths !== undefined) widths[i] = -1;
+      } else {
+        const row = v as number[];
+        for (let j = 0; j < row.length; j++) {
+          const r = round(row[j]);
+          values[k++] = r === null ? NaN : r + 0;
+        }
+        if (widths !== undefined) widths[i] = row.length;
+      }
+    }
+    return widths === undefined
+      ? values
+      : new Map<string, Float64Array | Int32Array>([
+          ["values", values],
+          ["widths", widths],
+        ]);
   }
 
   /** Writes `v` rounded at `at` (and keeps it in `#value`); answers where the next byte goes. */

@@ -242,13 +242,27 @@ export class LaneEndpoint {
     });
   }
 
-  /** GET /v3/results/{id}/{code}, once the job has ended or `holdMs` has passed. */
+  /**
+   * GET /v3/results/{id}/{code}, once the job has ended or `holdMs` has passed. A result that
+   * reached the service decoded before its worker wrote the text is answered at once, the first
+   * time, without the text (`parsed`, with `resultsBytesAtMost` and `scan`) and with the envelope
+   * the route answers once the store has it; a later read waits for the store.
+   */
   job(jobId: number, jobCode: string, holdMs: number, signal?: AbortSignal): Promise<LaneReply> {
     return replyOf(async () => {
-      let job = await this.#find(jobId, jobCode);
-      if (holdMs > 0 && (job.status === "queued" || job.status === "running")) {
-        await this.#service.waitForJob(job, holdMs, signal);
-        job = await this.#find(jobId, jobCode);
+      const service = this.#service;
+      const running = (j: JobRecord) => j.status === "queued" || j.status === "running";
+      let job = await this.#find(jobId, jobCode, false);
+      if (holdMs > 0 && running(job) && !service.isAhead(job.id)) {
+        await service.waitForJob(job, holdMs, signal, { orAhead: true });
+        job = await this.#find(jobId, jobCode, false);
+      }
+      if (running(job) && service.isAhead(job.id)) {
+        const early = service.takeAhead(job);
+        if (early !== undefined) {
+          return { status: 200, body: completedHead(early.job), parsed: early.parsed, resultsBytesAtMost: early.bytesAtMost, scan: early.scan };
+        }
+        job = await this.#find(jobId, jobCode, true);
       }
       const unfinished = unfinishedReply(job);
       if (unfinished !== undefined) return unfinished;
@@ -284,8 +298,9 @@ export class LaneEndpoint {
     return replyOf(async () => ({ status: 200, body: { ...(await this.#service.quotaStatus(this.#org)), unit: "prediction_task" } }));
   }
 
-  async #find(jobId: number, jobCode: string): Promise<JobRecord> {
-    const job = await this.#service.findJob(this.#org, jobId, jobCode);
+  /** The job; `settled`: once the store has a result that reached the service ahead of its text. */
+  async #find(jobId: number, jobCode: string, settled: boolean): Promise<JobRecord> {
+    const job = settled ? await this.#service.findJob(this.#org, jobId, jobCode) : await this.#service.findJobNow(this.#org, jobId, jobCode);
     if (!job) throw new ServiceError(404, "not_found", `no job ${jobId} with this code for this API key`);
     return job;
   }
@@ -312,8 +327,12 @@ export interface LaneReply {
   body: unknown;
   headers?: Record<string, string>;
   results?: string;
-  /** What JSON.parse reads from `results`, when the service has it decoded. */
+  /** What JSON.parse reads from `results`, when the service has it decoded (without `results`: the text is not written yet). */
   parsed?: unknown;
+  /** Without `results`: at least the text's length. */
+  resultsBytesAtMost?: number;
+  /** Without `results`: the JSON of the result's strings and keys. */
+  scan?: string;
 }
 
 /** The reply of `route`, a refusal as its error reply, anything else as the router's 500. */

@@ -19,7 +19,7 @@
 import { availableParallelism } from "node:os";
 import type { Transferable, Worker } from "node:worker_threads";
 import { startWorker } from "../threads/worker-script.js";
-import { WORKER_MARK, type WorkerDone, type WorkerReply, type WorkerResult, type WorkerTask } from "./worker.js";
+import { WORKER_MARK, type WorkerDecoded, type WorkerDone, type WorkerReply, type WorkerResult, type WorkerTask } from "./worker.js";
 import { brand, RbpBaseError } from "../errors/index.js";
 import { PROCESS_JOB, type JobFailure } from "./store/records.js";
 import type { Claimed } from "./store/contract.js";
@@ -94,6 +94,8 @@ export interface RunSettings {
   transfer?: readonly Transferable[];
   /** Asked when a worker is free for the task: false withdraws it unstarted (a spread Grid's helper no longer needed). */
   wanted?: () => boolean;
+  /** The task's result decoded, posted before its text (worker.ts `WorkerDecoded`); the task runs on until its reply. */
+  onDecoded?: (early: WorkerDecoded) => void;
 }
 
 interface Pending extends RunSettings {
@@ -239,6 +241,14 @@ export class WorkerPool {
     }
     const current = slot.current;
     if (!current || current.task.id !== reply.id) return;
+    if (reply.type === "decoded") {
+      try {
+        current.onDecoded?.(reply);
+      } catch {
+        // a bookkeeping hook must not stop the job
+      }
+      return;
+    }
     clearTimeout(slot.timer);
     slot.current = undefined;
     if (reply.type !== "failed") current.resolve(reply);

@@ -23,7 +23,7 @@ import { finishGrid, prepareGrid } from "../engine/grid.js";
 import type { GridPartial } from "../engine/grid-cells.js";
 import { transferables } from "../engine/grid-chunks.js";
 import type { Given, GridOptions } from "../engine/options.js";
-import { decodedTransfer, encodeResult, roundList, type Decoded } from "./encode.js";
+import { decodedTransfer, decodeResult, encodeJson, encodeResult, roundList, type Decoded } from "./encode.js";
 import type { JobVariant } from "./store/records.js";
 import { gridSingularity } from "../engine/singularity.js";
 import { drawAndCollect, helpWithChunks, SHARE } from "../threads/chunk-share.js";
@@ -64,6 +64,21 @@ export interface WorkerPartials {
   partials: [number, GridPartial][];
 }
 
+/**
+ * A task that asked for its result decoded (`decode`), posted before its `WorkerDone` when the
+ * worker runs with an early post (the pool's worker): the result decoded, so that the service's
+ * reader in its own process has it while the worker writes the text. The `WorkerDone` that
+ * follows then carries the text only.
+ */
+export interface WorkerDecoded {
+  type: "decoded";
+  id: number;
+  decoded: Decoded;
+}
+
+/** Posts a task's decoded result ahead of its `WorkerDone` (its buffers transferred). */
+export type EarlyPost = (early: WorkerDecoded) => void;
+
 export interface WorkerRows {
   type: "rows";
   id: number;
@@ -91,12 +106,16 @@ export interface WorkerFailed {
 
 /** What a task answers when it does not fail. */
 export type WorkerResult = WorkerDone | WorkerPartials | WorkerRows;
-export type WorkerReply = { type: "ready" } | WorkerResult | WorkerFailed;
+export type WorkerReply = { type: "ready" } | WorkerResult | WorkerDecoded | WorkerFailed;
 
-export function runTask(task: WorkerTask): WorkerResult | WorkerFailed {
-  if (task.part) return runPart(task, task.part);
+/**
+ * Runs a task. With `early`, a task that asks for its result decoded gets it through `early`
+ * before the text is written, and its `WorkerDone` carries the text only.
+ */
+export function runTask(task: WorkerTask, early?: EarlyPost): WorkerResult | WorkerFailed {
+  if (task.part) return runPart(task, task.part, early);
   if (task.thetas) return runRows(task, task.thetas);
-  return runOne(task);
+  return runOne(task, early);
 }
 
 /** The task's data as the engine reads it (views of the shared arrays, nothing copied). */
@@ -104,17 +123,23 @@ function dataOf(task: WorkerTask): Dataset {
   return { y: task.y, X: task.X, rows: task.rows, cols: task.cols };
 }
 
-/** A finished result as the pool takes it: encoded once, with its yhat and fit rounded as published. */
-function done(task: WorkerTask, result: EngineResult): WorkerDone {
+/**
+ * A finished result as the pool takes it: encoded once, with its yhat and fit rounded as
+ * published. Decoded as well when the task asks: through `early` first when given, else beside
+ * the text.
+ */
+function done(task: WorkerTask, result: EngineResult, early?: EarlyPost): WorkerDone {
+  const yhat = roundList(result.yhat, task.decimals);
+  const fit = roundList(result.fit, task.decimals);
+  if (task.decode === true && early !== undefined) {
+    const decoded = decodeResult(result, task.decimals);
+    if (decoded !== undefined) {
+      early({ type: "decoded", id: task.id, decoded });
+      return { type: "done", id: task.id, json: encodeJson(result, task.decimals), yhat, fit };
+    }
+  }
   const { json, decoded } = encodeResult(result, task.decimals, task.decode === true);
-  return {
-    type: "done",
-    id: task.id,
-    json,
-    ...(decoded !== undefined ? { decoded } : {}),
-    yhat: roundList(result.yhat, task.decimals),
-    fit: roundList(result.fit, task.decimals),
-  };
+  return { type: "done", id: task.id, json, ...(decoded !== undefined ? { decoded } : {}), yhat, fit };
 }
 
 function failed(id: number, error: unknown): WorkerFailed {
@@ -122,7 +147,7 @@ function failed(id: number, error: unknown): WorkerFailed {
   return { type: "failed", id, name: e.name, message: e.message };
 }
 
-function runPart(task: WorkerTask, part: GridPart): WorkerPartials | WorkerDone | WorkerFailed {
+function runPart(task: WorkerTask, part: GridPart, early?: EarlyPost): WorkerPartials | WorkerDone | WorkerFailed {
   const counter = new Int32Array(part.counter);
   try {
     if (part.kind === "draw" && Atomics.load(counter, SHARE.stop) === 1) return { type: "partials", id: task.id, partials: [] };
@@ -133,7 +158,7 @@ function runPart(task: WorkerTask, part: GridPart): WorkerPartials | WorkerDone 
       return { type: "partials", id: task.id, partials: [] };
     }
     const result = finishGrid(prepared, drawAndCollect(prepared.task, prepared.chunks, counter, part.ports).partials);
-    return done(task, result);
+    return done(task, result, early);
   } catch (error) {
     return failed(task.id, error);
   } finally {
@@ -156,12 +181,12 @@ function runRows(task: WorkerTask, thetas: Float64Array[]): WorkerRows {
   return { type: "rows", id: task.id, rows };
 }
 
-function runOne(task: WorkerTask): WorkerDone | WorkerFailed {
+function runOne(task: WorkerTask, early?: EarlyPost): WorkerDone | WorkerFailed {
   try {
     const data = dataOf(task);
     const result =
       task.variant === "grid_singularity" ? gridSingularity(data, task.theta, task.options) : runAnalysis(task.analysis, data, task.theta, task.options);
-    return done(task, result);
+    return done(task, result, early);
   } catch (error) {
     return failed(task.id, error);
   }
@@ -173,7 +198,7 @@ export const WORKER_MARK = "rbp-service-worker";
 if (parentPort && (workerData as { mark?: string } | undefined)?.mark === WORKER_MARK) {
   const port = parentPort;
   port.on("message", (task: WorkerTask) => {
-    const reply = runTask(task) satisfies WorkerReply;
+    const reply = runTask(task, (early) => port.postMessage(early satisfies WorkerReply, decodedTransfer(early.decoded))) satisfies WorkerReply;
     const transfer =
       reply.type === "partials" ? reply.partials.flatMap(([, p]) => transferables(p)) : reply.type === "done" ? decodedTransfer(reply.decoded) : [];
     port.postMessage(reply, transfer);

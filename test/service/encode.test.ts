@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodedTransfer, encodeJson, encodeResult, readDecoded, rounder } from "../../src/service/encode.js";
+import { decodedOutline, decodedTransfer, decodeResult, encodeJson, encodeResult, readDecoded, rounder } from "../../src/service/encode.js";
 
 /** The reference: JSON.stringify with every number rounded by a replacer. */
 function reference(value: unknown, decimals: number | null): string {
@@ -97,6 +97,42 @@ describe("encodeJson", () => {
     const { json, decoded } = encodeResult(big, 6, true);
     expect(decodedTransfer(decoded).length).toBe(5);
     expect(readDecoded(structuredClone(decoded)!)).toEqual(JSON.parse(json));
+  });
+
+  it("decodes without the text (decodeResult) to what JSON.parse reads from the text, with a bound on its length and its strings", () => {
+    fc.assert(
+      fc.property(value, fc.integer({ min: 0, max: 8 }), (v, d) => {
+        const { json, decoded } = encodeResult(v, d, true);
+        const alone = decodeResult(v, d);
+        if (decoded === undefined) {
+          expect(alone).toBeUndefined();
+          return;
+        }
+        expect(alone).toBeDefined();
+        const outline = decodedOutline(alone!);
+        const posted = structuredClone(alone!, { transfer: decodedTransfer(alone) });
+        expect(readDecoded(posted)).toEqual(JSON.parse(json));
+        expect(outline.bytesAtMost).toBeGreaterThanOrEqual(json.length);
+        // Every string of the text is one of the outline's (keys included).
+        const strings = new Set(outline.strings);
+        const walk = (x: unknown): void => {
+          if (typeof x === "string") expect(strings.has(x)).toBe(true);
+          else if (Array.isArray(x)) x.forEach(walk);
+          else if (x !== null && typeof x === "object")
+            for (const [key, member] of Object.entries(x)) {
+              expect(strings.has(key)).toBe(true);
+              walk(member);
+            }
+        };
+        walk(JSON.parse(json));
+      }),
+      { numRuns: 3000 },
+    );
+    const column = Array.from({ length: 1000 }, (_, i) => [i % 9 === 0 ? -i / 7 : i / 3]);
+    const big = { weights: column, list: column.map(([x]) => -x), mixed: [1.5, [2.25, NaN], -0, [], 3], label: "a\u0001b" };
+    const json = encodeJson(big, 6);
+    expect(readDecoded(decodeResult(big, 6)!)).toEqual(JSON.parse(json));
+    expect(decodedOutline(decodeResult(big, 6)!).bytesAtMost).toBeGreaterThanOrEqual(json.length);
   });
 
   it("hands what is not plain data to the replacer form (toJSON, typed arrays, holes, class instances)", () => {

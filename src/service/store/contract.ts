@@ -133,8 +133,12 @@ export interface Store {
    * The service runs them in one worker task so they share what does not depend on theta.
    */
   claimSiblings?(claimed: Claimed, max: number): Promise<Claimed[]>;
-  /** Stores the result, then marks the job completed; resolves with the terminal state recorded. */
-  complete(job: JobRecord, json: string, compact: JobRecord["compact"]): Promise<"completed" | "failed">;
+  /**
+   * Stores the result, then marks the job completed; resolves with the terminal state recorded.
+   * `finishedAt` (ISO time): when the job ended, if earlier than now (the service answered its
+   * reader in process before the text was written; a store may keep its own clock instead).
+   */
+  complete(job: JobRecord, json: string, compact: JobRecord["compact"], finishedAt?: string): Promise<"completed" | "failed">;
   /** Marks the job failed (nothing when it is already completed or failed). */
   fail(job: JobRecord, failure: JobFailure): Promise<void>;
 

@@ -501,7 +501,7 @@ export class EmbeddedStore implements Store {
     return entry.input;
   }
 
-  async complete(job: JobRecord, json: string, compact: JobRecord["compact"]): Promise<"completed" | "failed"> {
+  async complete(job: JobRecord, json: string, compact: JobRecord["compact"], finishedAt?: string): Promise<"completed" | "failed"> {
     if (this.finished(job)) return job.status as "completed" | "failed";
     this.finishing.add(job.id);
     try {
@@ -517,7 +517,7 @@ export class EmbeddedStore implements Store {
       return "failed";
     }
     this.results.set(job.id, json);
-    await this.finish(job, { status: "completed", finished_at: new Date().toISOString(), compact });
+    await this.finish(job, { status: "completed", finished_at: finishedAt ?? new Date().toISOString(), compact });
     return "completed";
   }
 
