@@ -40,7 +40,10 @@ afterAll(async () => {
 });
 
 /** A Grid that takes long enough (a few hundred ms: 16,383 combinations on 800 rows) to be seen running. */
-const slowGrid = () => ({ ...synthetic(800, 16, 3), options: { inner_parallel: "off" as const, max_iter: 16383 } });
+// About 1.2 s of Grid on one worker (6,000 rows, 16,383 combinations of 16; the engine of 2026-11-26),
+// so that it is surely still running during the reads below; 800 rows took ~0.25 s once the
+// per-combination path ran in WebAssembly, too close to a 30 ms wait plus a 250 ms last read.
+const slowGrid = () => ({ ...synthetic(6000, 16, 3), options: { inner_parallel: "off" as const, max_iter: 16383 } });
 
 describe("v3: the quickstart 7x5 gold numbers through the client", () => {
   it("run grid: the published composite", async () => {
