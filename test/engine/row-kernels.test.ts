@@ -474,6 +474,52 @@ describe("a walk gives the same models on either kernels", () => {
   }
 });
 
+describe("extendLevel (the factor's row, v_d and the level's pass in one call) gives the plain walk's bits", () => {
+  for (const M of [1, 2]) {
+    it(`singular and near-singular combinations (a sum of two columns, a near copy, a constant column), ${M} theta(s), the factor and v as the plain loops leave them`, () => {
+      const N = 61;
+      const K = 7;
+      const { dataset, thetas } = data(5, N, K);
+      const X = dataset.X; // row-major
+      // Column 3 = column 0 + column 1; column 4 = column 2 plus a tiny bump on one row; column 6 constant.
+      for (let i = 0; i < N; i++) {
+        X[i * K + 3] = X[i * K] + X[i * K + 1];
+        X[i * K + 4] = X[i * K + 2] + (i === 7 ? 1e-7 : 0);
+        X[i * K + 6] = 0.5;
+      }
+      const shared = standardize(dataset, thetas[0]);
+      const thetaZs = thetas.slice(0, M).map((theta) => withTheta(shared, theta).thetaZ);
+      const combinations = everyCombination(K);
+      // Not in trie order (the walk sorts them): deeper paths left and re-entered.
+      const indices = combinations.map((_, q) => q).reverse();
+      const walk = (choice: "wasm" | "js") => {
+        const levels = new WalkLevels(N, K, M, choice);
+        const out: unknown[] = [];
+        const copy = (index: number, t: number, m: WalkedModel) => {
+          const depth = combinations[index].length;
+          out.push([
+            index,
+            t,
+            [...m.relevance],
+            [...m.similarity],
+            [...m.infoX],
+            [...m.bounds],
+            m.infoTheta,
+            [...levels.L.subarray(0, depth * K)],
+            [...levels.v[t].subarray(0, depth)],
+          ]);
+        };
+        walkCombinationsMany(shared, thetaZs, dataset.y, combinations, indices, false, copy, (index) => out.push([index, "singular", [...levels.L]]), levels);
+        return out;
+      };
+      const [plain, wasm] = [walk("js"), walk("wasm")];
+      expect(plain.filter((entry) => (entry as unknown[])[1] === "singular").length).toBeGreaterThan(combinations.length / 2);
+      expect(plain.filter((entry) => (entry as unknown[])[1] !== "singular").length).toBeGreaterThan(10 * M);
+      expect(wasm).toEqual(plain);
+    });
+  }
+});
+
 describe("a Grid gives the same cells on either kernels as with no arena", () => {
   it("every chunk of the default Grid, of one with six thresholds and retained cells, and of others (operators, score units, multipliers, one to three thresholds), N=301, K=6, two data sets in turn on the thread's levels, as the models calibrated without an arena give", () => {
     const options = [

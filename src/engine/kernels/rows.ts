@@ -152,11 +152,12 @@ export interface RowKernels {
    */
   calibrateTwoOn?(fixed: CalibrateTwoArrays, frame: Int32Array): CalibrateTwo;
   /**
-   * WebAssembly only (absent from `jsKernels`): the walk's first-theta pass of a level
-   * (`subtractFinishFirst` when visited, else `subtractScaleFirst`) on the level arrays of one
-   * `WalkLevels`, found from its tables given once here (their bases and strides written to
-   * `frame`, an arena array of 14), so that a call checks no array. Undefined when the tables are
-   * not laid out one array after another at a constant stride.
+   * WebAssembly only (absent from `jsKernels`): the walk's first-theta level in one call (walk.ts
+   * `extend`: the factor's row, v_d and theta's informativeness, then `subtractFinishFirst` when
+   * visited, else `subtractScaleFirst`) on the arrays of one `WalkLevels`, found from its tables
+   * given once here (their bases and strides written to `frame`, an arena array of
+   * `EXTEND_FRAME`), so that a call checks no array. Undefined when the tables are not laid out
+   * one array after another at a constant stride.
    */
   extendLevelOn?(tables: WalkTables, frame: Int32Array): ExtendLevel | undefined;
   /**
@@ -275,12 +276,28 @@ export interface WalkTables {
   columns: readonly Float64Array[];
   /** K x K. */
   L: Float64Array;
+  /** K x K, row-major: the correlations the factor is of. */
+  corr: Float64Array;
+  /** K: the current path's columns (path[d] is level d + 1's). */
+  path: Int32Array;
+  /** K: the first theta in standard units, and its v (L^-1 theta) by depth. */
+  thetaZ: Float64Array;
+  v: Float64Array;
+  /** K + 1: the first theta's informativeness by depth. */
+  infoTheta: Float64Array;
   K: number;
   n: number;
 }
 
-/** Level d + 1 of the walk from column j (`RowKernels.extendLevelOn`). */
-export type ExtendLevel = (d: number, j: number, inv: number, vd: number, half: number, visited: boolean, n: number) => void;
+/** The length of `RowKernels.extendLevelOn`'s frame. */
+export const EXTEND_FRAME = 19;
+
+/**
+ * Level d + 1 of the walk from column path[d] (`RowKernels.extendLevelOn`), the first theta's:
+ * the factor's row d, v_d, informativeness of theta and the level's pass, as walk.ts `extend`
+ * does them. False when the pivot is not above `tolerance` (singular; the row as far as it got).
+ */
+export type ExtendLevel = (d: number, visited: boolean, n: number, tolerance: number) => boolean;
 
 /**
  * The kernels as plain loops: the reference the WebAssembly kernels are held to.
@@ -535,7 +552,7 @@ interface RowExports {
     T: number,
     count: number,
   ): number;
-  extendLevel(frame: number, d: number, j: number, inv: number, vd: number, half: number, visited: number, n: number): void;
+  extendLevel(frame: number, d: number, visited: number, n: number, tolerance: number): number;
   selectCalibrateTwo(
     frame: number,
     relevance: number,
@@ -688,13 +705,13 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
         if (!part) return undefined;
         values.push(part[0], part[1]);
       }
-      values.push(at(tables.L, K * K), K);
+      values.push(at(tables.L, K * K), K, at(tables.corr, K * K), at(tables.path, K), at(tables.thetaZ, K), at(tables.v, K), at(tables.infoTheta, K + 1));
       const framed = at(frame, values.length);
       for (let k = 0; k < values.length; k++) frame[k] = values[k];
-      return (d, j, inv, vd, half, visited, rows) => {
-        if (!(d >= 0 && d < K && j >= 0 && j < K && rows <= n))
-          throw new RangeError(`extendLevel: level ${d}, column ${j}, ${rows} rows for K=${K}, ${n} rows`);
-        w.extendLevel(framed, d, j, inv, vd, half, visited ? 1 : 0, rows);
+      // The kernel checks path[d] < K itself (a trap): it reads it from the arena.
+      return (d, visited, rows, tolerance) => {
+        if (!(d >= 0 && d < K && rows <= n)) throw new RangeError(`extendLevel: level ${d}, ${rows} rows for K=${K}, ${n} rows`);
+        return w.extendLevel(framed, d, visited ? 1 : 0, rows, tolerance) === 1;
       };
     },
     calibrateTwoOn: (fixed, frame) => {
