@@ -13,7 +13,16 @@
  */
 import type { Dataset } from "./data.js";
 import { basisKernels } from "./kernels/basis.js";
-import { EXTEND_FRAME, jsKernels, RowArena, type ExtendLevel, type KernelChoice, type RowKernels } from "./kernels/rows.js";
+import {
+  calibrateConstantsLength,
+  EXTEND_FRAME,
+  jsKernels,
+  RowArena,
+  type ExtendCalibrate,
+  type ExtendLevel,
+  type KernelChoice,
+  type RowKernels,
+} from "./kernels/rows.js";
 import { PIVOT_TOLERANCE } from "./linalg.js";
 import { ArenaPasses, type ScoredRows } from "./calibrate.js";
 
@@ -24,6 +33,8 @@ export interface WalkedModel extends ScoredRows {
   passes: ArenaPasses;
   /** Which of the walk's thetas the model is for (0 to M - 1). */
   theta: number;
+  /** Whether its cells were added as its level was made (`WalkLevels.calibrating`); false otherwise. */
+  calibrated: boolean;
 }
 
 /** Attributes in standard units, shared by every combination of a complete-data Grid. */
@@ -117,6 +128,8 @@ export function walkCombinationsMany(
   // Only with the arena's own copy of the columns (columnsOf), which its frame points at; it reads
   // the correlations and the first theta from the arena too.
   const extendLevel = columns === levels.copiedColumns ? levels.extendLevel : undefined;
+  // A visited level's cells in the same call, when the range asked for them (one theta).
+  const extendCalibrate = extendLevel && M === 1 && levels.calibrating ? levels.extendCalibrate : undefined;
   if (extendLevel) {
     levels.corr.set(corr);
     levels.thetaZ.set(thetaZs[0]);
@@ -162,6 +175,7 @@ export function walkCombinationsMany(
       model.infoTheta = infoTheta[t][depth];
       model.positivesDistance = positivesDistance[depth];
       visit(index, t, model);
+      model.calibrated = false;
     }
   }
 
@@ -170,7 +184,11 @@ export function walkCombinationsMany(
     // The first theta's level in one call where the kernels have it (the factor's row, its v_d and
     // informativeness, the level's pass: the very operations of the loops below, in their order).
     const first = extendLevel ? 1 : 0;
-    if (extendLevel) {
+    if (extendCalibrate && visited) {
+      const status = extendCalibrate.run(d, N, PIVOT_TOLERANCE);
+      if (status === 3) return false;
+      models[0][d + 1].calibrated = status === 1;
+    } else if (extendLevel) {
       if (!extendLevel(d, visited, N, PIVOT_TOLERANCE)) return false;
     } else {
       let diag = corr[j * K + j];
@@ -279,6 +297,10 @@ export class WalkLevels {
   private copiedFrom: Float64Array | null = null;
   /** The first theta's level pass on these tables (`RowKernels.extendLevelOn`), with the arena's columns. */
   readonly extendLevel: ExtendLevel | undefined;
+  /** A visited level and its cells in one call (one theta), where the kernels have it: prepared by a range (grid-cells.ts), used while `calibrating`. */
+  readonly extendCalibrate: ExtendCalibrate | undefined;
+  /** Set by a range of cells around its walk once it has prepared `extendCalibrate`; walks make visited levels' cells while it is true. */
+  calibrating = false;
   constructor(
     readonly rows: number,
     readonly cols: number,
@@ -294,6 +316,7 @@ export class WalkLevels {
           K * K,
           K * K,
           K,
+          calibrateConstantsLength(K),
           ...new Array<number>(levelArrays).fill(N),
           ...new Array<number>(M * (K + 1)).fill(4),
           ...new Array<number>(M).fill(K),
@@ -318,8 +341,10 @@ export class WalkLevels {
     this.corr = arena.array(K * K);
     this.thetaZ = arena.array(K);
     this.passes = new ArenaPasses(arena, N, M);
+    let walkFrame: Int32Array | undefined;
     if (this.kernels.extendLevelOn) {
       this.copied = arena.arrays(K, N);
+      walkFrame = arena.int32(EXTEND_FRAME);
       this.extendLevel = this.kernels.extendLevelOn(
         {
           u: this.u,
@@ -337,9 +362,13 @@ export class WalkLevels {
           K,
           n: N,
         },
-        arena.int32(EXTEND_FRAME),
+        walkFrame,
       );
     }
+    this.extendCalibrate =
+      walkFrame && this.extendLevel && this.passes.calibrateTwo && M === 1
+        ? this.kernels.extendCalibrateOn?.(walkFrame, this.passes.frame, arena.array(calibrateConstantsLength(K)), K, N)
+        : undefined;
     this.models = Array.from({ length: M }, (_, t) =>
       Array.from({ length: K + 1 }, (_, d) => ({
         relevance: this.rel[t][d],
@@ -351,6 +380,7 @@ export class WalkLevels {
         positivesDistance: 0,
         passes: this.passes,
         theta: t,
+        calibrated: false,
       })),
     );
   }

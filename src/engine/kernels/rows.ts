@@ -161,6 +161,14 @@ export interface RowKernels {
    */
   extendLevelOn?(tables: WalkTables, frame: Int32Array): ExtendLevel | undefined;
   /**
+   * WebAssembly only: a visited level and its cells in one call (`ExtendCalibrate`), on a walk's
+   * frame (`extendLevelOn`'s) and a calibration's (`calibrateTwoOn`'s) in this arena, with a
+   * range's constants written to `constants` (an arena array of `calibrateConstantsLength(K)`).
+   */
+  extendCalibrateOn?(walkFrame: Int32Array, calibrationFrame: Int32Array, constants: Float64Array, K: number, n: number): ExtendCalibrate;
+  /** WebAssembly only: the tie width `ExtendCalibrate` takes from a level's bounds (cut.ts `tieWidth` with this tolerance). */
+  tieWidth?(tolerance: number, min: number, max: number): number;
+  /**
    * The buckets of both censors (calibrate.ts `calibrateBoth`, T <= 4 cuts): row i's bucket is the
    * number of cuts atLeast[0..T) its signed score (sign * relevance or sign * similarity) reaches,
    * written to buckets; (1, r, r^2, r dy, r dy^2, r^2 dy^2) with dy = y - ybar are added to that
@@ -288,6 +296,35 @@ export interface WalkTables {
   K: number;
   n: number;
 }
+
+/** A range's constants of `ExtendCalibrate` (the arguments of `CalibrateTwo` that do not change from one combination to the next). */
+export interface RangeCalibration {
+  ybar: number;
+  syy: number;
+  sign: number;
+  strict: boolean;
+  minRetained: number;
+  minComplement: number;
+  /** cut.ts `tieWidth`'s tolerance. */
+  tieTolerance: number;
+  T: number;
+  cutsFrom: number;
+  /** The adjusted fit's multiplier for k attributes at [k], k = 1 to K. */
+  multipliers: ArrayLike<number>;
+  secondary: Float64Array;
+  target: Float64Array;
+}
+
+/** A walk's visited level and its cells in one call (`RowKernels.extendCalibrateOn`). */
+export interface ExtendCalibrate {
+  /** Writes a range's constants; each call until the next `prepare` uses them. */
+  prepare(range: RangeCalibration): void;
+  /** `ExtendLevel` (visited), then `CalibrateTwo` on the new level (its bounds, their tie widths, depth d + 1 attributes): 3 when singular (nothing else done), else CalibrateTwo's status. */
+  run(d: number, n: number, tolerance: number): number;
+}
+
+/** The length of `ExtendCalibrate`'s constants for K attributes. */
+export const calibrateConstantsLength = (K: number) => 12 + K;
 
 /** The length of `RowKernels.extendLevelOn`'s frame. */
 export const EXTEND_FRAME = 19;
@@ -553,6 +590,8 @@ interface RowExports {
     count: number,
   ): number;
   extendLevel(frame: number, d: number, visited: number, n: number, tolerance: number): number;
+  extendCalibrateTwo(walk: number, d: number, n: number, tolerance: number, cal: number, constants: number): number;
+  tieWidth(tolerance: number, min: number, max: number): number;
   selectCalibrateTwo(
     frame: number,
     relevance: number,
@@ -712,6 +751,37 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
       return (d, visited, rows, tolerance) => {
         if (!(d >= 0 && d < K && rows <= n)) throw new RangeError(`extendLevel: level ${d}, ${rows} rows for K=${K}, ${n} rows`);
         return w.extendLevel(framed, d, visited ? 1 : 0, rows, tolerance) === 1;
+      };
+    },
+    tieWidth: (tolerance, min, max) => w.tieWidth(tolerance, min, max),
+    extendCalibrateOn: (walkFrame, calibrationFrame, constants, K, n) => {
+      // The frames were written and checked by extendLevelOn and calibrateTwoOn, for n rows and K attributes.
+      const [walk, cal, at0] = [at(walkFrame, EXTEND_FRAME), at(calibrationFrame, 18), at(constants, calibrateConstantsLength(K))];
+      let rows = 0;
+      return {
+        prepare: (c) => {
+          if (c.T > 4) throw new RangeError(`calibrateTwo takes at most 4 cuts; ${c.T} given`);
+          const values = [
+            c.ybar,
+            c.syy,
+            c.sign,
+            c.minRetained,
+            c.minComplement,
+            c.tieTolerance,
+            c.T,
+            c.cutsFrom,
+            c.strict ? 1 : 0,
+            at(c.secondary, 4),
+            at(c.target, n),
+          ];
+          for (let k = 0; k < values.length; k++) constants[k] = values[k];
+          for (let k = 1; k <= K; k++) constants[11 + k] = c.multipliers[k];
+          rows = n;
+        },
+        run: (d, count, tolerance) => {
+          if (!(d >= 0 && d < K && count <= rows)) throw new RangeError(`extendCalibrate: level ${d}, ${count} rows for K=${K}, ${rows} prepared`);
+          return w.extendCalibrateTwo(walk, d, count, tolerance, cal, at0);
+        },
       };
     },
     calibrateTwoOn: (fixed, frame) => {
