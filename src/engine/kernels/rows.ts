@@ -653,6 +653,9 @@ interface RowExports {
 /**
  * The WebAssembly kernels on `buffer`, their memory. An array from anywhere else, or shorter than
  * the rows asked for, is refused: the kernel would read or write the wrong place.
+ *
+ * Long on purpose: one object of every kernel, each binding an export to the checks of its arrays
+ * (`at`, `stride`), which all share this one memory.
  */
 function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
   const at = (a: Float64Array | Int32Array | Uint8Array, n: number): number => {
