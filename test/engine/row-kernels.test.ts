@@ -33,6 +33,10 @@ describe("the assembled kernels", () => {
     // The walk's first-theta pass then runs from the levels' frame (rows.wat extendLevel): the walks below hold it to the plain loops.
     expect(new WalkLevels(10, 3, 2).extendLevel).toBeTypeOf("function");
     expect(new WalkLevels(10, 3, 1, "js").extendLevel).toBeUndefined();
+    // A visited level and its cells in one call: one theta, WebAssembly kernels.
+    expect(new WalkLevels(10, 3, 1).extendCalibrate).toBeDefined();
+    expect(new WalkLevels(10, 3, 2).extendCalibrate).toBeUndefined();
+    expect(new WalkLevels(10, 3, 1, "js").extendCalibrate).toBeUndefined();
   });
 });
 
