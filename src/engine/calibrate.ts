@@ -34,6 +34,8 @@ export interface ScoredRows {
   bounds?: Float64Array;
   /** Where `calibrateBoth` runs its passes when the producer's arrays live in a `RowArena` (a walk's: walk.ts). */
   passes?: ArenaPasses;
+  /** True when the producer has already added its cells (walk.ts's `ExtendCalibrate`: `calibrateCellsOfTwo`'s work, in `passes.cells`, the composite and the secondary sums). */
+  calibrated?: boolean;
 }
 
 /**
@@ -62,6 +64,8 @@ export class ArenaPasses {
   readonly cuts: [Float64Array, Float64Array];
   /** The WebAssembly calibration of both censors on these arrays, where the kernels have it. */
   readonly calibrateTwo: CalibrateTwo | undefined;
+  /** The frame `calibrateTwo` reads its fixed arrays from (kernels `calibrateTwoOn`). */
+  readonly frame: Int32Array;
   private readonly outcome: Float64Array;
   private outcomeFrom: Float64Array | null = null;
   private readonly composites: Float64Array[];
@@ -84,7 +88,7 @@ export class ArenaPasses {
     this.cuts = [this.histograms.first.out, this.histograms.second.out];
     const order = arena.int32(8);
     const atLeast = arena.array(8);
-    const frame = arena.int32(18);
+    const frame = (this.frame = arena.int32(18));
     this.outcome = arena.array(rows);
     this.composites = arena.arrays(thetas, rows);
     this.secondaries = arena.arrays(thetas, 4);

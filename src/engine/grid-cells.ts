@@ -18,6 +18,8 @@ import {
   type OutcomeStats,
   type ScoredRows,
 } from "./calibrate.js";
+import * as choices from "./choices.js";
+import { cutTest } from "./cut.js";
 import type { Dataset } from "./data.js";
 import { ComputationError } from "./errors.js";
 import { buildModel, usableRows, type Model } from "./model.js";
@@ -94,6 +96,12 @@ export interface RangeEvaluator {
   singular(index: number): void;
   /** Builds the combination's model from its own rows (missing values) and evaluates it. */
   direct(index: number): void;
+  /**
+   * Prepares a walk's levels to add this range's cells as the walk makes each visited level (one
+   * WebAssembly call a combination: `WalkLevels.extendCalibrate`) and sets `levels.calibrating`;
+   * false (nothing set) where the cells are made at the visit. The caller clears `calibrating` after its walk.
+   */
+  prepareWalk(levels: WalkLevels, outcome: OutcomeStats): boolean;
 }
 
 /**
@@ -142,7 +150,12 @@ export function evaluateRange(task: GridTask, from: number, to: number, workspac
     const walk = workspace.walk?.fits(data.rows, shared.cols, 1)
       ? workspace.walk
       : (workspace.walk = WalkLevels.forThread(data.rows, shared.cols, 1, workspace.kernels));
-    walkCombinations(shared, data.y, combinations, indices, logistic, (index, model) => evaluator.evaluate(index, model, outcome), evaluator.singular, walk);
+    evaluator.prepareWalk(walk, outcome);
+    try {
+      walkCombinations(shared, data.y, combinations, indices, logistic, (index, model) => evaluator.evaluate(index, model, outcome), evaluator.singular, walk);
+    } finally {
+      walk.calibrating = false;
+    }
   } else {
     indices.forEach(evaluator.direct);
   }
@@ -241,7 +254,7 @@ export function rangeEvaluator(task: GridTask, from: number, to: number, workspa
     fitSettings.attributes = combinations[index].length;
     const composite = compositeFor(model);
     const secondary = claimed ? claimed.passes.secondaryOf(claimed.slot) : partial.secondary;
-    if (cellsAtOnce && calibrateCellsOfTwo(model, y, outcome, settings, fitSettings, scratches[0], scratches[1], secondary, composite)) {
+    if (cellsAtOnce && (model.calibrated || calibrateCellsOfTwo(model, y, outcome, settings, fitSettings, scratches[0], scratches[1], secondary, composite))) {
       // The cells' planes (weights, yhat, validity; the relevance censor's first), copied by `set`, not element by element in cold code.
       const planes = (cellPlanes ??= cellPlanesOf(model.passes!.cells, 2 * T));
       partial.cellCombination.fill(index, cell, cell + 2 * T);
@@ -329,5 +342,35 @@ export function rangeEvaluator(task: GridTask, from: number, to: number, workspa
   };
 
   const singular = (index: number): void => (options.inv_method === "pseudoinverse" ? evaluateDirect(index) : invalidCombination(index));
-  return { partial, finish, evaluate, singular, direct: evaluateDirect };
+
+  const prepareWalk = (levels: WalkLevels, outcome: OutcomeStats): boolean => {
+    const fused = levels.extendCalibrate;
+    if (!cellsAtOnce || !fused || levels.thetas !== 1 || T > 4) return false;
+    const passes = levels.passes;
+    // calibrateCellsOfTwo's arguments that do not change within the range, made once: its composite claimed now.
+    const target = compositeFor(levels.models[0][0]);
+    const fractions = passes.histograms.fractions!;
+    for (let t = 0; t < T; t++) fractions[t] = options.threshold[t];
+    passes.outcomeOf(y);
+    const test = cutTest(settings.operator);
+    const multipliers = [NaN];
+    for (let k = 1; k <= levels.cols; k++) multipliers.push(choices.adjFitMultiplier(options.adj_fit_multiplier, k));
+    fused.prepare({
+      ybar: outcome.mean,
+      syy: outcome.sumSquares,
+      sign: test.sign,
+      strict: test.strict,
+      minRetained: choices.MIN_RETAINED,
+      minComplement: choices.MIN_COMPLEMENT_FOR_ASYMMETRY,
+      tieTolerance: choices.CUT_TIE_TOLERANCE,
+      T,
+      cutsFrom: settings.unit === "percent" ? 0 : 1,
+      multipliers,
+      secondary: passes.secondaryOf(0),
+      target,
+    });
+    levels.calibrating = true;
+    return true;
+  };
+  return { partial, finish, evaluate, singular, direct: evaluateDirect, prepareWalk };
 }

@@ -13,7 +13,16 @@
  */
 import type { Dataset } from "./data.js";
 import { basisKernels } from "./kernels/basis.js";
-import { jsKernels, RowArena, type ExtendLevel, type KernelChoice, type RowKernels } from "./kernels/rows.js";
+import {
+  calibrateConstantsLength,
+  EXTEND_FRAME,
+  jsKernels,
+  RowArena,
+  type ExtendCalibrate,
+  type ExtendLevel,
+  type KernelChoice,
+  type RowKernels,
+} from "./kernels/rows.js";
 import { PIVOT_TOLERANCE } from "./linalg.js";
 import { ArenaPasses, type ScoredRows } from "./calibrate.js";
 
@@ -24,6 +33,8 @@ export interface WalkedModel extends ScoredRows {
   passes: ArenaPasses;
   /** Which of the walk's thetas the model is for (0 to M - 1). */
   theta: number;
+  /** Whether its cells were added as its level was made (`WalkLevels.calibrating`); false otherwise. */
+  calibrated: boolean;
 }
 
 /** Attributes in standard units, shared by every combination of a complete-data Grid. */
@@ -114,10 +125,17 @@ export function walkCombinationsMany(
   const levels = reuse && reuse.fits(N, K, M) ? reuse : WalkLevels.forThread(N, K, M);
   const { L, u, info, positivesDistance, rel, sim, bounds, v, infoTheta, models, kernels } = levels;
   const columns = levels.columnsOf(shared);
-  // Only with the arena's own copy of the columns (columnsOf), which its frame points at.
+  // Only with the arena's own copy of the columns (columnsOf), which its frame points at; it reads
+  // the correlations and the first theta from the arena too.
   const extendLevel = columns === levels.copiedColumns ? levels.extendLevel : undefined;
-  // The current path's columns, stack[0..top): a typed array and a depth (setting an array's length is a runtime call).
-  const stack = new Int32Array(K);
+  // A visited level's cells in the same call, when the range asked for them (one theta).
+  const extendCalibrate = extendLevel && M === 1 && levels.calibrating ? levels.extendCalibrate : undefined;
+  if (extendLevel) {
+    levels.corr.set(corr);
+    levels.thetaZ.set(thetaZs[0]);
+  }
+  // The current path's columns, stack[0..top): a typed array (the levels', which extendLevel reads) and a depth (setting an array's length is a runtime call).
+  const stack = levels.path;
   let top = 0;
   let singularFrom = Infinity; // depth at which the current path first became singular
   // Whether a level has its similarity and bounds: only a visited level needs them (a deeper level
@@ -157,30 +175,41 @@ export function walkCombinationsMany(
       model.infoTheta = infoTheta[t][depth];
       model.positivesDistance = positivesDistance[depth];
       visit(index, t, model);
+      model.calibrated = false;
     }
   }
 
   /** Adds column j at depth d (with the new level's similarity and bounds when it is `visited`); false when the extended covariance is singular. */
   function extend(d: number, j: number, visited: boolean): boolean {
-    let diag = corr[j * K + j];
-    for (let m = 0; m < d; m++) {
-      let s = corr[j * K + stack[m]];
-      for (let p = 0; p < m; p++) s -= L[d * K + p] * L[m * K + p];
-      const l = s / L[m * K + m];
-      L[d * K + m] = l;
-      diag -= l * l;
+    // The first theta's level in one call where the kernels have it (the factor's row, its v_d and
+    // informativeness, the level's pass: the very operations of the loops below, in their order).
+    const first = extendLevel ? 1 : 0;
+    if (extendCalibrate && visited) {
+      const status = extendCalibrate.run(d, N, PIVOT_TOLERANCE);
+      if (status === 3) return false;
+      models[0][d + 1].calibrated = status === 1;
+    } else if (extendLevel) {
+      if (!extendLevel(d, visited, N, PIVOT_TOLERANCE)) return false;
+    } else {
+      let diag = corr[j * K + j];
+      for (let m = 0; m < d; m++) {
+        let s = corr[j * K + stack[m]];
+        for (let p = 0; p < m; p++) s -= L[d * K + p] * L[m * K + p];
+        const l = s / L[m * K + m];
+        L[d * K + m] = l;
+        diag -= l * l;
+      }
+      if (!(diag > PIVOT_TOLERANCE)) return false;
+      L[d * K + d] = Math.sqrt(diag);
     }
-    if (!(diag > PIVOT_TOLERANCE)) return false;
-    const pivot = Math.sqrt(diag);
-    L[d * K + d] = pivot;
     const ud = u[d];
     // ud = z_j - l_0 u_0 - l_1 u_1 - ... in that order: in the first theta's pass, one call with it (the kernels' subtract*First).
-    const inv = 1 / pivot;
+    const inv = first < M ? 1 / L[d * K + d] : 0;
     if (M === 0) kernels.subtractLevel(ud, columns[j], u, L, d * K, d, N);
     const infoPrev = info[d];
     const infoNext = info[d + 1];
     // The first theta's pass also finishes the shared column (scaled u_d, info_x); the others read it.
-    for (let t = 0; t < M; t++) {
+    for (let t = first; t < M; t++) {
       const vt = v[t];
       let vd = thetaZs[t][j];
       for (let q = 0; q < d; q++) vd -= L[d * K + q] * vt[q];
@@ -190,9 +219,7 @@ export function walkCombinationsMany(
       const relNext = rel[t][d + 1];
       const thetaInfo = infoTheta[t][d] + vd * vd;
       const halfTheta = 0.5 * thetaInfo;
-      // The first theta's pass by the levels' own tables where the kernels have it (no array checked per call).
-      if (t === 0 && extendLevel) extendLevel(d, j, inv, vd, halfTheta, visited, N);
-      else if (!visited) {
+      if (!visited) {
         if (t === 0) kernels.subtractScaleFirst(ud, columns[j], u, L, d * K, d, inv, vd, relPrev, relNext, infoPrev, infoNext, N);
         else kernels.extendRelevance(ud, vd, relPrev, relNext, N);
       } else if (t === 0)
@@ -255,6 +282,10 @@ export class WalkLevels {
   readonly bounds: Float64Array[][];
   readonly v: Float64Array[];
   readonly infoTheta: Float64Array[];
+  /** The current path's columns (walkCombinationsMany's stack), and the correlations and first theta a walk copies in: extendLevel reads them. */
+  readonly path: Int32Array;
+  readonly corr: Float64Array;
+  readonly thetaZ: Float64Array;
   /** The model handed to `visit` per theta and depth (its arrays are the level's). */
   readonly models: WalkedModel[][];
   readonly kernels: RowKernels;
@@ -266,6 +297,10 @@ export class WalkLevels {
   private copiedFrom: Float64Array | null = null;
   /** The first theta's level pass on these tables (`RowKernels.extendLevelOn`), with the arena's columns. */
   readonly extendLevel: ExtendLevel | undefined;
+  /** A visited level and its cells in one call (one theta), where the kernels have it: prepared by a range (grid-cells.ts), used while `calibrating`. */
+  readonly extendCalibrate: ExtendCalibrate | undefined;
+  /** Set by a range of cells around its walk once it has prepared `extendCalibrate`; walks make visited levels' cells while it is true. */
+  calibrating = false;
   constructor(
     readonly rows: number,
     readonly cols: number,
@@ -276,8 +311,19 @@ export class WalkLevels {
     // The columns' copy (K), u (K), info (K + 1), then relevance and similarity (K + 1 each per theta) and the bounds.
     const levelArrays = 3 * K + 1 + 2 * M * (K + 1);
     const arena = new RowArena(
-      RowArena.bytesFor({ doubles: [K * K, ...new Array<number>(levelArrays).fill(N), ...new Array<number>(M * (K + 1)).fill(4)], ints: [14] }) +
-        ArenaPasses.bytesFor(N, M),
+      RowArena.bytesFor({
+        doubles: [
+          K * K,
+          K * K,
+          K,
+          calibrateConstantsLength(K),
+          ...new Array<number>(levelArrays).fill(N),
+          ...new Array<number>(M * (K + 1)).fill(4),
+          ...new Array<number>(M).fill(K),
+          ...new Array<number>(M).fill(K + 1),
+        ],
+        ints: [EXTEND_FRAME, K],
+      }) + ArenaPasses.bytesFor(N, M),
       choice,
     );
     this.arena = arena;
@@ -289,16 +335,40 @@ export class WalkLevels {
     this.rel = Array.from({ length: M }, () => Array.from({ length: K + 1 }, () => arena.array(N)));
     this.sim = Array.from({ length: M }, () => Array.from({ length: K + 1 }, () => arena.array(N)));
     this.bounds = Array.from({ length: M }, () => Array.from({ length: K + 1 }, () => arena.array(4)));
-    this.v = Array.from({ length: M }, () => new Float64Array(K));
-    this.infoTheta = Array.from({ length: M }, () => new Float64Array(K + 1));
+    this.v = Array.from({ length: M }, () => arena.array(K));
+    this.infoTheta = Array.from({ length: M }, () => arena.array(K + 1));
+    this.path = arena.int32(K);
+    this.corr = arena.array(K * K);
+    this.thetaZ = arena.array(K);
     this.passes = new ArenaPasses(arena, N, M);
+    let walkFrame: Int32Array | undefined;
     if (this.kernels.extendLevelOn) {
       this.copied = arena.arrays(K, N);
+      walkFrame = arena.int32(EXTEND_FRAME);
       this.extendLevel = this.kernels.extendLevelOn(
-        { u: this.u, info: this.info, rel: this.rel[0], sim: this.sim[0], bounds: this.bounds[0], columns: this.copied, L: this.L, K, n: N },
-        arena.int32(14),
+        {
+          u: this.u,
+          info: this.info,
+          rel: this.rel[0],
+          sim: this.sim[0],
+          bounds: this.bounds[0],
+          columns: this.copied,
+          L: this.L,
+          corr: this.corr,
+          path: this.path,
+          thetaZ: this.thetaZ,
+          v: this.v[0],
+          infoTheta: this.infoTheta[0],
+          K,
+          n: N,
+        },
+        walkFrame,
       );
     }
+    this.extendCalibrate =
+      walkFrame && this.extendLevel && this.passes.calibrateTwo && M === 1
+        ? this.kernels.extendCalibrateOn?.(walkFrame, this.passes.frame, arena.array(calibrateConstantsLength(K)), K, N)
+        : undefined;
     this.models = Array.from({ length: M }, (_, t) =>
       Array.from({ length: K + 1 }, (_, d) => ({
         relevance: this.rel[t][d],
@@ -310,6 +380,7 @@ export class WalkLevels {
         positivesDistance: 0,
         passes: this.passes,
         theta: t,
+        calibrated: false,
       })),
     );
   }

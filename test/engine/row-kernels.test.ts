@@ -10,6 +10,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { assemble, fromRoot, render, WAT_MODULES } from "../../scripts/kernels.js";
 import { ArenaPasses, outcomeStats } from "../../src/engine/calibrate.js";
+import { CUT_TIE_TOLERANCE } from "../../src/engine/choices.js";
+import { tieWidth } from "../../src/engine/cut.js";
 import { datasetFromRows } from "../../src/engine/data.js";
 import { jsKernels, RowArena, type RowKernels } from "../../src/engine/kernels/rows.js";
 import { HistogramPair, percentilesOfTwo } from "../../src/engine/percentile.js";
@@ -31,6 +33,10 @@ describe("the assembled kernels", () => {
     // The walk's first-theta pass then runs from the levels' frame (rows.wat extendLevel): the walks below hold it to the plain loops.
     expect(new WalkLevels(10, 3, 2).extendLevel).toBeTypeOf("function");
     expect(new WalkLevels(10, 3, 1, "js").extendLevel).toBeUndefined();
+    // A visited level and its cells in one call: one theta, WebAssembly kernels.
+    expect(new WalkLevels(10, 3, 1).extendCalibrate).toBeDefined();
+    expect(new WalkLevels(10, 3, 2).extendCalibrate).toBeUndefined();
+    expect(new WalkLevels(10, 3, 1, "js").extendCalibrate).toBeUndefined();
   });
 });
 
@@ -472,6 +478,110 @@ describe("a walk gives the same models on either kernels", () => {
       expect(wasm).toEqual(plain);
     });
   }
+});
+
+describe("extendLevel (the factor's row, v_d and the level's pass in one call) gives the plain walk's bits", () => {
+  for (const M of [1, 2]) {
+    it(`singular and near-singular combinations (a sum of two columns, a near copy, a constant column), ${M} theta(s), the factor and v as the plain loops leave them`, () => {
+      const N = 61;
+      const K = 7;
+      const { dataset, thetas } = data(5, N, K);
+      const X = dataset.X; // row-major
+      // Column 3 = column 0 + column 1; column 4 = column 2 plus a tiny bump on one row; column 6 constant.
+      for (let i = 0; i < N; i++) {
+        X[i * K + 3] = X[i * K] + X[i * K + 1];
+        X[i * K + 4] = X[i * K + 2] + (i === 7 ? 1e-7 : 0);
+        X[i * K + 6] = 0.5;
+      }
+      const shared = standardize(dataset, thetas[0]);
+      const thetaZs = thetas.slice(0, M).map((theta) => withTheta(shared, theta).thetaZ);
+      const combinations = everyCombination(K);
+      // Not in trie order (the walk sorts them): deeper paths left and re-entered.
+      const indices = combinations.map((_, q) => q).reverse();
+      const walk = (choice: "wasm" | "js") => {
+        const levels = new WalkLevels(N, K, M, choice);
+        const out: unknown[] = [];
+        const copy = (index: number, t: number, m: WalkedModel) => {
+          const depth = combinations[index].length;
+          out.push([
+            index,
+            t,
+            [...m.relevance],
+            [...m.similarity],
+            [...m.infoX],
+            [...m.bounds],
+            m.infoTheta,
+            [...levels.L.subarray(0, depth * K)],
+            [...levels.v[t].subarray(0, depth)],
+          ]);
+        };
+        walkCombinationsMany(shared, thetaZs, dataset.y, combinations, indices, false, copy, (index) => out.push([index, "singular", [...levels.L]]), levels);
+        return out;
+      };
+      const [plain, wasm] = [walk("js"), walk("wasm")];
+      expect(plain.filter((entry) => (entry as unknown[])[1] === "singular").length).toBeGreaterThan(combinations.length / 2);
+      expect(plain.filter((entry) => (entry as unknown[])[1] !== "singular").length).toBeGreaterThan(10 * M);
+      expect(wasm).toEqual(plain);
+    });
+  }
+});
+
+describe("extendCalibrateTwo (a visited level and its cells in one call) gives the cells made at the visit", () => {
+  it("its tie width is cut.ts tieWidth, on any bounds (NaN, infinities, both zeros)", () => {
+    const kernels = new RowArena(RowArena.bytesFor({ doubles: [1] })).kernels;
+    fc.assert(
+      fc.property(double, double, (min, max) => {
+        expect(Object.is(kernels.tieWidth!(CUT_TIE_TOLERANCE, min, max), tieWidth(min, max))).toBe(true);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("on tied integer data and on the walks' data, percent and score units, every operator: the same partials as the cells made at the visit and the plain loops, most of them made in the walk", () => {
+    const sets = [data(21, 151, 5), data(22, 80, 6)];
+    // Tied integer data: many rows share a score, cuts fall on ties.
+    let seed = 9;
+    const next = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+    const Xt = Array.from({ length: 120 }, () => Array.from({ length: 5 }, () => Math.floor(next() * 4)));
+    sets.push({
+      dataset: datasetFromRows(
+        Xt.map((row) => row[0] + Math.floor(next() * 3)),
+        Xt,
+      ),
+      thetas: [Float64Array.of(1, 2, 0, 3, 1)],
+    });
+    const options = [
+      {},
+      { censor_operator: "gt" },
+      { threshold: [-0.5, 0, 0.25], censor_unit: "score", censor_operator: "lte" },
+      { threshold: [0.5], adj_fit_multiplier: "log" },
+    ];
+    let inWalk = 0;
+    for (const { dataset, thetas } of sets)
+      for (const given of options) {
+        const prepared = prepareGrid(dataset, thetas[0], given as Parameters<typeof prepareGrid>[2]);
+        const { task } = prepared;
+        const outcome = outcomeStats(task.data.y, new Float64Array(task.data.rows));
+        const run = (choice: "wasm" | "js", fused: boolean) =>
+          prepared.chunks.map(([from, to]) => {
+            const levels = new WalkLevels(task.data.rows, task.data.cols, 1, choice);
+            const evaluator = rangeEvaluator(task, from, to, new GridWorkspace(choice));
+            const indices = Array.from({ length: to - from }, (_, q) => from + q);
+            expect(fused ? evaluator.prepareWalk(levels, outcome) : false).toBe(fused);
+            const visit = (index: number, model: WalkedModel) => {
+              if (fused && model.calibrated) inWalk++;
+              evaluator.evaluate(index, model, outcome);
+            };
+            walkCombinations(task.shared!, task.data.y, task.combinations, indices, false, visit, evaluator.singular, levels);
+            levels.calibrating = false;
+            return evaluator.finish();
+          });
+        const plain = run("js", false);
+        expect(run("wasm", false)).toEqual(plain);
+        expect(run("wasm", true)).toEqual(plain);
+      }
+    expect(inWalk).toBeGreaterThan(sets.length * options.length * 20);
+  });
 });
 
 describe("a Grid gives the same cells on either kernels as with no arena", () => {

@@ -152,13 +152,22 @@ export interface RowKernels {
    */
   calibrateTwoOn?(fixed: CalibrateTwoArrays, frame: Int32Array): CalibrateTwo;
   /**
-   * WebAssembly only (absent from `jsKernels`): the walk's first-theta pass of a level
-   * (`subtractFinishFirst` when visited, else `subtractScaleFirst`) on the level arrays of one
-   * `WalkLevels`, found from its tables given once here (their bases and strides written to
-   * `frame`, an arena array of 14), so that a call checks no array. Undefined when the tables are
-   * not laid out one array after another at a constant stride.
+   * WebAssembly only (absent from `jsKernels`): the walk's first-theta level in one call (walk.ts
+   * `extend`: the factor's row, v_d and theta's informativeness, then `subtractFinishFirst` when
+   * visited, else `subtractScaleFirst`) on the arrays of one `WalkLevels`, found from its tables
+   * given once here (their bases and strides written to `frame`, an arena array of
+   * `EXTEND_FRAME`), so that a call checks no array. Undefined when the tables are not laid out
+   * one array after another at a constant stride.
    */
   extendLevelOn?(tables: WalkTables, frame: Int32Array): ExtendLevel | undefined;
+  /**
+   * WebAssembly only: a visited level and its cells in one call (`ExtendCalibrate`), on a walk's
+   * frame (`extendLevelOn`'s) and a calibration's (`calibrateTwoOn`'s) in this arena, with a
+   * range's constants written to `constants` (an arena array of `calibrateConstantsLength(K)`).
+   */
+  extendCalibrateOn?(walkFrame: Int32Array, calibrationFrame: Int32Array, constants: Float64Array, K: number, n: number): ExtendCalibrate;
+  /** WebAssembly only: the tie width `ExtendCalibrate` takes from a level's bounds (cut.ts `tieWidth` with this tolerance). */
+  tieWidth?(tolerance: number, min: number, max: number): number;
   /**
    * The buckets of both censors (calibrate.ts `calibrateBoth`, T <= 4 cuts): row i's bucket is the
    * number of cuts atLeast[0..T) its signed score (sign * relevance or sign * similarity) reaches,
@@ -275,12 +284,57 @@ export interface WalkTables {
   columns: readonly Float64Array[];
   /** K x K. */
   L: Float64Array;
+  /** K x K, row-major: the correlations the factor is of. */
+  corr: Float64Array;
+  /** K: the current path's columns (path[d] is level d + 1's). */
+  path: Int32Array;
+  /** K: the first theta in standard units, and its v (L^-1 theta) by depth. */
+  thetaZ: Float64Array;
+  v: Float64Array;
+  /** K + 1: the first theta's informativeness by depth. */
+  infoTheta: Float64Array;
   K: number;
   n: number;
 }
 
-/** Level d + 1 of the walk from column j (`RowKernels.extendLevelOn`). */
-export type ExtendLevel = (d: number, j: number, inv: number, vd: number, half: number, visited: boolean, n: number) => void;
+/** A range's constants of `ExtendCalibrate` (the arguments of `CalibrateTwo` that do not change from one combination to the next). */
+export interface RangeCalibration {
+  ybar: number;
+  syy: number;
+  sign: number;
+  strict: boolean;
+  minRetained: number;
+  minComplement: number;
+  /** cut.ts `tieWidth`'s tolerance. */
+  tieTolerance: number;
+  T: number;
+  cutsFrom: number;
+  /** The adjusted fit's multiplier for k attributes at [k], k = 1 to K. */
+  multipliers: ArrayLike<number>;
+  secondary: Float64Array;
+  target: Float64Array;
+}
+
+/** A walk's visited level and its cells in one call (`RowKernels.extendCalibrateOn`). */
+export interface ExtendCalibrate {
+  /** Writes a range's constants; each call until the next `prepare` uses them. */
+  prepare(range: RangeCalibration): void;
+  /** `ExtendLevel` (visited), then `CalibrateTwo` on the new level (its bounds, their tie widths, depth d + 1 attributes): 3 when singular (nothing else done), else CalibrateTwo's status. */
+  run(d: number, n: number, tolerance: number): number;
+}
+
+/** The length of `ExtendCalibrate`'s constants for K attributes. */
+export const calibrateConstantsLength = (K: number) => 12 + K;
+
+/** The length of `RowKernels.extendLevelOn`'s frame. */
+export const EXTEND_FRAME = 19;
+
+/**
+ * Level d + 1 of the walk from column path[d] (`RowKernels.extendLevelOn`), the first theta's:
+ * the factor's row d, v_d, informativeness of theta and the level's pass, as walk.ts `extend`
+ * does them. False when the pivot is not above `tolerance` (singular; the row as far as it got).
+ */
+export type ExtendLevel = (d: number, visited: boolean, n: number, tolerance: number) => boolean;
 
 /**
  * The kernels as plain loops: the reference the WebAssembly kernels are held to.
@@ -535,7 +589,9 @@ interface RowExports {
     T: number,
     count: number,
   ): number;
-  extendLevel(frame: number, d: number, j: number, inv: number, vd: number, half: number, visited: number, n: number): void;
+  extendLevel(frame: number, d: number, visited: number, n: number, tolerance: number): number;
+  extendCalibrateTwo(walk: number, d: number, n: number, tolerance: number, cal: number, constants: number): number;
+  tieWidth(tolerance: number, min: number, max: number): number;
   selectCalibrateTwo(
     frame: number,
     relevance: number,
@@ -598,7 +654,8 @@ interface RowExports {
  * The WebAssembly kernels on `buffer`, their memory. An array from anywhere else, or shorter than
  * the rows asked for, is refused: the kernel would read or write the wrong place.
  *
- * Long on purpose: a table, one short adapter per kernel (its arrays checked, their offsets passed).
+ * Long on purpose: one object of every kernel, each binding an export to the checks of its arrays
+ * (`at`, `stride`), which all share this one memory.
  */
 function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
   const at = (a: Float64Array | Int32Array | Uint8Array, n: number): number => {
@@ -690,13 +747,44 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
         if (!part) return undefined;
         values.push(part[0], part[1]);
       }
-      values.push(at(tables.L, K * K), K);
+      values.push(at(tables.L, K * K), K, at(tables.corr, K * K), at(tables.path, K), at(tables.thetaZ, K), at(tables.v, K), at(tables.infoTheta, K + 1));
       const framed = at(frame, values.length);
       for (let k = 0; k < values.length; k++) frame[k] = values[k];
-      return (d, j, inv, vd, half, visited, rows) => {
-        if (!(d >= 0 && d < K && j >= 0 && j < K && rows <= n))
-          throw new RangeError(`extendLevel: level ${d}, column ${j}, ${rows} rows for K=${K}, ${n} rows`);
-        w.extendLevel(framed, d, j, inv, vd, half, visited ? 1 : 0, rows);
+      // The kernel checks path[d] < K itself (a trap): it reads it from the arena.
+      return (d, visited, rows, tolerance) => {
+        if (!(d >= 0 && d < K && rows <= n)) throw new RangeError(`extendLevel: level ${d}, ${rows} rows for K=${K}, ${n} rows`);
+        return w.extendLevel(framed, d, visited ? 1 : 0, rows, tolerance) === 1;
+      };
+    },
+    tieWidth: (tolerance, min, max) => w.tieWidth(tolerance, min, max),
+    extendCalibrateOn: (walkFrame, calibrationFrame, constants, K, n) => {
+      // The frames were written and checked by extendLevelOn and calibrateTwoOn, for n rows and K attributes.
+      const [walk, cal, at0] = [at(walkFrame, EXTEND_FRAME), at(calibrationFrame, 18), at(constants, calibrateConstantsLength(K))];
+      let rows = 0;
+      return {
+        prepare: (c) => {
+          if (c.T > 4) throw new RangeError(`calibrateTwo takes at most 4 cuts; ${c.T} given`);
+          const values = [
+            c.ybar,
+            c.syy,
+            c.sign,
+            c.minRetained,
+            c.minComplement,
+            c.tieTolerance,
+            c.T,
+            c.cutsFrom,
+            c.strict ? 1 : 0,
+            at(c.secondary, 4),
+            at(c.target, n),
+          ];
+          for (let k = 0; k < values.length; k++) constants[k] = values[k];
+          for (let k = 1; k <= K; k++) constants[11 + k] = c.multipliers[k];
+          rows = n;
+        },
+        run: (d, count, tolerance) => {
+          if (!(d >= 0 && d < K && count <= rows)) throw new RangeError(`extendCalibrate: level ${d}, ${count} rows for K=${K}, ${rows} prepared`);
+          return w.extendCalibrateTwo(walk, d, count, tolerance, cal, at0);
+        },
       };
     },
     calibrateTwoOn: (fixed, frame) => {

@@ -1117,7 +1117,7 @@
   ;; done; 0 when the select was not finished (tied or unbounded ranges, a fraction outside
   ;; [0, 1], a wanted bin of more than 256 values: the caller makes the cuts, then calls with 2);
   ;; 2 when a cut is NaN (nothing added: the caller's plain path).
-  (func (export "selectCalibrateTwo")
+  (func $selectCalibrateTwo (export "selectCalibrateTwo")
     (param $frame i32) (param $relevance i32) (param $similarity i32) (param $n i32) (param $T i32) (param $cutsFrom i32)
     (param $minA f64) (param $maxA f64) (param $widthA f64) (param $minB f64) (param $maxB f64) (param $widthB f64)
     (param $ybar f64) (param $syy f64) (param $sign f64) (param $strict i32) (param $multiplier f64) (param $attributes f64)
@@ -1165,7 +1165,7 @@
   ;; 6 similarity, 8 bounds, 10 the columns, each a base and (at + 1) the bytes between its arrays,
   ;; 12 the factor L and 13 K. subtractLevel into u_d, then finishFirst (visited) or scaleFirst:
   ;; subtractFinishFirst or subtractScaleFirst on those arrays.
-  (func (export "extendLevel")
+  (func $levelPass
     (param $frame i32) (param $d i32) (param $j i32) (param $inv f64) (param $vd f64) (param $half f64) (param $visited i32) (param $n i32)
     (local $ud i32) (local $us i32) (local $is i32) (local $rs i32) (local $info i32) (local $rel i32)
     (local.set $us (i32.load offset=4 (local.get $frame)))
@@ -1189,4 +1189,112 @@
       (else
         (call $scaleFirst (local.get $ud) (local.get $inv) (local.get $vd)
           (local.get $rel) (i32.add (local.get $rel) (local.get $rs)) (local.get $info) (i32.add (local.get $info) (local.get $is)) (local.get $n)))))
+
+  ;; Level d + 1 of the walk in one call (walk.ts `extend`, first theta), the rest of the frame:
+  ;; 14 the correlations (K x K), 15 the path's columns (K i32), 16 the first theta in standard
+  ;; units (K), 17 its v (K), 18 its informativeness by depth (K + 1). With j = path[d]: the
+  ;; factor's row d against the path's columns, left to right as the plain loop
+  ;; (s = R[j, path[m]] - sum_p L[d, p] L[m, p]; L[d, m] = s / L[m, m]; diag -= L[d, m]^2);
+  ;; 0 when diag is not above the tolerance (the row left as far as it got). Else L[d, d] =
+  ;; sqrt(diag), v_d = (theta_j - sum_q L[d, q] v_q) (1 / L[d, d]), infoTheta[d + 1] =
+  ;; infoTheta[d] + v_d^2, then levelPass with half of it; 1.
+  (func $extendLevel (export "extendLevel")
+    (param $frame i32) (param $d i32) (param $visited i32) (param $n i32) (param $tolerance f64) (result i32)
+    (local $K i32) (local $L i32) (local $corr i32) (local $path i32) (local $v i32) (local $info i32)
+    (local $j i32) (local $row i32) (local $jrow i32) (local $mrow i32) (local $m i32) (local $p i32)
+    (local $s f64) (local $l f64) (local $diag f64) (local $inv f64) (local $vd f64) (local $thetaInfo f64)
+    (local.set $K (i32.load offset=52 (local.get $frame)))
+    (local.set $L (i32.load offset=48 (local.get $frame)))
+    (local.set $corr (i32.load offset=56 (local.get $frame)))
+    (local.set $path (i32.load offset=60 (local.get $frame)))
+    (local.set $v (i32.load offset=68 (local.get $frame)))
+    (local.set $info (i32.load offset=72 (local.get $frame)))
+    (local.set $j (i32.load (i32.add (local.get $path) (i32.shl (local.get $d) (i32.const 2)))))
+    (if (i32.ge_u (local.get $j) (local.get $K)) (then unreachable))
+    (local.set $row (i32.add (local.get $L) (i32.shl (i32.mul (local.get $d) (local.get $K)) (i32.const 3))))
+    (local.set $jrow (i32.add (local.get $corr) (i32.shl (i32.mul (local.get $j) (local.get $K)) (i32.const 3))))
+    (local.set $diag (f64.load (i32.add (local.get $jrow) (i32.shl (local.get $j) (i32.const 3)))))
+    (block $rows
+      (loop $nextRow
+        (br_if $rows (i32.ge_u (local.get $m) (local.get $d)))
+        (local.set $s (f64.load (i32.add (local.get $jrow)
+          (i32.shl (i32.load (i32.add (local.get $path) (i32.shl (local.get $m) (i32.const 2)))) (i32.const 3)))))
+        (local.set $mrow (i32.add (local.get $L) (i32.shl (i32.mul (local.get $m) (local.get $K)) (i32.const 3))))
+        (local.set $p (i32.const 0))
+        (block $terms
+          (loop $nextTerm
+            (br_if $terms (i32.ge_u (local.get $p) (local.get $m)))
+            (local.set $s (f64.sub (local.get $s)
+              (f64.mul (f64.load (i32.add (local.get $row) (i32.shl (local.get $p) (i32.const 3))))
+                (f64.load (i32.add (local.get $mrow) (i32.shl (local.get $p) (i32.const 3)))))))
+            (local.set $p (i32.add (local.get $p) (i32.const 1)))
+            (br $nextTerm)))
+        (local.set $l (f64.div (local.get $s) (f64.load (i32.add (local.get $mrow) (i32.shl (local.get $m) (i32.const 3))))))
+        (f64.store (i32.add (local.get $row) (i32.shl (local.get $m) (i32.const 3))) (local.get $l))
+        (local.set $diag (f64.sub (local.get $diag) (f64.mul (local.get $l) (local.get $l))))
+        (local.set $m (i32.add (local.get $m) (i32.const 1)))
+        (br $nextRow)))
+    (if (i32.eqz (f64.gt (local.get $diag) (local.get $tolerance))) (then (return (i32.const 0))))
+    (local.set $s (f64.sqrt (local.get $diag)))
+    (f64.store (i32.add (local.get $row) (i32.shl (local.get $d) (i32.const 3))) (local.get $s))
+    (local.set $inv (f64.div (f64.const 1) (local.get $s)))
+    (local.set $vd (f64.load (i32.add (i32.load offset=64 (local.get $frame)) (i32.shl (local.get $j) (i32.const 3)))))
+    (local.set $m (i32.const 0))
+    (block $terms
+      (loop $nextTerm
+        (br_if $terms (i32.ge_u (local.get $m) (local.get $d)))
+        (local.set $vd (f64.sub (local.get $vd)
+          (f64.mul (f64.load (i32.add (local.get $row) (i32.shl (local.get $m) (i32.const 3))))
+            (f64.load (i32.add (local.get $v) (i32.shl (local.get $m) (i32.const 3)))))))
+        (local.set $m (i32.add (local.get $m) (i32.const 1)))
+        (br $nextTerm)))
+    (local.set $vd (f64.mul (local.get $vd) (local.get $inv)))
+    (f64.store (i32.add (local.get $v) (i32.shl (local.get $d) (i32.const 3))) (local.get $vd))
+    (local.set $thetaInfo (f64.add (f64.load (i32.add (local.get $info) (i32.shl (local.get $d) (i32.const 3))))
+      (f64.mul (local.get $vd) (local.get $vd))))
+    (f64.store (i32.add (local.get $info) (i32.shl (i32.add (local.get $d) (i32.const 1)) (i32.const 3))) (local.get $thetaInfo))
+    (call $levelPass (local.get $frame) (local.get $d) (local.get $j) (local.get $inv) (local.get $vd)
+      (f64.mul (f64.const 0.5) (local.get $thetaInfo)) (local.get $visited) (local.get $n))
+    (i32.const 1))
+
+  ;; A visited level and its cells in one call (walk.ts `extend`, then grid-cells.ts `evaluate`'s
+  ;; calibrate.ts `calibrateCellsOfTwo`): extendLevel (visited), then selectCalibrateTwo on the
+  ;; new level's relevance and similarity, their bounds and tie widths (cut.ts `tieWidth`:
+  ;; tolerance max(1, |min|, |max|)), with a range's constants (f64s at $constants: 0 ybar, 1 syy,
+  ;; 2 sign, 3 minRetained, 4 minComplement, 5 the tie tolerance, 6 T, 7 cutsFrom, 8 strict, 9 and
+  ;; 10 the offsets of secondary and target, 11 + k the adjusted fit's multiplier for k
+  ;; attributes). Returns 3 when the level is singular (nothing else done), else
+  ;; selectCalibrateTwo's status.
+  ;; cut.ts `tieWidth`: tolerance x max(1, |min|, |max|), Math.max's order (NaN when either is NaN).
+  (func $tieWidth (export "tieWidth") (param $tolerance f64) (param $min f64) (param $max f64) (result f64)
+    (f64.mul (local.get $tolerance) (f64.max (f64.max (f64.const 1) (f64.abs (local.get $min))) (f64.abs (local.get $max)))))
+
+  (func (export "extendCalibrateTwo")
+    (param $walk i32) (param $d i32) (param $n i32) (param $tolerance f64) (param $cal i32) (param $constants i32) (result i32)
+    (local $next i32) (local $bounds i32) (local $tie f64) (local $k i32)
+    (local $b0 f64) (local $b1 f64) (local $b2 f64) (local $b3 f64)
+    (if (i32.eqz (call $extendLevel (local.get $walk) (local.get $d) (i32.const 1) (local.get $n) (local.get $tolerance)))
+      (then (return (i32.const 3))))
+    (local.set $next (i32.add (local.get $d) (i32.const 1)))
+    (local.set $bounds (i32.add (i32.load offset=32 (local.get $walk)) (i32.mul (local.get $next) (i32.load offset=36 (local.get $walk)))))
+    (local.set $b0 (f64.load offset=0 (local.get $bounds)))
+    (local.set $b1 (f64.load offset=8 (local.get $bounds)))
+    (local.set $b2 (f64.load offset=16 (local.get $bounds)))
+    (local.set $b3 (f64.load offset=24 (local.get $bounds)))
+    (local.set $tie (f64.load offset=40 (local.get $constants)))
+    (local.set $k (i32.add (local.get $constants) (i32.shl (i32.add (local.get $next) (i32.const 11)) (i32.const 3))))
+    (call $selectCalibrateTwo (local.get $cal)
+      (i32.add (i32.load offset=16 (local.get $walk)) (i32.mul (local.get $next) (i32.load offset=20 (local.get $walk))))
+      (i32.add (i32.load offset=24 (local.get $walk)) (i32.mul (local.get $next) (i32.load offset=28 (local.get $walk))))
+      (local.get $n)
+      (i32.trunc_f64_u (f64.load offset=48 (local.get $constants)))
+      (i32.trunc_f64_u (f64.load offset=56 (local.get $constants)))
+      (local.get $b0) (local.get $b1) (call $tieWidth (local.get $tie) (local.get $b0) (local.get $b1))
+      (local.get $b2) (local.get $b3) (call $tieWidth (local.get $tie) (local.get $b2) (local.get $b3))
+      (f64.load offset=0 (local.get $constants)) (f64.load offset=8 (local.get $constants)) (f64.load offset=16 (local.get $constants))
+      (i32.trunc_f64_u (f64.load offset=64 (local.get $constants)))
+      (f64.load (local.get $k)) (f64.convert_i32_u (local.get $next))
+      (f64.load offset=24 (local.get $constants)) (f64.load offset=32 (local.get $constants))
+      (i32.trunc_f64_u (f64.load offset=72 (local.get $constants)))
+      (i32.trunc_f64_u (f64.load offset=80 (local.get $constants)))))
 )
