@@ -1,6 +1,8 @@
 /** Shared by the client suites that run against the local service. */
+import type { Worker } from "node:worker_threads";
 import { createClient, type ClientOptions, type RbpClient } from "../../src/client/index.js";
-import type { LocalService } from "../../src/service/index.js";
+import { startLocalService, type LocalService } from "../../src/service/index.js";
+import { startWorker } from "../../src/threads/worker-script.js";
 import { gold } from "../gold.js";
 
 export { close, column, gold, goldCase, synthetic } from "../gold.js";
@@ -32,3 +34,27 @@ export const singular = () => ({
   ],
   theta: [1, 1, 1],
 });
+
+/**
+ * A local service whose one worker holds every job it is given until `release()` (the service's
+ * own worker code, in test/service/fixtures/gated-worker.ts): a job is "running" exactly as long as
+ * the test wants, so no test here depends on how long a Grid takes.
+ */
+export async function gatedService(): Promise<{ service: LocalService; release: () => void }> {
+  const workers: Worker[] = [];
+  const service = await startLocalService({
+    port: 0,
+    workers: 1,
+    spawn: () => {
+      const worker = startWorker("../service/fixtures/gated-worker", import.meta.url);
+      workers.push(worker);
+      return worker;
+    },
+  });
+  return {
+    service,
+    release: () => {
+      for (const worker of workers) worker.postMessage({ release: true });
+    },
+  };
+}

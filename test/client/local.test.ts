@@ -4,7 +4,7 @@
  * the real service produces (401 needs a request without a key, which this client never sends:
  * see faults.test.ts).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   AbortError,
   AuthenticationError,
@@ -25,7 +25,7 @@ import {
   type WaitProgress,
 } from "../../src/client/index.js";
 import { startLocalService, type LocalService } from "../../src/service/index.js";
-import { clientFor, close, column, gold, goldCase, quickstart, singular, synthetic } from "./helpers.js";
+import { clientFor, close, column, gatedService, gold, goldCase, quickstart, singular, synthetic } from "./helpers.js";
 
 let service: LocalService;
 let client: RbpClient;
@@ -38,12 +38,6 @@ afterAll(async () => {
   await client?.close();
   await service?.close();
 });
-
-/** A Grid that takes long enough (a few hundred ms: 16,383 combinations on 800 rows) to be seen running. */
-// About 1.2 s of Grid on one worker (6,000 rows, 16,383 combinations of 16; the engine of 2026-11-26),
-// so that it is surely still running during the reads below; 800 rows took ~0.25 s once the
-// per-combination path ran in WebAssembly, too close to a 30 ms wait plus a 250 ms last read.
-const slowGrid = () => ({ ...synthetic(6000, 16, 3), options: { inner_parallel: "off" as const, max_iter: 16383 } });
 
 describe("v3: the quickstart 7x5 gold numbers through the client", () => {
   it("run grid: the published composite", async () => {
@@ -236,26 +230,45 @@ describe("v3: quota and validation before sending", () => {
 });
 
 describe("v3: waiting", () => {
+  // Each job here is held by a gated worker until the test releases it: it is surely still running
+  // during the reads below, however fast the engine or loaded the machine.
+  let gated: { service: LocalService; release: () => void } | undefined;
+  let held: RbpClient | undefined;
+  async function heldClient(): Promise<RbpClient> {
+    gated = await gatedService();
+    held = clientFor(gated.service);
+    return held;
+  }
+  afterEach(async () => {
+    await held?.close();
+    await gated?.service.close();
+    held = gated = undefined;
+  });
+
   it("result() and field() of a running job: JobPendingError; wait() with a short timeout: TimeoutError, then wait again", async () => {
-    const receipt = (await client.submit("grid", slowGrid())) as JobReceipt;
-    const pending = await client.result(receipt).catch((e: unknown) => e);
+    const c = await heldClient();
+    const receipt = (await c.submit("grid", quickstart())) as JobReceipt;
+    const pending = await c.result(receipt).catch((e: unknown) => e);
     expect(pending).toBeInstanceOf(JobPendingError);
     expect((pending as JobPendingError).jobId).toBe(receipt.job_id);
-    expect(await client.field(receipt, "yhat").catch((e: unknown) => e)).toBeInstanceOf(JobPendingError);
-    const late = await client.wait(receipt, { timeoutMs: 30 }).catch((e: unknown) => e);
+    expect(await c.field(receipt, "yhat").catch((e: unknown) => e)).toBeInstanceOf(JobPendingError);
+    const late = await c.wait(receipt, { timeoutMs: 30 }).catch((e: unknown) => e);
     expect(late).toBeInstanceOf(TimeoutError);
     expect((late as TimeoutError).phase).toBe("wait");
-    const r = await client.wait(receipt, { timeoutMs: 30_000 });
-    expect(r.yhat).toHaveLength(1);
+    gated!.release();
+    const r = await c.wait(receipt, { timeoutMs: 30_000 });
+    close(r.yhat, goldCase("grid default").expect.yhat);
   });
 
   it("an aborted wait stops at once; the job goes on", async () => {
-    const receipt = (await client.submit("grid", slowGrid())) as JobReceipt;
+    const c = await heldClient();
+    const receipt = (await c.submit("grid", quickstart())) as JobReceipt;
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 20);
-    // AbortError, not the result: the wait ended at the abort, before the job did
-    expect(await client.wait(receipt, { signal: controller.signal }).catch((e: unknown) => e)).toBeInstanceOf(AbortError);
-    expect((await client.wait(receipt)).yhat).toHaveLength(1);
+    // AbortError, not the result: the worker holds the job until release(), so only the abort can end this wait
+    expect(await c.wait(receipt, { signal: controller.signal }).catch((e: unknown) => e)).toBeInstanceOf(AbortError);
+    gated!.release();
+    expect((await c.wait(receipt)).yhat).toHaveLength(1);
   });
 });
 
