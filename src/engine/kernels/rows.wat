@@ -358,8 +358,11 @@
   ;; 2 bin + 1), read and written at once: a row costs one load and two stores (its link and its
   ;; bin's entry). Previous is i32. The caller guarantees every value lies in [min, max], both
   ;; finite, with a finite scale, so that the bin is in range, and fewer than 2^31 values. Two rows
-  ;; a pass: their bins by f64x2 arithmetic and i32x4.trunc_sat_f64x2_s_zero, then counted and
-  ;; linked one row after the other, in a and then in b, as the plain loops do. An odd n leaves the
+  ;; a pass: their bins by f64x2 arithmetic, then counted and linked one row after the other, in a
+  ;; and then in b, as the plain loops do. A bin is floor((v - min) scale) + 2^52, whose low 32 bits
+  ;; are the bin (an integer k below 2^52 plus 2^52 is exact, k in the low bits of the mantissa):
+  ;; the value `| 0` gives, since (v - min) scale is never negative, in two instructions where
+  ;; i32x4.trunc_sat_f64x2_s_zero took four or five (so each bin is i32 lane 0 or 2). An odd n leaves the
   ;; last row to a scalar tail, whose truncation is i32.trunc_f64_s (it would trap on a NaN or an
   ;; infinity; V8's saturating scalar i32.trunc_sat_f64_s made the pass about half as slow again).
   (func $histogramTwo (export "histogramTwo")
@@ -367,7 +370,8 @@
     (param $b i32) (param $minB f64) (param $scaleB f64) (param $tableB i32) (param $previousB i32)
     (param $n i32)
     (local $i i32) (local $k i32) (local $end i32) (local $at i32) (local $pair i64)
-    (local $binsA v128) (local $binsB v128) (local $minA2 v128) (local $scaleA2 v128) (local $minB2 v128) (local $scaleB2 v128)
+    (local $binsA v128) (local $binsB v128) (local $magic v128) (local $minA2 v128) (local $scaleA2 v128) (local $minB2 v128) (local $scaleB2 v128)
+    (local.set $magic (f64x2.splat (f64.const 0x1p52)))
     (local.set $minA2 (f64x2.splat (local.get $minA)))
     (local.set $scaleA2 (f64x2.splat (local.get $scaleA)))
     (local.set $minB2 (f64x2.splat (local.get $minB)))
@@ -378,8 +382,8 @@
         (br_if $done (i32.ge_u (local.get $i) (local.get $end)))
         (local.set $k (i32.shl (local.get $i) (i32.const 3)))
         ;; Each bin's byte offset in its table: 8 bin.
-        (local.set $binsA (i32x4.shl (i32x4.trunc_sat_f64x2_s_zero (f64x2.mul (f64x2.sub (v128.load (i32.add (local.get $a) (local.get $k))) (local.get $minA2)) (local.get $scaleA2))) (i32.const 3)))
-        (local.set $binsB (i32x4.shl (i32x4.trunc_sat_f64x2_s_zero (f64x2.mul (f64x2.sub (v128.load (i32.add (local.get $b) (local.get $k))) (local.get $minB2)) (local.get $scaleB2))) (i32.const 3)))
+        (local.set $binsA (i32x4.shl (f64x2.add (f64x2.floor (f64x2.mul (f64x2.sub (v128.load (i32.add (local.get $a) (local.get $k))) (local.get $minA2)) (local.get $scaleA2))) (local.get $magic)) (i32.const 3)))
+        (local.set $binsB (i32x4.shl (f64x2.add (f64x2.floor (f64x2.mul (f64x2.sub (v128.load (i32.add (local.get $b) (local.get $k))) (local.get $minB2)) (local.get $scaleB2))) (local.get $magic)) (i32.const 3)))
         (local.set $k (i32.shl (local.get $i) (i32.const 2)))
         ;; The first row in a, then in b; then the second row.
         (local.set $at (i32.add (local.get $tableA) (i32x4.extract_lane 0 (local.get $binsA))))
@@ -391,11 +395,11 @@
         (i32.store (i32.add (local.get $previousB) (local.get $k)) (i32.wrap_i64 (i64.shr_u (local.get $pair) (i64.const 32))))
         (i64.store (local.get $at) (i64.or (i64.shl (i64.extend_i32_u (local.get $i)) (i64.const 32)) (i64.and (i64.add (local.get $pair) (i64.const 1)) (i64.const 0xffffffff))))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (local.set $at (i32.add (local.get $tableA) (i32x4.extract_lane 1 (local.get $binsA))))
+        (local.set $at (i32.add (local.get $tableA) (i32x4.extract_lane 2 (local.get $binsA))))
         (local.set $pair (i64.load (local.get $at)))
         (i32.store offset=4 (i32.add (local.get $previousA) (local.get $k)) (i32.wrap_i64 (i64.shr_u (local.get $pair) (i64.const 32))))
         (i64.store (local.get $at) (i64.or (i64.shl (i64.extend_i32_u (local.get $i)) (i64.const 32)) (i64.and (i64.add (local.get $pair) (i64.const 1)) (i64.const 0xffffffff))))
-        (local.set $at (i32.add (local.get $tableB) (i32x4.extract_lane 1 (local.get $binsB))))
+        (local.set $at (i32.add (local.get $tableB) (i32x4.extract_lane 2 (local.get $binsB))))
         (local.set $pair (i64.load (local.get $at)))
         (i32.store offset=4 (i32.add (local.get $previousB) (local.get $k)) (i32.wrap_i64 (i64.shr_u (local.get $pair) (i64.const 32))))
         (i64.store (local.get $at) (i64.or (i64.shl (i64.extend_i32_u (local.get $i)) (i64.const 32)) (i64.and (i64.add (local.get $pair) (i64.const 1)) (i64.const 0xffffffff))))
