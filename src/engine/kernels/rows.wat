@@ -609,7 +609,7 @@
   ;; `Histogram.open`: the scale of count values in [min, max] (max - min finite and positive), the counts cleared.
   (func $open (param $h i32) (param $count i32) (param $min f64) (param $max f64) (result f64)
     (local $bins i32) (local $scale f64)
-    (local.set $bins (i32.shr_s (local.get $count) (i32.const 2)))
+    (local.set $bins (local.get $count))
     (if (i32.lt_s (local.get $bins) (i32.const 16)) (then (local.set $bins (i32.const 16))))
     (if (i32.gt_s (local.get $bins) (i32.const 4096)) (then (local.set $bins (i32.const 4096))))
     (local.set $scale (f64.div (f64.convert_i32_s (local.get $bins)) (f64.sub (local.get $max) (local.get $min))))
@@ -634,11 +634,13 @@
     (local $w i32) (local $lowest i32) (local $highest i32) (local $rankCount i32) (local $t i32)
     (local $hf f64) (local $lo f64) (local $rank i32) (local $last i32) (local $k i32)
     (local $next i32) (local $wantedCount i32) (local $bin i32) (local $below i32) (local $c i32)
+    (local $bins i32) (local $at i32) (local $eight v128)
     (local.set $table (i32.load (local.get $h)))
     (local.set $starts (i32.load offset=8 (local.get $h)))
     (local.set $wanted (i32.load offset=12 (local.get $h)))
     (local.set $ranks (i32.load offset=16 (local.get $h)))
     (local.set $state (i32.load offset=36 (local.get $h)))
+    (local.set $bins (i32.load offset=20 (local.get $state)))
     (block $d
       (loop $l
         (br_if $d (i32.ge_s (local.get $w) (i32.load offset=4 (local.get $state))))
@@ -687,6 +689,22 @@
       (loop $ml
         (br_if $md (i32.ge_s (local.get $k) (local.get $rankCount)))
         (local.set $rank (i32.load (i32.add (local.get $ranks) (i32.shl (local.get $k) (i32.const 2)))))
+        ;; Eight bins at a time while they all lie below the rank (their counts are i32 lanes 0 and 2 of
+        ;; four loads), then one at a time: the same bin and count below it.
+        (block $skipped
+          (loop $skip
+            (br_if $skipped (i32.gt_s (i32.add (local.get $bin) (i32.const 8)) (local.get $bins)))
+            (local.set $at (i32.add (local.get $table) (i32.shl (local.get $bin) (i32.const 3))))
+            (local.set $eight (v128.and
+              (i32x4.add
+                (i32x4.add (v128.load offset=0 (local.get $at)) (v128.load offset=16 (local.get $at)))
+                (i32x4.add (v128.load offset=32 (local.get $at)) (v128.load offset=48 (local.get $at))))
+              (v128.const i32x4 -1 0 -1 0)))
+            (local.set $c (i32.add (i32x4.extract_lane 0 (local.get $eight)) (i32x4.extract_lane 2 (local.get $eight))))
+            (br_if $skipped (i32.gt_s (i32.add (local.get $below) (local.get $c)) (local.get $rank)))
+            (local.set $below (i32.add (local.get $below) (local.get $c)))
+            (local.set $bin (i32.add (local.get $bin) (i32.const 8)))
+            (br $skip)))
         (block $bd
           (loop $bl
             (local.set $c (i32.load (i32.add (local.get $table) (i32.shl (local.get $bin) (i32.const 3)))))
