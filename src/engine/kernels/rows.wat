@@ -609,7 +609,10 @@
   ;; `Histogram.open`: the scale of count values in [min, max] (max - min finite and positive), the counts cleared.
   (func $open (param $h i32) (param $count i32) (param $min f64) (param $max f64) (result f64)
     (local $bins i32) (local $scale f64)
+    ;; percentile.ts `open`: a bin a value up to DENSE_BINS (2,048) values, then one per four, at least 2,048.
     (local.set $bins (local.get $count))
+    (if (i32.gt_s (local.get $bins) (i32.const 2048))
+      (then (local.set $bins (select (i32.shr_s (local.get $count) (i32.const 2)) (i32.const 2048) (i32.gt_s (i32.shr_s (local.get $count) (i32.const 2)) (i32.const 2048))))))
     (if (i32.lt_s (local.get $bins) (i32.const 16)) (then (local.set $bins (i32.const 16))))
     (if (i32.gt_s (local.get $bins) (i32.const 4096)) (then (local.set $bins (i32.const 4096))))
     (local.set $scale (f64.div (f64.convert_i32_s (local.get $bins)) (f64.sub (local.get $max) (local.get $min))))
