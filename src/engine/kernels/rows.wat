@@ -567,12 +567,12 @@
         (br_if $done (i32.ge_u (local.get $i) (local.get $end)))
         (local.set $k (i32.shl (local.get $i) (i32.const 3)))
         (local.set $r (v128.load (i32.add (local.get $relevance) (local.get $k))))
-        (local.set $a (f64x2.replace_lane 1
-          (f64x2.splat (f64.load (i32.add (local.get $slopesA) (i32.shl (i32.load8_u (i32.add (local.get $bucketsA) (local.get $i))) (i32.const 3)))))
-          (f64.load (i32.add (local.get $slopesA) (i32.shl (i32.load8_u offset=1 (i32.add (local.get $bucketsA) (local.get $i))) (i32.const 3))))))
-        (local.set $b (f64x2.replace_lane 1
-          (f64x2.splat (f64.load (i32.add (local.get $slopesB) (i32.shl (i32.load8_u (i32.add (local.get $bucketsB) (local.get $i))) (i32.const 3)))))
-          (f64.load (i32.add (local.get $slopesB) (i32.shl (i32.load8_u offset=1 (i32.add (local.get $bucketsB) (local.get $i))) (i32.const 3))))))
+        (local.set $a (v128.load64_lane 1
+          (i32.add (local.get $slopesA) (i32.shl (i32.load8_u offset=1 (i32.add (local.get $bucketsA) (local.get $i))) (i32.const 3)))
+          (v128.load64_zero (i32.add (local.get $slopesA) (i32.shl (i32.load8_u (i32.add (local.get $bucketsA) (local.get $i))) (i32.const 3))))))
+        (local.set $b (v128.load64_lane 1
+          (i32.add (local.get $slopesB) (i32.shl (i32.load8_u offset=1 (i32.add (local.get $bucketsB) (local.get $i))) (i32.const 3)))
+          (v128.load64_zero (i32.add (local.get $slopesB) (i32.shl (i32.load8_u (i32.add (local.get $bucketsB) (local.get $i))) (i32.const 3))))))
         (local.set $t (v128.load (i32.add (local.get $target) (local.get $k))))
         (local.set $w (f64x2.add (local.get $t) (f64x2.add (local.get $baseA2) (f64x2.mul (local.get $a) (local.get $r)))))
         (local.set $w (f64x2.add (local.get $w) (f64x2.add (local.get $baseB2) (f64x2.mul (local.get $b) (local.get $r)))))
