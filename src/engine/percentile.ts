@@ -7,9 +7,13 @@
  * bins holding the wanted ranks are located from the cumulative counts, and only their few values
  * are gathered (along their bin's links) and sorted. A Grid asks for thousands of percentiles of
  * 10^3 to 10^4 scores; this costs one linear pass each, with none of quickselect's unpredictable
- * branches. The number of bins follows the count (about 4 values a
- * bin, 16 to 4,096 bins), so that small inputs do not pay for many bins and large ones gather and
- * sort few values; only the wanted bins are visited after the count. The order statistics, and so
+ * branches. The number of bins follows the count (a bin a value up to
+ * 2,048 values, then one per four values, 16 to 4,096 bins), so that small inputs do not pay for
+ * many bins and large ones gather and sort few values; only the wanted bins are visited after the
+ * count. (A bin a value rather than one per four at N=1,000: a Grid's central bins held about 10
+ * values, and gathering and sorting them cost more than clearing and scanning four times the bins,
+ * which the WebAssembly scan does eight bins at a time. Past 2,048 values, the two censors' tables
+ * of 4,096 bins no longer fit the first-level cache beside the rows, and the count slows.) The order statistics, and so
  * the percentiles, do not depend on the bins. `percentilesOfTwo` does the same for two arrays of
  * one length (a Grid's two censors) with each pass over the rows shared.
  */
@@ -18,6 +22,8 @@ import { arenaShaped, countIntoBins, jsKernels, RowArena, type RowKernels } from
 
 const MAX_BINS = 4096;
 const MIN_BINS = 16;
+/** Up to this many values, a bin a value; beyond, one per four values (but no fewer bins than this). */
+const DENSE_BINS = 2048;
 /** Gathered bins up to this size are sorted in place by insertion (no subarray view). */
 const INSERTION_SORT = 24;
 
@@ -123,7 +129,7 @@ class Histogram {
 
   /** Sets the bins for `count` values in [min, max] and clears the counts. */
   open(count: number, min: number, max: number): void {
-    const bins = Math.min(MAX_BINS, Math.max(MIN_BINS, count >> 2));
+    const bins = Math.min(MAX_BINS, Math.max(MIN_BINS, count <= DENSE_BINS ? count : Math.max(DENSE_BINS, count >> 2)));
     this.state[BINS] = bins;
     this.min = min;
     this.max = max;

@@ -383,6 +383,21 @@ describe("histogramTwo counts as its JavaScript twin", () => {
 });
 
 describe("selectTwo selects as the plain histograms", () => {
+  it("opens as many bins as the plain histogram: a bin a value up to 2,048 values, then one per four, up to 4,096", () => {
+    for (const n of [2, 15, 16, 17, 1000, 2047, 2048, 2049, 8191, 8192, 8195, 9000, 16384, 16388, 20000]) {
+      const arena = new RowArena(RowArena.bytesFor({ doubles: [n, n, 8] }) + HistogramPair.bytesFor(n));
+      const [a, b] = arena.arrays(2, n);
+      for (let i = 0; i < n; i++) [a[i], b[i]] = [Math.sin(i), Math.cos(3 * i)];
+      const pair = new HistogramPair(arena, n);
+      const f = arena.array(3);
+      f.set([0.2, 0.5, 0.8]);
+      expect(pair.kernels.selectTwo!(a, -1, 1, 0, pair.first.header!, b, -1, 1, 0, pair.second.header!, f, 3, n)).toBe(1);
+      const plain = new HistogramPair(null, n);
+      percentilesOfTwo(a, b, n, [0.2, 0.5, 0.8], new Float64Array(n), new Float64Array(n), new Float64Array(3), new Float64Array(3), -1, 1, 0, -1, 1, 0, plain);
+      expect([pair.first.bins, pair.second.bins]).toEqual([plain.first.bins, plain.second.bins]);
+      expect(pair.first.bins).toBe(Math.min(4096, Math.max(16, n <= 2048 ? n : Math.max(2048, n >> 2))));
+    }
+  });
   it("with tie widths, wanted bins sorted as the plain insertion sort (up to 24 values) or the typed arrays' (25 to 256, both zeros among them), or left to the plain sort (more than 256), and fractions outside [0, 1] left to the plain path", () => {
     const outcomes = new Set<number>();
     fc.assert(

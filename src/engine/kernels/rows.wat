@@ -358,8 +358,11 @@
   ;; 2 bin + 1), read and written at once: a row costs one load and two stores (its link and its
   ;; bin's entry). Previous is i32. The caller guarantees every value lies in [min, max], both
   ;; finite, with a finite scale, so that the bin is in range, and fewer than 2^31 values. Two rows
-  ;; a pass: their bins by f64x2 arithmetic and i32x4.trunc_sat_f64x2_s_zero, then counted and
-  ;; linked one row after the other, in a and then in b, as the plain loops do. An odd n leaves the
+  ;; a pass: their bins by f64x2 arithmetic, then counted and linked one row after the other, in a
+  ;; and then in b, as the plain loops do. A bin is floor((v - min) scale) + 2^52, whose low 32 bits
+  ;; are the bin (an integer k below 2^52 plus 2^52 is exact, k in the low bits of the mantissa):
+  ;; the value `| 0` gives, since (v - min) scale is never negative, in two instructions where
+  ;; i32x4.trunc_sat_f64x2_s_zero took four or five (so each bin is i32 lane 0 or 2). An odd n leaves the
   ;; last row to a scalar tail, whose truncation is i32.trunc_f64_s (it would trap on a NaN or an
   ;; infinity; V8's saturating scalar i32.trunc_sat_f64_s made the pass about half as slow again).
   (func $histogramTwo (export "histogramTwo")
@@ -367,7 +370,8 @@
     (param $b i32) (param $minB f64) (param $scaleB f64) (param $tableB i32) (param $previousB i32)
     (param $n i32)
     (local $i i32) (local $k i32) (local $end i32) (local $at i32) (local $pair i64)
-    (local $binsA v128) (local $binsB v128) (local $minA2 v128) (local $scaleA2 v128) (local $minB2 v128) (local $scaleB2 v128)
+    (local $binsA v128) (local $binsB v128) (local $magic v128) (local $minA2 v128) (local $scaleA2 v128) (local $minB2 v128) (local $scaleB2 v128)
+    (local.set $magic (f64x2.splat (f64.const 0x1p52)))
     (local.set $minA2 (f64x2.splat (local.get $minA)))
     (local.set $scaleA2 (f64x2.splat (local.get $scaleA)))
     (local.set $minB2 (f64x2.splat (local.get $minB)))
@@ -378,8 +382,8 @@
         (br_if $done (i32.ge_u (local.get $i) (local.get $end)))
         (local.set $k (i32.shl (local.get $i) (i32.const 3)))
         ;; Each bin's byte offset in its table: 8 bin.
-        (local.set $binsA (i32x4.shl (i32x4.trunc_sat_f64x2_s_zero (f64x2.mul (f64x2.sub (v128.load (i32.add (local.get $a) (local.get $k))) (local.get $minA2)) (local.get $scaleA2))) (i32.const 3)))
-        (local.set $binsB (i32x4.shl (i32x4.trunc_sat_f64x2_s_zero (f64x2.mul (f64x2.sub (v128.load (i32.add (local.get $b) (local.get $k))) (local.get $minB2)) (local.get $scaleB2))) (i32.const 3)))
+        (local.set $binsA (i32x4.shl (f64x2.add (f64x2.floor (f64x2.mul (f64x2.sub (v128.load (i32.add (local.get $a) (local.get $k))) (local.get $minA2)) (local.get $scaleA2))) (local.get $magic)) (i32.const 3)))
+        (local.set $binsB (i32x4.shl (f64x2.add (f64x2.floor (f64x2.mul (f64x2.sub (v128.load (i32.add (local.get $b) (local.get $k))) (local.get $minB2)) (local.get $scaleB2))) (local.get $magic)) (i32.const 3)))
         (local.set $k (i32.shl (local.get $i) (i32.const 2)))
         ;; The first row in a, then in b; then the second row.
         (local.set $at (i32.add (local.get $tableA) (i32x4.extract_lane 0 (local.get $binsA))))
@@ -391,11 +395,11 @@
         (i32.store (i32.add (local.get $previousB) (local.get $k)) (i32.wrap_i64 (i64.shr_u (local.get $pair) (i64.const 32))))
         (i64.store (local.get $at) (i64.or (i64.shl (i64.extend_i32_u (local.get $i)) (i64.const 32)) (i64.and (i64.add (local.get $pair) (i64.const 1)) (i64.const 0xffffffff))))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (local.set $at (i32.add (local.get $tableA) (i32x4.extract_lane 1 (local.get $binsA))))
+        (local.set $at (i32.add (local.get $tableA) (i32x4.extract_lane 2 (local.get $binsA))))
         (local.set $pair (i64.load (local.get $at)))
         (i32.store offset=4 (i32.add (local.get $previousA) (local.get $k)) (i32.wrap_i64 (i64.shr_u (local.get $pair) (i64.const 32))))
         (i64.store (local.get $at) (i64.or (i64.shl (i64.extend_i32_u (local.get $i)) (i64.const 32)) (i64.and (i64.add (local.get $pair) (i64.const 1)) (i64.const 0xffffffff))))
-        (local.set $at (i32.add (local.get $tableB) (i32x4.extract_lane 1 (local.get $binsB))))
+        (local.set $at (i32.add (local.get $tableB) (i32x4.extract_lane 2 (local.get $binsB))))
         (local.set $pair (i64.load (local.get $at)))
         (i32.store offset=4 (i32.add (local.get $previousB) (local.get $k)) (i32.wrap_i64 (i64.shr_u (local.get $pair) (i64.const 32))))
         (i64.store (local.get $at) (i64.or (i64.shl (i64.extend_i32_u (local.get $i)) (i64.const 32)) (i64.and (i64.add (local.get $pair) (i64.const 1)) (i64.const 0xffffffff))))
@@ -563,12 +567,12 @@
         (br_if $done (i32.ge_u (local.get $i) (local.get $end)))
         (local.set $k (i32.shl (local.get $i) (i32.const 3)))
         (local.set $r (v128.load (i32.add (local.get $relevance) (local.get $k))))
-        (local.set $a (f64x2.replace_lane 1
-          (f64x2.splat (f64.load (i32.add (local.get $slopesA) (i32.shl (i32.load8_u (i32.add (local.get $bucketsA) (local.get $i))) (i32.const 3)))))
-          (f64.load (i32.add (local.get $slopesA) (i32.shl (i32.load8_u offset=1 (i32.add (local.get $bucketsA) (local.get $i))) (i32.const 3))))))
-        (local.set $b (f64x2.replace_lane 1
-          (f64x2.splat (f64.load (i32.add (local.get $slopesB) (i32.shl (i32.load8_u (i32.add (local.get $bucketsB) (local.get $i))) (i32.const 3)))))
-          (f64.load (i32.add (local.get $slopesB) (i32.shl (i32.load8_u offset=1 (i32.add (local.get $bucketsB) (local.get $i))) (i32.const 3))))))
+        (local.set $a (v128.load64_lane 1
+          (i32.add (local.get $slopesA) (i32.shl (i32.load8_u offset=1 (i32.add (local.get $bucketsA) (local.get $i))) (i32.const 3)))
+          (v128.load64_zero (i32.add (local.get $slopesA) (i32.shl (i32.load8_u (i32.add (local.get $bucketsA) (local.get $i))) (i32.const 3))))))
+        (local.set $b (v128.load64_lane 1
+          (i32.add (local.get $slopesB) (i32.shl (i32.load8_u offset=1 (i32.add (local.get $bucketsB) (local.get $i))) (i32.const 3)))
+          (v128.load64_zero (i32.add (local.get $slopesB) (i32.shl (i32.load8_u (i32.add (local.get $bucketsB) (local.get $i))) (i32.const 3))))))
         (local.set $t (v128.load (i32.add (local.get $target) (local.get $k))))
         (local.set $w (f64x2.add (local.get $t) (f64x2.add (local.get $baseA2) (f64x2.mul (local.get $a) (local.get $r)))))
         (local.set $w (f64x2.add (local.get $w) (f64x2.add (local.get $baseB2) (f64x2.mul (local.get $b) (local.get $r)))))
@@ -605,7 +609,10 @@
   ;; `Histogram.open`: the scale of count values in [min, max] (max - min finite and positive), the counts cleared.
   (func $open (param $h i32) (param $count i32) (param $min f64) (param $max f64) (result f64)
     (local $bins i32) (local $scale f64)
-    (local.set $bins (i32.shr_s (local.get $count) (i32.const 2)))
+    ;; percentile.ts `open`: a bin a value up to DENSE_BINS (2,048) values, then one per four, at least 2,048.
+    (local.set $bins (local.get $count))
+    (if (i32.gt_s (local.get $bins) (i32.const 2048))
+      (then (local.set $bins (select (i32.shr_s (local.get $count) (i32.const 2)) (i32.const 2048) (i32.gt_s (i32.shr_s (local.get $count) (i32.const 2)) (i32.const 2048))))))
     (if (i32.lt_s (local.get $bins) (i32.const 16)) (then (local.set $bins (i32.const 16))))
     (if (i32.gt_s (local.get $bins) (i32.const 4096)) (then (local.set $bins (i32.const 4096))))
     (local.set $scale (f64.div (f64.convert_i32_s (local.get $bins)) (f64.sub (local.get $max) (local.get $min))))
@@ -630,11 +637,13 @@
     (local $w i32) (local $lowest i32) (local $highest i32) (local $rankCount i32) (local $t i32)
     (local $hf f64) (local $lo f64) (local $rank i32) (local $last i32) (local $k i32)
     (local $next i32) (local $wantedCount i32) (local $bin i32) (local $below i32) (local $c i32)
+    (local $bins i32) (local $at i32) (local $eight v128)
     (local.set $table (i32.load (local.get $h)))
     (local.set $starts (i32.load offset=8 (local.get $h)))
     (local.set $wanted (i32.load offset=12 (local.get $h)))
     (local.set $ranks (i32.load offset=16 (local.get $h)))
     (local.set $state (i32.load offset=36 (local.get $h)))
+    (local.set $bins (i32.load offset=20 (local.get $state)))
     (block $d
       (loop $l
         (br_if $d (i32.ge_s (local.get $w) (i32.load offset=4 (local.get $state))))
@@ -683,6 +692,22 @@
       (loop $ml
         (br_if $md (i32.ge_s (local.get $k) (local.get $rankCount)))
         (local.set $rank (i32.load (i32.add (local.get $ranks) (i32.shl (local.get $k) (i32.const 2)))))
+        ;; Eight bins at a time while they all lie below the rank (their counts are i32 lanes 0 and 2 of
+        ;; four loads), then one at a time: the same bin and count below it.
+        (block $skipped
+          (loop $skip
+            (br_if $skipped (i32.gt_s (i32.add (local.get $bin) (i32.const 8)) (local.get $bins)))
+            (local.set $at (i32.add (local.get $table) (i32.shl (local.get $bin) (i32.const 3))))
+            (local.set $eight (v128.and
+              (i32x4.add
+                (i32x4.add (v128.load offset=0 (local.get $at)) (v128.load offset=16 (local.get $at)))
+                (i32x4.add (v128.load offset=32 (local.get $at)) (v128.load offset=48 (local.get $at))))
+              (v128.const i32x4 -1 0 -1 0)))
+            (local.set $c (i32.add (i32x4.extract_lane 0 (local.get $eight)) (i32x4.extract_lane 2 (local.get $eight))))
+            (br_if $skipped (i32.gt_s (i32.add (local.get $below) (local.get $c)) (local.get $rank)))
+            (local.set $below (i32.add (local.get $below) (local.get $c)))
+            (local.set $bin (i32.add (local.get $bin) (i32.const 8)))
+            (br $skip)))
         (block $bd
           (loop $bl
             (local.set $c (i32.load (i32.add (local.get $table) (i32.shl (local.get $bin) (i32.const 3)))))
