@@ -50,7 +50,7 @@ import {
 } from "../display/index.js";
 import { saveVerifiableReport as writeReport, type VerifiableReportable, type VerifiableReportOptions } from "../display/index.js";
 import { outputFrame, writeFrameCsv, type FrameColumns, type ToFrameOptions } from "../frame/index.js";
-import type { ColumnObject, DataFrameLike } from "../frame/index.js";
+import { rowsChanged, type ColumnObject, type DataFrameLike } from "../frame/index.js";
 import { displayFigure, displayTable, type DisplayFigure, type DisplayTable } from "./displayable.js";
 import { PredictionError, analysisLabel } from "./errors.js";
 import type { ServiceKind } from "./connect.js";
@@ -228,6 +228,7 @@ abstract class PredictionBase {
 
   /** What saveReport writes, with where it came from (the report's provenance). */
   toReportable(): VerifiableReportable {
+    this.#checkRequest();
     const { result, request, receipt } = this.reportSource();
     return {
       title: this.title,
@@ -253,8 +254,23 @@ abstract class PredictionBase {
    * @example
    * await p.report("reports/quickstart.html"); // then: rbp verify reports/quickstart.html
    */
-  report(path: string, options: VerifiableReportOptions = {}): Promise<string> {
+  async report(path: string, options: VerifiableReportOptions = {}): Promise<string> {
     return writeReport(this.toReportable(), path, options);
+  }
+
+  /**
+   * A request that keeps the caller's rows of X (frame/kept.ts) must still hold them as sent: a
+   * report of X changed after the call would not be the data its result was computed from.
+   */
+  #checkRequest(): void {
+    if (this.request === undefined || !rowsChanged(this.request)) return;
+    throw new PredictionError({
+      kind: "data",
+      subject: analysisLabel(this.analysis),
+      detail: "X was changed after the call: the prediction keeps the rows it was given (not a copy), and they no longer hold the values it was computed from",
+      field: "X",
+      hint: "Run the call again on the data as it is now, or pass a copy of X to calls whose data you change afterwards (X.map((row) => row.slice())).",
+    });
   }
 
   toJSON(): Record<string, unknown> {
