@@ -54,6 +54,7 @@ import { rowsChanged, type ColumnObject, type DataFrameLike } from "../frame/ind
 import { displayFigure, displayTable, type DisplayFigure, type DisplayTable } from "./displayable.js";
 import { PredictionError, analysisLabel } from "./errors.js";
 import type { ServiceKind } from "./connect.js";
+import { CompactResult } from "./compact-result.js";
 
 const INSPECT = Symbol.for("nodejs.util.inspect.custom");
 
@@ -293,8 +294,8 @@ abstract class PredictionBase {
 
 /** A prediction for one circumstance (one job). */
 export class Prediction extends PredictionBase {
-  /** The normalised result (v3 and v2 alike). */
-  readonly result: Result;
+  /** The result, held compactly (compact-result.ts): `result` makes the plain one when read. */
+  readonly #result: CompactResult;
   /** The job: id and code (keep it to read the job again, e.g. `connection.client.field(receipt, path)`). */
   readonly receipt: JobReceipt;
   /** The circumstance predicted for (undefined when a Grid used the last row of X). */
@@ -305,22 +306,30 @@ export class Prediction extends PredictionBase {
 
   constructor(init: PredictionInit) {
     super(init);
-    this.result = init.result;
+    this.#result = CompactResult.of(init.result);
     this.receipt = init.receipt;
     this.theta = init.theta;
     this.thetaLabel = init.thetaLabel;
     this.indexName = init.indexName;
   }
 
+  /**
+   * The normalised result (v3 and v2 alike): a plain object, the same while anything holds it.
+   * The Prediction keeps it compactly and makes it again when read after nothing held it (a
+   * change made to it then is gone: docs/limits.md).
+   */
+  get result(): Result {
+    return this.#result.result();
+  }
   /** The prediction (first calibration; see `calibrations` and `best` for a PSR over several thresholds). */
   get yhat(): number | null {
-    return this.result.yhat[0] ?? null;
+    return this.#result.small("yhat")[0] ?? null;
   }
   get fit(): number | null {
-    return this.result.fit[0] ?? null;
+    return this.#result.small("fit")[0] ?? null;
   }
   get adjustedFit(): number | null {
-    return this.result.adjusted_fit[0] ?? null;
+    return this.#result.small("adjusted_fit")[0] ?? null;
   }
   /** The outcome's name. */
   get outcome(): string {
@@ -332,11 +341,11 @@ export class Prediction extends PredictionBase {
   }
   /** One label per observation. */
   get rowLabels(): ReadonlyArray<string> {
-    return this.context.rowLabels ?? this.result.weights.map((_, i) => String(i));
+    return this.context.rowLabels ?? Array.from({ length: this.observationCount }, (_, i) => String(i));
   }
   /** Number of observations (N). */
   get observationCount(): number {
-    return this.result.weights.length;
+    return this.#result.rows("weights") ?? 0;
   }
   /** The thresholds: a PSR's (one per calibration), MaxFit's winner, those a Grid evaluated. */
   get thresholds(): ReadonlyArray<number> | undefined {
@@ -344,19 +353,19 @@ export class Prediction extends PredictionBase {
   }
   /** Attributes used: a Grid's K, or the first calibration's. */
   get k(): number | undefined {
-    return this.result.k?.[0];
+    return this.#result.small("k")?.[0];
   }
   /** Combinations a Grid evaluated (undefined for PSR and MaxFit, or when the service does not say). */
   get combinations(): number | undefined {
-    return this.result.grid_search?.combinations;
+    return this.#result.small("grid_search")?.combinations;
   }
   /** Each observation's weight (first calibration). */
   get weights(): Num[] {
-    return this.result.weights.map((row) => row[0] ?? null);
+    return this.#result.firstOfRows("weights") ?? [];
   }
   /** Whether each observation is kept (first calibration); undefined for a Grid composite. */
   get include(): boolean[] | undefined {
-    return this.result.include?.map((row) => row[0] === 1);
+    return this.#result.firstOfRows("include")?.map((v) => v === 1);
   }
   get relevance(): Num[] | undefined {
     return this.result.relevance;
