@@ -140,6 +140,14 @@ function columnValue({ values, width, rows }: Column): unknown[] {
     }
     return out;
   }
+  if (width === 1) {
+    // One value a row (weights, include of one calibration): a literal, an array of one number from the start (a row grown by push was 4x slower).
+    for (let i = 0; i < rows; i++) {
+      const v = values[i];
+      out.push(v === v ? [v] : [null]);
+    }
+    return out;
+  }
   for (let i = 0; i < rows; i++) {
     const row: Num[] = [];
     for (let j = 0; j < width; j++) {

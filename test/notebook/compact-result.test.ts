@@ -49,6 +49,17 @@ describe("CompactResult", () => {
     expect(made.weights[5][1]).toBeNull();
   });
 
+  it("rows of one value (a Grid's weights): the same value and text, null and -0 kept", () => {
+    const r = sample(80);
+    r.weights = r.weights.map((row, i) => [i === 11 ? null : row[0]]);
+    r.include = r.include!.map((row) => [row[0]]);
+    const made = CompactResult.of(structuredClone(r)).result();
+    expect(made).toStrictEqual(r);
+    expect(JSON.stringify(made)).toBe(JSON.stringify(r));
+    expect(Object.is(made.weights[3][0], -0)).toBe(true);
+    expect(made.weights[11]).toEqual([null]);
+  });
+
   it("keeps as given what it cannot hold compactly (NaN, ragged rows, short or non-plain arrays)", () => {
     const r = sample(40);
     r.similarity![2] = NaN;
