@@ -28,6 +28,8 @@ export class CompactResult {
   readonly #members: ReadonlyArray<[string, Column | unknown]>;
   readonly #columns: ReadonlyMap<string, Column>;
   #made: WeakRef<Result> | undefined;
+  /** The last `view`, while something holds it. */
+  #view: WeakRef<Result> | undefined;
 
   private constructor(members: Array<[string, Column | unknown]>, columns: Map<string, Column>) {
     this.#members = members;
@@ -68,6 +70,39 @@ export class CompactResult {
     const made = out as unknown as Result;
     this.#made = new WeakRef(made);
     return made;
+  }
+
+  /**
+   * The result for a reader of a few members (the Prediction's tables and charts): the plain
+   * result while something holds it, else an object of the same members whose columns are made
+   * when first read (each once), so that a chart of the weights makes no other column.
+   *
+   * @example
+   * summaryTable(compact.view(), context); // makes no per-observation column
+   */
+  view(): Result {
+    const kept = this.#made?.deref() ?? this.#view?.deref();
+    if (kept !== undefined) return kept;
+    const out: Record<string, unknown> = {};
+    const settle = (key: string, value: unknown) => Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+    for (const [key, value] of this.#members) {
+      const column = this.#columns.get(key);
+      if (column === undefined) out[key] = plainCopy(value);
+      else
+        Object.defineProperty(out, key, {
+          enumerable: true,
+          configurable: true,
+          get: () => {
+            const made = columnValue(column);
+            settle(key, made);
+            return made;
+          },
+          set: (v: unknown) => settle(key, v),
+        });
+    }
+    const view = out as unknown as Result;
+    this.#view = new WeakRef(view);
+    return view;
   }
 
   /** A member that is not a column (yhat, fit, k, grid_search ...), read without making the result; the compact form's own: do not change it. */

@@ -383,7 +383,7 @@ export class Prediction extends PredictionBase {
   }
   /** Every calibration (per threshold for a PSR). */
   get calibrations(): Calibration[] {
-    const r = this.result;
+    const r = this.#view();
     const T = r.yhat.length;
     const grid = analysisOf(r, this.context) === "grid";
     const th = calibrationThresholds(r, this.context);
@@ -400,11 +400,11 @@ export class Prediction extends PredictionBase {
   }
   /** The calibration with the largest adjusted fit (the one the charts show). */
   get best(): Calibration {
-    return this.calibrations[defaultCalibration(this.result)];
+    return this.calibrations[defaultCalibration(this.#view())];
   }
   /** A Grid's Impact on Fit and Impact on Prediction by attribute; undefined for PSR and MaxFit. */
   get impact(): AttributeImpact[] | undefined {
-    const gi = this.result.grid_insights;
+    const gi = this.#view().grid_insights;
     if (gi === undefined) return undefined;
     return this.context.attributes.map((attribute, j) => ({
       attribute,
@@ -451,12 +451,12 @@ export class Prediction extends PredictionBase {
 
   /** The per-observation columns behind toFrame() and toCSV(). */
   observationColumns(calibration = 0): FrameColumns {
-    const T = this.result.yhat.length;
+    const T = this.#view().yhat.length;
     if (!Number.isInteger(calibration) || calibration < 0 || calibration >= T) {
       throw usage(this.#label, `calibration ${String(calibration)} is not one of the result's (0 to ${T - 1})`);
     }
     const rows = { y: this.request?.y ?? this.context.y, rowLabels: this.rowLabels, indexName: this.indexName };
-    return observationColumns(this.result, rows, calibration);
+    return observationColumns(this.#view(), rows, calibration);
   }
 
   /** The impact columns behind impactFrame() and toCSV({ what: "impact" }). */
@@ -471,29 +471,31 @@ export class Prediction extends PredictionBase {
 
   /** The summary: yhat, fit, adjusted fit, K and n per calibration. */
   table(): DisplayTable {
-    return displayTable(summaryTable(this.result, this.context, { title: this.title }));
+    return displayTable(summaryTable(this.#view(), this.context, { title: this.title }));
   }
 
   /** The per-observation table: outcome, relevance, similarity, informativeness, weight, include. */
   observations(options: ObservationTableOptions = {}): DisplayTable {
-    return displayTable(observationTable(this.result, this.context, options));
+    return displayTable(observationTable(this.#view(), this.context, options));
   }
 
   /** The weight of each observation. */
   weightsChart(options: FigureOptions = {}): DisplayFigure {
-    return displayFigure(weightsFigure(this.result, this.context, options));
+    return displayFigure(weightsFigure(this.#view(), this.context, options));
   }
 
   /** The outcome against relevance, coloured by inclusion (by weight for a Grid). */
   relevanceChart(options: FigureOptions = {}): DisplayFigure {
-    if (this.result.relevance === undefined) throw usage(this.#label, "the result has no relevance to chart");
-    return displayFigure(outcomeVsRelevanceFigure(this.result, this.context, options));
+    const result = this.#view();
+    if (result.relevance === undefined) throw usage(this.#label, "the result has no relevance to chart");
+    return displayFigure(outcomeVsRelevanceFigure(result, this.context, options));
   }
 
   /** A Grid's Impact on Fit and Impact on Prediction by attribute. */
   impactChart(options: FigureOptions = {}): DisplayFigure {
-    if (this.result.grid_insights === undefined) throw this.#gridOnly();
-    return displayFigure(impactFigure(this.result, this.context, options));
+    const result = this.#view();
+    if (result.grid_insights === undefined) throw this.#gridOnly();
+    return displayFigure(impactFigure(result, this.context, options));
   }
 
   /** yhat and fit across a PSR's thresholds. */
@@ -505,7 +507,7 @@ export class Prediction extends PredictionBase {
         "Run psr(..., { threshold: [0, 0.2, 0.5, 0.8] }) to see yhat and fit across thresholds.",
       );
     }
-    return displayFigure(thresholdFigure(this.result, this.context, options));
+    return displayFigure(thresholdFigure(this.#view(), this.context, options));
   }
 
   /**
@@ -519,7 +521,7 @@ export class Prediction extends PredictionBase {
    * await rbp.display(p.explore());
    */
   explore(options: FigureOptions = {}): DisplayFigure {
-    if (this.analysis === "grid" || this.result.yhat.length < 2) {
+    if (this.analysis === "grid" || this.#view().yhat.length < 2) {
       throw usage(
         this.#label,
         this.analysis === "grid"
@@ -528,20 +530,20 @@ export class Prediction extends PredictionBase {
         "Run psr(..., { threshold: [0, 0.2, 0.5, 0.8] }) to explore the thresholds.",
       );
     }
-    return displayFigure(exploreFigure(this.result, this.context, options));
+    return displayFigure(exploreFigure(this.#view(), this.context, options));
   }
 
   /** The charts that suit this analysis (what show() draws). */
   charts(options: FigureOptions = {}): DisplayFigure[] {
-    return resultFigures(this.result, this.context, options).map(displayFigure);
+    return resultFigures(this.#view(), this.context, options).map(displayFigure);
   }
 
   protected summary(): HtmlTable {
-    return summaryTable(this.result, this.context, { title: this.title });
+    return summaryTable(this.#view(), this.context, { title: this.title });
   }
 
   protected figures(options: FigureOptions): Figure[] {
-    return resultFigures(this.result, this.context, options);
+    return resultFigures(this.#view(), this.context, options);
   }
 
   [JUPYTER_DISPLAY](): MimeBundle | Promise<MimeBundle> {
@@ -581,6 +583,11 @@ export class Prediction extends PredictionBase {
 
   [INSPECT](): string {
     return `${this.title}: ${this.headline()}\n(N = ${formatCount(this.observationCount)}, K = ${this.attributes.length}; show() draws the tables and charts)`;
+  }
+
+  /** The result for the tables and charts: columns made only when read (compact-result.ts `view`). */
+  #view(): Result {
+    return this.#result.view();
   }
 
   get #label(): string {

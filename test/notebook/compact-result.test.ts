@@ -78,6 +78,27 @@ describe("CompactResult", () => {
     expect(c.small("yhat")).toEqual([1.5, -0]);
   });
 
+  it("a view (for tables and charts) makes a column when first read, once; it is the same value with the same JSON text", async () => {
+    const r = sample(70);
+    const c = CompactResult.of(structuredClone(r));
+    const view = c.view();
+    const made = (key: string) => Object.getOwnPropertyDescriptor(view, key)!.get === undefined;
+    expect(made("weights")).toBe(false);
+    const weights = view.weights;
+    expect(view.weights).toBe(weights);
+    expect(made("weights")).toBe(true);
+    expect(made("similarity")).toBe(false);
+    expect(c.view()).toBe(view);
+    expect(Object.keys(view)).toEqual(Object.keys(r));
+    expect(JSON.stringify(view)).toBe(JSON.stringify(r));
+    expect(view).toStrictEqual(r);
+    view.relevance = [1];
+    expect(view.relevance).toEqual([1]);
+    // While a plain result is held, the view is that result.
+    const held = c.result();
+    expect(c.view()).toBe(held);
+  });
+
   it("the same plain result while it is held, a change to it seen", async () => {
     const c = CompactResult.of(sample(64));
     const held = c.result();
