@@ -19,3 +19,5 @@ export {
 export { cellKind, type CellKind } from "./cells.js";
 export { outputFrame, frameCsv, writeFrameCsv, type FrameColumns, type FrameForm, type OutCell, type ToFrameOptions } from "./out.js";
 export { useDataFrames, sessionDataFrame, type DanfoModule, type DataFrameClass } from "./danfo.js";
+export { toKeptRequest } from "./request.js";
+export { keptRequest, rowsChanged } from "./kept.js";

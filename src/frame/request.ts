@@ -23,6 +23,7 @@
  */
 import { checkColumn, cellKind, notNumericError, toCell } from "./cells.js";
 import { FrameError } from "./errors.js";
+import { keepPrint } from "./kept.js";
 import {
   arraysShape,
   describeValue,
@@ -30,6 +31,7 @@ import {
   isPlainArrays,
   isSeriesLike,
   readTable,
+  sharedPositionLabels,
   type DataFrameLike,
   type FrameInput,
   type RowObject,
@@ -94,8 +96,19 @@ function isRowObject(v: unknown): v is RowObject {
 
 /** Turns data and a cell's column choice into y, X, theta and names. Throws FrameError. */
 export function toRequest(data: FrameInput, spec: FrameSpec = {}): FrameRequest {
-  const plain = plainRequest(data, spec);
-  if (plain !== undefined) return plain;
+  return plainRequest(data, spec, false) ?? tableRequest(data, spec);
+}
+
+/**
+ * @internal `toRequest` for a notebook call: plain arrays' rows of plain numbers are kept, not
+ * copied (kept.ts: the request's fingerprint says when the caller changes them after the call).
+ */
+export function toKeptRequest(data: FrameInput, spec: FrameSpec = {}): FrameRequest {
+  return plainRequest(data, spec, true) ?? tableRequest(data, spec);
+}
+
+/** `toRequest` through the table (readTable): every input but plain arrays read row by row. */
+function tableRequest(data: FrameInput, spec: FrameSpec): FrameRequest {
   const read = readTable(data);
   const table = spec.index !== undefined ? labelledBy(read.table, spec.index, "data") : read.table;
   const notes: string[] = [];
@@ -176,9 +189,11 @@ export function toRequest(data: FrameInput, spec: FrameSpec = {}): FrameRequest 
  * spec), read row by row: the same request without building the table's columns and reading the
  * rows back from them (at N=100,000, K=10 that was most of a notebook call's 60 ms on the main
  * thread before the engine). Undefined, for the general path to read and to report, when the data
- * are other than that or a cell is neither a finite number nor missing.
+ * are other than that or a cell is neither a finite number nor missing. With `keep`, a row of
+ * finite numbers that is a plain array is the caller's own (not copied), and so is X itself
+ * when every row is and none is dropped; the request's fingerprint is kept (kept.ts).
  */
-function plainRequest(data: FrameInput, spec: FrameSpec): FrameRequest | undefined {
+function plainRequest(data: FrameInput, spec: FrameSpec, keep: boolean): FrameRequest | undefined {
   if (isDataFrameLike(data) || Array.isArray(data) || !isPlainArrays(data)) return undefined;
   if (spec.X !== undefined || spec.index !== undefined || (spec.theta !== undefined && spec.theta !== "last")) return undefined;
   const { rows, outcome, attributes, labels } = arraysShape(data);
@@ -194,10 +209,11 @@ function plainRequest(data: FrameInput, spec: FrameSpec): FrameRequest | undefin
   const X = new Array<(number | null)[]>(rows);
   const rowLabels = new Array<string>(rows);
   let n = 0;
+  let borrowed = 0;
   for (let i = 0; i < rows; i++) {
     const outcomeValue = yIn[i];
-    const kept = typeof outcomeValue === "number" && outcomeValue - outcomeValue === 0;
-    if (!kept && !(outcomeValue === null || outcomeValue === undefined || Number.isNaN(outcomeValue))) return undefined;
+    const hasOutcome = typeof outcomeValue === "number" && outcomeValue - outcomeValue === 0;
+    if (!hasOutcome && !(outcomeValue === null || outcomeValue === undefined || Number.isNaN(outcomeValue))) return undefined;
     const row = data.X[i];
     let whole = true;
     for (let j = 0; j < K; j++) {
@@ -208,27 +224,30 @@ function plainRequest(data: FrameInput, spec: FrameSpec): FrameRequest | undefin
         else return undefined;
       }
     }
-    if (!kept) continue;
+    if (!hasOutcome) continue;
     yGrown.push(outcomeValue);
     // A row of numbers only is copied whole (an array of doubles, read faster by every later pass than one built cell by cell).
-    X[n] = whole
-      ? Array.isArray(row) && Object.getPrototypeOf(row) === Array.prototype
-        ? row.slice()
-        : Array.from(row as ArrayLike<number>)
-      : missingAsNull(row, K);
+    const plainRow = whole && Array.isArray(row) && Object.getPrototypeOf(row) === Array.prototype;
+    if (plainRow && keep) borrowed++;
+    X[n] = plainRow ? (keep ? (row as number[]) : row.slice()) : whole ? Array.from(row as ArrayLike<number>) : missingAsNull(row, K);
     rowLabels[n++] = labels[i];
   }
   X.length = rowLabels.length = n;
   const y = yGrown.slice();
   const dropped = rows - n;
   const notes = dropped > 0 ? [`dropped ${plural(dropped, "row")} with no ${outcome}`] : [];
-  const out: FrameRequest = { y, X, attributes, outcome, rowLabels, dropped, notes };
+  // Every row the caller's and none dropped: X is the caller's too (no array of N rows kept for it).
+  const callers = borrowed === rows && Array.isArray(data.X) && Object.getPrototypeOf(data.X) === Array.prototype;
+  // The positions as labels (no rows dropped): the frozen array that the notebook's requests of N rows share.
+  const labelled = keep && n === rows && data.rowLabels === undefined ? (sharedPositionLabels(rows) as string[]) : rowLabels;
+  const out: FrameRequest = { y, X: callers ? (data.X as (number | null)[][]) : X, attributes, outcome, rowLabels: labelled, dropped, notes };
+  if (borrowed > 0) keepPrint(out, out.X);
   if (spec.theta === "last") {
     const last = X[X.length - 1];
     // No row, or a missing value in the last: the general path says so.
     if (last === undefined || last.some((v) => v === null)) return undefined;
     out.theta = last.slice() as number[];
-    out.thetaLabels = [rowLabels[rowLabels.length - 1]];
+    out.thetaLabels = [labelled[labelled.length - 1]];
   }
   return out;
 }

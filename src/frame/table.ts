@@ -225,6 +225,21 @@ function positionLabels(rows: number): string[] {
   return positionLabelsKept.slice(0, rows);
 }
 
+/** The frozen labels "0" to String(rows - 1) that requests of that many rows share, while any holds them. */
+let sharedLabels: WeakRef<ReadonlyArray<string>> | undefined;
+
+/**
+ * @internal The labels "0" to String(rows - 1) as one frozen array, the same for every request of
+ * `rows` rows while one of them keeps it (a notebook Prediction's context: no array of N labels each).
+ */
+export function sharedPositionLabels(rows: number): ReadonlyArray<string> {
+  const kept = sharedLabels?.deref();
+  if (kept !== undefined && kept.length === rows) return kept;
+  const labels = Object.freeze(positionLabels(rows));
+  sharedLabels = new WeakRef(labels);
+  return labels;
+}
+
 /** Plain arrays become a table whose first column is the outcome; returns the names used. */
 function fromArrays(a: PlainArrays): { table: Table; outcome: string; attributes: string[] } {
   const { rows, outcome, attributes, labels } = arraysShape(a);

@@ -50,10 +50,11 @@ import {
 } from "../display/index.js";
 import { saveVerifiableReport as writeReport, type VerifiableReportable, type VerifiableReportOptions } from "../display/index.js";
 import { outputFrame, writeFrameCsv, type FrameColumns, type ToFrameOptions } from "../frame/index.js";
-import type { ColumnObject, DataFrameLike } from "../frame/index.js";
+import { rowsChanged, type ColumnObject, type DataFrameLike } from "../frame/index.js";
 import { displayFigure, displayTable, type DisplayFigure, type DisplayTable } from "./displayable.js";
 import { PredictionError, analysisLabel } from "./errors.js";
 import type { ServiceKind } from "./connect.js";
+import { CompactResult } from "./compact-result.js";
 
 const INSPECT = Symbol.for("nodejs.util.inspect.custom");
 
@@ -228,6 +229,7 @@ abstract class PredictionBase {
 
   /** What saveReport writes, with where it came from (the report's provenance). */
   toReportable(): VerifiableReportable {
+    this.#checkRequest();
     const { result, request, receipt } = this.reportSource();
     return {
       title: this.title,
@@ -253,8 +255,23 @@ abstract class PredictionBase {
    * @example
    * await p.report("reports/quickstart.html"); // then: rbp verify reports/quickstart.html
    */
-  report(path: string, options: VerifiableReportOptions = {}): Promise<string> {
+  async report(path: string, options: VerifiableReportOptions = {}): Promise<string> {
     return writeReport(this.toReportable(), path, options);
+  }
+
+  /**
+   * A request that keeps the caller's rows of X (frame/kept.ts) must still hold them as sent: a
+   * report of X changed after the call would not be the data its result was computed from.
+   */
+  #checkRequest(): void {
+    if (this.request === undefined || !rowsChanged(this.request)) return;
+    throw new PredictionError({
+      kind: "data",
+      subject: analysisLabel(this.analysis),
+      detail: "X was changed after the call: the prediction keeps the rows it was given (not a copy), and they no longer hold the values it was computed from",
+      field: "X",
+      hint: "Run the call again on the data as it is now, or pass a copy of X to calls whose data you change afterwards (X.map((row) => row.slice())).",
+    });
   }
 
   toJSON(): Record<string, unknown> {
@@ -277,8 +294,8 @@ abstract class PredictionBase {
 
 /** A prediction for one circumstance (one job). */
 export class Prediction extends PredictionBase {
-  /** The normalised result (v3 and v2 alike). */
-  readonly result: Result;
+  /** The result, held compactly (compact-result.ts): `result` makes the plain one when read. */
+  readonly #result: CompactResult;
   /** The job: id and code (keep it to read the job again, e.g. `connection.client.field(receipt, path)`). */
   readonly receipt: JobReceipt;
   /** The circumstance predicted for (undefined when a Grid used the last row of X). */
@@ -289,22 +306,30 @@ export class Prediction extends PredictionBase {
 
   constructor(init: PredictionInit) {
     super(init);
-    this.result = init.result;
+    this.#result = CompactResult.of(init.result);
     this.receipt = init.receipt;
     this.theta = init.theta;
     this.thetaLabel = init.thetaLabel;
     this.indexName = init.indexName;
   }
 
+  /**
+   * The normalised result (v3 and v2 alike): a plain object, the same while anything holds it.
+   * The Prediction keeps it compactly and makes it again when read after nothing held it (a
+   * change made to it then is gone: docs/limits.md).
+   */
+  get result(): Result {
+    return this.#result.result();
+  }
   /** The prediction (first calibration; see `calibrations` and `best` for a PSR over several thresholds). */
   get yhat(): number | null {
-    return this.result.yhat[0] ?? null;
+    return this.#result.small("yhat")[0] ?? null;
   }
   get fit(): number | null {
-    return this.result.fit[0] ?? null;
+    return this.#result.small("fit")[0] ?? null;
   }
   get adjustedFit(): number | null {
-    return this.result.adjusted_fit[0] ?? null;
+    return this.#result.small("adjusted_fit")[0] ?? null;
   }
   /** The outcome's name. */
   get outcome(): string {
@@ -316,11 +341,11 @@ export class Prediction extends PredictionBase {
   }
   /** One label per observation. */
   get rowLabels(): ReadonlyArray<string> {
-    return this.context.rowLabels ?? this.result.weights.map((_, i) => String(i));
+    return this.context.rowLabels ?? Array.from({ length: this.observationCount }, (_, i) => String(i));
   }
   /** Number of observations (N). */
   get observationCount(): number {
-    return this.result.weights.length;
+    return this.#result.rows("weights") ?? 0;
   }
   /** The thresholds: a PSR's (one per calibration), MaxFit's winner, those a Grid evaluated. */
   get thresholds(): ReadonlyArray<number> | undefined {
@@ -328,19 +353,19 @@ export class Prediction extends PredictionBase {
   }
   /** Attributes used: a Grid's K, or the first calibration's. */
   get k(): number | undefined {
-    return this.result.k?.[0];
+    return this.#result.small("k")?.[0];
   }
   /** Combinations a Grid evaluated (undefined for PSR and MaxFit, or when the service does not say). */
   get combinations(): number | undefined {
-    return this.result.grid_search?.combinations;
+    return this.#result.small("grid_search")?.combinations;
   }
   /** Each observation's weight (first calibration). */
   get weights(): Num[] {
-    return this.result.weights.map((row) => row[0] ?? null);
+    return this.#result.firstOfRows("weights") ?? [];
   }
   /** Whether each observation is kept (first calibration); undefined for a Grid composite. */
   get include(): boolean[] | undefined {
-    return this.result.include?.map((row) => row[0] === 1);
+    return this.#result.firstOfRows("include")?.map((v) => v === 1);
   }
   get relevance(): Num[] | undefined {
     return this.result.relevance;
@@ -358,7 +383,7 @@ export class Prediction extends PredictionBase {
   }
   /** Every calibration (per threshold for a PSR). */
   get calibrations(): Calibration[] {
-    const r = this.result;
+    const r = this.#view();
     const T = r.yhat.length;
     const grid = analysisOf(r, this.context) === "grid";
     const th = calibrationThresholds(r, this.context);
@@ -375,11 +400,11 @@ export class Prediction extends PredictionBase {
   }
   /** The calibration with the largest adjusted fit (the one the charts show). */
   get best(): Calibration {
-    return this.calibrations[defaultCalibration(this.result)];
+    return this.calibrations[defaultCalibration(this.#view())];
   }
   /** A Grid's Impact on Fit and Impact on Prediction by attribute; undefined for PSR and MaxFit. */
   get impact(): AttributeImpact[] | undefined {
-    const gi = this.result.grid_insights;
+    const gi = this.#view().grid_insights;
     if (gi === undefined) return undefined;
     return this.context.attributes.map((attribute, j) => ({
       attribute,
@@ -426,12 +451,12 @@ export class Prediction extends PredictionBase {
 
   /** The per-observation columns behind toFrame() and toCSV(). */
   observationColumns(calibration = 0): FrameColumns {
-    const T = this.result.yhat.length;
+    const T = this.#view().yhat.length;
     if (!Number.isInteger(calibration) || calibration < 0 || calibration >= T) {
       throw usage(this.#label, `calibration ${String(calibration)} is not one of the result's (0 to ${T - 1})`);
     }
     const rows = { y: this.request?.y ?? this.context.y, rowLabels: this.rowLabels, indexName: this.indexName };
-    return observationColumns(this.result, rows, calibration);
+    return observationColumns(this.#view(), rows, calibration);
   }
 
   /** The impact columns behind impactFrame() and toCSV({ what: "impact" }). */
@@ -446,29 +471,31 @@ export class Prediction extends PredictionBase {
 
   /** The summary: yhat, fit, adjusted fit, K and n per calibration. */
   table(): DisplayTable {
-    return displayTable(summaryTable(this.result, this.context, { title: this.title }));
+    return displayTable(summaryTable(this.#view(), this.context, { title: this.title }));
   }
 
   /** The per-observation table: outcome, relevance, similarity, informativeness, weight, include. */
   observations(options: ObservationTableOptions = {}): DisplayTable {
-    return displayTable(observationTable(this.result, this.context, options));
+    return displayTable(observationTable(this.#view(), this.context, options));
   }
 
   /** The weight of each observation. */
   weightsChart(options: FigureOptions = {}): DisplayFigure {
-    return displayFigure(weightsFigure(this.result, this.context, options));
+    return displayFigure(weightsFigure(this.#view(), this.context, options));
   }
 
   /** The outcome against relevance, coloured by inclusion (by weight for a Grid). */
   relevanceChart(options: FigureOptions = {}): DisplayFigure {
-    if (this.result.relevance === undefined) throw usage(this.#label, "the result has no relevance to chart");
-    return displayFigure(outcomeVsRelevanceFigure(this.result, this.context, options));
+    const result = this.#view();
+    if (result.relevance === undefined) throw usage(this.#label, "the result has no relevance to chart");
+    return displayFigure(outcomeVsRelevanceFigure(result, this.context, options));
   }
 
   /** A Grid's Impact on Fit and Impact on Prediction by attribute. */
   impactChart(options: FigureOptions = {}): DisplayFigure {
-    if (this.result.grid_insights === undefined) throw this.#gridOnly();
-    return displayFigure(impactFigure(this.result, this.context, options));
+    const result = this.#view();
+    if (result.grid_insights === undefined) throw this.#gridOnly();
+    return displayFigure(impactFigure(result, this.context, options));
   }
 
   /** yhat and fit across a PSR's thresholds. */
@@ -480,7 +507,7 @@ export class Prediction extends PredictionBase {
         "Run psr(..., { threshold: [0, 0.2, 0.5, 0.8] }) to see yhat and fit across thresholds.",
       );
     }
-    return displayFigure(thresholdFigure(this.result, this.context, options));
+    return displayFigure(thresholdFigure(this.#view(), this.context, options));
   }
 
   /**
@@ -494,7 +521,7 @@ export class Prediction extends PredictionBase {
    * await rbp.display(p.explore());
    */
   explore(options: FigureOptions = {}): DisplayFigure {
-    if (this.analysis === "grid" || this.result.yhat.length < 2) {
+    if (this.analysis === "grid" || this.#view().yhat.length < 2) {
       throw usage(
         this.#label,
         this.analysis === "grid"
@@ -503,20 +530,20 @@ export class Prediction extends PredictionBase {
         "Run psr(..., { threshold: [0, 0.2, 0.5, 0.8] }) to explore the thresholds.",
       );
     }
-    return displayFigure(exploreFigure(this.result, this.context, options));
+    return displayFigure(exploreFigure(this.#view(), this.context, options));
   }
 
   /** The charts that suit this analysis (what show() draws). */
   charts(options: FigureOptions = {}): DisplayFigure[] {
-    return resultFigures(this.result, this.context, options).map(displayFigure);
+    return resultFigures(this.#view(), this.context, options).map(displayFigure);
   }
 
   protected summary(): HtmlTable {
-    return summaryTable(this.result, this.context, { title: this.title });
+    return summaryTable(this.#view(), this.context, { title: this.title });
   }
 
   protected figures(options: FigureOptions): Figure[] {
-    return resultFigures(this.result, this.context, options);
+    return resultFigures(this.#view(), this.context, options);
   }
 
   [JUPYTER_DISPLAY](): MimeBundle | Promise<MimeBundle> {
@@ -556,6 +583,11 @@ export class Prediction extends PredictionBase {
 
   [INSPECT](): string {
     return `${this.title}: ${this.headline()}\n(N = ${formatCount(this.observationCount)}, K = ${this.attributes.length}; show() draws the tables and charts)`;
+  }
+
+  /** The result for the tables and charts: columns made only when read (compact-result.ts `view`). */
+  #view(): Result {
+    return this.#result.view();
   }
 
   get #label(): string {

@@ -26,7 +26,7 @@ import {
 import { normalizeOptions, resolveForVersion, type ResolvedOptionsFor } from "../api/options.js";
 import { GROUP_CONCURRENCY, mapLimit } from "../internal/group.js";
 import { contextFromRequest, display, jupyterKernel, type DisplayContext } from "../display/index.js";
-import { toRequest, type FrameInput, type FrameRequest, type FrameSpec } from "../frame/index.js";
+import { keptRequest, toKeptRequest, type FrameInput, type FrameRequest, type FrameSpec } from "../frame/index.js";
 import { argumentError, checkArguments, reportArgumentProblems } from "./arguments.js";
 import { connect, type Connection } from "./connect.js";
 import { PredictionError, analysisLabel, dropStderrEcho, toPredictionError } from "./errors.js";
@@ -123,7 +123,7 @@ export async function predict<A extends Analysis>(
     if (unread.length > 0 && run.strict === true) throw argumentError(analysis, unread);
     reportArgumentProblems(analysis, unread);
     const { title, ...frameSpec } = spec ?? {};
-    const frame = toRequest(data, frameSpec);
+    const frame = toKeptRequest(data, frameSpec);
     frame.notes.push(...unread.filter((u) => u.field.startsWith("spec.")).map((u) => `ignored spec key: ${u.message}`));
     await progress.begin({ service: connection.mode, status: "submitting" });
     const request = {
@@ -181,7 +181,8 @@ function serviceUrlOf(connection: Connection): string {
 function provenanceOf(s: Step<Analysis, unknown>, theta: number[] | number[][] | undefined) {
   const { frame } = s;
   return {
-    request: { y: frame.y, X: frame.X, ...(theta !== undefined ? { theta } : {}), options: s.options },
+    // The caller's rows of X when the frame kept them, with their fingerprint (frame/kept.ts).
+    request: keptRequest(frame, { y: frame.y, X: frame.X, ...(theta !== undefined ? { theta } : {}), options: s.options }),
     startedAt: s.startedAt,
     serviceUrl: serviceUrlOf(s.connection),
     ...(frame.indexName !== undefined ? { indexName: frame.indexName } : {}),

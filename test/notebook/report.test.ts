@@ -62,4 +62,31 @@ describe("saveReport", () => {
     const mixed = await saveReport([p.toReportable(), e], join(dir, "mixed.html"));
     expect(sections(readFileSync(mixed, "utf8"))).toBe(2);
   });
+
+  it("a plain-arrays call keeps the caller's X: X changed after the call makes its report an error (code data), not a report of other data", async () => {
+    const X = [
+      [1, 2],
+      [2, 1],
+      [3, 5],
+      [4, 2],
+      [5, 7],
+      [6, 3],
+      [7, 8],
+    ];
+    const y = [3, 4, 8, 7, 12, 10, 15];
+    const q = await psr({ y, X }, { theta: "last" }, { threshold: 0 }, { progress: "none" });
+    expect(q.request?.X).toBe(X);
+    await q.report(join(dir, "kept.html"));
+    X[3][0] = 40;
+    const failure = await q.report(join(dir, "changed.html")).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toMatchObject({ name: "PredictionError", code: "data", field: "X" });
+    expect(String((failure as Error).message)).toContain("X was changed after the call");
+    await expect(saveReport([p, q], join(dir, "changed2.html"))).rejects.toThrow(/X was changed after the call/);
+    // As it was: the report is written again.
+    X[3][0] = 4;
+    expect(readFileSync(await q.report(join(dir, "kept2.html")), "utf8")).toContain("<!DOCTYPE html>");
+  });
 });

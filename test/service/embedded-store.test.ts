@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startLocalService } from "../../src/service/index.js";
 import { EmbeddedStore } from "../../src/service/store/embedded.js";
 import { FairQueue } from "../../src/service/store/queue.js";
+import { PACK_FROM_CHARS, packText, unpackText } from "../../src/service/store/packed.js";
 import { DirPersistence, MemoryPersistence, type Outcome } from "../../src/service/store/persistence.js";
 import type { JobInput } from "../../src/service/store/records.js";
 import { Client, gold, quickstart, tempDir } from "./helpers.js";
@@ -136,6 +137,36 @@ describe("EmbeddedStore", () => {
     const store = await EmbeddedStore.open(persistence);
     const created = await Promise.all([1, 2, 3].map((rows) => store.createJobs({ org: "o", plan: 100, analysis: "psr", input: input(rows), warnings: [] })));
     for (const { jobs } of created) for (const job of jobs) expect((await store.findJob("o", job.id, job.code))?.id).toBe(job.id);
+    await store.close();
+  });
+
+  it("a large result text is kept deflated once stored, and read back byte for byte (so more results fit in maxResultMemoryBytes)", async () => {
+    // JSON as a result's: numbers, and strings with escapes and characters beyond Latin-1.
+    const text = (seed: number) =>
+      JSON.stringify({
+        warnings: ['naïve \u2028 «quoted» "x" \ud83d\ude00 tab\t', "\u0000"],
+        relevance: Array.from({ length: 160_000 }, (_, i) => Math.round(Math.sin(i * seed) * 1e6) / 1e6),
+      });
+    const a = text(1);
+    const b = text(2);
+    expect(a.length).toBeGreaterThan(PACK_FROM_CHARS);
+    // Room for one text as it is, not for two: the first is still there only if it was deflated.
+    const store = await EmbeddedStore.open(new MemoryPersistence(), { maxResultMemoryBytes: Math.round(1.6 * a.length) });
+    await store.createJobs({ org: "o", plan: 10, analysis: "psr", input: input(2), warnings: [] });
+    const first = (await store.claim())!;
+    const second = (await store.claim())!;
+    expect(await store.complete(first.job, a, { yhat: [1], fit: [0] })).toBe("completed");
+    await store.whenPacked();
+    expect(await store.complete(second.job, b, { yhat: [2], fit: [0] })).toBe("completed");
+    await store.whenPacked();
+    expect(await store.readResult(first.job)).toBe(a);
+    expect(await store.readResult(second.job)).toBe(b);
+    // A short text is kept as it is.
+    const small = '{"yhat":[1.5],"note":"é"}';
+    expect(await packText(small)).toBeUndefined();
+    const packed = await packText(a);
+    expect(packed!.bytes.length).toBeLessThan(0.5 * a.length);
+    expect(await unpackText(packed!)).toBe(a);
     await store.close();
   });
 

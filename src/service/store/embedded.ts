@@ -41,6 +41,7 @@ import type { Claimed, CreateFailedJob, CreateJobs, Created, Store } from "./con
 import { QuotaExceededError, storageError, storeErrorCode } from "./errors.js";
 import { FairQueue } from "./queue.js";
 import { LruCache } from "./lru.js";
+import { PACK_FROM_CHARS, packText, storedBytes, unpackText, type StoredText } from "./packed.js";
 
 export interface EmbeddedSettings {
   /** Finished jobs and their results are removed this long after they finish. Default 7 days. */
@@ -104,7 +105,8 @@ export class EmbeddedStore implements Store {
   private readonly loading = new Map<number, Promise<LoadedBatch | undefined>>();
   private readonly queue = new FairQueue();
   private readonly quota: QuotaLedger;
-  private readonly results: LruCache<number, string>;
+  /** Result texts; a large one deflated once stored (packed.ts). */
+  private readonly results: LruCache<number, StoredText>;
   private readonly retentionMs: number;
   private readonly log: (line: string) => void;
   private nextJobId = 1;
@@ -113,6 +115,8 @@ export class EmbeddedStore implements Store {
   private expiredBelowExperiment = 1;
   private readonly expiredUnits = new Map<string, number>();
   private expiring: Promise<number> | undefined;
+  /** Settles once the result texts stored so far are deflated (or left as they are). */
+  private packing: Promise<void> = Promise.resolve();
   /** Jobs whose terminal state is being saved. */
   private readonly finishing = new Set<number>();
 
@@ -128,7 +132,7 @@ export class EmbeddedStore implements Store {
     this.maxJobRecords = persistence.durable ? (settings.maxJobRecords ?? DEFAULT_JOB_RECORDS) : Infinity;
     this.results = new LruCache(
       persistence.durable ? (settings.resultCacheBytes ?? DEFAULT_RESULT_CACHE_BYTES) : (settings.maxResultMemoryBytes ?? DEFAULT_RESULT_MEMORY_BYTES),
-      (s) => s.length,
+      storedBytes,
     );
   }
 
@@ -516,7 +520,7 @@ export class EmbeddedStore implements Store {
       });
       return "failed";
     }
-    this.results.set(job.id, json);
+    this.keepText(job.id, json);
     await this.finish(job, { status: "completed", finished_at: finishedAt ?? new Date().toISOString(), compact });
     return "completed";
   }
@@ -573,11 +577,29 @@ export class EmbeddedStore implements Store {
 
   async readResult(job: JobRecord): Promise<string | undefined> {
     const cached = this.results.get(job.id);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined) return unpackText(cached);
     if (!this.persistence.durable || this.pastRetention(job)) return undefined;
     const json = await this.persistence.loadResult(job.id);
-    if (json !== undefined) this.results.set(job.id, json);
+    if (json !== undefined) this.keepText(job.id, json);
     return json;
+  }
+
+  /** @internal Resolves once every result text stored so far has been deflated or left as it is (packed.ts). */
+  whenPacked(): Promise<void> {
+    return this.packing;
+  }
+
+  /** Keeps a result's text in memory; a large one is deflated in the thread pool, then kept so in its place. */
+  private keepText(jobId: number, json: string): void {
+    this.results.set(jobId, json);
+    if (json.length < PACK_FROM_CHARS) return;
+    const packing = packText(json).then(
+      (packed) => {
+        if (packed !== undefined) this.results.swap(jobId, json, packed);
+      },
+      (error: unknown) => this.log(`job ${jobId}: its result text stays as it is (deflate failed: ${error instanceof Error ? error.message : String(error)})`),
+    );
+    this.packing = Promise.all([this.packing, packing]).then(() => undefined);
   }
 
   // -------------------------------------------------------------------------------------------

@@ -18,6 +18,17 @@ export class LruCache<K, V> {
     return value;
   }
 
+  /**
+   * Puts `value` in place of `expected` when the cache still holds `expected` for `key` (keeping
+   * its place); answers whether it did.
+   */
+  swap(key: K, expected: V, value: V): boolean {
+    if (this.map.get(key) !== expected) return false;
+    this.total += this.weigh(value) - this.weigh(expected);
+    this.map.set(key, value);
+    return true;
+  }
+
   delete(key: K): void {
     const old = this.map.get(key);
     if (old === undefined) return;

@@ -1,0 +1,51 @@
+/**
+ * A large result text kept by the embedded store as raw deflate of its UTF-8 bytes (level 1),
+ * made in the thread pool after the text is stored: a result's text is the largest thing the
+ * embedded service keeps (5 MiB of heap for an N=100,000 Grid, read again only when the result is
+ * asked for over HTTP or a field of it is); deflated it takes 38% of that, outside the JavaScript
+ * heap. Deflate is lossless and the text well-formed UTF-8 (JSON.stringify escapes lone
+ * surrogates), so the text read back is byte for byte the one stored.
+ */
+import { promisify } from "node:util";
+import { deflateRaw, inflateRaw, constants } from "node:zlib";
+
+const deflating = promisify(deflateRaw);
+const inflating = promisify(inflateRaw);
+
+/**
+ * Texts shorter than this stay as they are: deflating costs the thread pool about 1 ms per 100 KB,
+ * which the warm N=1,000 notebook call (a 54 KB text, 10 ms) should not pay. From N of about
+ * 5,000 rows (K=10 Grid) a text is deflated.
+ */
+export const PACK_FROM_CHARS = 1 << 18;
+
+/** A stored result text, or its deflated bytes. */
+export type StoredText = string | PackedText;
+
+/** A text's deflated UTF-8 bytes. */
+export class PackedText {
+  constructor(readonly bytes: Buffer) {}
+}
+
+/** The bytes a stored text takes in memory (a text's length, a packed one's bytes). */
+export function storedBytes(text: StoredText): number {
+  return typeof text === "string" ? text.length : text.bytes.length;
+}
+
+/**
+ * The text deflated, in the thread pool; undefined when it is too short to be worth it, or when
+ * deflating saves nothing.
+ *
+ * @example
+ * const packed = await packText(json); // (await unpackText(packed)) === json
+ */
+export async function packText(text: string): Promise<PackedText | undefined> {
+  if (text.length < PACK_FROM_CHARS) return undefined;
+  const bytes = await deflating(Buffer.from(text, "utf8"), { level: 1, strategy: constants.Z_DEFAULT_STRATEGY });
+  return bytes.length < text.length ? new PackedText(bytes) : undefined;
+}
+
+/** The text itself (a packed one inflated in the thread pool). */
+export async function unpackText(text: StoredText): Promise<string> {
+  return typeof text === "string" ? text : (await inflating(text.bytes)).toString("utf8");
+}

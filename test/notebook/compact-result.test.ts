@@ -1,0 +1,151 @@
+/**
+ * A Prediction keeps its result compactly (src/notebook/compact-result.ts): the plain result made
+ * again is the same value with the same JSON text, and a change to a plain result lasts only as
+ * long as something holds it.
+ */
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Result } from "../../src/api/result.js";
+import { CompactResult } from "../../src/notebook/compact-result.js";
+import { connect, disconnect, grid, type Prediction } from "../../src/notebook/index.js";
+
+setFlagsFromString("--expose-gc");
+const collect = runInNewContext("gc") as () => void;
+/** A full collection after the current job (a WeakRef's target read in a job lives until it ends). */
+const collected = () => new Promise<void>((resolve) => setImmediate(() => (collect(), resolve())));
+
+function sample(n: number): Result {
+  return {
+    analysis: "psr",
+    yhat: [1.5, -0],
+    fit: [0.25, null],
+    adjusted_fit: [0.5, 0.75],
+    agreement: [1, 2],
+    asymmetry: [0, 0],
+    outlier_influence: [0, 0],
+    k_fit: [0, 0],
+    thresholds: [0, 0.5],
+    weights: Array.from({ length: n }, (_, i) => [i === 3 ? -0 : i / 7, i === 5 ? null : -i * 1e-7]),
+    include: Array.from({ length: n }, (_, i) => [i % 2, 1]),
+    relevance: Array.from({ length: n }, (_, i) => (i === 7 ? null : Math.sqrt(i) * 1e300)),
+    similarity: Array.from({ length: n }, (_, i) => -i),
+    info_x: Array.from({ length: n }, (_, i) => (i === 0 ? -0 : 5e-324 * i)),
+    solo_statistics: { sigma: [1], skewness: [0], kurtosis: [3], pearson_modality_index: [0.5], bimodal_index: [0.1] },
+    warnings: ["x"],
+  };
+}
+
+describe("CompactResult", () => {
+  it("makes the same value again: deep-equal, the same JSON text, -0 and null kept", () => {
+    const r = sample(100);
+    const made = CompactResult.of(structuredClone(r)).result();
+    expect(made).toStrictEqual(r);
+    expect(JSON.stringify(made)).toBe(JSON.stringify(r));
+    expect(Object.keys(made)).toEqual(Object.keys(r));
+    expect(Object.is(made.weights[3][0], -0)).toBe(true);
+    expect(Object.is(made.info_x![0], -0)).toBe(true);
+    expect(made.relevance![7]).toBeNull();
+    expect(made.weights[5][1]).toBeNull();
+  });
+
+  it("rows of one value (a Grid's weights): the same value and text, null and -0 kept", () => {
+    const r = sample(80);
+    r.weights = r.weights.map((row, i) => [i === 11 ? null : row[0]]);
+    r.include = r.include!.map((row) => [row[0]]);
+    const made = CompactResult.of(structuredClone(r)).result();
+    expect(made).toStrictEqual(r);
+    expect(JSON.stringify(made)).toBe(JSON.stringify(r));
+    expect(Object.is(made.weights[3][0], -0)).toBe(true);
+    expect(made.weights[11]).toEqual([null]);
+  });
+
+  it("keeps as given what it cannot hold compactly (NaN, ragged rows, short or non-plain arrays)", () => {
+    const r = sample(40);
+    r.similarity![2] = NaN;
+    r.weights[9] = [1];
+    const made = CompactResult.of(r).result();
+    expect(Number.isNaN(made.similarity![2])).toBe(true);
+    expect(made.weights[9]).toEqual([1]);
+    expect(made).toStrictEqual(r);
+  });
+
+  it("reads the first value of each row and the number of rows without making the result", () => {
+    const c = CompactResult.of(sample(50));
+    expect(c.rows("weights")).toBe(50);
+    expect(c.firstOfRows("weights")!.slice(0, 4)).toEqual([0, 1 / 7, 2 / 7, -0]);
+    expect(c.firstOfRows("include")!.slice(0, 3)).toEqual([0, 1, 0]);
+    expect(c.small("yhat")).toEqual([1.5, -0]);
+  });
+
+  it("a view (for tables and charts) makes a column when first read, once; it is the same value with the same JSON text", async () => {
+    const r = sample(70);
+    const c = CompactResult.of(structuredClone(r));
+    const view = c.view();
+    const made = (key: string) => Object.getOwnPropertyDescriptor(view, key)!.get === undefined;
+    expect(made("weights")).toBe(false);
+    const weights = view.weights;
+    expect(view.weights).toBe(weights);
+    expect(made("weights")).toBe(true);
+    expect(made("similarity")).toBe(false);
+    expect(c.view()).toBe(view);
+    expect(Object.keys(view)).toEqual(Object.keys(r));
+    expect(JSON.stringify(view)).toBe(JSON.stringify(r));
+    expect(view).toStrictEqual(r);
+    view.relevance = [1];
+    expect(view.relevance).toEqual([1]);
+    // While a plain result is held, the view is that result.
+    const held = c.result();
+    expect(c.view()).toBe(held);
+  });
+
+  it("the same plain result while it is held, a change to it seen", async () => {
+    const c = CompactResult.of(sample(64));
+    const held = c.result();
+    expect(c.result()).toBe(held);
+    held.yhat[0] = 42;
+    await collected();
+    expect(c.result()).toBe(held);
+    expect(c.result().yhat[0]).toBe(42);
+  });
+
+  it("once nothing holds it, made again as computed: a change to it is gone", async () => {
+    const c = CompactResult.of(sample(64));
+    const change = () => {
+      const r = c.result();
+      r.yhat[0] = 42;
+      r.relevance![1] = 42;
+    };
+    change();
+    await collected();
+    await collected();
+    const again = c.result();
+    expect(again.yhat[0]).toBe(1.5);
+    expect(again.relevance![1]).toBe(1e300);
+    expect(again).toStrictEqual(sample(64));
+  });
+});
+
+describe("Prediction.result", () => {
+  let p: Prediction;
+  let wire: Result;
+  beforeAll(async () => {
+    const connection = await connect({ hosted: false, env: {}, envFile: false, local: { workers: 2 } });
+    const X = Array.from({ length: 300 }, (_, i) => [Math.sin(i), Math.cos(i * 3), (i % 7) - 3, i / 300]);
+    const y = X.map((r, i) => r[0] - 2 * r[1] + r[2] * r[3] + Math.sin(i * i));
+    p = await grid({ y, X }, {}, { seed: 3 }, { progress: "none" });
+    // Read again: the service's stored text, parsed (the worker's decoded copy went to the Prediction).
+    wire = await connection.client.wait(p.receipt);
+  });
+  afterAll(async () => {
+    await disconnect();
+  });
+
+  it("is deep-equal to the result read from the service's text, with the same JSON text, and is held compactly", () => {
+    expect(p.result).toStrictEqual(wire);
+    expect(JSON.stringify(p.result)).toBe(JSON.stringify(wire));
+    expect(p.observationCount).toBe(300);
+    expect(p.weights).toEqual(wire.weights.map((row) => row[0]));
+    expect(p.yhat).toBe(wire.yhat[0]);
+  });
+});
