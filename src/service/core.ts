@@ -641,14 +641,14 @@ export class PredictionService {
     const buffer = counter.buffer as SharedArrayBuffer;
     const channels = Array.from({ length: helpers }, () => new MessageChannel());
     const leadPorts = channels.map((c) => c.port2);
-    const leadTask: WorkerTask = { ...task, part: { kind: "lead", counter: buffer, ports: leadPorts } };
-    const lead = this.pool.run<WorkerDone>(leadTask, { deadline, transfer: leadPorts, onDecoded });
+    const lead = this.pool.run<WorkerDone>(
+      { ...task, part: { kind: "lead", counter: buffer, ports: leadPorts } },
+      { deadline, transfer: leadPorts, onDecoded },
+    );
     const helperTasks = channels.map(({ port1 }): WorkerTask => ({ ...task, part: { kind: "draw", counter: buffer, port: port1 } }));
     for (let h = 0; h < helpers; h++) {
-      // Handed on by the lead's worker when both start now (pool.ts `relayVia`): this thread posts once.
-      const wanted = () => Atomics.load(counter, SHARE.stop) === 0;
       this.pool
-        .run<WorkerPartials>(helperTasks[h], { deadline, transfer: [channels[h].port1], wanted, relayVia: leadTask })
+        .run<WorkerPartials>(helperTasks[h], { deadline, transfer: [channels[h].port1], wanted: () => Atomics.load(counter, SHARE.stop) === 0 })
         // A helper's failure fails nothing: the lead computes what it did not deliver.
         .catch(() => channels[h].port1.close());
     }

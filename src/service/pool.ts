@@ -17,7 +17,7 @@
  * a plain `--import tsx` in a worker's execArgv does not reach its entry module on Node 20).
  */
 import { availableParallelism } from "node:os";
-import { MessageChannel, type Transferable, type Worker } from "node:worker_threads";
+import type { Transferable, Worker } from "node:worker_threads";
 import { startWorker } from "../threads/worker-script.js";
 import { WORKER_MARK, type WorkerDecoded, type WorkerDone, type WorkerReply, type WorkerResult, type WorkerTask } from "./worker.js";
 import { brand, RbpBaseError } from "../errors/index.js";
@@ -96,13 +96,6 @@ export interface RunSettings {
   wanted?: () => boolean;
   /** The task's result decoded, posted before its text (worker.ts `WorkerDecoded`); the task runs on until its reply. */
   onDecoded?: (early: WorkerDecoded) => void;
-  /**
-   * A task that starts together with this one (a spread Grid's lead, for its helpers): when both
-   * are handed to workers in the same turn and the lead's worker has a link to this task's worker,
-   * the lead's worker hands it on (`WorkerTask.relay`), and this thread posts once. Otherwise it is
-   * posted as any task (and the link made for next time, when both start together).
-   */
-  relayVia?: WorkerTask;
 }
 
 interface Pending extends RunSettings {
@@ -112,21 +105,11 @@ interface Pending extends RunSettings {
 }
 
 interface Slot {
-  /** Unique in the pool (links name their ends by it). */
-  id: number;
   worker: Worker;
   ready: boolean;
   retired: boolean;
   current?: Pending;
   timer?: NodeJS.Timeout;
-  /** Links this slot's worker sends tasks on: the other slot's id -> the link's id (worker.ts `WorkerLinks`). */
-  links: Map<number, number>;
-}
-
-/** A task handed to a worker, to post at the end of this turn (`flush`). */
-interface Outgoing {
-  slot: Slot;
-  pending: Pending;
 }
 
 export function defaultSpawn(): Worker {
@@ -146,10 +129,6 @@ export class WorkerPool {
   private retryTimer: NodeJS.Timeout | undefined;
   /** Pauses taken since a worker last became ready. */
   private retries = 0;
-  private nextSlotId = 0;
-  private nextLinkId = 0;
-  /** Tasks handed to workers in this turn, posted together at its end (`flush`). */
-  private outbox: Outgoing[] = [];
 
   constructor(settings: PoolSettings) {
     this.size = Math.max(1, Math.floor(settings.size ?? availableParallelism()));
@@ -243,7 +222,7 @@ export class WorkerPool {
       this.startFailed(`a worker could not be started: ${(error as Error).message}`);
       return;
     }
-    const slot: Slot = { id: this.nextSlotId++, worker, ready: false, retired: false, links: new Map() };
+    const slot: Slot = { worker, ready: false, retired: false };
     this.slots.push(slot);
     worker.on("message", (reply: WorkerReply) => this.onMessage(slot, reply));
     worker.on("error", (error: Error) => this.retire(slot, `the worker running it crashed: ${error.message}`));
@@ -294,63 +273,10 @@ export class WorkerPool {
     }
     const limitMs = pending.deadline !== undefined ? Math.max(1, Math.min(this.timeoutMs, pending.deadline - Date.now())) : this.timeoutMs;
     slot.timer = setTimeout(() => this.retire(slot, `the job exceeded its time limit of ${seconds(this.timeoutMs)} s`), limitMs);
-    if (this.outbox.push({ slot, pending }) === 1) queueMicrotask(() => this.flush());
-  }
-
-  /**
-   * Posts the tasks handed to workers in this turn. A task whose `relayVia` was handed out in the
-   * same turn goes inside that task's message when its worker has a link to this one (the
-   * receiving worker hands it on first thing): one post from this thread wakes one worker, which
-   * wakes the other. (Two posts in a row on a busy 2-core machine often stalled this thread in
-   * the second for milliseconds: the first worker woke on its core.) Otherwise it is posted
-   * itself, and when both were handed out together a link is made for the next time.
-   */
-  private flush(): void {
-    const batch = this.outbox;
-    this.outbox = [];
-    const live = batch.filter(({ slot, pending }) => !slot.retired && slot.current === pending);
-    const messages = new Map<Outgoing, { task: WorkerTask; transfer: Transferable[] }>();
-    for (const out of live) messages.set(out, { task: out.pending.task, transfer: [...(out.pending.transfer ?? [])] });
-    for (const out of live) {
-      const via = out.pending.relayVia;
-      const lead = via !== undefined ? live.find((o) => o.pending.task === via && o.slot !== out.slot) : undefined;
-      if (lead === undefined) continue;
-      const leadMessage = messages.get(lead)!;
-      const link = lead.slot.links.get(out.slot.id);
-      const mine = messages.get(out)!;
-      if (link !== undefined) {
-        leadMessage.task = { ...leadMessage.task, relay: [...(leadMessage.task.relay ?? []), { link, task: mine.task }] };
-        leadMessage.transfer.push(...mine.transfer);
-        messages.delete(out);
-        continue;
-      }
-      // Made now, used the next time these two start together.
-      const { port1, port2 } = new MessageChannel();
-      const id = this.nextLinkId++;
-      leadMessage.task = { ...leadMessage.task, links: { ...leadMessage.task.links, send: [...(leadMessage.task.links?.send ?? []), { id, port: port1 }] } };
-      leadMessage.transfer.push(port1);
-      mine.task = { ...mine.task, links: { ...mine.task.links, receive: [...(mine.task.links?.receive ?? []), port2] } };
-      mine.transfer.push(port2);
-      lead.slot.links.set(out.slot.id, id);
-    }
-    for (const [{ slot }, { task, transfer }] of messages) {
-      if (this.post(slot, task, transfer)) continue;
-      // What it was to hand on goes as ever (nothing was moved: the post failed).
-      for (const { link, task: relayed } of task.relay ?? []) {
-        const to = live.find((o) => o.pending.task === relayed && slot.links.get(o.slot.id) === link);
-        if (to !== undefined) this.post(to.slot, relayed, to.pending.transfer);
-      }
-    }
-  }
-
-  /** Posts a task to a slot's worker; a worker that cannot take it is retired (its task fails). */
-  private post(slot: Slot, task: WorkerTask, transfer?: readonly Transferable[]): boolean {
     try {
-      slot.worker.postMessage(task, transfer);
-      return true;
+      slot.worker.postMessage(pending.task, pending.transfer);
     } catch (error) {
       this.retire(slot, `the job could not be sent to a worker: ${(error as Error).message}`);
-      return false;
     }
   }
 
@@ -361,7 +287,6 @@ export class WorkerPool {
     clearTimeout(slot.timer);
     const index = this.slots.indexOf(slot);
     if (index >= 0) this.slots.splice(index, 1);
-    for (const other of this.slots) other.links.delete(slot.id);
     void slot.worker.terminate().catch(() => undefined);
     const current = slot.current;
     slot.current = undefined;

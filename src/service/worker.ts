@@ -46,22 +46,6 @@ export interface WorkerTask {
   thetas?: Float64Array[];
   /** Answer the result decoded as well (`WorkerDone.decoded`), for a reader in the service's own process. */
   decode?: boolean;
-  /** Tasks this worker hands on, first thing, to other workers over its links (pool.ts `flush`: a spread Grid's helpers). */
-  relay?: RelayedTask[];
-  /** Links to other workers, made by the pool with this task and kept for later tasks' `relay`. */
-  links?: WorkerLinks;
-}
-
-/** A task to hand on over the link `link` (its worker answers the pool as for any task). */
-export interface RelayedTask {
-  link: number;
-  task: WorkerTask;
-}
-
-/** Links between two workers (a MessageChannel's ends): `send` to hand tasks on, `receive` to take tasks from. */
-export interface WorkerLinks {
-  send?: Array<{ id: number; port: MessagePort }>;
-  receive?: MessagePort[];
 }
 
 /** A part of a Grid spread over several workers (threads/chunk-share.ts); `counter` holds its SHARE slots. */
@@ -211,25 +195,13 @@ function runOne(task: WorkerTask, early?: EarlyPost): WorkerDone | WorkerFailed 
 /** Set in `workerData` by the pool, so that importing this module elsewhere does nothing. */
 export const WORKER_MARK = "rbp-service-worker";
 
-/** The ports a task moves with it (a spread Grid's part). */
-function portsOf(task: WorkerTask): MessagePort[] {
-  return task.part === undefined ? [] : task.part.kind === "draw" ? [task.part.port] : task.part.ports;
-}
-
 if (parentPort && (workerData as { mark?: string } | undefined)?.mark === WORKER_MARK) {
   const port = parentPort;
-  const sendLinks = new Map<number, MessagePort>();
-  // A task from the pool, or handed on by another worker over a link: either way answered to the pool.
-  const onTask = (task: WorkerTask): void => {
-    for (const { id, port: link } of task.links?.send ?? []) sendLinks.set(id, link);
-    for (const link of task.links?.receive ?? []) link.on("message", onTask);
-    // Handed on before anything else: the other worker starts while this one prepares.
-    for (const { link, task: relayed } of task.relay ?? []) sendLinks.get(link)?.postMessage(relayed, portsOf(relayed));
+  port.on("message", (task: WorkerTask) => {
     const reply = runTask(task, (early) => port.postMessage(early satisfies WorkerReply, decodedTransfer(early.decoded))) satisfies WorkerReply;
     const transfer =
       reply.type === "partials" ? reply.partials.flatMap(([, p]) => transferables(p)) : reply.type === "done" ? decodedTransfer(reply.decoded) : [];
     port.postMessage(reply, transfer);
-  };
-  port.on("message", onTask);
+  });
   port.postMessage({ type: "ready" } satisfies WorkerReply);
 }

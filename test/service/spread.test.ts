@@ -31,35 +31,21 @@ afterEach(async () => {
   await Promise.all(services.splice(0).map((s) => s.close()));
 });
 
-/** What a posted task is: "whole", "lead", "draw" or "rows:<n>". */
-const kindOf = (task: WorkerTask): string => (task.part ? task.part.kind : task.thetas ? `rows:${task.thetas.length}` : "whole");
-
-/**
- * A service whose workers' tasks are recorded (kind: "whole", "lead", "draw" or "rows:<n>"; a
- * task handed on by the lead's worker as "draw (relayed)"), with the messages the pool posted.
- */
+/** A service whose workers' tasks are recorded (kind: "whole", "lead", "draw" or "rows:<n>"). */
 async function openService(
   workers: number,
   experimentRowsPerTask = 1,
   jobTimeoutMs?: number,
-): Promise<{ service: PredictionService; tasks: string[]; counters: Int32Array[]; ready: () => number; posts: () => number; idle: () => boolean }> {
+): Promise<{ service: PredictionService; tasks: string[]; counters: Int32Array[]; ready: () => number }> {
   const tasks: string[] = [];
-  let posts = 0;
-  let started = 0;
-  let answered = 0;
   const counters: Int32Array[] = [];
   let ready = 0;
   const spawn = (): Worker => {
     const worker = defaultSpawn();
     worker.once("message", () => ready++);
-    worker.on("message", (reply: { type: string }) => {
-      if (reply.type !== "ready" && reply.type !== "decoded") answered++;
-    });
     const post = worker.postMessage.bind(worker);
     worker.postMessage = (task: WorkerTask, transfer?: never) => {
-      posts++;
-      started += 1 + (task.relay?.length ?? 0);
-      tasks.push(kindOf(task), ...(task.relay ?? []).map((r) => `${kindOf(r.task)} (relayed)`));
+      tasks.push(task.part ? task.part.kind : task.thetas ? `rows:${task.thetas.length}` : "whole");
       if (task.part) counters.push(new Int32Array(task.part.counter));
       return post(task, transfer);
     };
@@ -72,7 +58,7 @@ async function openService(
     spawn,
   });
   services.push(service);
-  return { service, tasks, counters, ready: () => ready, posts: () => posts, idle: () => answered === started };
+  return { service, tasks, counters, ready: () => ready };
 }
 
 const request = (analysis: "psr" | "grid", body: Record<string, unknown>) =>
@@ -106,7 +92,7 @@ describe("a Grid through the service", () => {
       expect(spread).toBe(alone);
       if (Atomics.load(two.counters[0], SHARE.delivered) > 0) break;
     }
-    expect([...two.tasks].map((t) => t.replace(" (relayed)", "")).sort()).toEqual(["draw", "lead"]);
+    expect([...two.tasks].sort()).toEqual(["draw", "lead"]);
     expect(Atomics.load(two.counters[0], SHARE.delivered)).toBeGreaterThan(0);
     const data = { y: Float64Array.from(y), X: Float64Array.from(X.flat()), rows: y.length, cols: X[0].length };
     expect(spread).toBe(encodeJson(grid(data, Float64Array.from(theta)), null));
@@ -142,37 +128,10 @@ describe("a Grid through the service", () => {
     tasks.length = 0;
     const { jobs } = await service.submit(org, request("grid", { y: big.y, X: big.X, theta: big.X[0], options: { max_iter: 2 ** 14 - 1 } }));
     await service.waitForJob(jobs[0], 60_000);
-    expect([...tasks].map((t) => t.replace(" (relayed)", "")).sort()).toEqual(["draw", "lead"]);
+    expect([...tasks].sort()).toEqual(["draw", "lead"]);
     expect(jobs[0].status).toBe("failed");
     expect(jobs[0].failure?.message).toBe("the job exceeded its time limit of 0.4 s");
   }, 120_000);
-
-  it("posts a spread Grid once from the second time: the lead's worker hands its helper the task over a link made the first time (same result)", async () => {
-    const two = await openService(2);
-    await Promise.all([0, 1].map(() => run(two.service, { y: y.slice(0, 50), X: X.slice(0, 50).map((r) => r.slice(0, 3)), theta: theta.slice(0, 3) }, "psr")));
-    while (two.ready() < 2) await new Promise((r) => setTimeout(r, 10));
-    const results: string[] = [];
-    const posted: number[] = [];
-    const seen: string[][] = [];
-    for (let i = 0; i < 3; i++) {
-      // Both workers free (the helper of the Grid before may answer after its job completed).
-      while (!two.idle()) await new Promise((r) => setTimeout(r, 5));
-      two.tasks.length = 0;
-      const before = two.posts();
-      results.push((await run(two.service, { y, X, theta }))[0]);
-      posted.push(two.posts() - before);
-      seen.push([...two.tasks]);
-    }
-    // The first time both parts are posted (and the link made); then the lead only, with its helper's task inside.
-    expect(seen[0].sort()).toEqual(["draw", "lead"]);
-    expect(posted).toEqual([2, 1, 1]);
-    expect(seen.slice(1)).toEqual([
-      ["lead", "draw (relayed)"],
-      ["lead", "draw (relayed)"],
-    ]);
-    const data = { y: Float64Array.from(y), X: Float64Array.from(X.flat()), rows: y.length, cols: X[0].length };
-    for (const r of results) expect(r).toBe(encodeJson(grid(data, Float64Array.from(theta)), null));
-  }, 180_000);
 
   it("does not wait for a helper whose worker never becomes ready: the lead draws every chunk and the job completes", async () => {
     // The second worker never says "ready", so the helper's task never starts (the old code waited
@@ -203,16 +162,12 @@ describe("a Grid through the service", () => {
   }, 180_000);
 
   it("completes the job when a helper's worker dies: the lead computes the chunks it did not deliver (same result)", async () => {
-    const workers: Worker[] = [];
     const spawn = (): Worker => {
       const worker = defaultSpawn();
-      workers.push(worker);
       const post = worker.postMessage.bind(worker);
       worker.postMessage = (task: WorkerTask, transfer?: never) => {
         post(task, transfer);
         if (task.part?.kind === "draw") void worker.terminate();
-        // A helper's task handed on by this (the lead's) worker: the other worker dies.
-        if (task.relay?.some((r) => r.task.part?.kind === "draw")) for (const other of workers) if (other !== worker) void other.terminate();
       };
       return worker;
     };
