@@ -129,17 +129,17 @@ function dataOf(task: WorkerTask): Dataset {
  * the text.
  */
 function done(task: WorkerTask, result: EngineResult, early?: EarlyPost): WorkerDone {
-  // The stored yhat and fit after the early post: its reader waits for nothing else.
-  const compact = () => ({ yhat: roundList(result.yhat, task.decimals), fit: roundList(result.fit, task.decimals) });
+  const yhat = roundList(result.yhat, task.decimals);
+  const fit = roundList(result.fit, task.decimals);
   if (task.decode === true && early !== undefined) {
     const decoded = decodeResult(result, task.decimals);
     if (decoded !== undefined) {
       early({ type: "decoded", id: task.id, decoded });
-      return { type: "done", id: task.id, json: encodeJson(result, task.decimals), ...compact() };
+      return { type: "done", id: task.id, json: encodeJson(result, task.decimals), yhat, fit };
     }
   }
   const { json, decoded } = encodeResult(result, task.decimals, task.decode === true);
-  return { type: "done", id: task.id, json, ...(decoded !== undefined ? { decoded } : {}), ...compact() };
+  return { type: "done", id: task.id, json, ...(decoded !== undefined ? { decoded } : {}), yhat, fit };
 }
 
 function failed(id: number, error: unknown): WorkerFailed {
