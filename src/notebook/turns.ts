@@ -8,7 +8,8 @@
  * turn later: whatever a cell sends after it cannot share a turn with a delayed line of the call.
  * (An in-process call otherwise runs from its submission to its result in one turn.) The
  * progress line's `begin` and `end` (progress.ts) do this for grid, maxfit, psr and backtest; run.ts
- * also around the error box. The regression test is test/notebook/tslab-turns.test.ts, in a real
+ * also around the error box. (`end` waits for no turn in the rbp kernel: its sends are queued one
+ * after another, kernel/protocol/channels.ts.) The regression test is test/notebook/tslab-turns.test.ts, in a real
  * tslab kernel.
  *
  * @example

@@ -93,6 +93,19 @@ describe("inside tslab", () => {
     expect(write.mock.calls[1][1]).toBe(true);
   });
 
+  it("reads the writer tslab sets for each cell on the module it found last, and forgets a module no longer loaded", () => {
+    const [first, second, third] = [vi.fn(), vi.fn(), vi.fn()];
+    const exports: Record<string, unknown> = { lastWriteDisplayData: first };
+    cache[FAKE_JUPYTER] = { exports } as never;
+    expect(tslabWriter()).toBe(first);
+    exports.lastWriteDisplayData = second;
+    expect(tslabWriter()).toBe(second);
+    delete cache[FAKE_JUPYTER];
+    expect(tslabWriter()).toBeUndefined();
+    cache[FAKE_JUPYTER] = { exports: { lastWriteDisplayData: third } } as never;
+    expect(tslabWriter()).toBe(third);
+  });
+
   it("falls back to tslab's public display.html when the writer is not found", () => {
     const html = vi.fn();
     g.__tslab__ = { exports: {}, require: (id: string) => (id === "tslab" ? { display: { html, text: vi.fn() } } : undefined) };

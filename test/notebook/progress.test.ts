@@ -7,6 +7,7 @@ import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { connect, disconnect, grid, psr, progressText } from "../../src/notebook/index.js";
 import { Progress } from "../../src/notebook/progress.js";
+import { RBP_KERNEL_HOOK } from "../../src/display/index.js";
 import { quickstartFrame, quickstartRows, quickstartTheta, simulateTslab } from "./helpers.js";
 
 beforeAll(async () => {
@@ -142,6 +143,37 @@ describe("in a notebook kernel (tslab, simulated)", () => {
       expect(kinds.slice(1)).toEqual(Array(3).fill("application/vnd.plotly.v1+json,text/html,text/plain"));
     } finally {
       kernel.restore();
+    }
+  });
+});
+
+describe("the final line and the event loop's turns (turns.ts)", () => {
+  /** Whether `end` resolves before a turn of the event loop has passed. */
+  async function endsWithinTheTurn(): Promise<boolean> {
+    const progress = new Progress("grid", "display");
+    progress.update({ status: "queued", jobId: 1 });
+    let turned = false;
+    setImmediate(() => (turned = true));
+    await progress.end("completed");
+    return !turned;
+  }
+
+  it("waits for turns around the final line in tslab, and for none in the rbp kernel, which sends its messages in order", async () => {
+    const kernel = simulateTslab();
+    try {
+      expect(await endsWithinTheTurn()).toBe(false);
+      expect(kernel.messages).toHaveLength(1);
+    } finally {
+      kernel.restore();
+    }
+    const shown: unknown[] = [];
+    const g = globalThis as Record<symbol, unknown>;
+    g[RBP_KERNEL_HOOK] = { display: (bundle: unknown) => shown.push(bundle), clearOutput: () => undefined, onKernelInfo: () => undefined };
+    try {
+      expect(await endsWithinTheTurn()).toBe(true);
+      expect(shown).toHaveLength(1);
+    } finally {
+      delete g[RBP_KERNEL_HOOK];
     }
   });
 });
