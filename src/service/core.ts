@@ -593,7 +593,7 @@ export class PredictionService {
       let done: WorkerDone;
       try {
         done = inline
-          ? runInline(this.pool, task, { helpers: this.helpersInline(claimed), deadline: Date.now() + this.config.jobTimeoutMs, onDecoded })
+          ? await runInline(this.pool, task, { helpers: this.helpersInline(claimed), deadline: Date.now() + this.config.jobTimeoutMs, onDecoded })
           : this.spreads(claimed)
             ? await this.runSpread(task, onDecoded)
             : await this.pool.run(task, { onDecoded });

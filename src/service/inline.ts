@@ -18,7 +18,7 @@ import { MessageChannel, type MessagePort } from "node:worker_threads";
 import type { ParsedRequest } from "../api/request.js";
 import { SHARE, SHARE_SLOTS } from "../threads/chunk-share.js";
 import { jobFailureOf, PoolJobError, type WorkerPool } from "./pool.js";
-import { runTask, type WorkerDecoded, type WorkerDone, type WorkerPartials, type WorkerTask } from "./worker.js";
+import { decodedAhead, done, failed, runPart, textOnly, type WorkerDecoded, type WorkerDone, type WorkerPartials, type WorkerTask } from "./worker.js";
 import { estimateWork } from "./limits.js";
 
 /**
@@ -91,26 +91,39 @@ export function helperParts(pool: WorkerPool, task: WorkerTask, count: number, {
 
 /**
  * Runs a Grid task's lead part on this thread with `helpers` parts on the pool; answers what the
- * task would answer from a worker (`onDecoded` called first when the task asks for its result
- * decoded), or throws the PoolJobError the pool would reject it with.
+ * task would answer from a worker, or throws the PoolJobError the pool would reject it with. A
+ * task that asks for its result decoded gets it through `onDecoded` first, as from a worker, and
+ * its text is written after a turn of the event loop, so that the reader it woke goes first (as
+ * the worker writes the text while the reader reads the decoded result).
  *
  * @example
- * const done = runInline(pool, task, { helpers: 1, deadline: Date.now() + 600_000 });
+ * const done = await runInline(pool, task, { helpers: 1, deadline: Date.now() + 600_000 });
  */
-export function runInline(
+export async function runInline(
   pool: WorkerPool,
   task: WorkerTask,
   settings: HelperSettings & { helpers: number; onDecoded?: (early: WorkerDecoded) => void },
-): WorkerDone {
+): Promise<WorkerDone> {
   const helpers = helperParts(pool, task, settings.helpers, settings);
   helpers.post();
   inlineRuns.count++;
   let reply;
   try {
-    reply = runTask({ ...task, part: { kind: "lead", counter: helpers.counter.buffer as SharedArrayBuffer, ports: helpers.ports } }, settings.onDecoded);
+    const part = { kind: "lead", counter: helpers.counter.buffer as SharedArrayBuffer, ports: helpers.ports } as const;
+    reply = runPart(task, part, (result) => ({ type: "finished", result }) as const);
   } finally {
     helpers.release();
   }
   if (reply.type === "failed") throw new PoolJobError(jobFailureOf(reply));
-  return reply as WorkerDone;
+  if (reply.type !== "finished") throw new Error("an inline lead answered partials");
+  const { result } = reply;
+  try {
+    const ahead = settings.onDecoded !== undefined ? decodedAhead(task, result) : undefined;
+    if (ahead === undefined) return done(task, result);
+    settings.onDecoded!(ahead);
+    await new Promise((resolve) => setImmediate(resolve));
+    return textOnly(task, result);
+  } catch (error) {
+    throw new PoolJobError(jobFailureOf(failed(task.id, error)));
+  }
 }
