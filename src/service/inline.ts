@@ -17,7 +17,7 @@
 import { MessageChannel, type MessagePort } from "node:worker_threads";
 import type { ParsedRequest } from "../api/request.js";
 import { SHARE, SHARE_SLOTS } from "../threads/chunk-share.js";
-import { jobFailureOf, PoolJobError, type WorkerPool } from "./pool.js";
+import { jobFailureOf, PoolClosedError, PoolJobError, type WorkerPool } from "./pool.js";
 import { decodedAhead, done, failed, runPart, textOnly, type WorkerDecoded, type WorkerDone, type WorkerPartials, type WorkerTask } from "./worker.js";
 import { estimateWork } from "./limits.js";
 
@@ -91,10 +91,14 @@ export function helperParts(pool: WorkerPool, task: WorkerTask, count: number, {
 
 /**
  * Runs a Grid task's lead part on this thread with `helpers` parts on the pool; answers what the
- * task would answer from a worker, or throws the PoolJobError the pool would reject it with. A
- * task that asks for its result decoded gets it through `onDecoded` first, as from a worker, and
- * its text is written after a turn of the event loop, so that the reader it woke goes first (as
- * the worker writes the text while the reader reads the decoded result).
+ * task would answer from a worker, or throws the PoolJobError the pool would reject it with.
+ * - The lead starts a turn of the event loop after the helpers are posted: what the submitting
+ *   caller still has to do (its receipt, its wait for the job) runs while a helper wakes up.
+ * - A task that asks for its result decoded gets it through `onDecoded` first, as from a worker,
+ *   and its text (~0.5 ms for the default Grid at N=1,000) is written on a timer, after the reader
+ *   it woke has had its turns (a kernel's final line waits for one or two: notebook/turns.ts), as
+ *   a worker writes it while the reader reads the decoded result. Every other reader of the job
+ *   waits for the stored text (core.ts `ahead`).
  *
  * @example
  * const done = await runInline(pool, task, { helpers: 1, deadline: Date.now() + 600_000 });
@@ -107,8 +111,11 @@ export async function runInline(
   const helpers = helperParts(pool, task, settings.helpers, settings);
   helpers.post();
   inlineRuns.count++;
+  await new Promise((resolve) => setImmediate(resolve));
   let reply;
   try {
+    // The service closed meanwhile: the job is not failed (as a worker's job when the pool closes).
+    if (pool.isClosed()) throw new PoolClosedError();
     const part = { kind: "lead", counter: helpers.counter.buffer as SharedArrayBuffer, ports: helpers.ports } as const;
     reply = runPart(task, part, (result) => ({ type: "finished", result }) as const);
   } finally {
@@ -121,7 +128,7 @@ export async function runInline(
     const ahead = settings.onDecoded !== undefined ? decodedAhead(task, result) : undefined;
     if (ahead === undefined) return done(task, result);
     settings.onDecoded!(ahead);
-    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setTimeout(resolve, 0));
     return textOnly(task, result);
   } catch (error) {
     throw new PoolJobError(jobFailureOf(failed(task.id, error)));

@@ -185,6 +185,11 @@ export class WorkerPool {
     return Math.max(0, this.size - busy - this.queue.length);
   }
 
+  /** Whether `close` was called (a task `run` now rejects with PoolClosedError). */
+  isClosed(): boolean {
+    return this.closed;
+  }
+
   /** Jobs waiting for a worker, and jobs running. */
   stats(): { queued: number; running: number; workers: number } {
     return { queued: this.queue.length, running: this.slots.filter((s) => s.current).length, workers: this.slots.length };
