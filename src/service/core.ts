@@ -13,6 +13,8 @@
  * go to a worker several at a time (up to `experimentRowsPerTask` and about a second of work,
  * taken as one turn of the organisation: store/contract.ts `claimSiblings`), sharing what does not
  * depend on theta.
+ * A small Grid that a client in this process submits (the lane's endpoint, `inline`) runs its lead
+ * part on this thread instead, one worker helping (inline.ts): the same job, two wake-ups fewer.
  * Route tables (v3.ts, and v2.ts) translate HTTP to these calls.
  */
 import type { ParsedRequest } from "../api/request.js";
