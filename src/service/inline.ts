@@ -30,6 +30,15 @@ import { estimateWork } from "./limits.js";
  */
 export const INLINE_GRID_MAX_WORK = 16_000_000;
 
+/**
+ * An inline Grid's text is written this long after its reader was handed the decoded result: once
+ * the notebook call that reads it has ended, so that its ~0.5 ms (the default Grid at N=1,000) is
+ * not on the call's path. Written at the next turn, or on a 0 ms timer, it landed among the turns
+ * of tslab's final progress line (notebook/turns.ts) and the call gained nothing in tslab; the
+ * only cost is that another reader of the job (HTTP, a second read) waits this much longer.
+ */
+export const TEXT_AFTER_MS = 20;
+
 /** Inline runs of this process so far (tests and benchmarks). */
 export const inlineRuns = { count: 0 };
 
@@ -95,10 +104,8 @@ export function helperParts(pool: WorkerPool, task: WorkerTask, count: number, {
  * - The lead starts a turn of the event loop after the helpers are posted: what the submitting
  *   caller still has to do (its receipt, its wait for the job) runs while a helper wakes up.
  * - A task that asks for its result decoded gets it through `onDecoded` first, as from a worker,
- *   and its text (~0.5 ms for the default Grid at N=1,000) is written on a timer, after the reader
- *   it woke has had its turns (a kernel's final line waits for one or two: notebook/turns.ts), as
- *   a worker writes it while the reader reads the decoded result. Every other reader of the job
- *   waits for the stored text (core.ts `ahead`).
+ *   and its text is written `TEXT_AFTER_MS` later (a worker writes it while the reader reads the
+ *   decoded result). Every other reader of the job waits for the stored text (core.ts `ahead`).
  *
  * @example
  * const done = await runInline(pool, task, { helpers: 1, deadline: Date.now() + 600_000 });
@@ -128,7 +135,7 @@ export async function runInline(
     const ahead = settings.onDecoded !== undefined ? decodedAhead(task, result) : undefined;
     if (ahead === undefined) return done(task, result);
     settings.onDecoded!(ahead);
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await new Promise((resolve) => setTimeout(resolve, TEXT_AFTER_MS));
     return textOnly(task, result);
   } catch (error) {
     throw new PoolJobError(jobFailureOf(failed(task.id, error)));
