@@ -635,16 +635,18 @@ export class PredictionService {
     return Math.min(this.pool.size - 1, this.pool.capacity() - 1 + this.ahead.size);
   }
 
-  /** Pool workers to help an inline Grid: one when it is worth spreading and one is free (the calling thread is the other core). */
-  private helpersInline({ input }: Claimed): number {
-    const work = input.data.rows * 2 ** Math.min(input.data.cols, 14);
-    return work >= SPREAD_GRID_MIN_WORK && this.pool.capacity() > 0 ? 1 : 0;
+  /**
+   * Pool workers to help an inline Grid: one when it is worth spreading and a worker is free (the
+   * calling thread and one worker: the engine's `gridParallel` on two cores).
+   */
+  private helpersInline(claimed: Claimed): number {
+    return worthSpreading(claimed) && this.pool.capacity() > 0 ? 1 : 0;
   }
 
   /** Whether a job is a Grid worth spreading and there is a worker to help it (`helpersFree`). */
-  private spreads({ job, input }: Claimed): boolean {
-    const work = input.data.rows * 2 ** Math.min(input.data.cols, 14);
-    return job.analysis === "grid" && !job.variant && work >= SPREAD_GRID_MIN_WORK && this.helpersFree() > 0;
+  private spreads(claimed: Claimed): boolean {
+    const { job } = claimed;
+    return job.analysis === "grid" && !job.variant && worthSpreading(claimed) && this.helpersFree() > 0;
   }
 
   /**
@@ -709,6 +711,11 @@ function warmTask(decimals: number | null): WorkerTask {
   const X = Float64Array.from({ length: rows * cols }, next);
   const y = Float64Array.from({ length: rows }, (_, i) => X[i * cols] + X[i * cols + 1] + next());
   return { id: -1, analysis: "grid", y, X, rows, cols, theta: X.slice((rows - 1) * cols), options: {}, decimals };
+}
+
+/** Whether a Grid's work (rows x 2^min(attributes, 14)) is worth sharing between threads: SPREAD_GRID_MIN_WORK. */
+function worthSpreading({ input }: Claimed): boolean {
+  return input.data.rows * 2 ** Math.min(input.data.cols, 14) >= SPREAD_GRID_MIN_WORK;
 }
 
 function definedOnly<T extends object>(value: T): Partial<T> {
