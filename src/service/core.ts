@@ -13,6 +13,8 @@
  * go to a worker several at a time (up to `experimentRowsPerTask` and about a second of work,
  * taken as one turn of the organisation: store/contract.ts `claimSiblings`), sharing what does not
  * depend on theta.
+ * A small Grid that a client in this process submits (the lane's endpoint, `inline`) runs its lead
+ * part on this thread instead, one worker helping (inline.ts): the same job, two wake-ups fewer.
  * Route tables (v3.ts, and v2.ts) translate HTTP to these calls.
  */
 import type { ParsedRequest } from "../api/request.js";
@@ -20,11 +22,11 @@ import { Authenticator } from "./auth.js";
 import type { Credentials, Org } from "./credentials.js";
 import type { Analysis } from "../api/options.js";
 import { DEFAULT_RESULT_MEMORY_BYTES, DEFAULT_RETENTION_MS, type Experiment, type Job, type JobFailure, type JobVariant } from "./store/records.js";
-import { ERROR_PREDICTION_FAILED, poolFailure, STATUS_PROCESSING, taskOfClaimed, WorkerPool, type PoolSettings } from "./pool.js";
-import type { WorkerDecoded, WorkerDone, WorkerFailed, WorkerPartials, WorkerRows, WorkerTask } from "./worker.js";
+import { jobFailureOf, poolFailure, taskOfClaimed, WorkerPool, type PoolSettings } from "./pool.js";
+import { helperParts, runInline } from "./inline.js";
+import type { WorkerDecoded, WorkerDone, WorkerRows, WorkerTask } from "./worker.js";
 import { decodedOutline, readDecoded, type Decoded } from "./encode.js";
-import { SHARE, SHARE_SLOTS } from "../threads/chunk-share.js";
-import { MessageChannel } from "node:worker_threads";
+import { SHARE } from "../threads/chunk-share.js";
 import type { QuotaStatus } from "./quota.js";
 import type { ResolvedField } from "./fields.js";
 import type { Claimed, Created, Store } from "./store/contract.js";
@@ -136,6 +138,11 @@ export interface SubmitSettings {
    * lane's endpoint), so that it need not parse the JSON the worker wrote in its own thread.
    */
   decoded?: boolean;
+  /**
+   * Run each job on this thread when it is a small Grid (inline.ts `runsInline` decided so): for a
+   * client in this process only (the lane's endpoint), never for a server's clients.
+   */
+  inline?: boolean;
 }
 
 /** At most this many decoded results wait for their reader (`takeDecoded`); the oldest goes first. */
@@ -159,6 +166,8 @@ export class PredictionService {
   private readonly jobWorks = new WeakMap<Claimed["input"], number>();
   /** Jobs whose result is to be kept decoded (SubmitSettings.decoded), until they run. */
   private readonly decodeFor = new Set<number>();
+  /** Small Grids to run on this thread (SubmitSettings.inline), until they run. */
+  private readonly inlineFor = new Set<number>();
   /** Decoded results of finished jobs, until `takeDecoded` (at most DECODED_KEPT). */
   private readonly decoded = new Map<number, Decoded>();
   /**
@@ -218,6 +227,7 @@ export class PredictionService {
       request.thetas.length,
     );
     if (settings.decoded === true) for (const job of created.jobs) this.decodeFor.add(job.id);
+    if (settings.inline === true) for (const job of created.jobs) this.inlineFor.add(job.id);
     this.pump();
     return { ...created, warnings: request.warnings };
   }
@@ -567,6 +577,7 @@ export class PredictionService {
     const { job } = claimed;
     const task = this.taskOf(claimed);
     if (this.decodeFor.delete(job.id)) task.decode = true;
+    const inline = this.inlineFor.delete(job.id) && job.analysis === "grid" && !job.variant;
     // The decoded result ahead of its text (a store that keeps no other readers' clocks: in memory, this process only).
     let early: { decoded: Decoded; finishedAt: string; stored: () => void } | undefined;
     const onDecoded =
@@ -583,7 +594,11 @@ export class PredictionService {
     try {
       let done: WorkerDone;
       try {
-        done = this.spreads(claimed) ? await this.runSpread(task, onDecoded) : await this.pool.run(task, { onDecoded });
+        done = inline
+          ? await runInline(this.pool, task, { helpers: this.helpersInline(claimed), deadline: Date.now() + this.config.jobTimeoutMs, onDecoded })
+          : this.spreads(claimed)
+            ? await this.runSpread(task, onDecoded)
+            : await this.pool.run(task, { onDecoded });
       } catch (error) {
         // Its reader has the result already: the text is written here (JSON writes the parsed value back as the same text).
         if (early !== undefined && !this.closing) {
@@ -620,10 +635,18 @@ export class PredictionService {
     return Math.min(this.pool.size - 1, this.pool.capacity() - 1 + this.ahead.size);
   }
 
+  /**
+   * Pool workers to help an inline Grid: one when it is worth spreading and a worker is free (the
+   * calling thread and one worker: the engine's `gridParallel` on two cores).
+   */
+  private helpersInline(claimed: Claimed): number {
+    return worthSpreading(claimed) && this.pool.capacity() > 0 ? 1 : 0;
+  }
+
   /** Whether a job is a Grid worth spreading and there is a worker to help it (`helpersFree`). */
-  private spreads({ job, input }: Claimed): boolean {
-    const work = input.data.rows * 2 ** Math.min(input.data.cols, 14);
-    return job.analysis === "grid" && !job.variant && work >= SPREAD_GRID_MIN_WORK && this.helpersFree() > 0;
+  private spreads(claimed: Claimed): boolean {
+    const { job } = claimed;
+    return job.analysis === "grid" && !job.variant && worthSpreading(claimed) && this.helpersFree() > 0;
   }
 
   /**
@@ -636,35 +659,28 @@ export class PredictionService {
   private async runSpread(task: WorkerTask, onDecoded?: (early: WorkerDecoded) => void): Promise<WorkerDone> {
     // Every part, and the merge, ends by the job's own time limit counted from now.
     const deadline = Date.now() + this.config.jobTimeoutMs;
-    const helpers = Math.max(0, this.helpersFree());
-    const counter = new Int32Array(new SharedArrayBuffer(4 * SHARE_SLOTS));
-    const buffer = counter.buffer as SharedArrayBuffer;
-    const channels = Array.from({ length: helpers }, () => new MessageChannel());
-    const leadPorts = channels.map((c) => c.port2);
+    const helpers = helperParts(this.pool, task, Math.max(0, this.helpersFree()), { deadline });
+    const { counter, ports } = helpers;
     const lead = this.pool.run<WorkerDone>(
-      { ...task, part: { kind: "lead", counter: buffer, ports: leadPorts } },
-      { deadline, transfer: leadPorts, onDecoded },
+      { ...task, part: { kind: "lead", counter: counter.buffer as SharedArrayBuffer, ports } },
+      { deadline, transfer: ports, onDecoded },
     );
-    const helperTasks = channels.map(({ port1 }): WorkerTask => ({ ...task, part: { kind: "draw", counter: buffer, port: port1 } }));
-    for (let h = 0; h < helpers; h++) {
-      this.pool
-        .run<WorkerPartials>(helperTasks[h], { deadline, transfer: [channels[h].port1], wanted: () => Atomics.load(counter, SHARE.stop) === 0 })
-        // A helper's failure fails nothing: the lead computes what it did not deliver.
-        .catch(() => channels[h].port1.close());
-    }
+    helpers.post();
     this.lending.add(counter);
     try {
       return await lead;
     } finally {
       this.lending.delete(counter);
-      Atomics.store(counter, SHARE.stop, 1);
-      for (const helperTask of helperTasks) this.pool.withdraw(helperTask);
+      helpers.release();
     }
   }
 
   /** Several rows of one experiment's Grid in one task; each row completes or fails on its own. */
   private async executeRows(claimed: Claimed[]): Promise<void> {
-    for (const { job } of claimed) this.decodeFor.delete(job.id);
+    for (const { job } of claimed) {
+      this.decodeFor.delete(job.id);
+      this.inlineFor.delete(job.id);
+    }
     const task = { ...this.taskOf(claimed[0]), thetas: claimed.map(({ job, input }) => input.thetas[job.row]) };
     let reply: WorkerRows;
     try {
@@ -678,7 +694,7 @@ export class PredictionService {
       const { job } = claimed[r];
       const row = reply.rows[r];
       if (row.type === "done") await this.store.complete(job, row.json, { yhat: row.yhat, fit: row.fit });
-      else await this.failJob(job, rowFailure(row));
+      else await this.failJob(job, jobFailureOf(row));
     }
   }
 }
@@ -697,10 +713,9 @@ function warmTask(decimals: number | null): WorkerTask {
   return { id: -1, analysis: "grid", y, X, rows, cols, theta: X.slice((rows - 1) * cols), options: {}, decimals };
 }
 
-/** A row's failure as the pool reports a failed job (pool.ts). */
-function rowFailure(row: WorkerFailed): JobFailure {
-  const known = row.name === "ComputationError" || row.name === "InvalidInputError";
-  return { message: known ? row.message : `${row.name}: ${row.message}`, error_code: ERROR_PREDICTION_FAILED, status_code: STATUS_PROCESSING };
+/** Whether a Grid's work (rows x 2^min(attributes, 14)) is worth sharing between threads: SPREAD_GRID_MIN_WORK. */
+function worthSpreading({ input }: Claimed): boolean {
+  return input.data.rows * 2 ** Math.min(input.data.cols, 14) >= SPREAD_GRID_MIN_WORK;
 }
 
 function definedOnly<T extends object>(value: T): Partial<T> {

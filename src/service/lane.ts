@@ -37,6 +37,7 @@ import { errorBody, httpError, ServiceError } from "./http.js";
 import { inputError } from "./input-error.js";
 import { completedHead, experimentView, receiptBody, unfinishedReply } from "./v3.js";
 import { checkBeforeQueue } from "./preflight.js";
+import { runsInline } from "./inline.js";
 import { publicFailure } from "./reasons.js";
 import type { JobRecord } from "./store/records.js";
 import type { QuotaStatus } from "./quota.js";
@@ -237,7 +238,7 @@ export class LaneEndpoint {
       } catch (error) {
         throw inputError(error);
       }
-      const submission = await this.#service.submit(this.#org, inSharedMemory(request), { decoded: true });
+      const submission = await this.#service.submit(this.#org, inSharedMemory(request), { decoded: true, inline: runsInline(request) });
       return { status: 200, body: receiptBody(submission, request.notes) };
     });
   }

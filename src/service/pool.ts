@@ -19,7 +19,7 @@
 import { availableParallelism } from "node:os";
 import type { Transferable, Worker } from "node:worker_threads";
 import { startWorker } from "../threads/worker-script.js";
-import { WORKER_MARK, type WorkerDecoded, type WorkerDone, type WorkerReply, type WorkerResult, type WorkerTask } from "./worker.js";
+import { WORKER_MARK, type WorkerDecoded, type WorkerDone, type WorkerFailed, type WorkerReply, type WorkerResult, type WorkerTask } from "./worker.js";
 import { brand, RbpBaseError } from "../errors/index.js";
 import { PROCESS_JOB, type JobFailure } from "./store/records.js";
 import type { Claimed } from "./store/contract.js";
@@ -75,6 +75,18 @@ export function poolFailure(error: unknown): JobFailure | undefined {
   if (code === "pool_closed") return undefined;
   if (code === "pool_job_failed") return (error as PoolJobError).failure;
   return { message: error instanceof Error ? error.message : String(error), ...PROCESS_JOB };
+}
+
+/**
+ * What a job whose analysis threw records: the engine's own errors by their message, any other
+ * with its class name (the pool's failed job, an experiment's failed row, an inline run).
+ *
+ * @example
+ * await store.fail(job, jobFailureOf({ type: "failed", id: job.id, name: "ComputationError", message: "singular" }));
+ */
+export function jobFailureOf(reply: WorkerFailed): JobFailure {
+  const known = reply.name === "ComputationError" || reply.name === "InvalidInputError";
+  return { message: known ? reply.message : `${reply.name}: ${reply.message}`, error_code: ERROR_PREDICTION_FAILED, status_code: STATUS_PROCESSING };
 }
 
 export interface PoolSettings {
@@ -173,6 +185,11 @@ export class WorkerPool {
     return Math.max(0, this.size - busy - this.queue.length);
   }
 
+  /** Whether `close` was called (a task `run` now rejects with PoolClosedError). */
+  isClosed(): boolean {
+    return this.closed;
+  }
+
   /** Jobs waiting for a worker, and jobs running. */
   stats(): { queued: number; running: number; workers: number } {
     return { queued: this.queue.length, running: this.slots.filter((s) => s.current).length, workers: this.slots.length };
@@ -253,13 +270,7 @@ export class WorkerPool {
     slot.current = undefined;
     if (reply.type !== "failed") current.resolve(reply);
     else {
-      current.reject(
-        new PoolJobError({
-          message: reply.name === "ComputationError" || reply.name === "InvalidInputError" ? reply.message : `${reply.name}: ${reply.message}`,
-          error_code: ERROR_PREDICTION_FAILED,
-          status_code: STATUS_PROCESSING,
-        }),
-      );
+      current.reject(new PoolJobError(jobFailureOf(reply)));
     }
     this.pump();
   }

@@ -113,7 +113,7 @@ export type WorkerReply = { type: "ready" } | WorkerResult | WorkerDecoded | Wor
  * before the text is written, and its `WorkerDone` carries the text only.
  */
 export function runTask(task: WorkerTask, early?: EarlyPost): WorkerResult | WorkerFailed {
-  if (task.part) return runPart(task, task.part, early);
+  if (task.part) return runPart(task, task.part, (result) => done(task, result, early));
   if (task.thetas) return runRows(task, task.thetas);
   return runOne(task, early);
 }
@@ -128,26 +128,42 @@ function dataOf(task: WorkerTask): Dataset {
  * published. Decoded as well when the task asks: through `early` first when given, else beside
  * the text.
  */
-function done(task: WorkerTask, result: EngineResult, early?: EarlyPost): WorkerDone {
-  const yhat = roundList(result.yhat, task.decimals);
-  const fit = roundList(result.fit, task.decimals);
-  if (task.decode === true && early !== undefined) {
-    const decoded = decodeResult(result, task.decimals);
-    if (decoded !== undefined) {
-      early({ type: "decoded", id: task.id, decoded });
-      return { type: "done", id: task.id, json: encodeJson(result, task.decimals), yhat, fit };
-    }
+export function done(task: WorkerTask, result: EngineResult, early?: EarlyPost): WorkerDone {
+  const ahead = early !== undefined ? decodedAhead(task, result) : undefined;
+  if (ahead !== undefined) {
+    early!(ahead);
+    return textOnly(task, result);
   }
   const { json, decoded } = encodeResult(result, task.decimals, task.decode === true);
-  return { type: "done", id: task.id, json, ...(decoded !== undefined ? { decoded } : {}), yhat, fit };
+  return { type: "done", id: task.id, json, ...(decoded !== undefined ? { decoded } : {}), ...rounded(task, result) };
 }
 
-function failed(id: number, error: unknown): WorkerFailed {
+/** The result decoded to post ahead of its text, when the task asks for it decoded (undefined otherwise, or when it cannot be: then beside the text). */
+export function decodedAhead(task: WorkerTask, result: EngineResult): WorkerDecoded | undefined {
+  if (task.decode !== true) return undefined;
+  const decoded = decodeResult(result, task.decimals);
+  return decoded === undefined ? undefined : { type: "decoded", id: task.id, decoded };
+}
+
+/** The `WorkerDone` of a result posted ahead decoded (`decodedAhead`): its text only. */
+export function textOnly(task: WorkerTask, result: EngineResult): WorkerDone {
+  return { type: "done", id: task.id, json: encodeJson(result, task.decimals), ...rounded(task, result) };
+}
+
+function rounded(task: WorkerTask, result: EngineResult): Pick<WorkerDone, "yhat" | "fit"> {
+  return { yhat: roundList(result.yhat, task.decimals), fit: roundList(result.fit, task.decimals) };
+}
+
+export function failed(id: number, error: unknown): WorkerFailed {
   const e = error instanceof Error ? error : new Error(String(error));
   return { type: "failed", id, name: e.name, message: e.message };
 }
 
-function runPart(task: WorkerTask, part: GridPart, early?: EarlyPost): WorkerPartials | WorkerDone | WorkerFailed {
+/**
+ * Runs a part of a spread Grid; the lead's finished result goes through `finish` (`done` on a
+ * worker; inline.ts, on the service's own thread, writes its text once its reader has it).
+ */
+export function runPart<R>(task: WorkerTask, part: GridPart, finish: (result: EngineResult) => R): R | WorkerPartials | WorkerFailed {
   const counter = new Int32Array(part.counter);
   try {
     if (part.kind === "draw" && Atomics.load(counter, SHARE.stop) === 1) return { type: "partials", id: task.id, partials: [] };
@@ -157,8 +173,7 @@ function runPart(task: WorkerTask, part: GridPart, early?: EarlyPost): WorkerPar
       helpWithChunks(prepared.task, prepared.chunks, counter, part.port);
       return { type: "partials", id: task.id, partials: [] };
     }
-    const result = finishGrid(prepared, drawAndCollect(prepared.task, prepared.chunks, counter, part.ports).partials);
-    return done(task, result, early);
+    return finish(finishGrid(prepared, drawAndCollect(prepared.task, prepared.chunks, counter, part.ports).partials));
   } catch (error) {
     return failed(task.id, error);
   } finally {

@@ -1,0 +1,137 @@
+/**
+ * The embedded service's inline run (service/inline.ts): a small Grid asked for by the lane's
+ * endpoint runs its lead part on the calling thread, helped by a pool worker; a large one, and any
+ * job submitted without `inline` (HTTP), runs on the workers. Either way the job is the same: the
+ * same stored text bit for bit (and the engine's grid), the same failure, the same quota spent.
+ */
+import type { Worker } from "node:worker_threads";
+import { afterEach, describe, expect, it } from "vitest";
+import { parseRequest, type ParsedRequest } from "../../src/api/request.js";
+import { grid } from "../../src/engine/index.js";
+import { SHARE } from "../../src/threads/chunk-share.js";
+import { PredictionService } from "../../src/service/core.js";
+import { EmbeddedStore } from "../../src/service/store/embedded.js";
+import { MemoryPersistence } from "../../src/service/store/persistence.js";
+import { localCredentials } from "../../src/service/credentials.js";
+import { encodeJson } from "../../src/service/encode.js";
+import { inlineRuns, INLINE_GRID_MAX_WORK, runsInline } from "../../src/service/inline.js";
+import { estimateWork } from "../../src/service/limits.js";
+import { defaultSpawn } from "../../src/service/pool.js";
+import type { WorkerTask } from "../../src/service/worker.js";
+import { synthetic } from "./helpers.js";
+
+const local = localCredentials({ apiKey: "inline-test-key", accessId: "inline-test-user", quota: 1000 });
+const org = local.credentials.orgs[0];
+const services: PredictionService[] = [];
+afterEach(async () => {
+  await Promise.all(services.splice(0).map((s) => s.close()));
+});
+
+/** A service on two workers whose tasks are recorded ("whole", "lead" or "draw"), with the helpers' counters. */
+async function openService(): Promise<{ service: PredictionService; tasks: string[]; counters: Int32Array[]; ready: () => number }> {
+  const tasks: string[] = [];
+  const counters: Int32Array[] = [];
+  let ready = 0;
+  const spawn = (): Worker => {
+    const worker = defaultSpawn();
+    worker.once("message", () => ready++);
+    const post = worker.postMessage.bind(worker);
+    worker.postMessage = (task: WorkerTask, transfer?: never) => {
+      tasks.push(task.part ? task.part.kind : "whole");
+      if (task.part) counters.push(new Int32Array(task.part.counter));
+      return post(task, transfer);
+    };
+    return worker;
+  };
+  const service = await PredictionService.open({
+    store: await EmbeddedStore.open(new MemoryPersistence()),
+    credentials: local.credentials,
+    config: { workers: 2, decimals: null },
+    spawn,
+  });
+  services.push(service);
+  await service.warm(1);
+  while (ready < 2) await new Promise((r) => setTimeout(r, 10));
+  tasks.length = 0;
+  counters.length = 0;
+  return { service, tasks, counters, ready: () => ready };
+}
+
+const request = (analysis: "psr" | "grid", body: Record<string, unknown>) =>
+  parseRequest(analysis, { access_id: "inline-test-user", ...body }, "v3") as ParsedRequest;
+
+/** Submits, waits for every job; each job's stored text or failure message. */
+async function run(service: PredictionService, req: ParsedRequest, inline: boolean): Promise<Array<{ text?: string; failure?: string }>> {
+  const { jobs } = await service.submit(org, req, { decoded: true, inline });
+  for (const job of jobs) await service.waitForJob(job, 120_000);
+  return Promise.all(
+    jobs.map(async (job) => (job.status === "completed" ? { text: await service.resultJson(job) } : { failure: `${job.status}: ${job.failure?.message}` })),
+  );
+}
+
+describe("the inline run of a small Grid", () => {
+  const { y, X } = synthetic(700, 10, 3);
+  const theta = X[5].map((v) => v + 0.1);
+
+  it("runs a small Grid of the lane's endpoint inline, and nothing else", () => {
+    const small = request("grid", { y, X, theta });
+    expect(estimateWork(small).work).toBeLessThanOrEqual(INLINE_GRID_MAX_WORK);
+    expect(runsInline(small)).toBe(true);
+    const large = request("grid", { y: [...y, ...y, ...y], X: [...X, ...X, ...X], theta });
+    expect(estimateWork(large).work).toBeGreaterThan(INLINE_GRID_MAX_WORK);
+    expect(runsInline(large)).toBe(false);
+    expect(runsInline(request("grid", { y, X, theta: [theta, X[6]] }))).toBe(false);
+    expect(runsInline(request("psr", { y, X, theta, options: { threshold: [0.5] } }))).toBe(false);
+  });
+
+  it("gives the worker path's stored text bit for bit (and the engine's grid), with a pool worker helping", async () => {
+    const { service, tasks, counters } = await openService();
+    const req = request("grid", { y, X, theta });
+    const [onWorkers] = await run(service, req, false);
+    expect([...tasks].sort()).toEqual(["draw", "lead"]);
+    let inline = { text: "" } as { text?: string };
+    for (let attempt = 0; attempt < 10; attempt++) {
+      tasks.length = 0;
+      counters.length = 0;
+      const before = inlineRuns.count;
+      [inline] = await run(service, req, true);
+      expect(inlineRuns.count).toBe(before + 1);
+      // Only the helper went to a worker: the lead ran here.
+      expect(tasks).toEqual(["draw"]);
+      expect(inline.text).toBe(onWorkers.text);
+      if (Atomics.load(counters[0], SHARE.delivered) > 0) break;
+    }
+    expect(Atomics.load(counters[0], SHARE.delivered)).toBeGreaterThan(0);
+    const data = { y: Float64Array.from(y), X: Float64Array.from(X.flat()), rows: y.length, cols: X[0].length };
+    expect(inline.text).toBe(encodeJson(grid(data, Float64Array.from(theta)), null));
+  }, 180_000);
+
+  it("fails a Grid the engine refuses with the worker path's failure, and spends the same quota", async () => {
+    const { service } = await openService();
+    // Every row alike: every cell's covariance is singular, so the Grid fails when it runs.
+    const same = { y: Array.from({ length: 30 }, (_, i) => i % 3), X: Array.from({ length: 30 }, () => [1, 2, 3]), theta: [1, 2, 2] };
+    const req = request("grid", same);
+    expect(runsInline(req)).toBe(true);
+    const quota = async () => (await service.quotaStatus(org)).used;
+    const used0 = await quota();
+    const before = inlineRuns.count;
+    const [onWorkers] = await run(service, req, false);
+    const used1 = await quota();
+    const [inline] = await run(service, req, true);
+    expect(inlineRuns.count).toBe(before + 1);
+    expect(onWorkers.failure).toMatch(/^failed: /);
+    expect(inline).toEqual(onWorkers);
+    expect(used1 - used0).toBe(1);
+    expect((await quota()) - used1).toBe(1);
+  }, 60_000);
+
+  it("runs a large Grid of the lane's endpoint on the workers", async () => {
+    const { service, tasks } = await openService();
+    const before = inlineRuns.count;
+    const large = request("grid", { y: [...y, ...y, ...y], X: [...X, ...X, ...X], theta });
+    const [done] = await run(service, large, runsInline(large));
+    expect(done.text).toBeDefined();
+    expect(inlineRuns.count).toBe(before);
+    expect([...tasks].sort()).toEqual(["draw", "lead"]);
+  }, 60_000);
+});
