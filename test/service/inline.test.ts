@@ -4,21 +4,17 @@
  * job submitted without `inline` (HTTP), runs on the workers. Either way the job is the same: the
  * same stored text bit for bit (and the engine's grid), the same failure, the same quota spent.
  */
-import type { Worker } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseRequest, type ParsedRequest } from "../../src/api/request.js";
 import { grid } from "../../src/engine/index.js";
 import { SHARE } from "../../src/threads/chunk-share.js";
 import { PredictionService } from "../../src/service/core.js";
-import { EmbeddedStore } from "../../src/service/store/embedded.js";
-import { MemoryPersistence } from "../../src/service/store/persistence.js";
 import { localCredentials } from "../../src/service/credentials.js";
 import { encodeJson } from "../../src/service/encode.js";
 import { inlineRuns, INLINE_GRID_MAX_WORK, runsInline } from "../../src/service/inline.js";
 import { estimateWork } from "../../src/service/limits.js";
-import { defaultSpawn } from "../../src/service/pool.js";
-import type { WorkerTask } from "../../src/service/worker.js";
 import { synthetic } from "./helpers.js";
+import { recordedService, type RecordedService } from "./recorded-workers.js";
 
 const local = localCredentials({ apiKey: "inline-test-key", accessId: "inline-test-user", quota: 1000 });
 const org = local.credentials.orgs[0];
@@ -27,34 +23,15 @@ afterEach(async () => {
   await Promise.all(services.splice(0).map((s) => s.close()));
 });
 
-/** A service on two workers whose tasks are recorded ("whole", "lead" or "draw"), with the helpers' counters. */
-async function openService(): Promise<{ service: PredictionService; tasks: string[]; counters: Int32Array[]; ready: () => number }> {
-  const tasks: string[] = [];
-  const counters: Int32Array[] = [];
-  let ready = 0;
-  const spawn = (): Worker => {
-    const worker = defaultSpawn();
-    worker.once("message", () => ready++);
-    const post = worker.postMessage.bind(worker);
-    worker.postMessage = (task: WorkerTask, transfer?: never) => {
-      tasks.push(task.part ? task.part.kind : "whole");
-      if (task.part) counters.push(new Int32Array(task.part.counter));
-      return post(task, transfer);
-    };
-    return worker;
-  };
-  const service = await PredictionService.open({
-    store: await EmbeddedStore.open(new MemoryPersistence()),
-    credentials: local.credentials,
-    config: { workers: 2, decimals: null },
-    spawn,
-  });
-  services.push(service);
-  await service.warm(1);
-  while (ready < 2) await new Promise((r) => setTimeout(r, 10));
-  tasks.length = 0;
-  counters.length = 0;
-  return { service, tasks, counters, ready: () => ready };
+/** A service on two workers, both ready, whose tasks are recorded (recorded-workers.ts). */
+async function openService(): Promise<RecordedService> {
+  const recorded = await recordedService(local.credentials, { workers: 2, decimals: null });
+  services.push(recorded.service);
+  await recorded.service.warm(1);
+  await recorded.ready(2);
+  recorded.tasks.length = 0;
+  recorded.counters.length = 0;
+  return recorded;
 }
 
 const request = (analysis: "psr" | "grid", body: Record<string, unknown>) =>

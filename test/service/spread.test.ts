@@ -20,6 +20,7 @@ import { encodeJson } from "../../src/service/encode.js";
 import { defaultSpawn } from "../../src/service/pool.js";
 import { runTask, type WorkerDone, type WorkerFailed, type WorkerRows, type WorkerTask } from "../../src/service/worker.js";
 import { synthetic } from "./helpers.js";
+import { recordedService, type RecordedService } from "./recorded-workers.js";
 
 /** The store the composition root gives the service: the embedded one, in memory. */
 const memoryStore = () => EmbeddedStore.open(new MemoryPersistence());
@@ -31,34 +32,16 @@ afterEach(async () => {
   await Promise.all(services.splice(0).map((s) => s.close()));
 });
 
-/** A service whose workers' tasks are recorded (kind: "whole", "lead", "draw" or "rows:<n>"). */
-async function openService(
-  workers: number,
-  experimentRowsPerTask = 1,
-  jobTimeoutMs?: number,
-): Promise<{ service: PredictionService; tasks: string[]; counters: Int32Array[]; ready: () => number }> {
-  const tasks: string[] = [];
-  const counters: Int32Array[] = [];
-  let ready = 0;
-  const spawn = (): Worker => {
-    const worker = defaultSpawn();
-    worker.once("message", () => ready++);
-    const post = worker.postMessage.bind(worker);
-    worker.postMessage = (task: WorkerTask, transfer?: never) => {
-      tasks.push(task.part ? task.part.kind : task.thetas ? `rows:${task.thetas.length}` : "whole");
-      if (task.part) counters.push(new Int32Array(task.part.counter));
-      return post(task, transfer);
-    };
-    return worker;
-  };
-  const service = await PredictionService.open({
-    store: await memoryStore(),
-    credentials: local.credentials,
-    config: { workers, decimals: null, experimentRowsPerTask, ...(jobTimeoutMs !== undefined ? { jobTimeoutMs } : {}) },
-    spawn,
+/** A service whose workers' tasks are recorded (recorded-workers.ts). */
+async function openService(workers: number, experimentRowsPerTask = 1, jobTimeoutMs?: number): Promise<RecordedService> {
+  const recorded = await recordedService(local.credentials, {
+    workers,
+    decimals: null,
+    experimentRowsPerTask,
+    ...(jobTimeoutMs !== undefined ? { jobTimeoutMs } : {}),
   });
-  services.push(service);
-  return { service, tasks, counters, ready: () => ready };
+  services.push(recorded.service);
+  return recorded;
 }
 
 const request = (analysis: "psr" | "grid", body: Record<string, unknown>) =>
@@ -83,7 +66,7 @@ describe("a Grid through the service", () => {
     expect(one.tasks).toEqual(["whole"]);
     // Both workers started first, then until the helper has delivered some of the chunks.
     await Promise.all([0, 1].map(() => run(two.service, { y: y.slice(0, 50), X: X.slice(0, 50).map((r) => r.slice(0, 3)), theta: theta.slice(0, 3) }, "psr")));
-    while (two.ready() < 2) await new Promise((r) => setTimeout(r, 10));
+    await two.ready(2);
     let spread = "";
     for (let attempt = 0; attempt < 10; attempt++) {
       two.tasks.length = 0;
@@ -124,7 +107,7 @@ describe("a Grid through the service", () => {
     const { service, tasks, ready } = await openService(2, 1, 400);
     // Both workers started first, so that both parts start at once.
     await Promise.all([0, 1].map(() => run(service, { y: y.slice(0, 50), X: X.slice(0, 50).map((r) => r.slice(0, 3)), theta: theta.slice(0, 3) }, "psr")));
-    while (ready() < 2) await new Promise((r) => setTimeout(r, 10));
+    await ready(2);
     tasks.length = 0;
     const { jobs } = await service.submit(org, request("grid", { y: big.y, X: big.X, theta: big.X[0], options: { max_iter: 2 ** 14 - 1 } }));
     await service.waitForJob(jobs[0], 60_000);

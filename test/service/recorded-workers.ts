@@ -1,0 +1,50 @@
+/**
+ * A service on real pool workers whose tasks are recorded as they are posted (spread.test.ts,
+ * inline.test.ts): each task's kind ("whole", "lead", "draw" or "rows:<n>") and each part's shared
+ * counter, and a promise of so many workers having said they are ready (an event, not a clock).
+ */
+import type { Worker } from "node:worker_threads";
+import type { Credentials } from "../../src/service/credentials.js";
+import { PredictionService, type ServiceConfig } from "../../src/service/core.js";
+import { defaultSpawn } from "../../src/service/pool.js";
+import { EmbeddedStore } from "../../src/service/store/embedded.js";
+import { MemoryPersistence } from "../../src/service/store/persistence.js";
+import type { WorkerTask } from "../../src/service/worker.js";
+
+export interface RecordedService {
+  service: PredictionService;
+  /** The kind of every task posted to a worker, in order. */
+  tasks: string[];
+  /** The shared counter of every Grid part posted, in order. */
+  counters: Int32Array[];
+  /** Settles once `count` workers have said they are ready. */
+  ready: (count: number) => Promise<void>;
+}
+
+/** Opens a service with the embedded store in memory and `config`, recording its workers' tasks. */
+export async function recordedService(credentials: Credentials, config: Partial<ServiceConfig>): Promise<RecordedService> {
+  const tasks: string[] = [];
+  const counters: Int32Array[] = [];
+  let readyCount = 0;
+  const waiting: Array<{ count: number; resolve: () => void }> = [];
+  const spawn = (): Worker => {
+    const worker = defaultSpawn();
+    worker.once("message", () => {
+      readyCount++;
+      for (const w of waiting.filter((w) => w.count <= readyCount)) {
+        waiting.splice(waiting.indexOf(w), 1);
+        w.resolve();
+      }
+    });
+    const post = worker.postMessage.bind(worker);
+    worker.postMessage = (task: WorkerTask, transfer?: never) => {
+      tasks.push(task.part ? task.part.kind : task.thetas ? `rows:${task.thetas.length}` : "whole");
+      if (task.part) counters.push(new Int32Array(task.part.counter));
+      return post(task, transfer);
+    };
+    return worker;
+  };
+  const service = await PredictionService.open({ store: await EmbeddedStore.open(new MemoryPersistence()), credentials, config, spawn });
+  const ready = (count: number) => (readyCount >= count ? Promise.resolve() : new Promise<void>((resolve) => waiting.push({ count, resolve })));
+  return { service, tasks, counters, ready };
+}
