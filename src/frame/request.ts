@@ -196,18 +196,21 @@ function tableRequest(data: FrameInput, spec: FrameSpec): FrameRequest {
 function plainRequest(data: FrameInput, spec: FrameSpec, keep: boolean): FrameRequest | undefined {
   if (isDataFrameLike(data) || Array.isArray(data) || !isPlainArrays(data)) return undefined;
   if (spec.X !== undefined || spec.index !== undefined || (spec.theta !== undefined && spec.theta !== "last")) return undefined;
-  const { rows, outcome, attributes, labels } = arraysShape(data);
+  // The positions as labels (no labels given) for a kept request: the frozen array that the
+  // notebook's requests of N rows share, copied only when a row is dropped.
+  const shared = keep && data.rowLabels === undefined ? (sharedPositionLabels(data.X.length) as string[]) : undefined;
+  const { rows, outcome, attributes, labels } = arraysShape(data, shared);
   if (spec.y !== undefined && spec.y !== outcome) return undefined;
   const K = attributes.length;
   const yIn = data.y;
-  // X and the labels sized once (no spare capacity kept by a Prediction), trimmed when rows are
-  // dropped. y grows by push and is copied at its size at the end: an array sized first has holes
+  // X sized once (no spare capacity kept by a Prediction), trimmed when rows are dropped. y grows by push and is copied at its size at the end: an array sized first has holes
   // to V8 ("holey doubles"), whose cells every later pass (the size bounds, the exactness check)
   // boxed one by one: 32 KB of garbage at N=1,000 per pass, and 320 KB for X's rows when a pass
   // saw both kinds at one site.
   const yGrown: number[] = [];
   const X = new Array<(number | null)[]>(rows);
-  const rowLabels = new Array<string>(rows);
+  // Labels of the rows kept: `labels` itself until a row is dropped.
+  let rowLabels: string[] | undefined;
   let n = 0;
   let borrowed = 0;
   for (let i = 0; i < rows; i++) {
@@ -224,22 +227,25 @@ function plainRequest(data: FrameInput, spec: FrameSpec, keep: boolean): FrameRe
         else return undefined;
       }
     }
-    if (!hasOutcome) continue;
+    if (!hasOutcome) {
+      rowLabels ??= labels.slice(0, n);
+      continue;
+    }
     yGrown.push(outcomeValue);
     // A row of numbers only is copied whole (an array of doubles, read faster by every later pass than one built cell by cell).
     const plainRow = whole && Array.isArray(row) && Object.getPrototypeOf(row) === Array.prototype;
     if (plainRow && keep) borrowed++;
     X[n] = plainRow ? (keep ? (row as number[]) : row.slice()) : whole ? Array.from(row as ArrayLike<number>) : missingAsNull(row, K);
-    rowLabels[n++] = labels[i];
+    if (rowLabels !== undefined) rowLabels.push(labels[i]);
+    n++;
   }
-  X.length = rowLabels.length = n;
+  X.length = n;
   const y = yGrown.slice();
   const dropped = rows - n;
   const notes = dropped > 0 ? [`dropped ${plural(dropped, "row")} with no ${outcome}`] : [];
   // Every row the caller's and none dropped: X is the caller's too (no array of N rows kept for it).
   const callers = borrowed === rows && Array.isArray(data.X) && Object.getPrototypeOf(data.X) === Array.prototype;
-  // The positions as labels (no rows dropped): the frozen array that the notebook's requests of N rows share.
-  const labelled = keep && n === rows && data.rowLabels === undefined ? (sharedPositionLabels(rows) as string[]) : rowLabels;
+  const labelled = rowLabels ?? labels;
   const out: FrameRequest = { y, X: callers ? (data.X as (number | null)[][]) : X, attributes, outcome, rowLabels: labelled, dropped, notes };
   if (borrowed > 0) keepPrint(out, out.X);
   if (spec.theta === "last") {

@@ -183,8 +183,12 @@ export interface ArraysShape {
   labels: string[];
 }
 
-/** Checks plain arrays' shape and names them (what `fromArrays` checks first, with the same errors). */
-export function arraysShape(a: PlainArrays): ArraysShape {
+/**
+ * Checks plain arrays' shape and names them (what `fromArrays` checks first, with the same errors).
+ * Without row labels in `a`, the labels are `positions` when given (the caller's array of "0" to
+ * String(rows - 1)), else a new array of them.
+ */
+export function arraysShape(a: PlainArrays, positions?: string[]): ArraysShape {
   const rows = a.X.length;
   const yLength = a.y.length;
   if (yLength !== rows) throw new FrameError(`y has ${yLength} values but X has ${rows} rows; give one outcome per row`, { column: a.outcome ?? "y" });
@@ -205,7 +209,7 @@ export function arraysShape(a: PlainArrays): ArraysShape {
   if (a.rowLabels !== undefined && a.rowLabels.length !== rows) {
     throw new FrameError(`rowLabels has ${a.rowLabels.length} entries but X has ${rows} rows`);
   }
-  const labels = a.rowLabels !== undefined ? a.rowLabels.map(String) : positionLabels(rows);
+  const labels = a.rowLabels !== undefined ? a.rowLabels.map(String) : (positions ?? positionLabels(rows));
   return { rows, outcome, attributes, labels };
 }
 

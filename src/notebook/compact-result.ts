@@ -10,18 +10,14 @@
  * At N=100,000, K=10 a Grid's plain result took 8.7 MiB of heap (one-value rows `[v]` about 56
  * bytes a value); its four columns take 3.1 MiB as Float64Arrays.
  */
+import { typedColumnOf, type TypedColumn } from "../api/columns.js";
 import type { Num, Result } from "../client/index.js";
 
 /** Shorter arrays stay as they are (a Float64Array costs more than a short array). */
 const MIN_COLUMN = 32;
 
 /** A column held compactly: N numbers, or N rows of `width` numbers (NaN for null). */
-interface Column {
-  values: Float64Array;
-  /** Undefined for a list of numbers; the width of every row for rows of numbers. */
-  width: number | undefined;
-  rows: number;
-}
+type Column = TypedColumn;
 
 export class CompactResult {
   /** The result's members in order: a column, or the value as given (small). */
@@ -137,6 +133,9 @@ export class CompactResult {
 /** A column of `value` when it is a long plain array of numbers, or of rows of numbers of one width; undefined otherwise. */
 function columnOf(value: unknown): Column | undefined {
   if (!plainArray(value) || value.length < MIN_COLUMN) return undefined;
+  // Read by the embedded service from its worker's typed arrays, and unchanged since: those numbers.
+  const typed = typedColumnOf(value);
+  if (typed !== undefined) return typed;
   const rows = value.length;
   const first = value[0];
   if (!plainArray(first)) {

@@ -3,6 +3,8 @@
  * (the hosted service publishes 6; null keeps full precision), NaN and infinities as null.
  * Runs in the worker threads, so the main thread only moves strings.
  */
+import { noteColumn } from "../api/columns.js";
+
 export type Rounder = (value: number) => number | null;
 
 export function rounder(decimals: number | null): Rounder {
@@ -119,14 +121,21 @@ export function decodedTransfer(node: Decoded | undefined, out: ArrayBuffer[] = 
  * const results = readDecoded(done.decoded); // deep-equals JSON.parse(done.json)
  */
 export function readDecoded(node: Decoded): unknown {
-  if (node instanceof Float64Array) return numberList(node);
+  if (node instanceof Float64Array) {
+    const list = numberList(node);
+    noteColumn(list, node, undefined);
+    return list;
+  }
   if (node instanceof Map) {
     const values = node.get("values") as Float64Array;
     const widths = node.get("widths") as Int32Array;
     const out = new Array<unknown>(widths.length);
     let at = 0;
+    // Rows of one width make a typed column a reader may take (noteColumn).
+    let rowsOf: number | undefined = widths.length > 0 && widths[0] > 0 ? widths[0] : undefined;
     for (let i = 0; i < widths.length; i++) {
       const width = widths[i];
+      if (width !== rowsOf) rowsOf = undefined;
       if (width < 0) {
         const v = values[at++];
         out[i] = v === v ? v : null;
@@ -139,6 +148,7 @@ export function readDecoded(node: Decoded): unknown {
         at += width;
       }
     }
+    if (rowsOf !== undefined) noteColumn(out, values, rowsOf);
     return out;
   }
   if (Array.isArray(node)) return node.map(readDecoded);

@@ -7,7 +7,9 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Result } from "../../src/api/result.js";
+import { typedColumnOf } from "../../src/api/columns.js";
 import { CompactResult } from "../../src/notebook/compact-result.js";
+import { decodeResult, readDecoded } from "../../src/service/encode.js";
 import { connect, disconnect, grid, type Prediction } from "../../src/notebook/index.js";
 
 setFlagsFromString("--expose-gc");
@@ -123,6 +125,46 @@ describe("CompactResult", () => {
     expect(again.yhat[0]).toBe(1.5);
     expect(again.relevance![1]).toBe(1e300);
     expect(again).toStrictEqual(sample(64));
+  });
+});
+
+describe("a result the embedded service read from its worker's typed arrays", () => {
+  /** A result as the in-process lane reads it: the worker's decoded form, read into plain data (readDecoded). */
+  function readBack(n: number): { plain: Record<string, unknown>; relevance: Float64Array; weights: Float64Array } {
+    // An engine's result: NaN where the text says null.
+    const r = JSON.parse(JSON.stringify(sample(n)), (_key, v: unknown) => (v === null ? NaN : v)) as Record<string, unknown>;
+    r.weights = (r.weights as unknown[][]).map((row) => [row[0]]);
+    const decoded = decodeResult(r, 6) as Record<string, unknown>;
+    const relevance = decoded.relevance as Float64Array;
+    const weights = (decoded.weights as Map<string, Float64Array>).get("values")!;
+    return { plain: readDecoded(decoded as never) as Record<string, unknown>, relevance, weights };
+  }
+
+  it("gives its long columns' typed arrays to the compact form, which makes the same value and text", () => {
+    const { plain, relevance, weights } = readBack(200);
+    expect(typedColumnOf(plain.relevance as unknown[])?.values).toBe(relevance);
+    expect(typedColumnOf(plain.weights as unknown[])).toMatchObject({ values: weights, width: 1, rows: 200 });
+    expect((plain.relevance as unknown[])[7]).toBeNull();
+    const made = CompactResult.of(plain as unknown as Result).result();
+    expect(made).toStrictEqual(plain);
+    expect(JSON.stringify(made)).toBe(JSON.stringify(plain));
+  });
+
+  it("a changed value, or a changed row, is read from the plain array, not from the typed one", () => {
+    const { plain } = readBack(200);
+    (plain.relevance as unknown[])[3] = 9;
+    (plain.weights as unknown[][])[150] = [0.5, 1];
+    expect(typedColumnOf(plain.relevance as unknown[])).toBeUndefined();
+    expect(typedColumnOf(plain.weights as unknown[])).toBeUndefined();
+    const made = CompactResult.of(plain as unknown as Result).result() as unknown as Record<string, unknown[]>;
+    expect(made.relevance[3]).toBe(9);
+    expect(made.weights[150]).toEqual([0.5, 1]);
+    const { plain: other } = readBack(200);
+    (other.similarity as unknown[]).push(1);
+    (other.weights as unknown[][])[4][0] = null;
+    expect(typedColumnOf(other.similarity as unknown[])).toBeUndefined();
+    expect(typedColumnOf(other.weights as unknown[])).toBeUndefined();
+    expect((CompactResult.of(other as unknown as Result).result() as unknown as Record<string, unknown[][]>).weights[4]).toEqual([null]);
   });
 });
 
