@@ -4,11 +4,11 @@
  * the input of a request is released exactly once, and the queue is round robin across
  * organisations.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { startLocalService } from "../../src/service/index.js";
 import { EmbeddedStore } from "../../src/service/store/embedded.js";
 import { FairQueue } from "../../src/service/store/queue.js";
-import { PACK_FROM_CHARS, packText, unpackText } from "../../src/service/store/packed.js";
+import { PACK_AT_ONCE_CHARS, PACK_FROM_CHARS, PACK_QUIET_MS, packText, unpackText } from "../../src/service/store/packed.js";
 import { DirPersistence, MemoryPersistence, type Outcome } from "../../src/service/store/persistence.js";
 import type { JobInput } from "../../src/service/store/records.js";
 import { Client, gold, quickstart, tempDir } from "./helpers.js";
@@ -168,6 +168,36 @@ describe("EmbeddedStore", () => {
     expect(packed!.bytes.length).toBeLessThan(0.5 * a.length);
     expect(await unpackText(packed!)).toBe(a);
     await store.close();
+  });
+
+  it("a shorter text (a warm N=1,000 Grid's) is deflated once the store has stored nothing for a while, not at once", async () => {
+    const text = (seed: number) => JSON.stringify({ relevance: Array.from({ length: 6_000 }, (_, i) => Math.round(Math.sin(i * seed) * 1e6) / 1e6) });
+    const [a, b, c] = [text(1), text(2), text(3)];
+    expect(a.length).toBeGreaterThan(PACK_FROM_CHARS);
+    expect(a.length).toBeLessThan(PACK_AT_ONCE_CHARS);
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      // Room for one text as it is, not for two: an earlier text is still there only if it was deflated.
+      const store = await EmbeddedStore.open(new MemoryPersistence(), { maxResultMemoryBytes: Math.round(1.6 * a.length) });
+      await store.createJobs({ org: "o", plan: 10, analysis: "psr", input: input(3), warnings: [] });
+      const [first, second, third] = [(await store.claim())!, (await store.claim())!, (await store.claim())!];
+      expect(await store.complete(first.job, a, { yhat: [1], fit: [0] })).toBe("completed");
+      // Quiet for PACK_QUIET_MS: the first text is deflated (its deflate is awaited through the thread pool, no timer).
+      await vi.advanceTimersByTimeAsync(PACK_QUIET_MS);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      await store["packing"];
+      expect(await store.complete(second.job, b, { yhat: [2], fit: [0] })).toBe("completed");
+      expect(await store.readResult(first.job)).toBe(a);
+      // Not quiet: the second text still waits as it is, so the third evicts it.
+      expect(await store.complete(third.job, c, { yhat: [3], fit: [0] })).toBe("completed");
+      await store.whenPacked();
+      expect(await store.readResult(second.job)).toBeUndefined();
+      expect(await store.readResult(third.job)).toBe(c);
+      expect(await store.readResult(first.job)).toBe(a);
+      await store.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("FairQueue takes organisations in turn, oldest first within one", () => {

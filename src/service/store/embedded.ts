@@ -41,7 +41,7 @@ import type { Claimed, CreateFailedJob, CreateJobs, Created, Store } from "./con
 import { QuotaExceededError, storageError, storeErrorCode } from "./errors.js";
 import { FairQueue } from "./queue.js";
 import { LruCache } from "./lru.js";
-import { PACK_FROM_CHARS, packText, storedBytes, unpackText, type StoredText } from "./packed.js";
+import { PACK_AT_ONCE_CHARS, PACK_FROM_CHARS, PACK_QUIET_MS, PACK_WAITING_CHARS, packText, storedBytes, unpackText, type StoredText } from "./packed.js";
 
 export interface EmbeddedSettings {
   /** Finished jobs and their results are removed this long after they finish. Default 7 days. */
@@ -117,6 +117,10 @@ export class EmbeddedStore implements Store {
   private expiring: Promise<number> | undefined;
   /** Settles once the result texts stored so far are deflated (or left as they are). */
   private packing: Promise<void> = Promise.resolve();
+  /** Texts waiting to be deflated (shorter than PACK_AT_ONCE_CHARS), their length, and the timer that deflates them once the store is quiet. */
+  private readonly waiting: Array<[number, string]> = [];
+  private waitingChars = 0;
+  private quiet: NodeJS.Timeout | undefined;
   /** Jobs whose terminal state is being saved. */
   private readonly finishing = new Set<number>();
 
@@ -584,15 +588,37 @@ export class EmbeddedStore implements Store {
     return json;
   }
 
-  /** @internal Resolves once every result text stored so far has been deflated or left as it is (packed.ts). */
+  /** @internal Resolves once every result text stored so far has been deflated or left as it is (packed.ts); deflates the waiting ones now. */
   whenPacked(): Promise<void> {
+    this.packWaiting();
     return this.packing;
   }
 
-  /** Keeps a result's text in memory; a large one is deflated in the thread pool, then kept so in its place. */
+  /**
+   * Keeps a result's text in memory; a long one is deflated in the thread pool (at once, or once
+   * the store is quiet: packed.ts), then kept so in its place.
+   */
   private keepText(jobId: number, json: string): void {
     this.results.set(jobId, json);
     if (json.length < PACK_FROM_CHARS) return;
+    if (json.length >= PACK_AT_ONCE_CHARS) return this.pack(jobId, json);
+    this.waiting.push([jobId, json]);
+    this.waitingChars += json.length;
+    if (this.waitingChars >= PACK_WAITING_CHARS) return this.packWaiting();
+    clearTimeout(this.quiet);
+    this.quiet = setTimeout(() => this.packWaiting(), PACK_QUIET_MS);
+    this.quiet.unref();
+  }
+
+  private packWaiting(): void {
+    clearTimeout(this.quiet);
+    this.quiet = undefined;
+    for (const [jobId, json] of this.waiting.splice(0)) this.pack(jobId, json);
+    this.waitingChars = 0;
+  }
+
+  /** Deflates a stored text, and keeps the deflated bytes in its place unless it was removed or replaced meanwhile. */
+  private pack(jobId: number, json: string): void {
     const packing = packText(json).then(
       (packed) => {
         if (packed !== undefined) this.results.swap(jobId, json, packed);
@@ -685,6 +711,9 @@ export class EmbeddedStore implements Store {
   private uploadStore: UploadStore | undefined;
 
   async close(): Promise<void> {
+    clearTimeout(this.quiet);
+    this.waiting.length = 0;
+    this.waitingChars = 0;
     await this.uploadStore?.close().catch(() => undefined);
     await this.expiring?.catch(() => undefined);
     if (this.persistence.durable) await this.persistence.saveState(this.state()).catch(() => undefined);

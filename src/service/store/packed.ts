@@ -13,11 +13,21 @@ const deflating = promisify(deflateRaw);
 const inflating = promisify(inflateRaw);
 
 /**
- * Texts shorter than this stay as they are: deflating costs the thread pool about 1 ms per 100 KB,
- * which the warm N=1,000 notebook call (a 54 KB text, 10 ms) should not pay. From N of about
- * 5,000 rows (K=10 Grid) a text is deflated.
+ * Texts shorter than this stay as they are (deflating a few KB saves little). Deflating costs
+ * the thread pool about 1 ms per 100 KB.
  */
-export const PACK_FROM_CHARS = 1 << 18;
+export const PACK_FROM_CHARS = 1 << 14;
+
+/**
+ * Texts from this length (a K=10 Grid from N of about 5,000) are deflated as soon as they are
+ * stored. Shorter ones (the warm N=1,000 notebook call's 54 KB text) wait until the store has
+ * stored no text for PACK_QUIET_MS, or until PACK_WAITING_CHARS wait: a burst of small jobs (a
+ * backtest, an experiment, calls in a loop) is not slowed by deflating each text on a core its
+ * next job needs, and what waits is bounded.
+ */
+export const PACK_AT_ONCE_CHARS = 1 << 18;
+export const PACK_QUIET_MS = 250;
+export const PACK_WAITING_CHARS = 1 << 21;
 
 /** A stored result text, or its deflated bytes. */
 export type StoredText = string | PackedText;
