@@ -160,6 +160,14 @@ export class PredictionService {
   private readonly aheadWaiters = new Map<number, Set<() => void>>();
   private pumping = false;
   private pumpAgain = false;
+  /**
+   * The last pump stopped for want of a worker, not of a job: it runs again when any pool task
+   * ends (`onTaskEnd`), not only a job's. A worker can be freed by a task that is no job: the
+   * warm-up's Grid, or a helper that ends its chunk after its Grid is done. Pumped only at a job's
+   * end, a job submitted meanwhile waited for the next job's end: none when it was the only one
+   * (an inline Grid submitted while the warm-up held every worker, in Deno's kernel).
+   */
+  private starved = false;
   /** Counters of running Grids whose helpers can be asked back (Int32 1 set to 1). */
   private readonly lending = new Set<Int32Array>();
   /** Rows x cells of a job of each stored input seen by `siblings`. */
@@ -185,7 +193,14 @@ export class PredictionService {
     this.store = store;
     this.log = settings.log ?? (() => {});
     this.auth = new Authenticator(settings.credentials);
-    this.pool = new WorkerPool({ size: this.config.workers, timeoutMs: this.config.jobTimeoutMs, spawn: settings.spawn });
+    this.pool = new WorkerPool({
+      size: this.config.workers,
+      timeoutMs: this.config.jobTimeoutMs,
+      spawn: settings.spawn,
+      onTaskEnd: () => {
+        if (this.starved) this.pump();
+      },
+    });
     const every = Math.min(60_000, Math.max(50, Math.floor(this.config.retentionMs / 4)));
     this.retention = setInterval(() => void this.expire(), every);
     this.retention.unref();
@@ -506,7 +521,8 @@ export class PredictionService {
           while (!this.closing) {
             // A free worker, or one lent to a Grid that can be asked back for a waiting job.
             const lender = this.pool.capacity() > 0 ? undefined : this.lending.values().next().value;
-            if (this.pool.capacity() === 0 && !lender) break;
+            this.starved = this.pool.capacity() === 0 && !lender;
+            if (this.starved) break;
             const claimed = await this.store.claim();
             if (!claimed) break;
             if (lender) {

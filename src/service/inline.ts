@@ -39,14 +39,6 @@ export const INLINE_GRID_MAX_WORK = 16_000_000;
  */
 export const TEXT_AFTER_MS = 20;
 
-/**
- * Not under Deno: in Deno's Jupyter kernel (2.9.6) a cell running several inline Grids in a row
- * never ended (notebooks/05-grid-constraints under test/notebooks/deno.test.ts: the cell timed out
- * after 300 s; the same cells as a `deno run` script, and every kernel on Node, finish). Not
- * diagnosed yet (docs/limits.md); there every job runs on the workers, as before the inline run.
- */
-const INLINE_IN_THIS_RUNTIME = (process.versions as Record<string, string | undefined>).deno === undefined;
-
 /** Inline runs of this process so far (tests and benchmarks). */
 export const inlineRuns = { count: 0 };
 
@@ -58,7 +50,7 @@ export const inlineRuns = { count: 0 };
  * await service.submit(org, request, { decoded: true, inline: runsInline(request) });
  */
 export function runsInline(request: ParsedRequest): boolean {
-  return INLINE_IN_THIS_RUNTIME && request.analysis === "grid" && request.thetas.length === 1 && estimateWork(request).work <= INLINE_GRID_MAX_WORK;
+  return request.analysis === "grid" && request.thetas.length === 1 && estimateWork(request).work <= INLINE_GRID_MAX_WORK;
 }
 
 /** How a Grid's helper parts run on the pool (core.ts's spread Grids and the inline run). */

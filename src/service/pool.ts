@@ -95,6 +95,11 @@ export interface PoolSettings {
   timeoutMs: number;
   /** Starts one worker; default: worker.ts beside this module. */
   spawn?: () => Worker;
+  /**
+   * Called after any task has left the pool (done, failed, withdrawn, stopped, or refused at
+   * close): `capacity` may have grown. The service's core claims queued jobs then (core.ts `pump`).
+   */
+  onTaskEnd?: () => void;
 }
 
 /** How a task is run: see `WorkerPool.run`. */
@@ -132,6 +137,7 @@ export class WorkerPool {
   readonly size: number;
   private readonly timeoutMs: number;
   private readonly spawn: () => Worker;
+  private readonly onTaskEnd: () => void;
   private readonly slots: Slot[] = [];
   private readonly queue: Pending[] = [];
   private closed = false;
@@ -147,6 +153,7 @@ export class WorkerPool {
     // setTimeout cannot wait longer than 2^31 - 1 ms (it would fire at once).
     this.timeoutMs = Math.min(Math.max(1, settings.timeoutMs), 2 ** 31 - 1);
     this.spawn = settings.spawn ?? defaultSpawn;
+    this.onTaskEnd = settings.onTaskEnd ?? (() => {});
   }
 
   /**
@@ -161,7 +168,13 @@ export class WorkerPool {
   run<R extends WorkerResult = WorkerDone>(task: WorkerTask, settings: RunSettings = {}): Promise<R> {
     if (this.closed) return Promise.reject(new PoolClosedError());
     return new Promise<R>((resolve, reject) => {
-      this.queue.push({ ...definedOnly(settings), task, resolve: resolve as (done: WorkerResult) => void, reject });
+      const ended =
+        <A>(settle: (a: A) => void) =>
+        (a: A) => {
+          settle(a);
+          this.onTaskEnd();
+        };
+      this.queue.push({ ...definedOnly(settings), task, resolve: ended(resolve as (done: WorkerResult) => void), reject: ended(reject) });
       this.pump();
     });
   }

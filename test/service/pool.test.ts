@@ -165,6 +165,30 @@ describe("WorkerPool", () => {
     await expect(p.run(task("echo"))).rejects.toBeInstanceOf(PoolClosedError);
   });
 
+  it("calls onTaskEnd once for every task that leaves it (done, failed, crashed, withdrawn, closed), its worker already free", async () => {
+    // The service's core claims queued jobs on it: a task that is no job frees a worker too (core.ts `starved`).
+    const capacities: number[] = [];
+    const p: WorkerPool = new WorkerPool({ size: 1, timeoutMs: 10_000, spawn: () => new Worker(fixture), onTaskEnd: () => capacities.push(p.capacity()) });
+    pools.push(p);
+    const taken = task("echo", 1);
+    const runs = [p.run(task("echo", 2)), p.run(task("throw")), p.run(task("crash")), p.run(taken), p.run(task("echo", 3))];
+    const settled = Promise.allSettled(runs);
+    p.withdraw(taken);
+    expect(capacities).toEqual([0]);
+    const outcomes = await settled;
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "rejected", "rejected", "fulfilled"]);
+    // One call per task; at the last one the pool is empty and its worker free.
+    expect(capacities).toHaveLength(5);
+    expect(capacities[4]).toBe(1);
+    let running!: () => void;
+    const hangRuns = new Promise<void>((resolve) => (running = resolve));
+    const hung = p.run(task("hang"), { onStart: () => running() }).catch((e: unknown) => e);
+    await hangRuns;
+    await p.close();
+    expect(await hung).toBeInstanceOf(PoolClosedError);
+    expect(capacities).toHaveLength(6);
+  });
+
   it("the service's own worker runs the engine (also from the TypeScript sources under vitest)", async () => {
     const p = new WorkerPool({ size: 1, timeoutMs: 20_000 });
     pools.push(p);

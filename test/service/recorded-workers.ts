@@ -2,6 +2,8 @@
  * A service on real pool workers whose tasks are recorded as they are posted (spread.test.ts,
  * inline.test.ts): each task's kind ("whole", "lead", "draw" or "rows:<n>") and each part's shared
  * counter, and a promise of so many workers having said they are ready (an event, not a clock).
+ * With `holdReady`, the pool hears its workers' ready messages only once `letReady` is called: the
+ * workers are slow to start, as under Deno, for as long as the test wants.
  */
 import type { Worker } from "node:worker_threads";
 import type { Credentials } from "../../src/service/credentials.js";
@@ -19,16 +21,37 @@ export interface RecordedService {
   counters: Int32Array[];
   /** Settles once `count` workers have said they are ready. */
   ready: (count: number) => Promise<void>;
+  /** Hands the pool the ready messages held so far, and those to come (`holdReady`). */
+  letReady: () => void;
 }
 
 /** Opens a service with the embedded store in memory and `config`, recording its workers' tasks. */
-export async function recordedService(credentials: Credentials, config: Partial<ServiceConfig>): Promise<RecordedService> {
+export async function recordedService(
+  credentials: Credentials,
+  config: Partial<ServiceConfig>,
+  { holdReady = false }: { holdReady?: boolean } = {},
+): Promise<RecordedService> {
+  let held: Array<() => void> | undefined = holdReady ? [] : undefined;
+  const letReady = () => {
+    const release = held ?? [];
+    held = undefined;
+    for (const emit of release) emit();
+  };
   const tasks: string[] = [];
   const counters: Int32Array[] = [];
   let readyCount = 0;
   const waiting: Array<{ count: number; resolve: () => void }> = [];
   const spawn = (): Worker => {
     const worker = defaultSpawn();
+    // The ready message is the worker's first: held back (from the pool and from `ready`) while `held`.
+    const emit = worker.emit.bind(worker);
+    worker.emit = (event: string | symbol, ...args: unknown[]) => {
+      if (event === "message" && held !== undefined && (args[0] as { type?: string } | undefined)?.type === "ready") {
+        held.push(() => emit(event, ...args));
+        return true;
+      }
+      return emit(event, ...args);
+    };
     worker.once("message", () => {
       readyCount++;
       for (const w of waiting.filter((w) => w.count <= readyCount)) {
@@ -46,5 +69,5 @@ export async function recordedService(credentials: Credentials, config: Partial<
   };
   const service = await PredictionService.open({ store: await EmbeddedStore.open(new MemoryPersistence()), credentials, config, spawn });
   const ready = (count: number) => (readyCount >= count ? Promise.resolve() : new Promise<void>((resolve) => waiting.push({ count, resolve })));
-  return { service, tasks, counters, ready };
+  return { service, tasks, counters, ready, letReady };
 }
