@@ -410,53 +410,27 @@ export function calibrateBoth(
   const ybar = outcome.mean;
   const passes = rows.passes;
   // The bucket sums are read where the pass wrote them (the arena's with the passes): no copy.
-  let sumsR: Float64Array;
-  let sumsS: Float64Array;
-  let sums3: Float64Array;
-  if (passes) {
-    // Indexed rather than destructured or spread: no iterator or array per call on this hot path.
-    sumsR = passes.sums[0].fill(0);
-    sumsS = passes.sums[1].fill(0);
-    sums3 = passes.totals;
-    passes.kernels.bucketsTwo(
-      relevance,
-      similarity,
-      passes.outcomeOf(y),
-      ybar,
-      sign,
-      first.atLeast,
-      second.atLeast,
-      T,
-      passes.buckets[0],
-      passes.buckets[1],
-      sumsR,
-      sumsS,
-      passes.joint,
-      sums3,
-      N,
-    );
-  } else {
-    sumsR = first.sums.fill(0);
-    sumsS = second.sums.fill(0);
-    sums3 = threeTotals;
-    jsKernels.bucketsTwo(
-      relevance,
-      similarity,
-      y,
-      ybar,
-      sign,
-      first.atLeast,
-      second.atLeast,
-      T,
-      first.buckets,
-      second.buckets,
-      sumsR,
-      sumsS,
-      jointSums,
-      sums3,
-      N,
-    );
-  }
+  const sumsR = (passes ? passes.sums[0] : first.sums).fill(0);
+  const sumsS = (passes ? passes.sums[1] : second.sums).fill(0);
+  const sums3 = passes ? passes.totals : threeTotals;
+  // Indexed rather than destructured or spread: no iterator or array per call on this hot path.
+  (passes ? passes.kernels : jsKernels).bucketsTwo(
+    relevance,
+    similarity,
+    passes ? passes.outcomeOf(y) : y,
+    ybar,
+    sign,
+    first.atLeast,
+    second.atLeast,
+    T,
+    passes ? passes.buckets[0] : first.buckets,
+    passes ? passes.buckets[1] : second.buckets,
+    sumsR,
+    sumsS,
+    passes ? passes.joint : jointSums,
+    sums3,
+    N,
+  );
   const totals = first.totals;
   totals[0] = sums3[0];
   totals[1] = sums3[1];

@@ -437,10 +437,10 @@ function compareLex(a: readonly number[], b: readonly number[]): number {
  * The order in which a walk visits the listed combinations, and the columns of each in the order
  * it adds them (`paths[o]` for `order[o]`). A walk builds one level per node of the trie of these
  * paths. In ascending column order a sampled set of combinations shares few prefixes (a Grid's
- * chunk of 64 of K = 14's combinations: 168 levels for 64 visits); so when more than a quarter of
+ * chunk of 64 of K = 14's 1,000 sampled combinations: about 168 levels for 64 visits); so when more than a quarter of
  * the levels would be visited by nobody, each node instead adds next the column that most of the
  * combinations below it hold (the lowest on a tie), and that trie is taken when it has fewer
- * nodes (129 for the same chunk). A combination's model does not depend on the order of its
+ * nodes (about 129 for such a chunk). A combination's model does not depend on the order of its
  * columns but for rounding (docs/methodology.md 7.2).
  *
  * @example

@@ -222,7 +222,7 @@ describe("shared passes", () => {
     const alone = walked(dataset, theta, combinations, true);
     expect(together.size).toBe(combinations.length);
     // The walk of all takes its columns in another order than ascending here (a trie of 14 levels, against 19).
-    expect(trieOrder(combinations, [0, 1, 2, 3, 4, 5, 6, 7]).paths.some((path, o) => path.some((j, d) => d > 0 && j < path[d - 1]))).toBe(true);
+    expect(trieOrder(combinations, [0, 1, 2, 3, 4, 5, 6, 7]).paths.some((path) => path.some((j, d) => d > 0 && j < path[d - 1]))).toBe(true);
     for (const [q, model] of alone) expect(together.get(q), `combination ${combinations[q].join(",")}`).toEqual(model);
     // And each visited model's similarity and bounds are those of its own relevance and informativeness (none left from another level).
     for (const [q, model] of together) {
