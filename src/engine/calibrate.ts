@@ -377,8 +377,11 @@ export function calibrate(
 /**
  * `calibrate` for both censors of a model, each pass over the rows shared by the two (the
  * percentiles' passes, and one pass for the buckets, their sums and the relevance totals): the
- * very calibrations of two `calibrate` calls, relevance first. Each censor has its own scratch, so
- * that both keep their buckets (`addWeightsOfTwo`).
+ * calibrations of two `calibrate` calls, relevance first, with the same buckets, counts and cuts;
+ * with complete rows and at most four thresholds each censor's bucket sums are added from both
+ * censors' joint buckets (kernels `bucketsTwo`), so their last bits can differ from one censor's
+ * in row order (docs/methodology.md 7.2). Each censor has its own scratch, so that both keep
+ * their buckets (`addWeightsOfTwo`).
  *
  * @example
  * const [byRelevance, bySimilarity] = calibrateBoth(model, y, outcome, settings, fitSettings, new CalibrationScratch(N, T), new CalibrationScratch(N, T));
