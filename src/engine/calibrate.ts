@@ -8,7 +8,7 @@
 import * as choices from "./choices.js";
 import { cutBoundary, cutTest, notAllZero, tieWidth } from "./cut.js";
 import type { AdjFitMultiplier, CensorOperator, CensorType, CensorUnit } from "./options.js";
-import { addToBucket, jsKernels, RowArena, upToFour, type CalibrateTwo, type RowKernels } from "./kernels/rows.js";
+import { addToBucket, CALIBRATE_FRAME, JOINT_SUMS, jsKernels, RowArena, upToFour, type CalibrateTwo, type RowKernels } from "./kernels/rows.js";
 import { HistogramPair, percentiles, percentilesOfTwo } from "./percentile.js";
 
 export interface CensorSettings {
@@ -54,6 +54,8 @@ export class ArenaPasses {
   readonly histograms: HistogramPair;
   readonly buckets: [Uint8Array, Uint8Array];
   readonly sums: [Float64Array, Float64Array];
+  /** The joint buckets' sums both censors' come from (kernels `bucketsTwo`). */
+  readonly joint: Float64Array;
   /** Each censor's slopes by bucket (`addWeightsOfTwo`): 256 long, a bucket being a byte. */
   readonly slopes: [Float64Array, Float64Array];
   readonly totals: Float64Array;
@@ -81,6 +83,7 @@ export class ArenaPasses {
     this.histograms = new HistogramPair(arena, rows);
     this.buckets = [arena.uint8(rows), arena.uint8(rows)];
     this.sums = [arena.array(6 * 5), arena.array(6 * 5)];
+    this.joint = arena.array(JOINT_SUMS);
     this.slopes = [arena.array(256), arena.array(256)];
     this.totals = arena.array(3);
     this.ranks = [arena.int32(4), arena.int32(4)];
@@ -88,7 +91,7 @@ export class ArenaPasses {
     this.cuts = [this.histograms.first.out, this.histograms.second.out];
     const order = arena.int32(8);
     const atLeast = arena.array(8);
-    const frame = (this.frame = arena.int32(18));
+    const frame = (this.frame = arena.int32(CALIBRATE_FRAME));
     this.outcome = arena.array(rows);
     this.composites = arena.arrays(thetas, rows);
     this.secondaries = arena.arrays(thetas, 4);
@@ -110,6 +113,7 @@ export class ArenaPasses {
               bucketsS: this.buckets[1],
               sumsR: this.sums[0],
               sumsS: this.sums[1],
+              joint: this.joint,
               totals: this.totals,
               rankR: this.ranks[0],
               rankS: this.ranks[1],
@@ -124,8 +128,8 @@ export class ArenaPasses {
 
   /** The bytes the passes take in an arena, for models of `rows` rows and `thetas` thetas. */
   static bytesFor(rows: number, thetas: number): number {
-    const doubles = [6 * 5, 6 * 5, 256, 256, 3, 40, 8, rows, ...new Array<number>(thetas).fill(rows), ...new Array<number>(thetas).fill(4)];
-    return HistogramPair.bytesFor(rows) + RowArena.bytesFor({ bytes: [rows, rows], doubles, ints: [4, 4, 8, 18] });
+    const doubles = [6 * 5, 6 * 5, JOINT_SUMS, 256, 256, 3, 40, 8, rows, ...new Array<number>(thetas).fill(rows), ...new Array<number>(thetas).fill(4)];
+    return HistogramPair.bytesFor(rows) + RowArena.bytesFor({ bytes: [rows, rows], doubles, ints: [4, 4, 8, CALIBRATE_FRAME] });
   }
 
   /** y in the arena (copied when it is another array than the last one). */
@@ -373,8 +377,11 @@ export function calibrate(
 /**
  * `calibrate` for both censors of a model, each pass over the rows shared by the two (the
  * percentiles' passes, and one pass for the buckets, their sums and the relevance totals): the
- * very calibrations of two `calibrate` calls, relevance first. Each censor has its own scratch, so
- * that both keep their buckets (`addWeightsOfTwo`).
+ * calibrations of two `calibrate` calls, relevance first, with the same buckets, counts and cuts;
+ * with complete rows and at most four thresholds each censor's bucket sums are added from both
+ * censors' joint buckets (kernels `bucketsTwo`), so their last bits can differ from one censor's
+ * in row order (docs/methodology.md 7.2). Each censor has its own scratch, so that both keep
+ * their buckets (`addWeightsOfTwo`).
  *
  * @example
  * const [byRelevance, bySimilarity] = calibrateBoth(model, y, outcome, settings, fitSettings, new CalibrationScratch(N, T), new CalibrationScratch(N, T));
@@ -406,36 +413,27 @@ export function calibrateBoth(
   const ybar = outcome.mean;
   const passes = rows.passes;
   // The bucket sums are read where the pass wrote them (the arena's with the passes): no copy.
-  let sumsR: Float64Array;
-  let sumsS: Float64Array;
-  let sums3: Float64Array;
-  if (passes) {
-    // Indexed rather than destructured or spread: no iterator or array per call on this hot path.
-    sumsR = passes.sums[0].fill(0);
-    sumsS = passes.sums[1].fill(0);
-    sums3 = passes.totals;
-    passes.kernels.bucketsTwo(
-      relevance,
-      similarity,
-      passes.outcomeOf(y),
-      ybar,
-      sign,
-      first.atLeast,
-      second.atLeast,
-      T,
-      passes.buckets[0],
-      passes.buckets[1],
-      sumsR,
-      sumsS,
-      sums3,
-      N,
-    );
-  } else {
-    sumsR = first.sums.fill(0);
-    sumsS = second.sums.fill(0);
-    sums3 = threeTotals;
-    jsKernels.bucketsTwo(relevance, similarity, y, ybar, sign, first.atLeast, second.atLeast, T, first.buckets, second.buckets, sumsR, sumsS, sums3, N);
-  }
+  const sumsR = (passes ? passes.sums[0] : first.sums).fill(0);
+  const sumsS = (passes ? passes.sums[1] : second.sums).fill(0);
+  const sums3 = passes ? passes.totals : threeTotals;
+  // Indexed rather than destructured or spread: no iterator or array per call on this hot path.
+  (passes ? passes.kernels : jsKernels).bucketsTwo(
+    relevance,
+    similarity,
+    passes ? passes.outcomeOf(y) : y,
+    ybar,
+    sign,
+    first.atLeast,
+    second.atLeast,
+    T,
+    passes ? passes.buckets[0] : first.buckets,
+    passes ? passes.buckets[1] : second.buckets,
+    sumsR,
+    sumsS,
+    passes ? passes.joint : jointSums,
+    sums3,
+    N,
+  );
   const totals = first.totals;
   totals[0] = sums3[0];
   totals[1] = sums3[1];
@@ -621,6 +619,8 @@ export function calibrateCellsOfTwo(
 
 /** Module scratch for `calibrateBoth`'s totals (a call finishes before the next starts). */
 const threeTotals = new Float64Array(3);
+/** Module scratch for `calibrateBoth`'s joint buckets' sums without an arena. */
+const jointSums = new Float64Array(JOINT_SUMS);
 
 /** Orders the cuts in scratch.cuts and writes their boundaries as `score >= atLeast[p]` tests (with `rank`); returns the sign scores are multiplied by. */
 function setBoundaries(scratch: CalibrationScratch, operator: CensorOperator, T: number, width: number): number {

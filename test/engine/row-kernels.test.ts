@@ -13,7 +13,7 @@ import { ArenaPasses, outcomeStats } from "../../src/engine/calibrate.js";
 import { CUT_TIE_TOLERANCE } from "../../src/engine/choices.js";
 import { tieWidth } from "../../src/engine/cut.js";
 import { datasetFromRows } from "../../src/engine/data.js";
-import { jsKernels, RowArena, type RowKernels } from "../../src/engine/kernels/rows.js";
+import { addToBucket, jsKernels, JOINT_SUMS, RowArena, type RowKernels } from "../../src/engine/kernels/rows.js";
 import { HistogramPair, percentilesOfTwo } from "../../src/engine/percentile.js";
 import { prepareGrid } from "../../src/engine/grid.js";
 import { evaluateRange, GridWorkspace, rangeEvaluator } from "../../src/engine/grid-cells.js";
@@ -213,21 +213,56 @@ describe("bucketsTwo buckets and sums as its JavaScript twin", () => {
         (rows, cutsR, cutsS, T, sign) => {
           const n = rows.length;
           const run = (choice: "wasm" | "js") => {
-            const arena = new RowArena(RowArena.bytesFor({ doubles: [n, n, n, 30, 30, 3], bytes: [n, n] }), choice);
+            const arena = new RowArena(RowArena.bytesFor({ doubles: [n, n, n, 30, 30, JOINT_SUMS, 3], bytes: [n, n] }), choice);
             const [relevance, similarity, y] = arena.arrays(3, n);
             rows.forEach(([r, s, v], i) => {
               relevance[i] = r;
               similarity[i] = s;
               y[i] = v;
             });
-            const [sumsR, sumsS, totals] = [arena.array(30), arena.array(30), arena.array(3)];
+            const [sumsR, sumsS, joint, totals] = [arena.array(30), arena.array(30), arena.array(JOINT_SUMS), arena.array(3)];
             const [bucketsR, bucketsS] = [arena.uint8(n), arena.uint8(n)];
+            // Left from an earlier call: the kernel clears the joint buckets itself.
+            joint.fill(7);
             const atLeast = (cuts: number[]) => Float64Array.from(cuts.slice(0, T).sort((a, b) => a - b));
-            arena.kernels.bucketsTwo(relevance, similarity, y, 0.25, sign, atLeast(cutsR), atLeast(cutsS), T, bucketsR, bucketsS, sumsR, sumsS, totals, n);
+            arena.kernels.bucketsTwo(
+              relevance,
+              similarity,
+              y,
+              0.25,
+              sign,
+              atLeast(cutsR),
+              atLeast(cutsS),
+              T,
+              bucketsR,
+              bucketsS,
+              sumsR,
+              sumsS,
+              joint,
+              totals,
+              n,
+            );
             expect(arena.kernels.name).toBe(choice);
             return [[...bucketsR], [...bucketsS], [...sumsR], [...sumsS], [...totals]];
           };
-          expectSameBits(run("js"), run("wasm"));
+          const js = run("js");
+          expectSameBits(js, run("wasm"));
+          // Each censor's bucket sums are its rows' (in another order than the rows'): the counts exactly, the rest within rounding.
+          const [bucketsR, bucketsS, sumsR, sumsS] = js;
+          for (const [buckets, sums] of [
+            [bucketsR, sumsR],
+            [bucketsS, sumsS],
+          ]) {
+            const expected = new Float64Array(30);
+            rows.forEach(([r, , v], i) => {
+              const dy = v - 0.25;
+              addToBucket(expected, buckets[i], r, r * r, r * dy, r * dy * dy, r * dy * (r * dy));
+            });
+            for (let k = 0; k < 6 * (T + 1); k++) {
+              if (k % 6 === 0) expect(sums[k]).toBe(expected[k]);
+              else expect(Math.abs(sums[k] - expected[k])).toBeLessThanOrEqual(1e-12 * Math.max(1, n * 100));
+            }
+          }
         },
       ),
       { numRuns: 300 },

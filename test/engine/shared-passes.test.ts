@@ -1,6 +1,8 @@
 /**
  * The Grid's shared passes give the very numbers of the passes they replace: calibrateBoth is
- * calibrate for relevance then similarity, addWeightsOfTwo is addWeights twice, percentilesOfTwo
+ * calibrate for relevance then similarity (the same buckets, counts, validity and cuts; the other
+ * numbers within rounding, since calibrateBoth adds each censor's bucket sums from the two
+ * censors' joint buckets, docs/methodology.md), addWeightsOfTwo is addWeights twice, percentilesOfTwo
  * is percentiles twice, and a walk that skips the similarity of levels it only passes through
  * gives each visited combination the model a walk to that combination alone gives. Compared
  * exactly (Object.is on every number), on seeded data with many ties, for every operator, both
@@ -15,13 +17,14 @@ import {
   calibrateBoth,
   CalibrationScratch,
   outcomeStats,
+  type Calibration,
   type CensorSettings,
   type FitSettings,
 } from "../../src/engine/calibrate.js";
 import { datasetFromRows } from "../../src/engine/data.js";
 import type { CensorOperator } from "../../src/engine/options.js";
 import { percentiles, percentilesOfTwo } from "../../src/engine/percentile.js";
-import { standardize, walkCombinations, WalkLevels, type WalkedModel } from "../../src/engine/walk.js";
+import { standardize, trieOrder, walkCombinations, WalkLevels, type WalkedModel } from "../../src/engine/walk.js";
 
 const OPERATORS: CensorOperator[] = ["gte", "gt", "lte", "lt"];
 
@@ -38,6 +41,21 @@ function data(seed: number, N: number, K: number, levels: number) {
   return { dataset: datasetFromRows(y, X), theta };
 }
 
+/** Within rounding of each other: the same where exact (booleans, counts, cuts, NaN), else within 1e-9 of the larger magnitude (at least 1). */
+function expectCloseCalibrations(got: readonly Calibration[], want: readonly Calibration[]) {
+  expect(got.length).toBe(want.length);
+  got.forEach((calibration, q) => {
+    for (const key of Object.keys(want[q]) as (keyof Calibration)[]) {
+      const [a, b] = [calibration[key], want[q][key]];
+      if (typeof a !== "number" || typeof b !== "number" || Object.is(a, b) || ["n", "threshold", "rStar", "rStarPercent"].includes(key)) {
+        expect([key, a]).toEqual([key, b]);
+      } else {
+        expect(Math.abs(a - b), key).toBeLessThanOrEqual(1e-9 * Math.max(1, Math.abs(a), Math.abs(b)));
+      }
+    }
+  });
+}
+
 /** A copy of a walked model (the walk reuses its arrays). */
 function snapshot(model: WalkedModel) {
   return {
@@ -50,20 +68,37 @@ function snapshot(model: WalkedModel) {
   };
 }
 
-/** Walks `combinations` (all of them, or each alone) and returns a copy of every visited model, by index. */
+/**
+ * Walks `combinations` (all of them, or each alone along the path the walk of all gives it,
+ * `trieOrder`) and returns a copy of every visited model, by index.
+ */
 function walked(dataset: ReturnType<typeof data>["dataset"], theta: Float64Array, combinations: number[][], alone: boolean) {
   const shared = standardize(dataset, theta);
   const out = new Map<number, ReturnType<typeof snapshot>>();
   const levels = new WalkLevels(dataset.rows, dataset.cols, 1);
   const visit = (index: number, model: WalkedModel) => out.set(index, snapshot(model));
   const indices = combinations.map((_, q) => q);
-  if (alone) for (const q of indices) walkCombinations(shared, dataset.y, combinations, [q], true, visit, () => out.set(q, null!), levels);
-  else walkCombinations(shared, dataset.y, combinations, indices, true, visit, (q) => out.set(q, null!), levels);
+  if (alone) {
+    const { order, paths } = trieOrder(combinations, indices);
+    order.forEach((q, o) => {
+      const path = [...paths[o]];
+      walkCombinations(
+        shared,
+        dataset.y,
+        [path],
+        [0],
+        true,
+        (_, model) => visit(q, model),
+        () => out.set(q, null!),
+        levels,
+      );
+    });
+  } else walkCombinations(shared, dataset.y, combinations, indices, true, visit, (q) => out.set(q, null!), levels);
   return out;
 }
 
 describe("shared passes", () => {
-  it("calibrateBoth and addWeightsOfTwo give exactly calibrate and addWeights, censor after censor", () => {
+  it("calibrateBoth gives calibrate's buckets, counts and cuts exactly and its calibrations within rounding; addWeightsOfTwo gives exactly addWeights, censor after censor", () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 1e6 }),
@@ -94,8 +129,8 @@ describe("shared passes", () => {
               const s2 = new CalibrationScratch(N, T);
               const relevance = calibrate(model, dataset.y, outcome, "relevance", settings, fit, r2);
               const similarity = calibrate(model, dataset.y, outcome, "similarity", settings, fit, s2);
-              expect(byRelevance.calibrations).toEqual(relevance.calibrations);
-              expect(bySimilarity.calibrations).toEqual(similarity.calibrations);
+              expectCloseCalibrations(byRelevance.calibrations, relevance.calibrations);
+              expectCloseCalibrations(bySimilarity.calibrations, similarity.calibrations);
               expect(byRelevance.buckets).toEqual(relevance.buckets);
               expect(bySimilarity.buckets).toEqual(similarity.buckets);
 
@@ -104,8 +139,8 @@ describe("shared passes", () => {
               const fused = Float64Array.from({ length: N }, (_, i) => i / 7);
               const apart = fused.slice();
               addWeightsOfTwo(model, byRelevance, factorsA, r1, bySimilarity, factorsB, s1, fused);
-              addWeights(model, relevance, factorsA, apart, r2);
-              addWeights(model, similarity, factorsB, apart, s2);
+              addWeights(model, byRelevance, factorsA, apart, r1);
+              addWeights(model, bySimilarity, factorsB, apart, s1);
               expect(fused).toEqual(apart);
             },
             () => {},
@@ -141,6 +176,35 @@ describe("shared passes", () => {
     );
   });
 
+  it("trieOrder visits every listed combination once, along its own columns, on no more levels than ascending order", () => {
+    fc.assert(
+      fc.property(fc.array(fc.uniqueArray(fc.integer({ min: 0, max: 13 }), { minLength: 1, maxLength: 14 }), { minLength: 1, maxLength: 70 }), (sets) => {
+        const combinations = sets.map((set) => [...set].sort((a, b) => a - b));
+        const indices = combinations.map((_, q) => q);
+        const { order, paths } = trieOrder(combinations, indices);
+        expect([...order].sort((a, b) => a - b)).toEqual(indices);
+        order.forEach((q, o) => expect([...paths[o]].sort((a, b) => a - b)).toEqual(combinations[q]));
+        const levels = (lists: readonly (readonly number[])[]) => {
+          let count = 0;
+          lists.forEach((list, o) => {
+            let common = 0;
+            while (o > 0 && common < list.length && list[common] === lists[o - 1][common]) common++;
+            count += list.length - common;
+          });
+          return count;
+        };
+        const ascending = [...combinations].sort((a, b) => {
+          for (let d = 0; d < Math.min(a.length, b.length); d++) if (a[d] !== b[d]) return a[d] - b[d];
+          return a.length - b.length;
+        });
+        expect(levels(paths)).toBeLessThanOrEqual(levels(ascending));
+        // The same answer again (kept for runs of a plan's indices).
+        expect(trieOrder(combinations, indices)).toEqual({ order, paths });
+      }),
+      { seed: 17, numRuns: 200 },
+    );
+  });
+
   it("a walk through prefixes it does not visit gives each combination the model it gets walked alone", () => {
     const { dataset, theta } = data(7, 90, 7, 5);
     // Sampled-like: most prefixes are not themselves visited; a duplicate, and a prefix listed after its extension.
@@ -157,6 +221,8 @@ describe("shared passes", () => {
     const together = walked(dataset, theta, combinations, false);
     const alone = walked(dataset, theta, combinations, true);
     expect(together.size).toBe(combinations.length);
+    // The walk of all takes its columns in another order than ascending here (a trie of 14 levels, against 19).
+    expect(trieOrder(combinations, [0, 1, 2, 3, 4, 5, 6, 7]).paths.some((path) => path.some((j, d) => d > 0 && j < path[d - 1]))).toBe(true);
     for (const [q, model] of alone) expect(together.get(q), `combination ${combinations[q].join(",")}`).toEqual(model);
     // And each visited model's similarity and bounds are those of its own relevance and informativeness (none left from another level).
     for (const [q, model] of together) {

@@ -143,9 +143,9 @@ export interface RowKernels {
   /**
    * WebAssembly only (absent from `jsKernels`): a Grid combination's cuts, calibration of both
    * censors and cells in one call (calibrate.ts `calibrateCellsOfTwo`), on the arrays of one
-   * `ArenaPasses` given once here (their offsets written to `frame`, an arena array of 18). Its
+   * `ArenaPasses` given once here (their offsets written to `frame`, an arena array of `CALIBRATE_FRAME`). Its
    * plain twin is the path it replaces, pass by pass: `selectTwo` (percentile.ts's histograms),
-   * `setBoundaries`, the sums cleared and `bucketsTwo`, then per censor `calibrationsOf`'s
+   * `setBoundaries` and `bucketsTwo`, then per censor `calibrationsOf`'s
    * arithmetic, the cells' weights, yhat, validity and secondary sums of grid-cells.ts
    * `evaluate`, and `slopesOf`; then `addWeightsTwo` into target. rows.wat `cells` and
    * `boundaries` list the arithmetic.
@@ -171,8 +171,12 @@ export interface RowKernels {
   /**
    * The buckets of both censors (calibrate.ts `calibrateBoth`, T <= 4 cuts): row i's bucket is the
    * number of cuts atLeast[0..T) its signed score (sign * relevance or sign * similarity) reaches,
-   * written to buckets; (1, r, r^2, r dy, r dy^2, r^2 dy^2) with dy = y - ybar are added to that
-   * bucket's six sums (sums[6 b ..]); totals = [sum r, sum r^2, sum r dy].
+   * written to buckets; (1, r, r^2, r dy, r dy^2, r^2 dy^2) with dy = y - ybar are added, in the
+   * order of the rows, to the six sums of its joint bucket (b, c) (joint[6 (5 b + c) ..], 150
+   * doubles, cleared here), b its relevance bucket and c its similarity one. Then each censor's
+   * buckets 0 to T (sums[6 b ..]) are the joint ones added left to right: the relevance censor's
+   * b is (b, 0) + (b, 1) + ... + (b, T), the similarity censor's c is (0, c) + ... + (T, c).
+   * totals = [sum r, sum r^2, sum r dy].
    */
   bucketsTwo(
     relevance: Float64Array,
@@ -187,6 +191,7 @@ export interface RowKernels {
     bucketsS: Uint8Array,
     sumsR: Float64Array,
     sumsS: Float64Array,
+    joint: Float64Array,
     totals: Float64Array,
     n: number,
   ): void;
@@ -225,6 +230,8 @@ export interface CalibrateTwoArrays {
   /** Six sums per bucket, 6 (T + 1), and the totals (sum r, sum r^2, sum r dy). */
   sumsR: Float64Array;
   sumsS: Float64Array;
+  /** The joint buckets' sums of `bucketsTwo`: `JOINT_SUMS`. */
+  joint: Float64Array;
   totals: Float64Array;
   /** Each threshold's position among the sorted cuts (`setBoundaries`), up to 4. */
   rankR: Int32Array;
@@ -329,6 +336,12 @@ export const calibrateConstantsLength = (K: number) => 12 + K;
 /** The length of `RowKernels.extendLevelOn`'s frame. */
 export const EXTEND_FRAME = 19;
 
+/** The length of `RowKernels.calibrateTwoOn`'s frame: the offsets of its 19 fixed arrays. */
+export const CALIBRATE_FRAME = 19;
+
+/** The length of `bucketsTwo`'s joint buckets' sums: six for each of 5 x 5 buckets. */
+export const JOINT_SUMS = 150;
+
 /**
  * Level d + 1 of the walk from column path[d] (`RowKernels.extendLevelOn`), the first theta's:
  * the factor's row d, v_d, informativeness of theta and the level's pass, as walk.ts `extend`
@@ -400,8 +413,9 @@ export const jsKernels: RowKernels = {
     countIntoBins(a, minA, scaleA, tableA, previousA, n);
     countIntoBins(b, minB, scaleB, tableB, previousB, n);
   },
-  bucketsTwo(relevance, similarity, y, ybar, sign, atLeastR, atLeastS, T, bucketsR, bucketsS, sumsR, sumsS, totals, n) {
+  bucketsTwo(relevance, similarity, y, ybar, sign, atLeastR, atLeastS, T, bucketsR, bucketsS, sumsR, sumsS, joint, totals, n) {
     // Up to four cuts unrolled; a missing cut is NaN, which no score passes.
+    joint.fill(0, 0, JOINT_SUMS);
     const [a0, a1, a2, a3] = upToFour(atLeastR, T);
     const [c0, c1, c2, c3] = upToFour(atLeastS, T);
     let totalR = 0;
@@ -424,11 +438,24 @@ export const jsKernels: RowKernels = {
       const ss = sign * similarity[i];
       const bs = +(ss >= c0) + +(ss >= c1) + +(ss >= c2) + +(ss >= c3);
       bucketsS[i] = bs;
-      addToBucket(sumsS, bs, r, r2, ry, ry2, r2y2);
+      addToBucket(joint, 5 * br + bs, r, r2, ry, ry2, r2y2);
     }
     totals[0] = totalR;
     totals[1] = totalR2;
     totals[2] = totalRY;
+    // Each censor's buckets from the joint ones, left to right (rows.wat `bucketsTwo`).
+    for (let b = 0; b <= T; b++) {
+      for (let f = 0; f < 6; f++) {
+        let byR = joint[30 * b + f];
+        let byS = joint[6 * b + f];
+        for (let c = 1; c <= T; c++) {
+          byR += joint[30 * b + 6 * c + f];
+          byS += joint[30 * c + 6 * b + f];
+        }
+        sumsR[6 * b + f] = byR;
+        sumsS[6 * b + f] = byS;
+      }
+    }
   },
   addWeightsTwo(relevance, bucketsA, slopesA, baseA, bucketsB, slopesB, baseB, target, n) {
     for (let i = 0; i < n; i++) {
@@ -634,6 +661,8 @@ interface RowExports {
     bucketsS: number,
     sumsR: number,
     sumsS: number,
+    joint: number,
+    T: number,
     totals: number,
     n: number,
   ): void;
@@ -759,7 +788,7 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
     tieWidth: (tolerance, min, max) => w.tieWidth(tolerance, min, max),
     extendCalibrateOn: (walkFrame, calibrationFrame, constants, K, n) => {
       // The frames were written and checked by extendLevelOn and calibrateTwoOn, for n rows and K attributes.
-      const [walk, cal, at0] = [at(walkFrame, EXTEND_FRAME), at(calibrationFrame, 18), at(constants, calibrateConstantsLength(K))];
+      const [walk, cal, at0] = [at(walkFrame, EXTEND_FRAME), at(calibrationFrame, CALIBRATE_FRAME), at(constants, calibrateConstantsLength(K))];
       let rows = 0;
       return {
         prepare: (c) => {
@@ -809,6 +838,7 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
         at(fixed.slopesS, 256),
         at(fixed.cells, 40),
         at(fixed.y, rows),
+        at(fixed.joint, JOINT_SUMS),
       ];
       const framed = at(frame, offsets.length);
       for (let k = 0; k < offsets.length; k++) frame[k] = offsets[k];
@@ -864,7 +894,7 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
         );
       };
     },
-    bucketsTwo: (relevance, similarity, y, ybar, sign, atLeastR, atLeastS, T, bucketsR, bucketsS, sumsR, sumsS, totals, n) => {
+    bucketsTwo: (relevance, similarity, y, ybar, sign, atLeastR, atLeastS, T, bucketsR, bucketsS, sumsR, sumsS, joint, totals, n) => {
       // The cuts one by one (`cutOf`), as `upToFour` gives them: no array per call on this hot path.
       if (T > 4) throw new RangeError(`bucketsTwo takes at most 4 cuts; ${T} given`);
       w.bucketsTwo(
@@ -885,6 +915,8 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
         at(bucketsS, n),
         at(sumsR, 6 * (T + 1)),
         at(sumsS, 6 * (T + 1)),
+        at(joint, JOINT_SUMS),
+        T,
         at(totals, 3),
         n,
       );

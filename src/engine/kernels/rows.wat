@@ -427,30 +427,38 @@
 
   ;; The buckets of both censors and their sums (calibrate.ts `calibrateBoth`, up to four cuts):
   ;; row i goes into bucket b = the number of cuts its signed score passes (a missing cut is NaN,
-  ;; which none passes), and adds (1, r, r^2, r dy, r dy^2, r^2 dy^2) to that bucket's six sums
-  ;; (dy = y - ybar), for the relevance censor and then the similarity one; the three totals
-  ;; (sum r, sum r^2, sum r dy) go to totals[0..3). A bucket's sums are three f64x2 pairs, each
-  ;; lane added in the order of the rows, as the plain loop adds them one by one.
+  ;; which none passes) for the relevance censor, and c for the similarity one; its terms
+  ;; (1, r, r^2, r dy, r dy^2, r^2 dy^2), dy = y - ybar, are added to the six sums of its joint
+  ;; bucket (b, c) (joint: 25 buckets of 48 bytes, 5 b + c, cleared here), in the order of the
+  ;; rows. Then each censor's bucket sums, buckets 0 to T (the T cuts given; none reaches a bucket
+  ;; beyond): the relevance censor's bucket b is (b, 0) + (b, 1) + ... + (b, T), the similarity
+  ;; censor's bucket c is (0, c) + (1, c) + ... + (T, c), left to right. One read-add-write of a
+  ;; bucket's sums per row instead of one per row and censor: about 3.6 -> 2.8 ns a row at
+  ;; N=1,000 (docs/architecture.md); each censor's sums are the rows' in another order, so their
+  ;; last bits are not those of one censor's `bucketSums` in row order (docs/methodology.md). The
+  ;; three totals (sum r, sum r^2, sum r dy) go to totals[0..3).
   ;;
   ;; Two rows a pass: their buckets counted by f64x2 compares (each passed cut subtracts an
   ;; all-ones lane, -1), their terms made two at a time and split into each row's three pairs by
-  ;; shuffles; the first row's pairs are added to its buckets before the second row's, so every
-  ;; sum still takes the rows in order. The totals run in two lanes of their own, (count, sum r)
-  ;; and (sum r^2, sum r dy), also in row order. An odd n leaves the last row to a scalar tail.
+  ;; shuffles; the first row's pairs are added to its joint bucket before the second row's, so
+  ;; every sum still takes the rows in order. The totals run in two lanes of their own, (count,
+  ;; sum r) and (sum r^2, sum r dy), also in row order. An odd n leaves the last row to a scalar tail.
   (func $bucketsTwo (export "bucketsTwo")
     (param $relevance i32) (param $similarity i32) (param $y i32) (param $ybar f64) (param $sign f64)
     (param $a0 f64) (param $a1 f64) (param $a2 f64) (param $a3 f64)
     (param $c0 f64) (param $c1 f64) (param $c2 f64) (param $c3 f64)
-    (param $bucketsR i32) (param $bucketsS i32) (param $sumsR i32) (param $sumsS i32) (param $totals i32) (param $n i32)
-    (local $i i32) (local $k i32) (local $end i32) (local $at i32)
+    (param $bucketsR i32) (param $bucketsS i32) (param $sumsR i32) (param $sumsS i32) (param $joint i32) (param $T i32)
+    (param $totals i32) (param $n i32)
+    (local $i i32) (local $k i32) (local $end i32) (local $at i32) (local $b i32) (local $c i32) (local $to i32)
     (local $R v128) (local $DY v128) (local $RR v128) (local $RY v128) (local $RYDY v128) (local $RYRY v128)
     (local $one v128) (local $sign2 v128) (local $ybar2 v128)
     (local $A0 v128) (local $A1 v128) (local $A2 v128) (local $A3 v128)
     (local $C0 v128) (local $C1 v128) (local $C2 v128) (local $C3 v128)
-    (local $s v128) (local $bR v128) (local $bS v128)
+    (local $s v128) (local $bR v128) (local $bS v128) (local $J v128)
     (local $f v128) (local $g v128) (local $h v128)
     (local $t1 v128) (local $t2 v128)
-    (local $r f64) (local $dy f64) (local $ry f64) (local $x f64) (local $b i32)
+    (local $r f64) (local $dy f64) (local $ry f64) (local $x f64) (local $br i32) (local $bs i32)
+    (memory.fill (local.get $joint) (i32.const 0) (i32.const 1200))
     (local.set $one (f64x2.splat (f64.const 1)))
     (local.set $sign2 (f64x2.splat (local.get $sign)))
     (local.set $ybar2 (f64x2.splat (local.get $ybar)))
@@ -469,7 +477,6 @@
         (local.set $RY (f64x2.mul (local.get $R) (local.get $DY)))
         (local.set $RYDY (f64x2.mul (local.get $RY) (local.get $DY)))
         (local.set $RYRY (f64x2.mul (local.get $RY) (local.get $RY)))
-        ;; Each row's bucket, as 0 - (s >= a0) - (s >= a1) - ... in its i64 lane.
         (local.set $s (f64x2.mul (local.get $sign2) (local.get $R)))
         (local.set $bR (i64x2.sub (i64x2.sub (i64x2.sub (i64x2.sub (v128.const i64x2 0 0)
           (f64x2.ge (local.get $s) (local.get $A0))) (f64x2.ge (local.get $s) (local.get $A1)))
@@ -478,39 +485,27 @@
         (local.set $bS (i64x2.sub (i64x2.sub (i64x2.sub (i64x2.sub (v128.const i64x2 0 0)
           (f64x2.ge (local.get $s) (local.get $C0))) (f64x2.ge (local.get $s) (local.get $C1)))
           (f64x2.ge (local.get $s) (local.get $C2))) (f64x2.ge (local.get $s) (local.get $C3))))
-        ;; The first row's pairs, into its buckets.
+        ;; Each row's joint bucket, 5 bR + bS.
+        (local.set $J (i64x2.add (i64x2.add (i64x2.shl (local.get $bR) (i32.const 2)) (local.get $bR)) (local.get $bS)))
         (local.set $f (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $one) (local.get $R)))
         (local.set $g (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $RR) (local.get $RY)))
         (local.set $h (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $RYDY) (local.get $RYRY)))
         (local.set $t1 (f64x2.add (local.get $t1) (local.get $f)))
         (local.set $t2 (f64x2.add (local.get $t2) (local.get $g)))
-        (local.set $at (i32x4.extract_lane 0 (local.get $bR)))
-        (i32.store8 (i32.add (local.get $bucketsR) (local.get $i)) (local.get $at))
-        (local.set $at (i32.add (local.get $sumsR) (i32.mul (local.get $at) (i32.const 48))))
+        (i32.store8 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 0 (local.get $bR)))
+        (i32.store8 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 0 (local.get $bS)))
+        (local.set $at (i32.add (local.get $joint) (i32.mul (i32x4.extract_lane 0 (local.get $J)) (i32.const 48))))
         (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
         (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
         (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $h)))
-        (local.set $at (i32x4.extract_lane 0 (local.get $bS)))
-        (i32.store8 (i32.add (local.get $bucketsS) (local.get $i)) (local.get $at))
-        (local.set $at (i32.add (local.get $sumsS) (i32.mul (local.get $at) (i32.const 48))))
-        (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
-        (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
-        (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $h)))
-        ;; Then the second row's.
         (local.set $f (i8x16.shuffle 0 1 2 3 4 5 6 7 24 25 26 27 28 29 30 31 (local.get $one) (local.get $R)))
         (local.set $g (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $RR) (local.get $RY)))
         (local.set $h (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $RYDY) (local.get $RYRY)))
         (local.set $t1 (f64x2.add (local.get $t1) (local.get $f)))
         (local.set $t2 (f64x2.add (local.get $t2) (local.get $g)))
-        (local.set $at (i32x4.extract_lane 2 (local.get $bR)))
-        (i32.store8 offset=1 (i32.add (local.get $bucketsR) (local.get $i)) (local.get $at))
-        (local.set $at (i32.add (local.get $sumsR) (i32.mul (local.get $at) (i32.const 48))))
-        (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
-        (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
-        (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $h)))
-        (local.set $at (i32x4.extract_lane 2 (local.get $bS)))
-        (i32.store8 offset=1 (i32.add (local.get $bucketsS) (local.get $i)) (local.get $at))
-        (local.set $at (i32.add (local.get $sumsS) (i32.mul (local.get $at) (i32.const 48))))
+        (i32.store8 offset=1 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 2 (local.get $bR)))
+        (i32.store8 offset=1 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 2 (local.get $bS)))
+        (local.set $at (i32.add (local.get $joint) (i32.mul (i32x4.extract_lane 2 (local.get $J)) (i32.const 48))))
         (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
         (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
         (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $h)))
@@ -518,7 +513,6 @@
         (br $next)))
     (if (i32.and (local.get $n) (i32.const 1))
       (then
-        ;; The last row alone, its terms as the pairs made them: (1, r), (r r, r dy), (r dy dy, r dy r dy).
         (local.set $k (i32.shl (local.get $i) (i32.const 3)))
         (local.set $r (f64.load (i32.add (local.get $relevance) (local.get $k))))
         (local.set $dy (f64.sub (f64.load (i32.add (local.get $y) (local.get $k))) (local.get $ybar)))
@@ -529,26 +523,64 @@
         (local.set $t1 (f64x2.add (local.get $t1) (local.get $f)))
         (local.set $t2 (f64x2.add (local.get $t2) (local.get $g)))
         (local.set $x (f64.mul (local.get $sign) (local.get $r)))
-        (local.set $b (i32.add
+        (local.set $br (i32.add
           (i32.add (f64.ge (local.get $x) (local.get $a0)) (f64.ge (local.get $x) (local.get $a1)))
           (i32.add (f64.ge (local.get $x) (local.get $a2)) (f64.ge (local.get $x) (local.get $a3)))))
-        (i32.store8 (i32.add (local.get $bucketsR) (local.get $i)) (local.get $b))
-        (local.set $at (i32.add (local.get $sumsR) (i32.mul (local.get $b) (i32.const 48))))
-        (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
-        (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
-        (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $h)))
+        (i32.store8 (i32.add (local.get $bucketsR) (local.get $i)) (local.get $br))
         (local.set $x (f64.mul (local.get $sign) (f64.load (i32.add (local.get $similarity) (local.get $k)))))
-        (local.set $b (i32.add
+        (local.set $bs (i32.add
           (i32.add (f64.ge (local.get $x) (local.get $c0)) (f64.ge (local.get $x) (local.get $c1)))
           (i32.add (f64.ge (local.get $x) (local.get $c2)) (f64.ge (local.get $x) (local.get $c3)))))
-        (i32.store8 (i32.add (local.get $bucketsS) (local.get $i)) (local.get $b))
-        (local.set $at (i32.add (local.get $sumsS) (i32.mul (local.get $b) (i32.const 48))))
+        (i32.store8 (i32.add (local.get $bucketsS) (local.get $i)) (local.get $bs))
+        (local.set $at (i32.add (local.get $joint) (i32.mul (i32.add (i32.mul (local.get $br) (i32.const 5)) (local.get $bs)) (i32.const 48))))
         (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
         (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
         (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $h)))))
-    ;; totals: sum r is lane 1 of the first pair, sum r^2 and sum r dy the second pair.
     (f64.store offset=0 (local.get $totals) (f64x2.extract_lane 1 (local.get $t1)))
-    (v128.store offset=8 (local.get $totals) (local.get $t2)))
+    (v128.store offset=8 (local.get $totals) (local.get $t2))
+    ;; Each censor's bucket sums from the joint ones, buckets 0 to T: relevance bucket b the joint
+    ;; (b, 0) + (b, 1) + ... + (b, T), similarity bucket c the joint (0, c) + (1, c) + ... + (T, c).
+    (local.set $b (i32.const 0))
+    (loop $rowsR
+      (local.set $at (i32.add (local.get $joint) (i32.mul (local.get $b) (i32.const 240))))
+      (local.set $f (v128.load offset=0 (local.get $at)))
+      (local.set $g (v128.load offset=16 (local.get $at)))
+      (local.set $h (v128.load offset=32 (local.get $at)))
+      (local.set $c (i32.const 1))
+      (block $endR
+        (loop $colsR
+          (br_if $endR (i32.gt_u (local.get $c) (local.get $T)))
+          (local.set $at (i32.add (local.get $at) (i32.const 48)))
+          (local.set $f (f64x2.add (local.get $f) (v128.load offset=0 (local.get $at))))
+          (local.set $g (f64x2.add (local.get $g) (v128.load offset=16 (local.get $at))))
+          (local.set $h (f64x2.add (local.get $h) (v128.load offset=32 (local.get $at))))
+          (local.set $c (i32.add (local.get $c) (i32.const 1)))
+          (br $colsR)))
+      (local.set $to (i32.add (local.get $sumsR) (i32.mul (local.get $b) (i32.const 48))))
+      (v128.store offset=0 (local.get $to) (local.get $f))
+      (v128.store offset=16 (local.get $to) (local.get $g))
+      (v128.store offset=32 (local.get $to) (local.get $h))
+      (local.set $at (i32.add (local.get $joint) (i32.mul (local.get $b) (i32.const 48))))
+      (local.set $f (v128.load offset=0 (local.get $at)))
+      (local.set $g (v128.load offset=16 (local.get $at)))
+      (local.set $h (v128.load offset=32 (local.get $at)))
+      (local.set $c (i32.const 1))
+      (block $endS
+        (loop $colsS
+          (br_if $endS (i32.gt_u (local.get $c) (local.get $T)))
+          (local.set $at (i32.add (local.get $at) (i32.const 240)))
+          (local.set $f (f64x2.add (local.get $f) (v128.load offset=0 (local.get $at))))
+          (local.set $g (f64x2.add (local.get $g) (v128.load offset=16 (local.get $at))))
+          (local.set $h (f64x2.add (local.get $h) (v128.load offset=32 (local.get $at))))
+          (local.set $c (i32.add (local.get $c) (i32.const 1)))
+          (br $colsS)))
+      (local.set $to (i32.add (local.get $sumsS) (i32.mul (local.get $b) (i32.const 48))))
+      (v128.store offset=0 (local.get $to) (local.get $f))
+      (v128.store offset=16 (local.get $to) (local.get $g))
+      (v128.store offset=32 (local.get $to) (local.get $h))
+      (local.set $b (i32.add (local.get $b) (i32.const 1)))
+      (br_if $rowsR (i32.le_u (local.get $b) (local.get $T)))))
+
 
   ;; The weights of both censors' calibrations added to target (calibrate.ts `addWeightsOfTwo`):
   ;; on a row whose relevance r is not NaN, w = target + (baseA + slopesA[bucketA] r), then
@@ -1076,18 +1108,18 @@
   ;; A Grid combination's calibration and cells for both censors in one call (calibrate.ts
   ;; `calibrateCellsOfTwo`), from each censor's T cuts, whose plain twin is the path it replaces,
   ;; pass by pass: each censor's `boundaries` (relevance first; 0 and nothing else done when a
-  ;; cut is NaN), the bucket sums cleared (6 (T + 1) each) and `bucketsTwo`, each censor's
+  ;; cut is NaN), `bucketsTwo` (which writes buckets 0 to T's sums, 6 (T + 1) each), each censor's
   ;; `cells` (relevance first, each with its own sums, ranks, slopes and cells; the secondary
   ;; sums shared), then `addWeightsTwo` of both censors' weights into target; 1 when done.
   ;; order holds 8 i32 and atLeast 8 f64: the relevance censor's 4, then the similarity's.
   (func $calibrateTwo (export "calibrateTwo")
     (param $relevance i32) (param $similarity i32) (param $y i32) (param $ybar f64) (param $sign f64) (param $strict i32)
     (param $cutsR i32) (param $cutsS i32) (param $widthS f64) (param $order i32) (param $atLeast i32)
-    (param $bucketsR i32) (param $bucketsS i32) (param $sumsR i32) (param $sumsS i32) (param $totals i32) (param $n i32)
+    (param $bucketsR i32) (param $bucketsS i32) (param $sumsR i32) (param $sumsS i32) (param $joint i32) (param $totals i32) (param $n i32)
     (param $rankR i32) (param $rankS i32) (param $T i32) (param $syy f64) (param $width f64)
     (param $multiplier f64) (param $attributes f64) (param $minRetained f64) (param $minComplement f64)
     (param $slopesR i32) (param $slopesS i32) (param $cells i32) (param $secondary i32) (param $target i32) (result i32)
-    (local $bytes i32) (local $count f64) (local $baseR f64) (local $baseS f64) (local $atLeastS i32)
+    (local $count f64) (local $baseR f64) (local $baseS f64) (local $atLeastS i32)
     (local.set $atLeastS (i32.add (local.get $atLeast) (i32.const 32)))
     (if (i32.eqz (call $boundaries (local.get $cutsR) (local.get $T) (local.get $sign) (local.get $strict) (local.get $width)
           (local.get $order) (local.get $rankR) (local.get $atLeast)))
@@ -1095,15 +1127,12 @@
     (if (i32.eqz (call $boundaries (local.get $cutsS) (local.get $T) (local.get $sign) (local.get $strict) (local.get $widthS)
           (i32.add (local.get $order) (i32.const 16)) (local.get $rankS) (local.get $atLeastS)))
       (then (return (i32.const 0))))
-    (local.set $bytes (i32.mul (i32.add (local.get $T) (i32.const 1)) (i32.const 48)))
-    (memory.fill (local.get $sumsR) (i32.const 0) (local.get $bytes))
-    (memory.fill (local.get $sumsS) (i32.const 0) (local.get $bytes))
     (call $bucketsTwo (local.get $relevance) (local.get $similarity) (local.get $y) (local.get $ybar) (local.get $sign)
       (call $cutAt (local.get $atLeast) (local.get $T) (i32.const 0)) (call $cutAt (local.get $atLeast) (local.get $T) (i32.const 1))
       (call $cutAt (local.get $atLeast) (local.get $T) (i32.const 2)) (call $cutAt (local.get $atLeast) (local.get $T) (i32.const 3))
       (call $cutAt (local.get $atLeastS) (local.get $T) (i32.const 0)) (call $cutAt (local.get $atLeastS) (local.get $T) (i32.const 1))
       (call $cutAt (local.get $atLeastS) (local.get $T) (i32.const 2)) (call $cutAt (local.get $atLeastS) (local.get $T) (i32.const 3))
-      (local.get $bucketsR) (local.get $bucketsS) (local.get $sumsR) (local.get $sumsS) (local.get $totals) (local.get $n))
+      (local.get $bucketsR) (local.get $bucketsS) (local.get $sumsR) (local.get $sumsS) (local.get $joint) (local.get $T) (local.get $totals) (local.get $n))
     (local.set $count (f64.convert_i32_s (local.get $n)))
     (local.set $baseR (call $cells (local.get $sumsR) (local.get $rankR) (local.get $T) (local.get $count)
       (f64.load (local.get $totals)) (f64.load offset=8 (local.get $totals)) (f64.load offset=16 (local.get $totals))
@@ -1138,7 +1167,8 @@
   ;; themselves (1: score units) or as they are (2: the caller's), then `calibrateTwo`. The fixed
   ;; arrays' offsets are a frame (`ArenaPasses`): 0 and 1 the histograms' headers, 2 the fractions,
   ;; 3 and 4 the cuts (the histograms' out), 5 order, 6 atLeast, 7 and 8 the buckets, 9 and 10 the
-  ;; sums, 11 totals, 12 and 13 the ranks, 14 and 15 the slopes, 16 cells, 17 y. Returns 1 when
+  ;; sums, 11 totals, 12 and 13 the ranks, 14 and 15 the slopes, 16 cells, 17 y, 18 the joint
+  ;; buckets' sums (`bucketsTwo`). Returns 1 when
   ;; done; 0 when the select was not finished (tied or unbounded ranges, a fraction outside
   ;; [0, 1], a wanted bin of more than 256 values: the caller makes the cuts, then calls with 2);
   ;; 2 when a cut is NaN (nothing added: the caller's plain path).
@@ -1177,7 +1207,8 @@
           (i32.load offset=12 (local.get $frame)) (i32.load offset=16 (local.get $frame)) (local.get $widthB)
           (i32.load offset=20 (local.get $frame)) (i32.load offset=24 (local.get $frame))
           (i32.load offset=28 (local.get $frame)) (i32.load offset=32 (local.get $frame))
-          (i32.load offset=36 (local.get $frame)) (i32.load offset=40 (local.get $frame)) (i32.load offset=44 (local.get $frame)) (local.get $n)
+          (i32.load offset=36 (local.get $frame)) (i32.load offset=40 (local.get $frame)) (i32.load offset=72 (local.get $frame))
+          (i32.load offset=44 (local.get $frame)) (local.get $n)
           (i32.load offset=48 (local.get $frame)) (i32.load offset=52 (local.get $frame)) (local.get $T) (local.get $syy) (local.get $widthA)
           (local.get $multiplier) (local.get $attributes) (local.get $minRetained) (local.get $minComplement)
           (i32.load offset=56 (local.get $frame)) (i32.load offset=60 (local.get $frame)) (i32.load offset=64 (local.get $frame))
