@@ -6,10 +6,12 @@
  * threshold a copy of the censor scores is sorted for the percentile, and the PSR weights, fit and
  * asymmetry are computed from the weight vectors themselves. Unoptimised, but not deliberately slow.
  *
- * Only the combination plan is taken from the engine, so that both evaluate the same list.
+ * Only the combination plan is taken from the engine, so that both evaluate the same list, and the
+ * tie tolerance of the cut's rule (docs/ties.md), so that both keep the same rows at a tie.
  */
 import { planCombinations } from "../src/engine/combinations.js";
 import type { Dataset } from "../src/engine/data.js";
+import { CUT_TIE_TOLERANCE } from "../src/engine/choices.js";
 
 export interface BaselineOptions {
   /** Percent thresholds (fractions); default [0, 0.2, 0.5, 0.8]. */
@@ -66,9 +68,11 @@ export function baselineGrid(data: Dataset, theta: Float64Array, options: Baseli
       for (const t of thresholds) {
         cells++;
         const sorted = Float64Array.from(scores).sort();
-        const cut = percentileLinear(sorted, t);
+        // docs/ties.md: scores within `width` of each other are equal, as in exact arithmetic.
+        const width = CUT_TIE_TOLERANCE * Math.max(1, Math.abs(sorted[0]), Math.abs(sorted[N - 1]));
+        const cut = percentileLinear(sorted, t, width);
         const include = new Uint8Array(N);
-        for (let i = 0; i < N; i++) include[i] = scores[i] >= cut ? 1 : 0;
+        for (let i = 0; i < N; i++) include[i] = scores[i] >= cut - width ? 1 : 0;
         const w = psrWeights(relevance, include);
         if (w === null) {
           invalidCells++;
@@ -206,8 +210,11 @@ function gaussJordanInverse(A: Float64Array, k: number): Float64Array | null {
   return inv;
 }
 
-/** numpy.percentile(sorted, 100 t) with the default "linear" method, on ascending values. */
-function percentileLinear(sorted: Float64Array, t: number): number {
+/**
+ * numpy.percentile(sorted, 100 t) with the default "linear" method, on ascending values, snapped to
+ * the neighbour it is within `width` of (the lower first: docs/ties.md).
+ */
+function percentileLinear(sorted: Float64Array, t: number, width: number): number {
   const n = sorted.length;
   const h = (n - 1) * t;
   const lo = Math.floor(h);
@@ -216,7 +223,8 @@ function percentileLinear(sorted: Float64Array, t: number): number {
   const a = sorted[lo];
   const b = sorted[hi];
   // numpy's _lerp: a + (b - a) g, computed from the upper end when g >= 0.5.
-  return g >= 0.5 ? b - (b - a) * (1 - g) : a + (b - a) * g;
+  const cut = g >= 0.5 ? b - (b - a) * (1 - g) : a + (b - a) * g;
+  return cut - a <= width ? a : b - cut <= width ? b : cut;
 }
 
 /**

@@ -34,7 +34,7 @@ import { EXPERIMENT, serviceExperiment, type ExperimentFigures } from "./local-r
 
 const SEED = 42;
 const THRESHOLDS = [0, 0.2, 0.5, 0.8];
-/** The engine's results agree with the baseline's within this (the tie rule of docs/ties.md is the engine's alone). */
+/** The engine's results agree with the baseline's within this (both decide at the cut by the tie rule of docs/ties.md). */
 const RELATIVE_TOLERANCE = 1e-7;
 const EXPERIMENT_ROWS = 200;
 
