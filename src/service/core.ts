@@ -160,6 +160,8 @@ export class PredictionService {
   private readonly aheadWaiters = new Map<number, Set<() => void>>();
   private pumping = false;
   private pumpAgain = false;
+  /** The pump last stopped for want of a free worker (jobs may be queued): the pool's `onFree` pumps again. */
+  private waitingForWorker = false;
   /** Counters of running Grids whose helpers can be asked back (Int32 1 set to 1). */
   private readonly lending = new Set<Int32Array>();
   /** Rows x cells of a job of each stored input seen by `siblings`. */
@@ -185,7 +187,16 @@ export class PredictionService {
     this.store = store;
     this.log = settings.log ?? (() => {});
     this.auth = new Authenticator(settings.credentials);
-    this.pool = new WorkerPool({ size: this.config.workers, timeoutMs: this.config.jobTimeoutMs, spawn: settings.spawn });
+    this.pool = new WorkerPool({
+      size: this.config.workers,
+      timeoutMs: this.config.jobTimeoutMs,
+      spawn: settings.spawn,
+      // A job left queued for want of a worker is claimed when one is free, even when what freed it
+      // was a Grid's helper part (which ends after its job: the job's end found no free worker).
+      onFree: () => {
+        if (this.waitingForWorker) this.pump();
+      },
+    });
     const every = Math.min(60_000, Math.max(50, Math.floor(this.config.retentionMs / 4)));
     this.retention = setInterval(() => void this.expire(), every);
     this.retention.unref();
@@ -506,7 +517,8 @@ export class PredictionService {
           while (!this.closing) {
             // A free worker, or one lent to a Grid that can be asked back for a waiting job.
             const lender = this.pool.capacity() > 0 ? undefined : this.lending.values().next().value;
-            if (this.pool.capacity() === 0 && !lender) break;
+            this.waitingForWorker = this.pool.capacity() === 0 && !lender;
+            if (this.waitingForWorker) break;
             const claimed = await this.store.claim();
             if (!claimed) break;
             if (lender) {

@@ -95,6 +95,13 @@ export interface PoolSettings {
   timeoutMs: number;
   /** Starts one worker; default: worker.ts beside this module. */
   spawn?: () => Worker;
+  /**
+   * Called when a task ends, is withdrawn or loses its worker while the pool then has room
+   * (`capacity() > 0`): the service claims the queued jobs it left waiting for a worker (core.ts).
+   * A task that is a part of a job (a spread or inline Grid's helper) ends after its job, so the
+   * job's own end cannot be the only moment to look again.
+   */
+  onFree?: () => void;
 }
 
 /** How a task is run: see `WorkerPool.run`. */
@@ -132,6 +139,7 @@ export class WorkerPool {
   readonly size: number;
   private readonly timeoutMs: number;
   private readonly spawn: () => Worker;
+  private readonly onFree: (() => void) | undefined;
   private readonly slots: Slot[] = [];
   private readonly queue: Pending[] = [];
   private closed = false;
@@ -147,6 +155,7 @@ export class WorkerPool {
     // setTimeout cannot wait longer than 2^31 - 1 ms (it would fire at once).
     this.timeoutMs = Math.min(Math.max(1, settings.timeoutMs), 2 ** 31 - 1);
     this.spawn = settings.spawn ?? defaultSpawn;
+    this.onFree = settings.onFree;
   }
 
   /**
@@ -175,6 +184,7 @@ export class WorkerPool {
     if (index < 0) return false;
     const [pending] = this.queue.splice(index, 1);
     pending.reject(new PoolWithdrawnError());
+    this.freed();
     return true;
   }
 
@@ -273,6 +283,17 @@ export class WorkerPool {
       current.reject(new PoolJobError(jobFailureOf(reply)));
     }
     this.pump();
+    this.freed();
+  }
+
+  /** Tells `onFree` that there is room (see PoolSettings). */
+  private freed(): void {
+    if (this.onFree === undefined || this.capacity() === 0) return;
+    try {
+      this.onFree();
+    } catch {
+      // the service's bookkeeping must not stop the pool
+    }
   }
 
   private assign(slot: Slot, pending: Pending): void {
@@ -308,6 +329,7 @@ export class WorkerPool {
       return;
     }
     this.pump();
+    this.freed();
   }
 
   private startFailed(reason: string): void {

@@ -78,6 +78,24 @@ describe("WorkerPool", () => {
     expect(started).toEqual([1, 4]);
   });
 
+  it("tells onFree when a task's end leaves room for a queued job (the service claims it then)", async () => {
+    const told: number[] = [];
+    const p: WorkerPool = new WorkerPool({
+      size: 1,
+      timeoutMs: 10_000,
+      spawn: () => new Worker(fixture, { workerData: {} }),
+      onFree: () => told.push(p.capacity()),
+    });
+    pools.push(p);
+    const first = p.run(task("echo", 1));
+    const second = p.run(task("echo", 2));
+    // The first's end hands its worker to the second: no room, nothing told.
+    await first;
+    expect(told).toEqual([]);
+    await second;
+    expect(told).toEqual([1]);
+  });
+
   it("a crashed worker fails its job with the reason and is replaced", async () => {
     const p = pool({ size: 1 });
     const crashed = p.run(task("crash"));
