@@ -117,7 +117,7 @@ export class EmbeddedStore implements Store {
   private expiring: Promise<number> | undefined;
   /** Settles once the result texts stored so far are deflated (or left as they are). */
   private packing: Promise<void> = Promise.resolve();
-  /** Texts waiting to be deflated (shorter than PACK_AT_ONCE_CHARS), their length, and the timer that deflates them once the store is quiet. */
+  /** Texts waiting to be deflated (shorter than PACK_AT_ONCE_CHARS; at most PACK_WAITING_CHARS, the oldest dropped), their length, and the timer that deflates them once the store is quiet. */
   private readonly waiting: Array<[number, string]> = [];
   private waitingChars = 0;
   private quiet: NodeJS.Timeout | undefined;
@@ -604,7 +604,7 @@ export class EmbeddedStore implements Store {
     if (json.length >= PACK_AT_ONCE_CHARS) return this.pack(jobId, json);
     this.waiting.push([jobId, json]);
     this.waitingChars += json.length;
-    if (this.waitingChars >= PACK_WAITING_CHARS) return this.packWaiting();
+    while (this.waitingChars > PACK_WAITING_CHARS) this.waitingChars -= this.waiting.shift()![1].length;
     clearTimeout(this.quiet);
     this.quiet = setTimeout(() => this.packWaiting(), PACK_QUIET_MS);
     this.quiet.unref();
