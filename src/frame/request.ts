@@ -203,10 +203,11 @@ function plainRequest(data: FrameInput, spec: FrameSpec, keep: boolean): FrameRe
   if (spec.y !== undefined && spec.y !== outcome) return undefined;
   const K = attributes.length;
   const yIn = data.y;
-  // X sized once (no spare capacity kept by a Prediction), trimmed when rows are dropped. y grows by push and is copied at its size at the end: an array sized first has holes
-  // to V8 ("holey doubles"), whose cells every later pass (the size bounds, the exactness check)
-  // boxed one by one: 32 KB of garbage at N=1,000 per pass, and 320 KB for X's rows when a pass
-  // saw both kinds at one site.
+  // X sized once (no spare capacity kept by a Prediction), trimmed when rows are dropped. y grows
+  // by push and is copied at its size at the end: an array sized first has holes to V8 ("holey
+  // doubles"), whose cells every later pass (the size bounds, the exactness check) boxed one by
+  // one: 32 KB of garbage at N=1,000 per pass, and 320 KB for X's rows when a pass saw both kinds
+  // at one site.
   const yGrown: number[] = [];
   const X = new Array<(number | null)[]>(rows);
   // Labels of the rows kept: `labels` itself until a row is dropped.
