@@ -212,10 +212,12 @@ function gaussJordanInverse(A: Float64Array, k: number): Float64Array | null {
 
 /**
  * numpy.percentile(sorted, 100 t) with the default "linear" method, on ascending values, snapped to
- * the neighbour it is within `width` of (the lower first: docs/ties.md).
+ * the neighbour it is within `width` of (the lower first); the minimum when every value is within
+ * `width` of every other (docs/ties.md).
  */
 function percentileLinear(sorted: Float64Array, t: number, width: number): number {
   const n = sorted.length;
+  if (!(sorted[n - 1] - sorted[0] > width)) return sorted[0];
   const h = (n - 1) * t;
   const lo = Math.floor(h);
   const hi = Math.min(lo + 1, n - 1);
