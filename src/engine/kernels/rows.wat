@@ -477,6 +477,7 @@
         (local.set $RY (f64x2.mul (local.get $R) (local.get $DY)))
         (local.set $RYDY (f64x2.mul (local.get $RY) (local.get $DY)))
         (local.set $RYRY (f64x2.mul (local.get $RY) (local.get $RY)))
+        ;; Each row's bucket, as 0 - (s >= a0) - (s >= a1) - ... in its i64 lane.
         (local.set $s (f64x2.mul (local.get $sign2) (local.get $R)))
         (local.set $bR (i64x2.sub (i64x2.sub (i64x2.sub (i64x2.sub (v128.const i64x2 0 0)
           (f64x2.ge (local.get $s) (local.get $A0))) (f64x2.ge (local.get $s) (local.get $A1)))
@@ -513,6 +514,7 @@
         (br $next)))
     (if (i32.and (local.get $n) (i32.const 1))
       (then
+        ;; The last row alone, its terms as the pairs made them: (1, r), (r r, r dy), (r dy dy, r dy r dy).
         (local.set $k (i32.shl (local.get $i) (i32.const 3)))
         (local.set $r (f64.load (i32.add (local.get $relevance) (local.get $k))))
         (local.set $dy (f64.sub (f64.load (i32.add (local.get $y) (local.get $k))) (local.get $ybar)))
@@ -536,6 +538,7 @@
         (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
         (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
         (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $h)))))
+    ;; totals: sum r is lane 1 of the first pair, sum r^2 and sum r dy the second pair.
     (f64.store offset=0 (local.get $totals) (f64x2.extract_lane 1 (local.get $t1)))
     (v128.store offset=8 (local.get $totals) (local.get $t2))
     ;; Each censor's bucket sums from the joint ones, buckets 0 to T: relevance bucket b the joint
