@@ -100,6 +100,61 @@ export function decodedOutline(node: Decoded, out = { bytesAtMost: 0, strings: [
   return out;
 }
 
+/**
+ * The text of `encodeJson(value, decimals)` written from `decodeResult(value, decimals)` (or
+ * `encodeResult`'s decoded form), byte for byte: every number there is the rounded double whose
+ * text the JSON holds (NaN for null), written as JSON writes it, digit by digit where `encodeJson`
+ * writes digits. The embedded store writes a result's text this way only when it is first read
+ * (inline.ts, store/packed.ts `DeferredText`), from the form its reader already has.
+ *
+ * @example
+ * decodedJson(decodeResult(result, 6)!, 6) === encodeJson(result, 6); // true
+ */
+export function decodedJson(node: Decoded, decimals: number | null): string {
+  const out: string[] = [];
+  writeDecoded(node, out, NumberText.for(decimals));
+  return out.join("");
+}
+
+function writeDecoded(node: Decoded, out: string[], digits: NumberText | undefined): void {
+  if (node instanceof Float64Array) out.push(digits !== undefined ? digits.ofDecoded(node, undefined) : decodedList(node));
+  else if (node instanceof Map) {
+    const values = node.get("values") as Float64Array;
+    const widths = node.get("widths") as Int32Array;
+    if (digits !== undefined) out.push(digits.ofDecoded(values, widths));
+    else {
+      const rows: unknown[] = [];
+      let at = 0;
+      for (const width of widths) {
+        const row = width < 0 ? values.subarray(at, ++at) : values.subarray(at, (at += width));
+        rows.push(width < 0 ? (row[0] === row[0] ? row[0] : null) : Array.from(row, (v) => (v === v ? v : null)));
+      }
+      out.push(JSON.stringify(rows));
+    }
+  } else if (Array.isArray(node)) {
+    out.push("[");
+    for (let i = 0; i < node.length; i++) {
+      if (i > 0) out.push(",");
+      writeDecoded(node[i], out, digits);
+    }
+    out.push("]");
+  } else if (node !== null && typeof node === "object") {
+    let first = true;
+    out.push("{");
+    for (const key of Object.keys(node)) {
+      out.push(first ? `${JSON.stringify(key)}:` : `,${JSON.stringify(key)}:`);
+      first = false;
+      writeDecoded(node[key], out, digits);
+    }
+    out.push("}");
+  } else out.push(JSON.stringify(node));
+}
+
+/** Decoded numbers as JSON writes them (NaN as null). */
+function decodedList(values: Float64Array): string {
+  return JSON.stringify(Array.from(values, (v) => (v === v ? v : null)));
+}
+
 /** A parsed result as a worker posts it (`encodeResult`): see `readDecoded`. */
 export type Decoded = null | number | string | boolean | Float64Array | Map<string, Float64Array | Int32Array> | Decoded[] | { [key: string]: Decoded };
 
@@ -413,6 +468,57 @@ class NumberText {
           ["values", values],
           ["widths", widths],
         ]);
+  }
+
+  /**
+   * The text `text` writes for the numbers its decoded form holds (`values`, NaN for null; with
+   * `widths`, its rows): each value is the rounded double of a number `#number` wrote from the
+   * rounded integer k (an integer below 10^15, or k / 10^decimals with k below 10^15, which rounds
+   * back to the same k), else one JSON wrote as the rounded double itself.
+   */
+  ofDecoded(values: Float64Array, widths: Int32Array | undefined): string {
+    const bytes = 2 + values.length * (NUMBER_BYTES + 1) + (widths !== undefined ? widths.length * 3 : 0);
+    if (this.#bytes.length < bytes) this.#bytes = Buffer.allocUnsafe(Math.max(bytes, 2 * this.#bytes.length));
+    const out = this.#bytes;
+    let at = 0;
+    out[at++] = OPEN;
+    if (widths === undefined) {
+      for (let i = 0; i < values.length; i++) {
+        if (i > 0) out[at++] = COMMA;
+        at = this.#decoded(out, at, values[i]);
+      }
+    } else {
+      let k = 0;
+      for (let i = 0; i < widths.length; i++) {
+        if (i > 0) out[at++] = COMMA;
+        const width = widths[i];
+        if (width < 0) {
+          at = this.#decoded(out, at, values[k++]);
+          continue;
+        }
+        out[at++] = OPEN;
+        for (let j = 0; j < width; j++) {
+          if (j > 0) out[at++] = COMMA;
+          at = this.#decoded(out, at, values[k++]);
+        }
+        out[at++] = CLOSE;
+      }
+    }
+    out[at++] = CLOSE;
+    return out.toString("latin1", 0, at);
+  }
+
+  /** Writes a decoded number (a rounded double, NaN for null) as `#number` wrote it; answers where the next byte goes. */
+  #decoded(out: Buffer, at: number, r: number): number {
+    if (r !== r) return at + out.write("null", at, "latin1");
+    const a = r < 0 ? -r : r;
+    if (Number.isInteger(a)) {
+      if (a < 1e15) return this.#number(out, at, r);
+    } else {
+      const k = Math.round(a * this.#factor);
+      if (k < 1e15 && k / this.#factor === a) return this.#number(out, at, r);
+    }
+    return at + out.write(JSON.stringify(r), at, "latin1");
   }
 
   /** Writes `v` rounded at `at` (and keeps it in `#value`); answers where the next byte goes. */
