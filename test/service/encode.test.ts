@@ -128,6 +128,20 @@ describe("encodeJson", () => {
       }),
       { numRuns: 3000 },
     );
+    // Long arrays (decoded in one pass): numbers, rows, rows and numbers mixed, and with something else in them.
+    const long = fc.oneof(
+      fc.array(number, { minLength: 32, maxLength: 80 }),
+      fc.array(fc.array(number, { maxLength: 3 }), { minLength: 32, maxLength: 60 }),
+      fc.array(fc.oneof(number, fc.array(number, { maxLength: 2 })), { minLength: 32, maxLength: 60 }),
+      fc.array(fc.oneof(number, fc.constant(null), fc.string({ maxLength: 2 })), { minLength: 32, maxLength: 40 }),
+    );
+    fc.assert(
+      fc.property(fc.dictionary(fc.constantFrom("a", "b"), long), fc.integer({ min: 0, max: 8 }), (v, d) => {
+        const json = encodeJson(v, d);
+        expect(readDecoded(decodeResult(v, d)!)).toEqual(JSON.parse(json));
+      }),
+      { numRuns: 1000 },
+    );
     const column = Array.from({ length: 1000 }, (_, i) => [i % 9 === 0 ? -i / 7 : i / 3]);
     const big = { weights: column, list: column.map(([x]) => -x), mixed: [1.5, [2.25, NaN], -0, [], 3], label: "a\u0001b" };
     const json = encodeJson(big, 6);
