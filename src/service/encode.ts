@@ -158,6 +158,20 @@ function decodedList(values: Float64Array): string {
 /** A parsed result as a worker posts it (`encodeResult`): see `readDecoded`. */
 export type Decoded = null | number | string | boolean | Float64Array | Map<string, Float64Array | Int32Array> | Decoded[] | { [key: string]: Decoded };
 
+/** About the memory a decoded result holds: its typed arrays' bytes, and 64 for every other part (an object, an array, a string). */
+export function decodedBytes(node: Decoded): number {
+  if (node instanceof Float64Array) return 64 + node.byteLength;
+  if (node instanceof Map) {
+    let bytes = 64;
+    for (const part of node.values()) bytes += 64 + part.byteLength;
+    return bytes;
+  }
+  let bytes = 64 + (typeof node === "string" ? node.length : 0);
+  if (Array.isArray(node)) for (const item of node) bytes += decodedBytes(item);
+  else if (node !== null && typeof node === "object") for (const key of Object.keys(node)) bytes += 64 + key.length + decodedBytes(node[key]);
+  return bytes;
+}
+
 /** The buffers of a decoded result, to transfer with it. */
 export function decodedTransfer(node: Decoded | undefined, out: ArrayBuffer[] = []): ArrayBuffer[] {
   if (node instanceof Float64Array) out.push(node.buffer as ArrayBuffer);

@@ -20,7 +20,7 @@ import { SHARE, SHARE_SLOTS } from "../threads/chunk-share.js";
 import { jobFailureOf, PoolClosedError, PoolJobError, type WorkerPool } from "./pool.js";
 import { decodedAhead, done, failed, runPart, type WorkerDecoded, type WorkerDone, type WorkerPartials, type WorkerTask } from "./worker.js";
 import { estimateWork } from "./limits.js";
-import { decodedJson, decodedOutline, roundList } from "./encode.js";
+import { decodedBytes, decodedJson, decodedOutline, roundList } from "./encode.js";
 import { DeferredText, type ResultText } from "./store/packed.js";
 
 /**
@@ -148,7 +148,7 @@ export async function runInline(
     await new Promise((resolve) => setTimeout(resolve, TEXT_AFTER_MS));
     const { decoded } = ahead;
     const { decimals } = task;
-    const json = new DeferredText(() => decodedJson(decoded, decimals), decodedOutline(decoded).bytesAtMost);
+    const json = new DeferredText(() => decodedJson(decoded, decimals), decodedOutline(decoded).bytesAtMost, decodedBytes(decoded));
     return { type: "done", id: task.id, json, yhat: roundList(result.yhat, decimals), fit: roundList(result.fit, decimals) };
   } catch (error) {
     throw new PoolJobError(jobFailureOf(failed(task.id, error)));

@@ -205,10 +205,14 @@ describe("EmbeddedStore", () => {
     const short = '{"yhat":[1.5]}';
     const writes: string[] = [];
     const deferred = (text: string, charsAtMost: number) =>
-      new DeferredText(() => {
-        writes.push(text);
-        return text;
-      }, charsAtMost);
+      new DeferredText(
+        () => {
+          writes.push(text);
+          return text;
+        },
+        charsAtMost,
+        text.length / 2,
+      );
     const store = await EmbeddedStore.open(new MemoryPersistence(), {});
     await store.createJobs({ org: "o", plan: 10, analysis: "psr", input: input(3), warnings: [] });
     const [first, second, third] = [(await store.claim())!, (await store.claim())!, (await store.claim())!];

@@ -4,7 +4,17 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodedJson, decodedOutline, decodedTransfer, decodeResult, encodeJson, encodeResult, readDecoded, rounder } from "../../src/service/encode.js";
+import {
+  decodedBytes,
+  decodedJson,
+  decodedOutline,
+  decodedTransfer,
+  decodeResult,
+  encodeJson,
+  encodeResult,
+  readDecoded,
+  rounder,
+} from "../../src/service/encode.js";
 
 /** The reference: JSON.stringify with every number rounded by a replacer. */
 function reference(value: unknown, decimals: number | null): string {
@@ -147,6 +157,9 @@ describe("encodeJson", () => {
     const json = encodeJson(big, 6);
     expect(readDecoded(decodeResult(big, 6)!)).toEqual(JSON.parse(json));
     expect(decodedOutline(decodeResult(big, 6)!).bytesAtMost).toBeGreaterThanOrEqual(json.length);
+    // The memory it holds counts its typed arrays (the embedded store's accounting of a deferred text).
+    const held = decodeResult(big, 6)!;
+    expect(decodedBytes(held)).toBeGreaterThanOrEqual(decodedTransfer(held).reduce((sum, buffer) => sum + buffer.byteLength, 0));
   });
 
   it("writes the text again from the decoded form (decodedJson), byte for byte, for any value and any rounding", () => {

@@ -48,6 +48,7 @@ import {
   PACK_WAITING_CHARS,
   packText,
   storedBytes,
+  textChars,
   textOf,
   unpackText,
   type ResultText,
@@ -612,11 +613,11 @@ export class EmbeddedStore implements Store {
    */
   private keepText(jobId: number, json: ResultText): void {
     this.results.set(jobId, json);
-    const chars = storedBytes(json);
+    const chars = textChars(json);
     if (chars < PACK_FROM_CHARS) return;
     if (chars >= PACK_AT_ONCE_CHARS) return this.pack(jobId, json);
     this.waiting.push([jobId, json]);
-    this.waitingChars += chars;
+    this.waitingChars += storedBytes(json);
     while (this.waitingChars > PACK_WAITING_CHARS) this.waitingChars -= storedBytes(this.waiting.shift()![1]);
     clearTimeout(this.quiet);
     this.quiet = setTimeout(() => this.packWaiting(), PACK_QUIET_MS);

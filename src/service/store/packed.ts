@@ -41,7 +41,8 @@ export type ResultText = string | DeferredText;
  * quiet), by `write`, once: the embedded service's inline Grid (inline.ts) hands the store its
  * result's decoded form, which its reader in this process already has, instead of writing the
  * text on the notebook's thread between two calls. The text is byte for byte the one `write`
- * gives whenever it is written; `charsAtMost` bounds its length (the store's accounting).
+ * gives whenever it is written; `charsAtMost` bounds its length (whether the store deflates it),
+ * `bytes` is about the memory what `write` holds takes (the store's accounting).
  */
 export class DeferredText {
   #write: (() => string) | undefined;
@@ -50,6 +51,7 @@ export class DeferredText {
   constructor(
     write: () => string,
     readonly charsAtMost: number,
+    readonly bytes: number,
   ) {
     this.#write = write;
   }
@@ -76,7 +78,12 @@ export class PackedText {
 
 /** The bytes a stored text takes in memory (a text's length, a packed one's bytes). */
 export function storedBytes(text: StoredText): number {
-  return typeof text === "string" ? text.length : text instanceof PackedText ? text.bytes.length : text.charsAtMost;
+  return typeof text === "string" ? text.length : text instanceof PackedText ? text.bytes.length : text.bytes;
+}
+
+/** The length of a stored text, or a bound on it (a deferred one). */
+export function textChars(text: string | DeferredText): number {
+  return typeof text === "string" ? text.length : text.charsAtMost;
 }
 
 /**
