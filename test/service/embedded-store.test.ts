@@ -236,6 +236,30 @@ describe("EmbeddedStore", () => {
     await store.close();
   });
 
+  it("writes the deferred texts of a burst for their deflate one turn at a time", async () => {
+    const text = (seed: number) => JSON.stringify({ relevance: Array.from({ length: 3_000 }, (_, i) => Math.round(Math.sin(i * seed) * 1e6) / 1e6) });
+    const events: string[] = [];
+    const store = await EmbeddedStore.open(new MemoryPersistence(), {});
+    await store.createJobs({ org: "o", plan: 10, analysis: "psr", input: input(3), warnings: [] });
+    for (const seed of [1, 2, 3]) {
+      const { job } = (await store.claim())!;
+      const deferred = new DeferredText(
+        () => {
+          events.push(`write ${seed}`);
+          // Runs at the next turn: before the next write only if each write has a turn of its own.
+          setImmediate(() => events.push(`turn after ${seed}`));
+          return text(seed);
+        },
+        PACK_FROM_CHARS + 1,
+        1000,
+      );
+      expect(await store.complete(job, deferred, { yhat: [seed], fit: [0] })).toBe("completed");
+    }
+    await store.whenPacked();
+    expect(events.slice(0, 5)).toEqual(["write 1", "turn after 1", "write 2", "turn after 2", "write 3"]);
+    await store.close();
+  });
+
   it("FairQueue takes organisations in turn, oldest first within one", () => {
     const q = new FairQueue();
     for (let i = 1; i <= 4; i++) q.push("flood", i);
