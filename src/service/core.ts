@@ -23,7 +23,7 @@ import type { Credentials, Org } from "./credentials.js";
 import type { Analysis } from "../api/options.js";
 import { DEFAULT_RESULT_MEMORY_BYTES, DEFAULT_RETENTION_MS, type Experiment, type Job, type JobFailure, type JobVariant } from "./store/records.js";
 import { jobFailureOf, poolFailure, taskOfClaimed, WorkerPool, type PoolSettings } from "./pool.js";
-import { helperParts, runInline } from "./inline.js";
+import { helperParts, runInline, type InlineDone } from "./inline.js";
 import type { WorkerDecoded, WorkerDone, WorkerRows, WorkerTask } from "./worker.js";
 import { decodedOutline, readDecoded, type Decoded } from "./encode.js";
 import { SHARE } from "../threads/chunk-share.js";
@@ -608,13 +608,13 @@ export class PredictionService {
           }
         : undefined;
     try {
-      let done: WorkerDone;
+      let done: InlineDone;
       try {
         done = inline
           ? await runInline(this.pool, task, { helpers: this.helpersInline(claimed), deadline: Date.now() + this.config.jobTimeoutMs, onDecoded })
           : this.spreads(claimed)
             ? await this.runSpread(task, onDecoded)
-            : await this.pool.run(task, { onDecoded });
+            : await this.pool.run<WorkerDone>(task, { onDecoded });
       } catch (error) {
         // Its reader has the result already: the text is written here (JSON writes the parsed value back as the same text).
         if (early !== undefined && !this.closing) {

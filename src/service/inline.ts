@@ -18,8 +18,10 @@ import { MessageChannel, type MessagePort } from "node:worker_threads";
 import type { ParsedRequest } from "../api/request.js";
 import { SHARE, SHARE_SLOTS } from "../threads/chunk-share.js";
 import { jobFailureOf, PoolClosedError, PoolJobError, type WorkerPool } from "./pool.js";
-import { decodedAhead, done, failed, runPart, textOnly, type WorkerDecoded, type WorkerDone, type WorkerPartials, type WorkerTask } from "./worker.js";
+import { decodedAhead, done, failed, runPart, type WorkerDecoded, type WorkerDone, type WorkerPartials, type WorkerTask } from "./worker.js";
 import { estimateWork } from "./limits.js";
+import { decodedBytes, decodedJson, decodedOutline, roundList } from "./encode.js";
+import { DeferredText, type ResultText } from "./store/packed.js";
 
 /**
  * A Grid of at most this many rows x cells (limits.ts `estimateWork`: rows x combinations x
@@ -31,13 +33,20 @@ import { estimateWork } from "./limits.js";
 export const INLINE_GRID_MAX_WORK = 16_000_000;
 
 /**
- * An inline Grid's text is written this long after its reader was handed the decoded result: once
- * the notebook call that reads it has ended, so that its ~0.5 ms (the default Grid at N=1,000) is
- * not on the call's path. Written at the next turn, or on a 0 ms timer, it landed among the turns
- * of tslab's final progress line (notebook/turns.ts) and the call gained nothing in tslab; the
- * only cost is that another reader of the job (HTTP, a second read) waits this much longer.
+ * An inline Grid is stored this long after its reader was handed the decoded result: once the
+ * notebook call that reads it has ended. Its text is not written then but when first needed (a
+ * read over HTTP or of a field, a second read, or the store's deflate once it is quiet:
+ * store/packed.ts `DeferredText`), from the decoded form the reader has: ~0.4 ms of the
+ * notebook's thread (the default Grid at N=1,000) that landed in the next call when calls came
+ * within this delay (tslab's final-line turn runs due timers). Stored at the next turn, or on a 0
+ * ms timer, the store's work landed among the turns of tslab's final progress line
+ * (notebook/turns.ts); the only cost of waiting is that another reader of the job waits this much
+ * longer.
  */
 export const TEXT_AFTER_MS = 20;
+
+/** What an inline run answers: a worker's `WorkerDone`, whose text may be written when first needed. */
+export type InlineDone = Omit<WorkerDone, "json"> & { json: ResultText };
 
 /** Inline runs of this process so far (tests and benchmarks). */
 export const inlineRuns = { count: 0 };
@@ -104,8 +113,9 @@ export function helperParts(pool: WorkerPool, task: WorkerTask, count: number, {
  * - The lead starts a turn of the event loop after the helpers are posted: what the submitting
  *   caller still has to do (its receipt, its wait for the job) runs while a helper wakes up.
  * - A task that asks for its result decoded gets it through `onDecoded` first, as from a worker,
- *   and its text is written `TEXT_AFTER_MS` later (a worker writes it while the reader reads the
- *   decoded result). Every other reader of the job waits for the stored text (core.ts `ahead`).
+ *   and is answered `TEXT_AFTER_MS` later with its text deferred: written from that decoded form
+ *   when first needed (the same bytes as `encodeJson`: encode.ts `decodedJson`). Every other
+ *   reader of the job waits until the store has it (core.ts `ahead`).
  *
  * @example
  * const done = await runInline(pool, task, { helpers: 1, deadline: Date.now() + 600_000 });
@@ -114,7 +124,7 @@ export async function runInline(
   pool: WorkerPool,
   task: WorkerTask,
   settings: HelperSettings & { helpers: number; onDecoded?: (early: WorkerDecoded) => void },
-): Promise<WorkerDone> {
+): Promise<InlineDone> {
   const helpers = helperParts(pool, task, settings.helpers, settings);
   helpers.post();
   inlineRuns.count++;
@@ -136,7 +146,10 @@ export async function runInline(
     if (ahead === undefined) return done(task, result);
     settings.onDecoded!(ahead);
     await new Promise((resolve) => setTimeout(resolve, TEXT_AFTER_MS));
-    return textOnly(task, result);
+    const { decoded } = ahead;
+    const { decimals } = task;
+    const json = new DeferredText(() => decodedJson(decoded, decimals), decodedOutline(decoded).bytesAtMost, decodedBytes(decoded));
+    return { type: "done", id: task.id, json, yhat: roundList(result.yhat, decimals), fit: roundList(result.fit, decimals) };
   } catch (error) {
     throw new PoolJobError(jobFailureOf(failed(task.id, error)));
   }

@@ -146,7 +146,7 @@ export function decodedAhead(task: WorkerTask, result: EngineResult): WorkerDeco
 }
 
 /** The `WorkerDone` of a result posted ahead decoded (`decodedAhead`): its text only. */
-export function textOnly(task: WorkerTask, result: EngineResult): WorkerDone {
+function textOnly(task: WorkerTask, result: EngineResult): WorkerDone {
   return { type: "done", id: task.id, json: encodeJson(result, task.decimals), ...rounded(task, result) };
 }
 

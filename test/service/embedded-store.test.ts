@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { startLocalService } from "../../src/service/index.js";
 import { EmbeddedStore } from "../../src/service/store/embedded.js";
 import { FairQueue } from "../../src/service/store/queue.js";
-import { PACK_AT_ONCE_CHARS, PACK_FROM_CHARS, PACK_QUIET_MS, packText, unpackText } from "../../src/service/store/packed.js";
+import { DeferredText, PACK_AT_ONCE_CHARS, PACK_FROM_CHARS, PACK_QUIET_MS, PackedText, packText, unpackText } from "../../src/service/store/packed.js";
 import { DirPersistence, MemoryPersistence, type Outcome } from "../../src/service/store/persistence.js";
 import type { JobInput } from "../../src/service/store/records.js";
 import { Client, gold, quickstart, tempDir } from "./helpers.js";
@@ -198,6 +198,66 @@ describe("EmbeddedStore", () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it("a deferred text (an inline Grid's) is written once, when first read or deflated, and read back byte for byte", async () => {
+    const long = JSON.stringify({ relevance: Array.from({ length: 6_000 }, (_, i) => Math.round(Math.sin(i) * 1e6) / 1e6) });
+    const short = '{"yhat":[1.5]}';
+    const writes: string[] = [];
+    const deferred = (text: string, charsAtMost: number) =>
+      new DeferredText(
+        () => {
+          writes.push(text);
+          return text;
+        },
+        charsAtMost,
+        text.length / 2,
+      );
+    const store = await EmbeddedStore.open(new MemoryPersistence(), {});
+    await store.createJobs({ org: "o", plan: 10, analysis: "psr", input: input(3), warnings: [] });
+    const [first, second, third] = [(await store.claim())!, (await store.claim())!, (await store.claim())!];
+    // Read before the store is quiet: written then, once.
+    expect(await store.complete(first.job, deferred(short, 100), { yhat: [1.5], fit: [0] })).toBe("completed");
+    expect(writes).toEqual([]);
+    expect(await store.readResult(first.job)).toBe(short);
+    expect(await store.readResult(first.job)).toBe(short);
+    expect(writes).toEqual([short]);
+    // Deflated once the store is quiet: written for it, then kept deflated (or as the text, when shorter than its bound said).
+    expect(await store.complete(second.job, deferred(long, long.length + 100), { yhat: [1], fit: [0] })).toBe("completed");
+    expect(await store.complete(third.job, deferred(short, PACK_FROM_CHARS + 1), { yhat: [1], fit: [0] })).toBe("completed");
+    expect(writes).toEqual([short]);
+    await store.whenPacked();
+    expect(writes).toEqual([short, long, short]);
+    expect(store["results"].get(second.job.id)).toBeInstanceOf(PackedText);
+    expect(store["results"].get(third.job.id)).toBe(short);
+    expect(await store.readResult(second.job)).toBe(long);
+    expect(await store.readResult(third.job)).toBe(short);
+    expect(writes).toHaveLength(3);
+    await store.close();
+  });
+
+  it("writes the deferred texts of a burst for their deflate one turn at a time", async () => {
+    const text = (seed: number) => JSON.stringify({ relevance: Array.from({ length: 3_000 }, (_, i) => Math.round(Math.sin(i * seed) * 1e6) / 1e6) });
+    const events: string[] = [];
+    const store = await EmbeddedStore.open(new MemoryPersistence(), {});
+    await store.createJobs({ org: "o", plan: 10, analysis: "psr", input: input(3), warnings: [] });
+    for (const seed of [1, 2, 3]) {
+      const { job } = (await store.claim())!;
+      const deferred = new DeferredText(
+        () => {
+          events.push(`write ${seed}`);
+          // Runs at the next turn: before the next write only if each write has a turn of its own.
+          setImmediate(() => events.push(`turn after ${seed}`));
+          return text(seed);
+        },
+        PACK_FROM_CHARS + 1,
+        1000,
+      );
+      expect(await store.complete(job, deferred, { yhat: [seed], fit: [0] })).toBe("completed");
+    }
+    await store.whenPacked();
+    expect(events.slice(0, 5)).toEqual(["write 1", "turn after 1", "write 2", "turn after 2", "write 3"]);
+    await store.close();
   });
 
   it("FairQueue takes organisations in turn, oldest first within one", () => {

@@ -4,7 +4,17 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodedOutline, decodedTransfer, decodeResult, encodeJson, encodeResult, readDecoded, rounder } from "../../src/service/encode.js";
+import {
+  decodedBytes,
+  decodedJson,
+  decodedOutline,
+  decodedTransfer,
+  decodeResult,
+  encodeJson,
+  encodeResult,
+  readDecoded,
+  rounder,
+} from "../../src/service/encode.js";
 
 /** The reference: JSON.stringify with every number rounded by a replacer. */
 function reference(value: unknown, decimals: number | null): string {
@@ -128,11 +138,61 @@ describe("encodeJson", () => {
       }),
       { numRuns: 3000 },
     );
+    // Long arrays (decoded in one pass): numbers, rows, rows and numbers mixed, and with something else in them.
+    const long = fc.oneof(
+      fc.array(number, { minLength: 32, maxLength: 80 }),
+      fc.array(fc.array(number, { maxLength: 3 }), { minLength: 32, maxLength: 60 }),
+      fc.array(fc.oneof(number, fc.array(number, { maxLength: 2 })), { minLength: 32, maxLength: 60 }),
+      fc.array(fc.oneof(number, fc.constant(null), fc.string({ maxLength: 2 })), { minLength: 32, maxLength: 40 }),
+    );
+    fc.assert(
+      fc.property(fc.dictionary(fc.constantFrom("a", "b"), long), fc.integer({ min: 0, max: 8 }), (v, d) => {
+        const json = encodeJson(v, d);
+        expect(readDecoded(decodeResult(v, d)!)).toEqual(JSON.parse(json));
+      }),
+      { numRuns: 1000 },
+    );
     const column = Array.from({ length: 1000 }, (_, i) => [i % 9 === 0 ? -i / 7 : i / 3]);
     const big = { weights: column, list: column.map(([x]) => -x), mixed: [1.5, [2.25, NaN], -0, [], 3], label: "a\u0001b" };
     const json = encodeJson(big, 6);
     expect(readDecoded(decodeResult(big, 6)!)).toEqual(JSON.parse(json));
     expect(decodedOutline(decodeResult(big, 6)!).bytesAtMost).toBeGreaterThanOrEqual(json.length);
+    // The memory it holds counts its typed arrays (the embedded store's accounting of a deferred text).
+    const held = decodeResult(big, 6)!;
+    expect(decodedBytes(held)).toBeGreaterThanOrEqual(decodedTransfer(held).reduce((sum, buffer) => sum + buffer.byteLength, 0));
+  });
+
+  it("writes the text again from the decoded form (decodedJson), byte for byte, for any value and any rounding", () => {
+    fc.assert(
+      fc.property(value, decimals, (v, d) => {
+        const decoded = decodeResult(v, d);
+        if (decoded === undefined) return;
+        // As the store keeps it: after the reader's transfer (the same buffers, moved).
+        const posted = structuredClone(decoded, { transfer: decodedTransfer(decoded) });
+        expect(decodedJson(posted, d)).toBe(reference(v, d));
+      }),
+      { numRuns: 4000 },
+    );
+    // Numbers whose rounded integer reaches 10^15 or 2^52 (written as the rounded double), and columns.
+    const edges = [
+      4503599622.370502,
+      45035996223.70496,
+      -4503599622370.521,
+      1e9 + 0.1234565,
+      4.5e9 + 0.3,
+      1.2345678901234567e9,
+      2 ** 52 / 1e6 + 0.5,
+      999999999.9999995,
+      -1e12 - 0.25,
+      5e-7,
+      -5e-7,
+      NaN,
+      1e300,
+    ];
+    for (let d = 0; d <= 6; d++) {
+      const v = { list: edges, column: edges.map((x) => [x]), mixed: [1.5, [2.25, NaN], -0, [], 3], k: [3], s: "a\u0001b" };
+      expect(decodedJson(decodeResult(v, d)!, d)).toBe(reference(v, d));
+    }
   });
 
   it("hands what is not plain data to the replacer form (toJSON, typed arrays, holes, class instances)", () => {

@@ -24,8 +24,8 @@ afterEach(async () => {
 });
 
 /** A service on two workers, both ready, whose tasks are recorded (recorded-workers.ts). */
-async function openService(): Promise<RecordedService> {
-  const recorded = await recordedService(local.credentials, { workers: 2, decimals: null });
+async function openService(decimals: number | null = null): Promise<RecordedService> {
+  const recorded = await recordedService(local.credentials, { workers: 2, decimals });
   services.push(recorded.service);
   await recorded.service.warm(1);
   await recorded.ready(2);
@@ -61,27 +61,32 @@ describe("the inline run of a small Grid", () => {
     expect(runsInline(request("psr", { y, X, theta, options: { threshold: [0.5] } }))).toBe(false);
   });
 
-  it("gives the worker path's stored text bit for bit (and the engine's grid), with a pool worker helping", async () => {
-    const { service, tasks, counters } = await openService();
-    const req = request("grid", { y, X, theta });
-    const [onWorkers] = await run(service, req, false);
-    expect([...tasks].sort()).toEqual(["draw", "lead"]);
-    let inline = { text: "" } as { text?: string };
-    for (let attempt = 0; attempt < 10; attempt++) {
-      tasks.length = 0;
-      counters.length = 0;
-      const before = inlineRuns.count;
-      [inline] = await run(service, req, true);
-      expect(inlineRuns.count).toBe(before + 1);
-      // Only the helper went to a worker: the lead ran here.
-      expect(tasks).toEqual(["draw"]);
-      expect(inline.text).toBe(onWorkers.text);
-      if (Atomics.load(counters[0], SHARE.delivered) > 0) break;
-    }
-    expect(Atomics.load(counters[0], SHARE.delivered)).toBeGreaterThan(0);
-    const data = { y: Float64Array.from(y), X: Float64Array.from(X.flat()), rows: y.length, cols: X[0].length };
-    expect(inline.text).toBe(encodeJson(grid(data, Float64Array.from(theta)), null));
-  }, 180_000);
+  // Full precision, and the six decimals of the embedded service (whose text is written from the decoded form when first read).
+  it.each([null, 6])(
+    "gives the worker path's stored text bit for bit (and the engine's grid), with a pool worker helping (decimals %s)",
+    async (decimals) => {
+      const { service, tasks, counters } = await openService(decimals);
+      const req = request("grid", { y, X, theta });
+      const [onWorkers] = await run(service, req, false);
+      expect([...tasks].sort()).toEqual(["draw", "lead"]);
+      let inline = { text: "" } as { text?: string };
+      for (let attempt = 0; attempt < 10; attempt++) {
+        tasks.length = 0;
+        counters.length = 0;
+        const before = inlineRuns.count;
+        [inline] = await run(service, req, true);
+        expect(inlineRuns.count).toBe(before + 1);
+        // Only the helper went to a worker: the lead ran here.
+        expect(tasks).toEqual(["draw"]);
+        expect(inline.text).toBe(onWorkers.text);
+        if (Atomics.load(counters[0], SHARE.delivered) > 0) break;
+      }
+      expect(Atomics.load(counters[0], SHARE.delivered)).toBeGreaterThan(0);
+      const data = { y: Float64Array.from(y), X: Float64Array.from(X.flat()), rows: y.length, cols: X[0].length };
+      expect(inline.text).toBe(encodeJson(grid(data, Float64Array.from(theta)), decimals));
+    },
+    180_000,
+  );
 
   it("fails a Grid the engine refuses with the worker path's failure, and spends the same quota", async () => {
     const { service } = await openService();

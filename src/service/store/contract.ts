@@ -59,6 +59,7 @@ import type { QuotaStatus } from "../quota.js";
 import type { ResolvedField } from "../fields.js";
 import type { UploadSettings, Uploads } from "../uploads.js";
 import type { StoreOutage } from "../outage.js";
+import type { ResultText } from "./packed.js";
 
 export type { ExperimentRecord, JobFailure, JobInput, JobRecord, JobStatus, JobVariant } from "./records.js";
 export type { QuotaStatus } from "../quota.js";
@@ -137,8 +138,9 @@ export interface Store {
    * Stores the result, then marks the job completed; resolves with the terminal state recorded.
    * `finishedAt` (ISO time): when the job ended, if earlier than now (the service answered its
    * reader in process before the text was written; a store may keep its own clock instead).
+   * `json` may be a text written when first needed (packed.ts `DeferredText`).
    */
-  complete(job: JobRecord, json: string, compact: JobRecord["compact"], finishedAt?: string): Promise<"completed" | "failed">;
+  complete(job: JobRecord, json: ResultText, compact: JobRecord["compact"], finishedAt?: string): Promise<"completed" | "failed">;
   /** Marks the job failed (nothing when it is already completed or failed). */
   fail(job: JobRecord, failure: JobFailure): Promise<void>;
 

@@ -30,8 +30,46 @@ export const PACK_AT_ONCE_CHARS = 1 << 18;
 export const PACK_QUIET_MS = 250;
 export const PACK_WAITING_CHARS = 1 << 24;
 
-/** A stored result text, or its deflated bytes. */
-export type StoredText = string | PackedText;
+/** A stored result text, its deflated bytes, or a text not written yet. */
+export type StoredText = string | PackedText | DeferredText;
+
+/** A result text as a store is given it: written, or to be written when first needed. */
+export type ResultText = string | DeferredText;
+
+/**
+ * A result text written only when first needed (read, saved, or deflated once the store is
+ * quiet), by `write`, once: the embedded service's inline Grid (inline.ts) hands the store its
+ * result's decoded form, which its reader in this process already has, instead of writing the
+ * text on the notebook's thread between two calls. The text is byte for byte the one `write`
+ * gives whenever it is written; `charsAtMost` bounds its length (whether the store deflates it),
+ * `bytes` is about the memory what `write` holds takes (the store's accounting).
+ */
+export class DeferredText {
+  #write: (() => string) | undefined;
+  #text: string | undefined;
+
+  constructor(
+    write: () => string,
+    readonly charsAtMost: number,
+    readonly bytes: number,
+  ) {
+    this.#write = write;
+  }
+
+  /** The text, written now if it was not (what `write` holds is dropped then). */
+  get text(): string {
+    if (this.#text === undefined) {
+      this.#text = this.#write!();
+      this.#write = undefined;
+    }
+    return this.#text;
+  }
+}
+
+/** The text itself, written now if it was deferred. */
+export function textOf(text: ResultText): string {
+  return typeof text === "string" ? text : text.text;
+}
 
 /** A text's deflated UTF-8 bytes. */
 export class PackedText {
@@ -40,7 +78,12 @@ export class PackedText {
 
 /** The bytes a stored text takes in memory (a text's length, a packed one's bytes). */
 export function storedBytes(text: StoredText): number {
-  return typeof text === "string" ? text.length : text.bytes.length;
+  return typeof text === "string" ? text.length : text instanceof PackedText ? text.bytes.length : text.bytes;
+}
+
+/** The length of a stored text, or a bound on it (a deferred one). */
+export function textChars(text: string | DeferredText): number {
+  return typeof text === "string" ? text.length : text.charsAtMost;
 }
 
 /**
@@ -58,5 +101,5 @@ export async function packText(text: string): Promise<PackedText | undefined> {
 
 /** The text itself (a packed one inflated in the thread pool). */
 export async function unpackText(text: StoredText): Promise<string> {
-  return typeof text === "string" ? text : (await inflating(text.bytes)).toString("utf8");
+  return text instanceof PackedText ? (await inflating(text.bytes)).toString("utf8") : textOf(text);
 }

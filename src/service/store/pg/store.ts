@@ -56,6 +56,7 @@ import { databaseError, databaseLabel, inTransaction, makePool, TYPES } from "./
 import { checkSchema, migrate } from "./schema.js";
 import { PgQueue } from "./queue.js";
 import { PgUploads } from "./uploads.js";
+import { textOf, type ResultText } from "../packed.js";
 import { f64Bytes, JOB_COLUMNS, toJob, type JobRow } from "./rows.js";
 
 export interface PgStoreSettings {
@@ -298,10 +299,10 @@ export class PgStore implements Store {
     return { job: claimed.job, input: claimed.input };
   }
 
-  async complete(job: JobRecord, json: string, compact: JobRecord["compact"]): Promise<"completed" | "failed"> {
+  async complete(job: JobRecord, json: ResultText, compact: JobRecord["compact"]): Promise<"completed" | "failed"> {
     if (!this.queue) throw new Error("this store runs no jobs (opened with runJobs: false)");
     try {
-      if (await this.queue.complete(job.id, json, compact)) {
+      if (await this.queue.complete(job.id, textOf(json), compact)) {
         Object.assign(job, { status: "completed", compact });
         return "completed";
       }
