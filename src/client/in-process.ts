@@ -79,7 +79,7 @@ export class InProcessWire implements Wire {
     accessId: string | undefined,
     call: CallOptions,
   ): Promise<{ receipt: Receipt; warnings: string[] }> {
-    const checked = checkRequest(analysis, request, { version: "v3", accessId });
+    const checked = checkRequest(analysis, request, { version: "v3", accessId, shared: true });
     const warnings = checked.parsed.warnings;
     if (!this.#carries(checked)) return { receipt: await this.#v3.submit(encodeRequest(checked, "v3"), call), warnings };
     const path = `/${analysis}`;
@@ -163,7 +163,11 @@ export class InProcessWire implements Wire {
     }
     const yBytes = jsonSizeBounds([request.y])?.upper ?? Infinity;
     const accessBytes = Buffer.byteLength(JSON.stringify(checked.accessId));
-    return checked.xUpperBytes + yBytes + thetaBytes + optionBytes + accessBytes + 64 <= this.#endpoint.maxBodyBytes;
+    const rest = yBytes + thetaBytes + optionBytes + accessBytes + 64;
+    const max = this.#endpoint.maxBodyBytes;
+    if (checked.xUpperBytes + rest <= max) return true;
+    // A bound of X's shape alone: its values give a closer one.
+    return checked.xUpperLoose && (jsonSizeBounds(request.X)?.upper ?? Infinity) + rest <= max;
   }
 }
 
