@@ -161,13 +161,13 @@ export class InProcessWire implements Wire {
       if (!exactJson(request.options, 0)) return false;
       optionBytes = Buffer.byteLength(JSON.stringify(request.options));
     }
-    const yBytes = jsonSizeBounds([request.y])?.upper ?? Infinity;
     const accessBytes = Buffer.byteLength(JSON.stringify(checked.accessId));
-    const rest = yBytes + thetaBytes + optionBytes + accessBytes + 64;
     const max = this.#endpoint.maxBodyBytes;
-    if (checked.xUpperBytes + rest <= max) return true;
-    // A bound of X's shape alone: its values give a closer one.
-    return checked.xUpperLoose && (jsonSizeBounds(request.X)?.upper ?? Infinity) + rest <= max;
+    // Bounds of y's and X's shapes alone (26 bytes a number at most) first; their values give closer ones.
+    const rest = thetaBytes + optionBytes + accessBytes + 64;
+    if (checked.xUpperLoose && checked.xUpperBytes + 3 + 27 * request.y.length + rest <= max) return true;
+    const xBytes = checked.xUpperLoose ? (jsonSizeBounds(request.X)?.upper ?? Infinity) : checked.xUpperBytes;
+    return xBytes + (jsonSizeBounds([request.y])?.upper ?? Infinity) + rest <= max;
   }
 }
 
