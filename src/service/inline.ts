@@ -19,7 +19,7 @@ import type { ParsedRequest } from "../api/request.js";
 import { SHARE, SHARE_SLOTS } from "../threads/chunk-share.js";
 import { jobFailureOf, PoolClosedError, PoolJobError, type WorkerPool } from "./pool.js";
 import { decodedAhead, done, failed, runPart, textOnly, type WorkerDecoded, type WorkerDone, type WorkerPartials, type WorkerTask } from "./worker.js";
-import { estimateWork } from "./limits.js";
+import { estimateWork, type WorkEstimate } from "./limits.js";
 
 /**
  * A Grid of at most this many rows x cells (limits.ts `estimateWork`: rows x combinations x
@@ -44,13 +44,13 @@ export const inlineRuns = { count: 0 };
 
 /**
  * Whether the request's jobs are small Grids to run inline (one theta row: an experiment's rows
- * go to the workers several at a time).
+ * go to the workers several at a time); `estimate`: the request's `estimateWork`, when known.
  *
  * @example
  * await service.submit(org, request, { decoded: true, inline: runsInline(request) });
  */
-export function runsInline(request: ParsedRequest): boolean {
-  return request.analysis === "grid" && request.thetas.length === 1 && estimateWork(request).work <= INLINE_GRID_MAX_WORK;
+export function runsInline(request: ParsedRequest, estimate?: WorkEstimate): boolean {
+  return request.analysis === "grid" && request.thetas.length === 1 && (estimate ?? estimateWork(request)).work <= INLINE_GRID_MAX_WORK;
 }
 
 /**

@@ -238,12 +238,13 @@ export class LaneEndpoint {
         if (this.#accessDigest?.accessId !== accessId) this.#accessDigest = { accessId, digest: digest(accessId) };
         return this.#accessDigest.digest;
       });
+      let estimate;
       try {
-        checkBeforeQueue(request, this.#service.config.limits);
+        estimate = checkBeforeQueue(request, this.#service.config.limits);
       } catch (error) {
         throw inputError(error);
       }
-      const submission = await this.#service.submit(this.#org, inSharedMemory(request), { decoded: true, inline: runsInline(request) });
+      const submission = await this.#service.submit(this.#org, inSharedMemory(request), { decoded: true, inline: runsInline(request, estimate) });
       return { status: 200, body: receiptBody(submission, request.notes) };
     });
   }
