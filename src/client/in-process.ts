@@ -55,6 +55,8 @@ export class InProcessWire implements Wire {
   readonly #endpoint: InProcessEndpoint;
   readonly #v3: V3Wire;
   readonly #maxResponseBytes: number;
+  /** The POST labels of errors, by analysis (the same text every call). */
+  readonly #postLabels: Partial<Record<Analysis, string>> = {};
 
   constructor(http: Transport, endpoint: InProcessEndpoint, maxResponseBytes: number) {
     this.#http = http;
@@ -82,8 +84,7 @@ export class InProcessWire implements Wire {
     const checked = checkRequest(analysis, request, { version: "v3", accessId, shared: true });
     const warnings = checked.parsed.warnings;
     if (!this.#carries(checked)) return { receipt: await this.#v3.submit(encodeRequest(checked, "v3"), call), warnings };
-    const path = `/${analysis}`;
-    const label = this.#label("POST", path);
+    const label = (this.#postLabels[analysis] ??= this.#label("POST", `/${analysis}`));
     if (call.signal?.aborted) throw new AbortError(undefined, { request: label, attempts: 0 });
     const reply = await this.#endpoint.submit(checked.parsed);
     const json = this.#accept(reply, label);
