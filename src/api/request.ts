@@ -21,7 +21,7 @@ import {
   type ResolvedOptionsFor,
 } from "./options.js";
 import { capWarnings, warningText, type RequestWarning } from "./warnings.js";
-import { V2RequestSchema, V2RequestSchemaNoAccess, V3RequestSchema, V3RequestSchemaNoAccess } from "./schemas.js";
+import { V2RequestSchema, V2RequestSchemaNoAccess, V3RequestSchema, V3RequestSchemaNoAccess, plainV3Body } from "./schemas.js";
 
 export interface ParsedRequestFor<A extends Analysis> {
   analysis: A;
@@ -56,7 +56,18 @@ export interface ParseRequestSettings {
    * rejected.
    */
   resolveXReference?: (ref: string) => unknown;
+  /**
+   * @internal X as the caller read it from this very body just before (client/prepare.ts, in the
+   * same synchronous call): N >= 1 rows of the same K >= 1 numbers or nulls, each cell in row
+   * order with null as NaN, what the schema's X accepts. X is then not read again: the schema
+   * checks the rest of the body (X has nothing to report), and the data takes these values; y goes
+   * in memory of the same kind (a SharedArrayBuffer's when they are in one).
+   */
+  readX?: { values: Float64Array; rows: number; cols: number };
 }
+
+/** What the schema reads in place of an X read already (`readX`): a matrix it accepts, as it accepts that X. */
+const X_READ: ReadonlyArray<ReadonlyArray<number>> = Object.freeze([Object.freeze([0])]);
 
 const BODY_KEYS = new Set(["access_id", "y", "X", "theta", "options"]);
 const V2_TOP_LEVEL = new Set(V2_OPTION_KEYS);
@@ -83,9 +94,12 @@ export function parseRequest<A extends Analysis>(analysis: A, body: unknown, dia
   }
 
   const schema = dialect === "v3" ? (requireAccessId ? V3RequestSchema : V3RequestSchemaNoAccess) : requireAccessId ? V2RequestSchema : V2RequestSchemaNoAccess;
-  const result = schema.safeParse(input);
-  if (!result.success) throw invalidFromZod(result.error);
-  const parsed = result.data as Record<string, unknown> & {
+  const readX = settings.readX;
+  // X read already: the body's common case by plain code (what the schema answers for it), else the schema without X.
+  const plain = readX !== undefined && dialect === "v3" && isRecord(input) ? plainV3Body(input, requireAccessId) : undefined;
+  const result = plain !== undefined ? undefined : schema.safeParse(readX !== undefined && isRecord(input) ? { ...input, X: X_READ } : input);
+  if (result !== undefined && !result.success) throw invalidFromZod(result.error);
+  const parsed = (plain ?? result!.data) as Record<string, unknown> & {
     access_id?: string;
     y: number[];
     X: Array<Array<number | null>>;
@@ -93,7 +107,7 @@ export function parseRequest<A extends Analysis>(analysis: A, body: unknown, dia
     options?: Record<string, unknown> | null;
   };
 
-  const data = datasetFromRows(parsed.y, parsed.X);
+  const data = readX !== undefined ? datasetOfRead(parsed.y, readX) : datasetFromRows(parsed.y, parsed.X);
   const K = data.cols;
 
   // theta
@@ -103,7 +117,7 @@ export function parseRequest<A extends Analysis>(analysis: A, body: unknown, dia
     if (analysis !== "grid") {
       throw new InvalidInputError("theta", `K=${K} numbers (required for psr and maxfit)`);
     }
-    const last = parsed.X[parsed.X.length - 1].map((v) => (v === null ? NaN : v));
+    const last = readX !== undefined ? Array.from(data.X.subarray((data.rows - 1) * K)) : parsed.X[parsed.X.length - 1].map((v) => (v === null ? NaN : v));
     if (last.some((v) => !Number.isFinite(v))) {
       throw new InvalidInputError("theta", `K=${K} finite numbers`, "theta was not given and its default, the last row of X, has missing values");
     }
@@ -162,6 +176,14 @@ export function parseRequest<A extends Analysis>(analysis: A, body: unknown, dia
     notes,
     warnings: capWarnings(notes).map(warningText),
   };
+}
+
+/** `datasetFromRows` of y and an X read already (`readX`): y copied beside X, in memory of the same kind. */
+function datasetOfRead(y: number[], readX: NonNullable<ParseRequestSettings["readX"]>): Dataset {
+  const bytes = 8 * y.length;
+  const out = new Float64Array(readX.values.buffer instanceof SharedArrayBuffer ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes));
+  out.set(y);
+  return { y: out, X: readX.values, rows: readX.rows, cols: readX.cols };
 }
 
 /** The theta part of the engine's `checkData` (same fields and messages). */

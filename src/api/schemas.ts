@@ -155,6 +155,47 @@ export const V3RequestSchema = z
   )
   .passthrough();
 
+/**
+ * What `V3RequestSchema` (`requireAccessId`) or `V3RequestSchemaNoAccess` answers for a body it
+ * accepts in the common case, read by plain code: only the body's own keys (access_id, y, X,
+ * options); access_id a non-empty string (or absent when not required); y non-empty numbers, none
+ * NaN (not a column); no theta (absent, undefined or null); options absent, null, or a plain object
+ * of own string keys, none `__proto__`, no value undefined (what the record schema keeps as is).
+ * X is not read: the caller has read it (request.ts `readX`) and answers for it. Undefined when
+ * the body is anything else: the schema then reads it and says what is wrong.
+ *
+ * @example
+ * plainV3Body({ access_id: "me", y: [1, 2], X }, true); // { access_id: "me", y: [1, 2], X, theta: undefined, options: undefined }
+ */
+export function plainV3Body(body: Record<string, unknown>, requireAccessId: boolean): V3RequestBody | undefined {
+  const proto = Object.getPrototypeOf(body) as unknown;
+  if (proto !== Object.prototype && proto !== null) return undefined;
+  for (const key of Object.keys(body)) if (key !== "access_id" && key !== "y" && key !== "X" && key !== "options" && key !== "theta") return undefined;
+  const { access_id: accessId, y, theta, options } = body;
+  if (!(typeof accessId === "string" && accessId.length > 0) && (requireAccessId || accessId !== undefined)) return undefined;
+  if (theta !== undefined && theta !== null) return undefined;
+  if (!isNumbers(y)) return undefined;
+  if (options !== undefined && options !== null && !isPlainRecord(options)) return undefined;
+  return {
+    access_id: accessId as string,
+    y: y as number[],
+    X: body.X as Array<Array<number | null>>,
+    theta: undefined,
+    options: options as Record<string, unknown> | null | undefined,
+  };
+}
+
+/** An object the options' record schema gives back as an equal object: plain, own string keys only, none `__proto__`, no value undefined. */
+function isPlainRecord(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if ((proto !== Object.prototype && proto !== null) || Object.getOwnPropertySymbols(value).length > 0) return false;
+  for (const key in value) {
+    if (!Object.hasOwn(value, key) || key === "__proto__" || (value as Record<string, unknown>)[key] === undefined) return false;
+  }
+  return true;
+}
+
 /** Version 2 flat body (docs/api.md section 3): options at the top level. */
 export const V2RequestSchema = z
   .object(

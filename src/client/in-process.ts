@@ -55,6 +55,8 @@ export class InProcessWire implements Wire {
   readonly #endpoint: InProcessEndpoint;
   readonly #v3: V3Wire;
   readonly #maxResponseBytes: number;
+  /** The POST labels of errors, by analysis (the same text every call). */
+  readonly #postLabels: Partial<Record<Analysis, string>> = {};
 
   constructor(http: Transport, endpoint: InProcessEndpoint, maxResponseBytes: number) {
     this.#http = http;
@@ -79,11 +81,10 @@ export class InProcessWire implements Wire {
     accessId: string | undefined,
     call: CallOptions,
   ): Promise<{ receipt: Receipt; warnings: string[] }> {
-    const checked = checkRequest(analysis, request, { version: "v3", accessId });
+    const checked = checkRequest(analysis, request, { version: "v3", accessId, shared: true });
     const warnings = checked.parsed.warnings;
     if (!this.#carries(checked)) return { receipt: await this.#v3.submit(encodeRequest(checked, "v3"), call), warnings };
-    const path = `/${analysis}`;
-    const label = this.#label("POST", path);
+    const label = (this.#postLabels[analysis] ??= this.#label("POST", `/${analysis}`));
     if (call.signal?.aborted) throw new AbortError(undefined, { request: label, attempts: 0 });
     const reply = await this.#endpoint.submit(checked.parsed);
     const json = this.#accept(reply, label);
@@ -161,9 +162,13 @@ export class InProcessWire implements Wire {
       if (!exactJson(request.options, 0)) return false;
       optionBytes = Buffer.byteLength(JSON.stringify(request.options));
     }
-    const yBytes = jsonSizeBounds([request.y])?.upper ?? Infinity;
     const accessBytes = Buffer.byteLength(JSON.stringify(checked.accessId));
-    return checked.xUpperBytes + yBytes + thetaBytes + optionBytes + accessBytes + 64 <= this.#endpoint.maxBodyBytes;
+    const max = this.#endpoint.maxBodyBytes;
+    // Bounds of y's and X's shapes alone (26 bytes a number at most) first; their values give closer ones.
+    const rest = thetaBytes + optionBytes + accessBytes + 64;
+    if (checked.xUpperLoose && checked.xUpperBytes + 3 + 27 * request.y.length + rest <= max) return true;
+    const xBytes = checked.xUpperLoose ? (jsonSizeBounds(request.X)?.upper ?? Infinity) : checked.xUpperBytes;
+    return xBytes + (jsonSizeBounds([request.y])?.upper ?? Infinity) + rest <= max;
   }
 }
 

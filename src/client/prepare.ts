@@ -22,7 +22,7 @@ import { parseRequest, type ParsedRequest } from "../api/request.js";
 import { ComputationError, InvalidInputError } from "../engine/errors.js";
 import { ConfigurationError, PayloadTooLargeError, ValidationError } from "./errors.js";
 import { X_LIMIT_BYTES } from "./limits.js";
-import { jsonSizeBounds } from "./size.js";
+import { jsonSizeBounds, readMatrix } from "./size.js";
 import type { Analysis, ApiVersion, PredictionRequest } from "./types.js";
 
 export { X_LIMIT_BYTES };
@@ -44,6 +44,11 @@ export interface PrepareSettings {
   /** The client's access id (CSA_ACCESS_ID); the request's own wins. */
   accessId: string | undefined;
   limitBytes?: number;
+  /**
+   * The parsed data (`CheckedRequest.parsed.data`) in SharedArrayBuffers: the in-process wire
+   * hands it to the service, whose workers then read it without a copy each.
+   */
+  shared?: boolean;
 }
 
 const SEND_MESSAGE = "checked before sending: nothing was sent and no quota was spent";
@@ -61,6 +66,8 @@ export interface CheckedRequest {
   xUpperBytes: number | undefined;
   /** Every cell of X is null or a finite number other than -0 (JSON carries X unchanged). */
   xExact: boolean;
+  /** `xUpperBytes` is the bound of X's shape alone (26 bytes a cell): `jsonSizeBounds` gives a closer one. */
+  xUpperLoose: boolean;
 }
 
 /**
@@ -106,7 +113,10 @@ export function checkRequest(analysis: Analysis, request: PredictionRequest<obje
   }
   const limit = settings.limitBytes ?? X_LIMIT_BYTES;
 
-  const bounds = jsonSizeBounds(request.X);
+  // X read once, for its size and its data (the parser then does not read it), when its shape
+  // alone keeps it under the limit; else its size bounds first, and the parser reads it.
+  const read = readMatrix(request.X, { shared: settings.shared === true, maxBytes: limit });
+  const bounds = read ?? jsonSizeBounds(request.X);
   if (bounds !== undefined && bounds.lower > limit) {
     throw tooLarge(bounds.lower, limit, true);
   }
@@ -134,7 +144,8 @@ export function checkRequest(analysis: Analysis, request: PredictionRequest<obje
   if (request.options !== undefined) body.options = request.options;
   let parsed: ParsedRequest;
   try {
-    parsed = parseRequest(analysis, body, "v3", { requireAccessId: true }) as ParsedRequest;
+    const readX = read !== undefined ? { values: read.values, rows: read.rows, cols: read.cols } : undefined;
+    parsed = parseRequest(analysis, body, "v3", { requireAccessId: true, ...(readX !== undefined ? { readX } : {}) }) as ParsedRequest;
   } catch (error) {
     if (error instanceof InvalidInputError) {
       throw new ValidationError(`${error.message} (${SEND_MESSAGE})`, {
@@ -150,7 +161,7 @@ export function checkRequest(analysis: Analysis, request: PredictionRequest<obje
     throw error;
   }
 
-  return { analysis, request, accessId, parsed, blocks, xUpperBytes: bounds?.upper, xExact: bounds?.exact ?? false };
+  return { analysis, request, accessId, parsed, blocks, xUpperBytes: bounds?.upper, xExact: bounds?.exact ?? false, xUpperLoose: read !== undefined };
 }
 
 /** Rows of X encoded in blocks of rows (about 64K cells each: as fast as one JSON.stringify of X). */

@@ -98,3 +98,55 @@ export function jsonSizeBounds(X: unknown): SizeBounds | undefined {
   }
   return { lower: s.lower, upper: s.upper, exact: s.exact };
 }
+
+/** X read by `readMatrix`: its cells, shape and JSON size bounds. */
+export interface MatrixRead extends SizeBounds {
+  /** Every cell in row order, null as NaN. */
+  values: Float64Array;
+  rows: number;
+  cols: number;
+}
+
+/** The most characters `JSON.stringify` writes for one number or null (see the top of this file), a sign included. */
+const CELL_MAX = 26;
+
+/**
+ * X read once for a request (client/prepare.ts): when X is N >= 1 rows (arrays) of the same
+ * K >= 1 numbers or nulls (what the request schema's X accepts) and its JSON cannot pass
+ * `maxBytes` by its shape alone (at most 26 bytes a cell), its cells in row order (null as NaN)
+ * in a new Float64Array (in a SharedArrayBuffer with `shared`), with bounds on its JSON's size
+ * (the lower one loose: a byte a cell) and whether JSON writes it back as itself. Else undefined:
+ * `jsonSizeBounds` and the schema then read X as they would without it.
+ *
+ * @example
+ * readMatrix([[1, null], [2, 3]], { shared: false, maxBytes: 1e6 })!.values; // Float64Array [1, NaN, 2, 3]
+ */
+export function readMatrix(X: unknown, settings: { shared: boolean; maxBytes: number }): MatrixRead | undefined {
+  if (!Array.isArray(X) || X.length === 0) return undefined;
+  const rows = X.length;
+  const first: unknown = X[0];
+  if (!Array.isArray(first) || first.length === 0) return undefined;
+  const cols = first.length;
+  const cells = rows * cols;
+  // [ ], the commas between rows, and each row's [ ] and commas.
+  const frame = 2 + (rows - 1) + rows * (2 + (cols - 1));
+  const upper = frame + CELL_MAX * cells;
+  if (upper > settings.maxBytes) return undefined;
+  const values = new Float64Array(settings.shared ? new SharedArrayBuffer(8 * cells) : new ArrayBuffer(8 * cells));
+  let exact = true;
+  for (let i = 0; i < rows; i++) {
+    const row: unknown = X[i];
+    if (!Array.isArray(row) || row.length !== cols) return undefined;
+    const at = i * cols;
+    for (let j = 0; j < cols; j++) {
+      const v: unknown = row[j];
+      if (typeof v === "number") {
+        values[at + j] = v;
+        // v - v is NaN for NaN and ±Infinity (JSON writes null), and -0 is written 0.
+        if (v - v !== 0 || (v === 0 && 1 / v < 0)) exact = false;
+      } else if (v === null) values[at + j] = NaN;
+      else return undefined;
+    }
+  }
+  return { values, rows, cols, lower: frame + cells, upper, exact };
+}

@@ -16,38 +16,60 @@ const PRINTS = new WeakMap<object, string>();
 const BITS = new Float64Array(1);
 const WORDS = new Uint32Array(BITS.buffer);
 
+/** @internal `rowsPrint`'s running state, row by row (`printRow`, then `printOf`): the frame takes it as it reads X. */
+export interface PrintState {
+  a: number;
+  b: number;
+}
+
+/** @internal A new `PrintState`. */
+export function newPrint(): PrintState {
+  return { a: 0x811c9dc5, b: 0x9747b28c };
+}
+
+/** @internal Adds one row (its length and its values' bits; null apart) to `s`. */
+export function printRow(s: PrintState, row: ReadonlyArray<number | null>): void {
+  let a = Math.imul(s.a ^ row.length, 0x01000193);
+  let b = s.b;
+  for (let j = 0; j < row.length; j++) {
+    const v = row[j];
+    if (v === null) {
+      a = Math.imul(a ^ 0x7ff80001, 0x01000193);
+      b = Math.imul(b ^ a, 0x5bd1e995);
+      continue;
+    }
+    BITS[0] = v;
+    a = Math.imul(a ^ WORDS[0], 0x01000193);
+    b = Math.imul(b ^ WORDS[1] ^ (a >>> 15), 0x5bd1e995);
+  }
+  s.a = a;
+  s.b = b;
+}
+
+/** @internal The fingerprint of the `rows` rows added to `s`. */
+export function printOf(s: PrintState, rows: number): string {
+  const a = Math.imul(s.a ^ rows, 0x01000193);
+  const b = Math.imul(s.b ^ a, 0x5bd1e995);
+  return `${(a >>> 0).toString(16)}${(b >>> 0).toString(16).padStart(8, "0")}`;
+}
+
 /**
  * A 64-bit fingerprint of X's shape and values (each number's bits; null apart): two lanes of
- * FNV-1a-style multiply-xor over 32-bit words. A change of any value, any row's length or the
- * number of rows changes it but for a chance of 2^-64.
+ * FNV-1a-style multiply-xor over 32-bit words, row by row, then the number of rows. A change of
+ * any value, any row's length or the number of rows changes it but for a chance of 2^-64.
  *
  * @example
  * rowsPrint([[1, 2], [3, null]]) === rowsPrint([[1, 2], [3, null]]); // true
  */
 export function rowsPrint(X: ReadonlyArray<ReadonlyArray<number | null>>): string {
-  let a = 0x811c9dc5 ^ X.length;
-  let b = 0x9747b28c;
-  for (let i = 0; i < X.length; i++) {
-    const row = X[i];
-    a = Math.imul(a ^ row.length, 0x01000193);
-    for (let j = 0; j < row.length; j++) {
-      const v = row[j];
-      if (v === null) {
-        a = Math.imul(a ^ 0x7ff80001, 0x01000193);
-        b = Math.imul(b ^ a, 0x5bd1e995);
-        continue;
-      }
-      BITS[0] = v;
-      a = Math.imul(a ^ WORDS[0], 0x01000193);
-      b = Math.imul(b ^ WORDS[1] ^ (a >>> 15), 0x5bd1e995);
-    }
-  }
-  return `${(a >>> 0).toString(16)}${(b >>> 0).toString(16).padStart(8, "0")}`;
+  const s = newPrint();
+  for (let i = 0; i < X.length; i++) printRow(s, X[i]);
+  return printOf(s, X.length);
 }
 
-/** Records that `request` keeps the caller's rows `X`, as they are now. */
-export function keepPrint(request: object, X: ReadonlyArray<ReadonlyArray<number | null>>): void {
-  PRINTS.set(request, rowsPrint(X));
+/** Records that `request` keeps the caller's rows, whose fingerprint as they are now (`rowsPrint`) is `print`. */
+export function keepPrint(request: object, print: string): void {
+  PRINTS.set(request, print);
 }
 
 /**

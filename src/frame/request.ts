@@ -23,7 +23,7 @@
  */
 import { checkColumn, cellKind, notNumericError, toCell } from "./cells.js";
 import { FrameError } from "./errors.js";
-import { keepPrint } from "./kept.js";
+import { keepPrint, newPrint, printOf, printRow } from "./kept.js";
 import {
   arraysShape,
   describeValue,
@@ -214,6 +214,8 @@ function plainRequest(data: FrameInput, spec: FrameSpec, keep: boolean): FrameRe
   let rowLabels: string[] | undefined;
   let n = 0;
   let borrowed = 0;
+  // The fingerprint of X as kept (kept.ts), each row as it is read: no second pass over X.
+  const print = keep ? newPrint() : undefined;
   for (let i = 0; i < rows; i++) {
     const outcomeValue = yIn[i];
     const hasOutcome = typeof outcomeValue === "number" && outcomeValue - outcomeValue === 0;
@@ -237,6 +239,7 @@ function plainRequest(data: FrameInput, spec: FrameSpec, keep: boolean): FrameRe
     const plainRow = whole && Array.isArray(row) && Object.getPrototypeOf(row) === Array.prototype;
     if (plainRow && keep) borrowed++;
     X[n] = plainRow ? (keep ? (row as number[]) : row.slice()) : whole ? Array.from(row as ArrayLike<number>) : missingAsNull(row, K);
+    if (print !== undefined) printRow(print, X[n]);
     if (rowLabels !== undefined) rowLabels.push(labels[i]);
     n++;
   }
@@ -248,7 +251,7 @@ function plainRequest(data: FrameInput, spec: FrameSpec, keep: boolean): FrameRe
   const callers = borrowed === rows && Array.isArray(data.X) && Object.getPrototypeOf(data.X) === Array.prototype;
   const labelled = rowLabels ?? labels;
   const out: FrameRequest = { y, X: callers ? (data.X as (number | null)[][]) : X, attributes, outcome, rowLabels: labelled, dropped, notes };
-  if (borrowed > 0) keepPrint(out, out.X);
+  if (borrowed > 0) keepPrint(out, printOf(print!, n));
   if (spec.theta === "last") {
     const last = X[X.length - 1];
     // No row, or a missing value in the last: the general path says so.

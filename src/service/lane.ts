@@ -32,7 +32,7 @@ import { normalizeOptions, resolveOptions, type Analysis } from "../api/options.
 import { checkData, type Dataset } from "../engine/data.js";
 import { InvalidInputError } from "../engine/errors.js";
 import type { PredictionService } from "./core.js";
-import type { Org } from "./credentials.js";
+import { digest, type Org } from "./credentials.js";
 import { errorBody, httpError, ServiceError } from "./http.js";
 import { inputError } from "./input-error.js";
 import { completedHead, experimentView, receiptBody, unfinishedReply } from "./v3.js";
@@ -218,6 +218,8 @@ export class Lane {
 export class LaneEndpoint {
   readonly #service: PredictionService;
   readonly #org: Org;
+  /** The last access id's digest (the client of this process sends the same one each time). */
+  #accessDigest: { accessId: string; digest: Buffer } | undefined;
 
   /** @internal */
   constructor(service: PredictionService, org: Org) {
@@ -232,13 +234,17 @@ export class LaneEndpoint {
   /** POST /v3/{analysis}, after the body's parse: the access id, the limits, the quota, the jobs. */
   submit(request: ParsedRequest): Promise<LaneReply> {
     return replyOf(async () => {
-      this.#service.auth.checkAccessId(this.#org, { access_id: request.accessId });
+      this.#service.auth.checkAccessId(this.#org, { access_id: request.accessId }, Date.now(), (accessId) => {
+        if (this.#accessDigest?.accessId !== accessId) this.#accessDigest = { accessId, digest: digest(accessId) };
+        return this.#accessDigest.digest;
+      });
+      let estimate;
       try {
-        checkBeforeQueue(request, this.#service.config.limits);
+        estimate = checkBeforeQueue(request, this.#service.config.limits);
       } catch (error) {
         throw inputError(error);
       }
-      const submission = await this.#service.submit(this.#org, inSharedMemory(request), { decoded: true, inline: runsInline(request) });
+      const submission = await this.#service.submit(this.#org, inSharedMemory(request), { decoded: true, inline: runsInline(request, estimate) });
       return { status: 200, body: receiptBody(submission, request.notes) };
     });
   }

@@ -17,13 +17,14 @@
  * (The engine's 255-threshold cap is checked by the option parser, api/options.ts.)
  *
  * Throws the engine's InvalidInputError (LimitExceededError for a limit); the route turns it into its 4xx.
+ * Answers the request's work estimate (limits.ts `estimateWork`).
  */
 import type { ParsedRequest } from "../api/request.js";
 import { planCombinations } from "../engine/combinations.js";
 import { invalid } from "../engine/errors.js";
-import { checkLimits, DEFAULT_LIMITS, type ServiceLimits } from "./limits.js";
+import { checkLimits, DEFAULT_LIMITS, type ServiceLimits, type WorkEstimate } from "./limits.js";
 
-export function checkBeforeQueue(request: ParsedRequest, limits: ServiceLimits = DEFAULT_LIMITS): void {
+export function checkBeforeQueue(request: ParsedRequest, limits: ServiceLimits = DEFAULT_LIMITS): WorkEstimate {
   const o = request.resolved;
   if (request.analysis === "grid") {
     const g = request.resolved as ParsedRequest["resolved"] & Parameters<typeof planCombinations>[1];
@@ -36,7 +37,7 @@ export function checkBeforeQueue(request: ParsedRequest, limits: ServiceLimits =
     invalid("X", "more rows with every attribute present than attributes (N > K)", `${complete.count} complete rows for K=${request.data.cols}`);
   }
   if (o.prediction_scale === "logistic") checkBinary(request.data.y, complete?.rows);
-  checkLimits(request, limits);
+  return checkLimits(request, limits);
 }
 
 /** Rows with every attribute present (the rows PSR and MaxFit fit their model on). */

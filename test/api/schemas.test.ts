@@ -1,7 +1,16 @@
 import fc from "fast-check";
 import { z } from "zod";
 import { describe, expect, it } from "vitest";
-import { ErrorBodySchema, ExperimentReceiptSchema, ReceiptSchema, ThetaSchema, YSchema } from "../../src/api/schemas.js";
+import {
+  ErrorBodySchema,
+  ExperimentReceiptSchema,
+  ReceiptSchema,
+  ThetaSchema,
+  V3RequestSchema,
+  V3RequestSchemaNoAccess,
+  YSchema,
+  plainV3Body,
+} from "../../src/api/schemas.js";
 
 describe("receipts and error bodies", () => {
   it("receipt", () => {
@@ -94,5 +103,69 @@ describe("y's plain-loop check", () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe("a v3 body's common case by plain code (plainV3Body)", () => {
+  const X = [[1, 2]];
+  const value = fc.oneof(fc.constant(undefined), fc.constant(null), fc.double(), fc.string(), fc.array(fc.double(), { maxLength: 3 }), fc.boolean());
+  const key = fc.oneof(fc.constantFrom("max_k", "threshold", "__proto__", "constructor", "toString", "0"), fc.string({ maxLength: 4 }));
+  const options = fc.oneof(
+    fc.constant(undefined),
+    fc.constant(null),
+    fc.dictionary(key, value, { maxKeys: 4 }),
+    fc.constant([1]),
+    fc.constant(new Date(0)),
+    fc.constant(Object.create({ inherited: 1 }) as object),
+    fc.constant(JSON.parse('{"__proto__": 1, "max_k": 2}') as object),
+    fc.constant({ [Symbol("s")]: 1, max_k: 2 }),
+  );
+  const body = fc.record(
+    {
+      access_id: fc.oneof(fc.constant(undefined), fc.constant(""), fc.constant("me"), fc.constant(7)),
+      y: fc.oneof(
+        { arbitrary: fc.array(fc.double({ noNaN: true }), { minLength: 1, maxLength: 4 }), weight: 8 },
+        fc.array(fc.double(), { maxLength: 4 }),
+        fc.constant([[1], [2]]),
+        fc.constant([1, null]),
+        fc.constant("y"),
+      ),
+      theta: fc.oneof(fc.constant(undefined), fc.constant(null), fc.constant([1, 2])),
+      options,
+    },
+    { requiredKeys: ["y"] },
+  );
+
+  it("answers what the schema answers, or undefined (the schema then runs)", () => {
+    let answered = 0;
+    fc.assert(
+      fc.property(body, fc.boolean(), fc.integer({ min: 0, max: 9 }), (b, requireAccessId, extra) => {
+        const given = { ...b, X, ...(extra === 0 ? { extra: 1 } : {}) };
+        const plain = plainV3Body(given, requireAccessId);
+        const parsed = (requireAccessId ? V3RequestSchema : V3RequestSchemaNoAccess).safeParse(given);
+        if (plain === undefined) return;
+        answered++;
+        expect(parsed.success).toBe(true);
+        const data = parsed.data as Record<string, unknown>;
+        // The same values, key for key (the parser reads these, and spreads options).
+        for (const k of ["access_id", "y", "X", "theta"] as const) expect(plain[k] ?? undefined).toEqual(data[k] ?? undefined);
+        expect(plain.options === null || plain.options === undefined ? plain.options : { ...plain.options }).toStrictEqual(data.options);
+        expect(Object.keys(data).filter((k) => data[k] !== undefined && !["access_id", "y", "X", "theta", "options"].includes(k))).toEqual([]);
+      }),
+      { numRuns: 3000 },
+    );
+    expect(answered).toBeGreaterThan(100);
+  });
+
+  it("leaves to the schema what it would report or change", () => {
+    const y = [1, 2];
+    expect(plainV3Body({ access_id: "me", y, X }, true)).toEqual({ access_id: "me", y, X, theta: undefined, options: undefined });
+    expect(plainV3Body({ y, X }, true)).toBeUndefined();
+    expect(plainV3Body({ y, X }, false)).toBeDefined();
+    expect(plainV3Body({ access_id: "me", y: [[1], [2]], X }, true)).toBeUndefined();
+    expect(plainV3Body({ access_id: "me", y: [1, NaN], X }, true)).toBeUndefined();
+    expect(plainV3Body({ access_id: "me", y, X, theta: [1, 2] }, true)).toBeUndefined();
+    expect(plainV3Body({ access_id: "me", y, X, options: { max_k: undefined } }, true)).toBeUndefined();
+    expect(plainV3Body({ access_id: "me", y, X, other: 1 }, true)).toBeUndefined();
   });
 });

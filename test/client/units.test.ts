@@ -4,10 +4,12 @@ import { describe, expect, it, vi } from "vitest";
 import { PayloadTooLargeError, ValidationError, ConfigurationError } from "../../src/client/errors.js";
 import { redactPath } from "../../src/client/http.js";
 import { nextDelay, withRetryAfter } from "../../src/client/polling.js";
-import { prepareRequest, X_LIMIT_BYTES } from "../../src/client/prepare.js";
+import { checkRequest, prepareRequest, X_LIMIT_BYTES } from "../../src/client/prepare.js";
+import { parseRequest } from "../../src/api/request.js";
+import { datasetFromRows } from "../../src/engine/data.js";
 import { Redactor } from "../../src/internal/redact.js";
 import { backoffDelay, parseRetryAfter } from "../../src/client/retry.js";
-import { jsonSizeBounds } from "../../src/client/size.js";
+import { jsonSizeBounds, readMatrix } from "../../src/client/size.js";
 import { quickstart } from "./helpers.js";
 
 /** The quickstart 7x5 request. */
@@ -100,6 +102,81 @@ describe("size bounds of X's JSON", () => {
   it("is undefined for something that is not rows", () => {
     expect(jsonSizeBounds("X")).toBeUndefined();
     expect(jsonSizeBounds([1, 2])).toBeUndefined();
+  });
+
+  it("readMatrix: X's cells as datasetFromRows copies them, with bounds and exactness as jsonSizeBounds says", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(fc.array(cell, { minLength: 6, maxLength: 6 }), { minLength: 1, maxLength: 6 }),
+        fc.boolean(),
+        (k, wide, shared) => {
+          const X = wide.map((row) => row.slice(0, k));
+          const read = readMatrix(X, { shared, maxBytes: X_LIMIT_BYTES })!;
+          const exact = JSON.stringify(X).length;
+          expect(read.lower).toBeLessThanOrEqual(exact);
+          expect(read.upper).toBeGreaterThanOrEqual(exact);
+          expect(read.exact).toBe(jsonSizeBounds(X)!.exact);
+          expect([read.rows, read.cols]).toEqual([X.length, k]);
+          expect(read.values.buffer instanceof SharedArrayBuffer).toBe(shared);
+          // Bit for bit (NaN for null, -0 kept).
+          expect([...read.values].map((v) => (Object.is(v, -0) ? "-0" : v))).toEqual(
+            [...datasetFromRows(new Array<number>(X.length).fill(0), X).X].map((v) => (Object.is(v, -0) ? "-0" : v)),
+          );
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it("readMatrix: undefined for anything the schema's X does not accept, and for an X whose shape alone could pass the limit", () => {
+    const opts = { shared: false, maxBytes: X_LIMIT_BYTES };
+    expect(readMatrix("X", opts)).toBeUndefined();
+    expect(readMatrix([], opts)).toBeUndefined();
+    expect(readMatrix([[]], opts)).toBeUndefined();
+    expect(readMatrix([1, 2], opts)).toBeUndefined();
+    expect(readMatrix([[1, 2], [3]], opts)).toBeUndefined();
+    expect(readMatrix([[1, 2], 3], opts)).toBeUndefined();
+    expect(readMatrix([[1, "2"]], opts)).toBeUndefined();
+    expect(readMatrix([[1, undefined]], opts)).toBeUndefined();
+    expect(readMatrix([[1, , 3]], opts)).toBeUndefined();
+    expect(readMatrix([[1, 2]], { shared: false, maxBytes: 2 + 2 + 1 + 2 * 26 - 1 })).toBeUndefined();
+    expect(readMatrix([[1, 2]], { shared: false, maxBytes: 2 + 2 + 1 + 2 * 26 })!.values).toEqual(new Float64Array([1, 2]));
+  });
+
+  it("checkRequest parses what parseRequest parses from the same body, X read once (shared or not)", () => {
+    const X = [
+      [1, null, 3],
+      [4, 5.5, -6],
+      [7, 8, 9e-9],
+      [0.1, 2, 3],
+      [1, 1, 1],
+    ];
+    for (const request of [
+      { y: [1, 2, 3, 4, 5], X },
+      { y: [[1], [2], [3], [4], [5]], X, options: { max_k: 2, threshold: [0.2] }, theta: [1, 2, 3] },
+      {
+        y: [1, 2, 3, 4, 5],
+        X,
+        theta: [
+          [1, 2, 3],
+          [3, 2, 1],
+        ],
+        options: { ignored_key: 1 },
+      },
+    ] as const) {
+      for (const shared of [false, true]) {
+        const checked = checkRequest("grid", request as never, { ...v3, shared });
+        const direct = parseRequest("grid", { access_id: "user-1", ...request }, "v3", { requireAccessId: true });
+        expect(checked.parsed).toEqual(direct);
+        expect(checked.parsed.data.y.buffer instanceof SharedArrayBuffer).toBe(shared);
+        expect(checked.parsed.data.X.buffer instanceof SharedArrayBuffer).toBe(shared);
+      }
+    }
+    // The default theta (the last row of X) read from the values; a missing value there refused as before.
+    expect(Array.from(checkRequest("grid", { y: [1, 2, 3, 4, 5], X }, v3).parsed.thetas[0])).toEqual([1, 1, 1]);
+    const lastMissing = [...X.slice(0, 4), [1, null, 1]];
+    expect(() => checkRequest("grid", { y: [1, 2, 3, 4, 5], X: lastMissing }, v3)).toThrow(/theta: expected K=3 finite numbers/);
   });
 });
 

@@ -54,11 +54,34 @@ describe("toKeptRequest", () => {
     expect(rowsChanged(keptRequest(copied, { X: copied.X }))).toBe(false);
   });
 
+  it("the fingerprint taken as the frame reads X is rowsPrint of the X it keeps (rows dropped, missing values, copies)", () => {
+    const typed = Float64Array.from([9, 10]);
+    const X = [[1, 2], [3, NaN], [5, 6], [7, undefined], typed, [-0, 12]] as unknown as (number | null)[][];
+    const frame = toKeptRequest({ y: [1, null, 3, 4, 5, 6], X });
+    expect(frame.X).toEqual([
+      [1, 2],
+      [5, 6],
+      [7, null],
+      [9, 10],
+      [-0, 12],
+    ]);
+    const sent = keptRequest(frame, { y: frame.y, X: frame.X });
+    expect(rowsChanged(sent)).toBe(false);
+    X[5][1] = 13;
+    expect(rowsChanged(sent)).toBe(true);
+    X[5][1] = 12;
+    expect(rowsChanged(sent)).toBe(false);
+    // A dropped row is not in the fingerprint.
+    X[1][0] = 99;
+    expect(rowsChanged(sent)).toBe(false);
+  });
+
   it("the fingerprint tells null from 0, -0 from 0 and a moved value", () => {
     expect(rowsPrint([[0, 1]])).not.toBe(rowsPrint([[null, 1]]));
     expect(rowsPrint([[0, 1]])).not.toBe(rowsPrint([[-0, 1]]));
     expect(rowsPrint([[1, 2]])).not.toBe(rowsPrint([[2, 1]]));
     expect(rowsPrint([[1, 2], [3]])).not.toBe(rowsPrint([[1], [2, 3]]));
     expect(rowsPrint([[1, 2]])).toBe(rowsPrint([[1, 2]]));
+    expect(rowsPrint([[1, 2]])).not.toBe(rowsPrint([[1, 2], []]));
   });
 });

@@ -2,8 +2,8 @@
  * The embedded store: the `Store` (contract.ts) of `rbp serve` and of every notebook's local
  * service, in memory or, with `--data-dir`, in a directory (persistence.ts).
  *
- * - job_id: integers from 1, increasing; job_code: 16 lower-case hex characters from
- *   crypto.randomBytes(8) (64 random bits), compared in constant time. Experiments have their own
+ * - job_id: integers from 1, increasing; job_code: 16 lower-case hex characters of 8 bytes from
+ *   the system's CSPRNG (64 random bits, records.ts `newCode`), compared in constant time. Experiments have their own
  *   ids and codes of the same form. Ids drawn by a refused request are never handed out again.
  * - A job or experiment is found only with its organisation, its id and its code; anything else
  *   is "not found" (the caller cannot tell another organisation's job from a missing one).

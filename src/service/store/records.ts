@@ -3,10 +3,10 @@
  * their inputs as the service reads them, how job ids' codes are made and compared, the failure a
  * job records when it cannot be processed, and the JSON form of a request's options.
  *
- * - job_code / experiment code: 16 lower-case hex characters of crypto.randomBytes(8) (64 random
- *   bits), compared in constant time (`sameCode`).
+ * - job_code / experiment code: 16 lower-case hex characters of 8 bytes from the system's CSPRNG
+ *   (64 random bits, `newCode`), compared in constant time (`sameCode`).
  */
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { randomFillSync, timingSafeEqual } from "node:crypto";
 import type { Analysis } from "../../api/options.js";
 import type { Dataset } from "../../engine/data.js";
 import type { CensorOperator } from "../../engine/options.js";
@@ -85,14 +85,28 @@ export const DEFAULT_RESULT_MEMORY_BYTES = 256 * 1024 * 1024;
 /** LambdaError 2 (process job) at LambdaStatus 10 (processing): docs/api.md section 3. */
 export const PROCESS_JOB = { error_code: 2, status_code: 10 } as const;
 
+/** Random bytes for codes, drawn from the system's CSPRNG 4 KiB at a time (as crypto.randomUUID buffers its own), each used once. */
+const CODE_BYTES = Buffer.alloc(4096);
+let codeAt = CODE_BYTES.length;
+
 /**
- * A new job or experiment code: 16 hex characters of crypto.randomBytes(8).
+ * A new job or experiment code: 16 hex characters of 8 bytes from crypto.randomFillSync (the
+ * same bytes as crypto.randomBytes(8), drawn 512 codes at a time: one call into the CSPRNG a
+ * code was ~0.05 ms of a warm in-process call).
  *
  * @example
  * newCode(); // "3f9c0a7e5b21d4c8"
  */
 export function newCode(): string {
-  return randomBytes(8).toString("hex");
+  if (codeAt + 8 > CODE_BYTES.length) {
+    randomFillSync(CODE_BYTES);
+    codeAt = 0;
+  }
+  const code = CODE_BYTES.toString("hex", codeAt, codeAt + 8);
+  // Not kept once used.
+  CODE_BYTES.fill(0, codeAt, codeAt + 8);
+  codeAt += 8;
+  return code;
 }
 
 /**
