@@ -15,6 +15,7 @@
  * depend on theta.
  * A small Grid that a client in this process submits (the lane's endpoint, `inline`) runs its lead
  * part on this thread instead, one worker helping (inline.ts): the same job, two wake-ups fewer.
+ * Such a job is claimed by id when submitted (`startInline`), whether or not a worker is free.
  * Route tables (v3.ts, and v2.ts) translate HTTP to these calls.
  */
 import type { ParsedRequest } from "../api/request.js";
@@ -242,7 +243,10 @@ export class PredictionService {
       request.thetas.length,
     );
     if (settings.decoded === true) for (const job of created.jobs) this.decodeFor.add(job.id);
-    if (settings.inline === true) for (const job of created.jobs) this.inlineFor.add(job.id);
+    if (settings.inline === true) {
+      for (const job of created.jobs) this.inlineFor.add(job.id);
+      await this.startInline(created.jobs);
+    }
     this.pump();
     return { ...created, warnings: request.warnings };
   }
@@ -538,6 +542,29 @@ export class PredictionService {
         this.pumping = false;
       }
     })();
+  }
+
+  /**
+   * Starts an inline Grid at once, claimed by id (store `claimJob`), whether or not a worker is
+   * free: it runs on this thread and takes a helper only if one is free (`helpersInline`). Left to
+   * the pump, it waited for a free worker it does not need: under Deno's kernel the warm-up holds
+   * the workers for ~1 s while they start, and in any kernel a Grid run while an experiment keeps
+   * every worker busy waited for a worker's task to end. Jobs that need workers keep their fair
+   * order: this one takes no worker and no turn from them. A store without `claimJob`
+   * (PostgreSQL: `rbp serve`, which never runs inline) leaves it to the pump.
+   */
+  private async startInline(jobs: Job[]): Promise<void> {
+    if (!this.store.claimJob || this.closing) return;
+    for (const job of jobs) {
+      if (job.analysis !== "grid" || job.variant || !this.inlineFor.has(job.id)) continue;
+      try {
+        const claimed = await this.store.claimJob(job.id);
+        if (claimed) this.schedule(claimed);
+      } catch (error) {
+        // Still queued: the pump claims it as any other job.
+        this.log(`job ${job.id}: could not be claimed at once: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
   }
 
   /** More queued rows of the same experiment's Grid request, claimed to run in one task with `claimed`. */

@@ -270,4 +270,17 @@ describe("EmbeddedStore", () => {
     expect(q.shift()).toBeUndefined();
     expect(q.size).toBe(0);
   });
+
+  it("FairQueue.remove takes one queued id out of its organisation's turn, and only a queued one", () => {
+    const q = new FairQueue();
+    for (let i = 1; i <= 3; i++) q.push("flood", i);
+    q.push("other", 200);
+    expect(q.shift()).toBe(1);
+    expect(q.remove("flood", 1)).toBe(false);
+    expect(q.remove("flood", 3)).toBe(true);
+    expect(q.remove("flood", 3)).toBe(false);
+    expect(q.remove("nobody", 2)).toBe(false);
+    expect(q.size).toBe(2);
+    expect([q.shift(), q.shift(), q.shift()]).toEqual([200, 2, undefined]);
+  });
 });

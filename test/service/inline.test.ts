@@ -107,30 +107,43 @@ describe("the inline run of a small Grid", () => {
     expect((await quota()) - used1).toBe(1);
   }, 60_000);
 
-  it("runs a Grid submitted while a task that is no job holds every worker, once that task ends (the warm-up, workers slow to start)", async () => {
-    // Under Deno's kernel the workers take ~1.4 s to start: the warm-up's Grid waited for them,
-    // holding both, while a cell ran two inline Grids in a row. The second was never claimed: the
-    // service looked for a worker again only when a job ended, and the warm-up is no job.
+  it("runs Grids submitted while a task that is no job holds every worker at once, with no helper (the warm-up, workers slow to start)", async () => {
+    // Under Deno's kernel the workers take ~1.4 s to start: the warm-up's Grid waits for them,
+    // holding both, while a cell runs inline Grids in a row. An inline Grid needs no worker: it is
+    // claimed by id when submitted (store claimJob), not when the pump finds a worker free.
     const { service, tasks, letReady } = await recordedService(local.credentials, { workers: 2, decimals: null }, { holdReady: true });
     services.push(service);
     const warming = service.warm(1);
     const req = request("grid", { y, X, theta });
     const before = inlineRuns.count;
-    // The first takes the warm-up's lent workers (it stops the warm-up's helper) and runs inline, alone.
     const [first] = (await service.submit(org, req, { decoded: true, inline: true })).jobs;
     await service.waitForJob(first, 120_000);
     expect(first.status).toBe("completed");
     const [second] = (await service.submit(org, req, { decoded: true, inline: true })).jobs;
-    // The warm-up's lead and helper still wait for their workers: no worker for the second job yet.
-    expect(second.status).toBe("queued");
-    expect(tasks).toEqual([]);
-    letReady();
-    await warming;
-    // Without a pump at the end of the warm-up's tasks it stays queued for good (this wait is only a bound).
+    // No worker has started yet (the warm-up's lead and helper still wait for theirs), and the job
+    // completes: before the fix it stayed queued until letReady below (this wait is only a bound).
     await service.waitForJob(second, 30_000);
     expect(second.status).toBe("completed");
+    expect(tasks).toEqual([]);
     expect(inlineRuns.count).toBe(before + 2);
     expect(await service.resultJson(second)).toBe(await service.resultJson(first));
+    letReady();
+    await warming;
+  }, 60_000);
+
+  it("runs an inline Grid at once while a job holds every worker, and the jobs that need workers keep their order", async () => {
+    const { service, tasks, letReady } = await recordedService(local.credentials, { workers: 1, decimals: null }, { holdReady: true });
+    services.push(service);
+    const onWorker = (await service.submit(org, request("grid", { y, X, theta }), { decoded: true })).jobs[0];
+    const [inline] = (await service.submit(org, request("grid", { y, X, theta }), { decoded: true, inline: true })).jobs;
+    await service.waitForJob(inline, 30_000);
+    expect(inline.status).toBe("completed");
+    expect(onWorker.status).toBe("running");
+    letReady();
+    await service.waitForJob(onWorker, 120_000);
+    expect(onWorker.status).toBe("completed");
+    expect(tasks.length).toBe(1);
+    expect(await service.resultJson(onWorker)).toBe(await service.resultJson(inline));
   }, 60_000);
 
   it("runs a large Grid of the lane's endpoint on the workers", async () => {

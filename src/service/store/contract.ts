@@ -135,6 +135,13 @@ export interface Store {
    */
   claimSiblings?(claimed: Claimed, max: number): Promise<Claimed[]>;
   /**
+   * Optional: this queued job, now running, out of the queue's order; undefined when it is not
+   * queued (any more). For a job that needs no worker (the embedded service's inline Grid, run on
+   * the calling thread): it takes nothing from the jobs waiting for workers, so their fair order
+   * is unchanged. A store shared by processes (PostgreSQL) need not have it: its jobs never run inline.
+   */
+  claimJob?(id: number): Promise<Claimed | undefined>;
+  /**
    * Stores the result, then marks the job completed; resolves with the terminal state recorded.
    * `finishedAt` (ISO time): when the job ended, if earlier than now (the service answered its
    * reader in process before the text was written; a store may keep its own clock instead).

@@ -494,6 +494,24 @@ export class EmbeddedStore implements Store {
     }
   }
 
+  /**
+   * Claims this queued job out of its turn (contract.ts `claimJob`: an inline job, which needs no
+   * worker); undefined when it is not queued here.
+   */
+  async claimJob(id: number): Promise<Claimed | undefined> {
+    const job = await this.jobRecord(id);
+    if (!job || job.status !== "queued" || !this.queue.remove(job.org, id)) return undefined;
+    job.status = "running";
+    job.started_at = new Date().toISOString();
+    const input = await this.input(job).catch((error: unknown) => {
+      this.log(`job ${job.id}: its inputs could not be read: ${error instanceof Error ? error.message : String(error)}`);
+      return undefined;
+    });
+    if (input) return { job, input };
+    await this.fail(job, { message: "interrupted by a restart, and its inputs were lost", ...PROCESS_JOB });
+    return undefined;
+  }
+
   async claimSiblings(claimed: Claimed, max: number): Promise<Claimed[]> {
     const { job: first, input } = claimed;
     const out: Claimed[] = [];

@@ -40,6 +40,20 @@ export class FairQueue {
     this.size--;
   }
 
+  /**
+   * Takes this id out of the organisation's queue, wherever it is (a job claimed by id: an inline
+   * one, `EmbeddedStore.claimJob`). Searched from the newest end: such a job was just pushed.
+   */
+  remove(org: string, id: number): boolean {
+    const queue = this.perOrg.get(org);
+    if (!queue) return false;
+    const at = queue.ids.lastIndexOf(id);
+    if (at < queue.head) return false;
+    queue.ids.splice(at, 1);
+    this.size--;
+    return true;
+  }
+
   shift(): number | undefined {
     while (this.ring.length > 0) {
       if (this.next >= this.ring.length) this.next = 0;
