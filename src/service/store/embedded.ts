@@ -483,14 +483,8 @@ export class EmbeddedStore implements Store {
       if (id === undefined) return undefined;
       const job = await this.jobRecord(id);
       if (!job || job.status !== "queued") continue;
-      job.status = "running";
-      job.started_at = new Date().toISOString();
-      const input = await this.input(job).catch((error: unknown) => {
-        this.log(`job ${job.id}: its inputs could not be read: ${error instanceof Error ? error.message : String(error)}`);
-        return undefined;
-      });
-      if (input) return { job, input };
-      await this.fail(job, { message: "interrupted by a restart, and its inputs were lost", ...PROCESS_JOB });
+      const claimed = await this.start(job);
+      if (claimed) return claimed;
     }
   }
 
@@ -501,6 +495,11 @@ export class EmbeddedStore implements Store {
   async claimJob(id: number): Promise<Claimed | undefined> {
     const job = await this.jobRecord(id);
     if (!job || job.status !== "queued" || !this.queue.remove(job.org, id)) return undefined;
+    return this.start(job);
+  }
+
+  /** Marks a job taken off the queue running, with its inputs; one whose inputs were lost fails instead (undefined). */
+  private async start(job: JobRecord): Promise<Claimed | undefined> {
     job.status = "running";
     job.started_at = new Date().toISOString();
     const input = await this.input(job).catch((error: unknown) => {
