@@ -70,23 +70,48 @@ export function plain(bundle: Bundle): Bundle {
 
 /**
  * Sends a plain bundle with `Deno.jupyter.display(bundle, { raw: true })` (in Deno's kernel: see
- * `jupyterKernel`); the promise ends after the send and a short quiet time (`denoSettleMs`).
+ * `jupyterKernel`); the promise ends after the send and a quiet time: until everything
+ * rbp-notebook has queued in the kernel, this bundle included, is estimated published
+ * (`denoDrainMs`).
  */
 export function denoDisplay(bundle: Bundle, options: { displayId?: string; update?: boolean } = {}): Promise<void> {
   const j = denoJupyter()!;
   const opts = { raw: true, ...(options.displayId !== undefined ? { display_id: options.displayId } : {}), ...(options.update ? { update: true } : {}) };
+  denoPublishedBy = Math.max(performance.now(), denoPublishedBy) + denoDrainMs(bundle);
+  const publishedBy = denoPublishedBy;
   const sent = j.display!(bundle, opts).catch((e: unknown) => console.error("rbp-notebook: display failed:", e));
-  return sent.then(() => new Promise<void>((r) => setTimeout(r, denoSettleMs(bundle))));
+  return sent.then(() => new Promise<void>((r) => setTimeout(r, Math.max(0, publishedBy - performance.now()))));
 }
 
 /**
- * How long a Deno display waits after `Deno.jupyter.display` resolves. Deno 2.9.6 resolves it when
- * the message is queued, not when it is sent, and can publish the cell's idle status before the
- * queue is drained (measured with the walkthroughs under nbconvert: displays of a cell that ends
- * right after them arrived after idle, and were dropped). A short quiet time, longer for a large
- * bundle, lets the queue drain before the cell ends (docs/kernels.md).
+ * When (performance.now()) every message rbp-notebook has queued in Deno's kernel is estimated
+ * published: each `denoDisplay` adds its own time to it, counted from now or from the end of the
+ * queue ahead of it, whichever is later.
  */
-function denoSettleMs(bundle: Bundle): number {
-  const html = typeof bundle["text/html"] === "string" ? bundle["text/html"].length : 0;
-  return 100 + Math.min(2000, Math.round(html / 10_000));
+let denoPublishedBy = 0;
+
+/** A message's time in Deno's queue (`denoDrainMs`): this, plus `DENO_MS_PER_10K_CHARS` per 10,000 characters of its text. */
+const DENO_MESSAGE_MS = 20;
+const DENO_MS_PER_10K_CHARS = 1;
+
+/**
+ * How long one bundle is given in Deno's queue. Deno 2.9.6 resolves `Deno.jupyter.display` when
+ * the message is queued, not when it is sent. Its kernel thread then publishes the queue one message
+ * at a time, and it can publish the cell's `status: idle` before the queue is drained. Front ends
+ * stop listening to a cell at its idle status, so a message still queued then is lost.
+ *
+ * Measured on Deno 2.9.6 (docs/kernels.md):
+ * - a small message with nothing queued ahead of it was never lost, even with no wait at all, on a
+ *   quiet machine and with four CPU-bound processes on two cores;
+ * - three 3 MB messages queued ahead of a small one lost it in 12 of 15 cells with no wait, and in 8
+ *   of 15 with 20 ms; with 100 ms, never.
+ *
+ * So a message's time grows with its size, and a small one waits only for what is queued ahead of
+ * it. The time given to 10,000 characters (1 ms) is nine times or more what the three 3 MB
+ * messages took.
+ */
+function denoDrainMs(bundle: Bundle): number {
+  let chars = 0;
+  for (const v of Object.values(bundle)) if (typeof v === "string") chars += v.length;
+  return DENO_MESSAGE_MS + Math.min(2000, Math.round((chars / 10_000) * DENO_MS_PER_10K_CHARS));
 }
