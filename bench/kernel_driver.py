@@ -4,7 +4,8 @@ Reads {"kernel": name, "cwd": dir, "cells": [code, ...], "timeout": seconds} as 
 starts the kernel with jupyter_client (the kernelspec is found on JUPYTER_PATH), and sends each
 cell as a plain execute_request. Prints one JSON line per cell on stdout: the wall time from the
 request to the kernel's idle status, the cell's stdout and stderr, its execute_result's text/plain, how many
-display_data / update_display_data messages it sent, and its error (ename, evalue) if any. Uses
+display_data / update_display_data messages it sent, the `BENCH ` lines it sent as display data (Deno's
+kernel loses plain stdout at random), and its error (ename, evalue) if any. Uses
 only execute_request, stream, display_data, update_display_data, execute_result, error and status:
 any kernel that speaks the protocol can be measured. Debian's /usr/bin/python3 (jupyter-client).
 """
@@ -30,7 +31,7 @@ def main():
         for index, code in enumerate(job["cells"]):
             sent = time.perf_counter()
             msg_id = kc.execute(code, store_history=True, allow_stdin=False)
-            out = {"cell": index, "stdout": "", "stderr": "", "result": None, "displays": 0, "error": None}
+            out = {"cell": index, "stdout": "", "stderr": "", "bench": "", "result": None, "displays": 0, "error": None}
             while True:
                 msg = kc.get_iopub_msg(timeout=timeout)
                 if msg["parent_header"].get("msg_id") != msg_id:
@@ -43,6 +44,9 @@ def main():
                     out["result"] = content.get("data", {}).get("text/plain")
                 elif kind in ("display_data", "update_display_data"):
                     out["displays"] += 1
+                    text = content.get("data", {}).get("text/plain", "")
+                    if kind == "display_data" and isinstance(text, str) and text.startswith("BENCH "):
+                        out["bench"] += text + "\n"
                 elif kind == "error":
                     out["error"] = {"ename": content.get("ename"), "evalue": content.get("evalue")}
                 elif kind == "status" and content.get("execution_state") == "idle":
