@@ -71,28 +71,30 @@ export function plain(bundle: Bundle): Bundle {
 /**
  * Sends a plain bundle with `Deno.jupyter.display(bundle, { raw: true })` (in Deno's kernel: see
  * `jupyterKernel`); the promise ends after the send and a quiet time: until everything
- * rbp-notebook has queued in the kernel, this bundle included, is estimated published
- * (`denoDrainMs`).
+ * rbp-notebook has queued in the kernel, this bundle included, is estimated published, and
+ * `DENO_QUIET_MS` more.
  */
 export function denoDisplay(bundle: Bundle, options: { displayId?: string; update?: boolean } = {}): Promise<void> {
   const j = denoJupyter()!;
   const opts = { raw: true, ...(options.displayId !== undefined ? { display_id: options.displayId } : {}), ...(options.update ? { update: true } : {}) };
-  denoPublishedBy = Math.max(performance.now(), denoPublishedBy) + denoDrainMs(bundle);
-  const publishedBy = denoPublishedBy;
+  denoQueueEnd = Math.max(performance.now(), denoQueueEnd) + denoPublishMs(bundle);
+  const quietAt = denoQueueEnd + DENO_QUIET_MS;
   const sent = j.display!(bundle, opts).catch((e: unknown) => console.error("rbp-notebook: display failed:", e));
-  return sent.then(() => new Promise<void>((r) => setTimeout(r, Math.max(0, publishedBy - performance.now()))));
+  return sent.then(() => new Promise<void>((r) => setTimeout(r, Math.max(0, quietAt - performance.now()))));
 }
 
 /**
  * When (performance.now()) every message rbp-notebook has queued in Deno's kernel is estimated
- * published: each `denoDisplay` adds its own time to it, counted from now or from the end of the
- * queue ahead of it, whichever is later.
+ * published: each `denoDisplay` adds its own time (`denoPublishMs`), counted from now or from the
+ * end of the queue ahead of it, whichever is later.
  */
-let denoPublishedBy = 0;
+let denoQueueEnd = 0;
 
-/** A message's time in Deno's queue (`denoDrainMs`): this, plus `DENO_MS_PER_10K_CHARS` per 10,000 characters of its text. */
-const DENO_MESSAGE_MS = 20;
+/** A message's time in Deno's queue (`denoPublishMs`): this, plus `DENO_MS_PER_10K_CHARS` per 10,000 characters of its text. */
+const DENO_MESSAGE_MS = 1;
 const DENO_MS_PER_10K_CHARS = 1;
+/** The quiet time after the queue's estimated end, for what the estimate cannot see (a cell's own console.log lines). */
+const DENO_QUIET_MS = 20;
 
 /**
  * How long one bundle is given in Deno's queue. Deno 2.9.6 resolves `Deno.jupyter.display` when
@@ -104,13 +106,14 @@ const DENO_MS_PER_10K_CHARS = 1;
  * - a small message with nothing queued ahead of it was never lost, even with no wait at all, on a
  *   quiet machine and with four CPU-bound processes on two cores;
  * - three 3 MB messages queued ahead of a small one lost it in 12 of 15 cells with no wait, and in 8
- *   of 15 with 20 ms; with 100 ms, never.
+ *   of 15 with 20 ms; with 100 ms, never;
+ * - 200 `console.log` lines queued ahead lost it in 2 of 30 cells with 25 ms, never with 40 ms:
+ *   about 0.2 ms a small message.
  *
- * So a message's time grows with its size, and a small one waits only for what is queued ahead of
- * it. The time given to 10,000 characters (1 ms) is nine times or more what the three 3 MB
- * messages took.
+ * So each message counts 1 ms, five times a small one's, and 1 ms per 10,000 characters, nine
+ * times or more what the three 3 MB messages took; and a small one alone waits only the quiet time.
  */
-function denoDrainMs(bundle: Bundle): number {
+function denoPublishMs(bundle: Bundle): number {
   let chars = 0;
   for (const v of Object.values(bundle)) if (typeof v === "string") chars += v.length;
   return DENO_MESSAGE_MS + Math.min(2000, Math.round((chars / 10_000) * DENO_MS_PER_10K_CHARS));
