@@ -29,6 +29,7 @@ import type { Analysis } from "../engine/result.js";
 import { fieldFromPath } from "./request.js";
 import { brand, RbpBaseError } from "../errors/index.js";
 import { lambdaErrorMessage, v2ClientErrorText } from "./v2-status.js";
+import { HeldColumn } from "./columns.js";
 
 /** A number that may be undefined (null on the wire). */
 export type Num = number | null;
@@ -397,13 +398,41 @@ export function fromV3Results(results: unknown): Result {
  * const result = fromOwnV3Results(JSON.parse(json)); // json: what the embedded service stored
  */
 export function fromOwnV3Results(results: unknown): Result {
+  return fromOwn(results, (rows) => rows.map((row) => row.map(Number)));
+}
+
+/**
+ * `fromOwnV3Results` for a result read with its long columns held (`HeldColumn`: the embedded
+ * service's `readDecodedColumns`), for a reader that holds results compactly (the notebook's
+ * Prediction): the same members in the same order, each held column in the place of the plain
+ * array `fromOwnV3Results` would give, holding the same numbers (NaN for null). Such a result
+ * is the reader's own: it must not reach other code.
+ *
+ * @example
+ * const compact = CompactResult.of(fromOwnV3Columns(readDecodedColumns(decoded)));
+ */
+export function fromOwnV3Columns(results: unknown): Result {
+  return fromOwn(results, (include) => (include instanceof HeldColumn ? includeColumn(include) : include.map((row) => row.map(Number))));
+}
+
+/** A held include column as `row.map(Number)` reads it: null (NaN) is 0. */
+function includeColumn(column: HeldColumn): HeldColumn {
+  const { values } = column;
+  let i = 0;
+  while (i < values.length && values[i] === values[i]) i++;
+  if (i === values.length) return column;
+  const copy = Float64Array.from(values, (v) => (v === v ? v : 0));
+  return new HeldColumn(copy, column.width, column.rows);
+}
+
+function fromOwn(results: unknown, readInclude: (include: Array<Array<number | boolean>>) => unknown): Result {
   if (!isObject(results)) throw new ResultError(`v3 result: body: expected the results object, got ${describe(results)}`, "body", "malformed");
   const r = results as unknown as V3Parsed;
   const include = r.prediction_weights.include as unknown as Array<Array<number | boolean>> | undefined;
   const stats = r.solo_distribution?.statistics;
   return normalizeV3({
     ...r,
-    prediction_weights: { weights: r.prediction_weights.weights, ...(include !== undefined ? { include: include.map((row) => row.map(Number)) } : {}) },
+    prediction_weights: { weights: r.prediction_weights.weights, ...(include !== undefined ? { include: readInclude(include) as number[][] } : {}) },
     ...(stats !== undefined
       ? {
           solo_distribution: {

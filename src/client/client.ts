@@ -17,6 +17,7 @@ import { Transport } from "./http.js";
 import { pollUntil, type PollCheck } from "./polling.js";
 import { prepareRequest, X_LIMIT_BYTES } from "./prepare.js";
 import { HOLD_MS, InProcessWire } from "./in-process.js";
+import { wantsColumns } from "../api/columns.js";
 import type {
   Analysis,
   ApiVersion,
@@ -101,7 +102,7 @@ export class RbpClient {
 
   /** The Result of a finished job; JobPendingError when it is still running, JobFailedError when it failed. */
   async result(receipt: JobReceipt, call: CallOptions = {}): Promise<Result> {
-    const snap = await this.status(receipt, call);
+    const snap = await this.#wire.status(jobRef(receipt), { ...call, ...this.#columns(call) });
     if (snap.status !== "completed") {
       throw new JobPendingError(`job ${snap.job_id} is still ${snap.status}; use wait() to poll until it finishes`, {
         status: this.apiVersion === "v3" ? 202 : 200,
@@ -132,7 +133,7 @@ export class RbpClient {
       signal: opts.signal,
       timeoutMs: opts.timeoutMs,
       check: async (timeoutMs, signal): Promise<PollCheck<Result>> => {
-        const snap = await this.#wire.status(job, { signal, timeoutMs: this.#requestBudget(timeoutMs), ...this.#hold });
+        const snap = await this.#wire.status(job, { signal, timeoutMs: this.#requestBudget(timeoutMs), ...this.#hold, ...this.#columns(opts) });
         if (snap.status === "completed") return { done: true, value: snap.result, status: "completed" };
         return { done: false, status: snap.status, retryAfterMs: snap.retryAfterMs };
       },
@@ -222,6 +223,11 @@ export class RbpClient {
       return groupState((job, c) => this.#wire.status(job, c), receipt, call, known);
     }
     return this.#wire.experiment(receipt, call, known);
+  }
+
+  /** In process, for a caller that holds results compactly (`readsColumns` in src/api/columns.ts): a result may come with its long columns held. */
+  #columns(options: object): { columns?: boolean } {
+    return this.#wire instanceof InProcessWire && wantsColumns(options) ? { columns: true } : {};
   }
 
   /** What a poll of `wait` adds to its read: in process, the read itself waits for the job (up to HOLD_MS). */

@@ -20,7 +20,7 @@
  * HTTP, as does everything this wire does not serve (a field of a result, a result larger than
  * the client reads): the service also listens on loopback.
  */
-import { fromOwnV3Results } from "../api/result.js";
+import { fromOwnV3Columns, fromOwnV3Results } from "../api/result.js";
 import { errorFromResponse } from "./error-map.js";
 import { AbortError } from "./errors.js";
 import { redactPath, type Transport } from "./http.js";
@@ -48,6 +48,8 @@ export const HOLD_MS = 100;
 /** Options of a read that may wait in the service (`wait`'s polls). */
 export interface HoldOptions extends CallOptions {
   holdMs?: number;
+  /** The caller holds results compactly (`readsColumns`): a result may come with its long columns held. */
+  columns?: boolean;
 }
 
 export class InProcessWire implements Wire {
@@ -97,16 +99,23 @@ export class InProcessWire implements Wire {
     if (call.signal?.aborted) throw new AbortError(undefined, { request: label, attempts: 0 });
     const hold = Math.max(0, Math.min(call.holdMs ?? 0, call.timeoutMs ?? Infinity));
     const reply = await this.#endpoint.job(job.job_id, job.job_code, hold, call.signal);
+    // The service has the result decoded (`parsed`, read when asked, or `columns`).
+    const decoded = reply.columns !== undefined || reply.parsed !== undefined;
     // A result that could be larger than the client reads: over HTTP, which refuses it with its own error (or serves it).
-    const size = reply.results !== undefined ? reply.results.length : reply.parsed !== undefined ? reply.resultsBytesAtMost : undefined;
+    const size = reply.results !== undefined ? reply.results.length : decoded ? reply.resultsBytesAtMost : undefined;
     if (size !== undefined && size + 4096 > this.#maxResponseBytes) return this.#v3.status(job, call);
     const json = this.#accept(reply, label);
     // The text, or (a result ahead of its text) the JSON of its strings and keys: the only parts a scrub changes.
-    const text = reply.results ?? (reply.parsed !== undefined ? reply.scan : undefined);
+    const text = reply.results ?? (decoded ? reply.scan : undefined);
     if (reply.status !== 200 || text === undefined) return this.#v3.snapshotOf(job, reply.status, json, undefined, label);
+    const scrub = this.#http.redactor.mayContain(text);
+    // Straight to held columns for a caller that holds results compactly, when nothing is to be scrubbed.
+    if (decoded && call.columns === true && reply.columns !== undefined && !scrub) {
+      return this.#v3.snapshotOf(job, 200, { ...(json as object), results: reply.columns() }, fromOwnV3Columns, label);
+    }
     // The service's decoded copy of the stored JSON when it has one (the same value): no parse of what this process wrote.
-    const parsed: unknown = reply.parsed !== undefined ? reply.parsed : JSON.parse(text);
-    const results = this.#http.redactor.mayContain(text) ? this.#http.redactor.value(parsed) : parsed;
+    const parsed: unknown = decoded ? reply.parsed : JSON.parse(text);
+    const results = scrub ? this.#http.redactor.value(parsed) : parsed;
     return this.#v3.snapshotOf(job, 200, { ...(json as object), results }, fromOwnV3Results, label);
   }
 

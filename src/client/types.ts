@@ -258,7 +258,12 @@ export interface InProcessReply {
    * value, the caller's). Without `results`: the result as JSON.parse will read its text, which the
    * service has not written yet (it then answers `resultsBytesAtMost` and `scan`).
    */
-  parsed?: unknown;
+  readonly parsed?: unknown;
+  /**
+   * With `parsed`: the same value with its long columns held (`HeldColumn`), for a reader that
+   * holds results compactly (read instead of `parsed`, not beside it).
+   */
+  columns?: () => unknown;
   /** With `parsed` but no `results`: at least the length of the text `results` will be. */
   resultsBytesAtMost?: number;
   /** With `parsed` but no `results`: the JSON of every string and key of the result (what a scrub of secrets reads). */

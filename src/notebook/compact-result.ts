@@ -10,7 +10,7 @@
  * At N=100,000, K=10 a Grid's plain result took 8.7 MiB of heap (one-value rows `[v]` about 56
  * bytes a value); its four columns take 3.1 MiB as Float64Arrays.
  */
-import { typedColumnOf, type TypedColumn } from "../api/columns.js";
+import { HeldColumn, typedColumnOf, type TypedColumn } from "../api/columns.js";
 import type { Num, Result } from "../client/index.js";
 
 /** Shorter arrays stay as they are (a Float64Array costs more than a short array). */
@@ -34,7 +34,8 @@ export class CompactResult {
 
   /**
    * The compact form of a result (plain data: what JSON reads). Anything else than plain data is
-   * kept as given and answered as given.
+   * kept as given and answered as given; a `HeldColumn` (a result the embedded service read for
+   * this reader, `fromOwnV3Columns`) is taken as the column it is.
    *
    * @example
    * const compact = CompactResult.of(result); // compact.result() deep-equals result
@@ -132,6 +133,8 @@ export class CompactResult {
 
 /** A column of `value` when it is a long plain array of numbers, or of rows of numbers of one width; undefined otherwise. */
 function columnOf(value: unknown): Column | undefined {
+  // Read for this reader by the embedded service straight from its worker's typed arrays (fromOwnV3Columns): those numbers.
+  if (value instanceof HeldColumn) return value;
   if (!plainArray(value) || value.length < MIN_COLUMN) return undefined;
   // Read by the embedded service from its worker's typed arrays, and unchanged since: those numbers.
   const typed = typedColumnOf(value);

@@ -22,8 +22,10 @@ import {
   type PsrOptionsInput,
   type RequestFor,
   type Result,
+  type WaitOptions,
 } from "../client/index.js";
 import { normalizeOptions, resolveForVersion, type ResolvedOptionsFor } from "../api/options.js";
+import { readsColumns } from "../api/columns.js";
 import { GROUP_CONCURRENCY, mapLimit } from "../internal/group.js";
 import { contextFromRequest, display, jupyterKernel, type DisplayContext } from "../display/index.js";
 import { keptRequest, toKeptRequest, type FrameInput, type FrameRequest, type FrameSpec } from "../frame/index.js";
@@ -239,11 +241,15 @@ function notesOf(frame: FrameRequest, warnings: ReadonlyArray<string> | undefine
 async function single<A extends Analysis>(s: Step<A, JobReceipt>): Promise<Prediction> {
   const { connection, progress, receipt, frame } = s;
   progress.update({ jobId: receipt.job_id, status: "queued" });
-  const result = await connection.client.wait(receipt, {
-    signal: s.run.signal,
-    timeoutMs: s.run.timeoutMs,
-    onProgress: (p) => progress.update({ status: p.status === "completed" ? "running" : p.status }),
-  });
+  // The Prediction holds the result compactly: in process it may come with its long columns held (src/api/columns.ts).
+  const result = await connection.client.wait(
+    receipt,
+    readsColumns<WaitOptions>({
+      signal: s.run.signal,
+      timeoutMs: s.run.timeoutMs,
+      onProgress: (p) => progress.update({ status: p.status === "completed" ? "running" : p.status }),
+    }),
+  );
   const theta = Array.isArray(frame.theta) && !Array.isArray(frame.theta[0]) ? (frame.theta as number[]) : undefined;
   const lastRow = receipt.theta_source === "last_row_of_X" || (theta === undefined && s.analysis === "grid");
   const thetaLabel = theta !== undefined ? frame.thetaLabels?.[0] : lastRow ? `the last row (${frame.rowLabels[frame.rowLabels.length - 1]})` : undefined;
@@ -288,7 +294,7 @@ async function experiment<A extends Analysis>(s: Step<A, ExperimentReceipt>): Pr
       return null;
     }
     try {
-      const result = await client.result({ job_id: row.job_id, job_code: row.job_code }, { signal: s.run.signal });
+      const result = await client.result({ job_id: row.job_id, job_code: row.job_code }, readsColumns({ signal: s.run.signal }));
       progress.update({ fetched: ++fetched });
       return result;
     } catch (error) {

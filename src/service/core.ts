@@ -464,17 +464,19 @@ export class PredictionService {
   }
 
   /**
-   * A finished job's result as `JSON.parse` reads `resultJson`, once, when it was submitted with
-   * `decoded` and is still kept; undefined otherwise (then parse the JSON).
+   * A finished job's result decoded (`readDecoded` reads it as `JSON.parse` reads `resultJson`),
+   * once, when it was submitted with `decoded` and is still kept; undefined otherwise (then parse
+   * the JSON).
    *
    * @example
-   * const results = service.takeDecoded(job.id) ?? JSON.parse(await service.resultJson(job));
+   * const decoded = service.takeDecoded(job.id);
+   * const results = decoded !== undefined ? readDecoded(decoded) : JSON.parse(await service.resultJson(job));
    */
-  takeDecoded(jobId: number): unknown {
+  takeDecoded(jobId: number): Decoded | undefined {
     const decoded = this.decoded.get(jobId);
     if (decoded === undefined) return undefined;
     this.decoded.delete(jobId);
-    return readDecoded(decoded);
+    return decoded;
   }
 
   /** Whether the job's result reached this process before the store has its text (see `takeAhead`). */
@@ -485,20 +487,20 @@ export class PredictionService {
   /**
    * For the lane's endpoint, once: a job whose result reached this process decoded before its
    * worker wrote the text, as it reads once the store has it (completed, ended when the result
-   * arrived: the store records that time), with the result as `JSON.parse` will read the text, a
-   * bound on the text's length and the JSON of its strings and keys (what a scrub of secrets
+   * arrived: the store records that time), with the result decoded (`readDecoded` reads it as
+   * `JSON.parse` will read the text), a bound on the text's length and the JSON of its strings and keys (what a scrub of secrets
    * reads). Undefined when the job is not ahead or its result was taken (then `findJob` waits).
    *
    * @example
    * const early = service.isAhead(job.id) ? service.takeAhead(job) : undefined;
    */
-  takeAhead(job: Job): { job: Job; parsed: unknown; bytesAtMost: number; scan: string } | undefined {
+  takeAhead(job: Job): { job: Job; decoded: Decoded; bytesAtMost: number; scan: string } | undefined {
     const ahead = this.ahead.get(job.id);
     const decoded = this.decoded.get(job.id);
     if (ahead === undefined || decoded === undefined || (job.status !== "queued" && job.status !== "running")) return undefined;
     this.decoded.delete(job.id);
     const { bytesAtMost, strings } = decodedOutline(decoded);
-    return { job: { ...job, status: "completed", finished_at: ahead.finishedAt }, parsed: readDecoded(decoded), bytesAtMost, scan: JSON.stringify(strings) };
+    return { job: { ...job, status: "completed", finished_at: ahead.finishedAt }, decoded, bytesAtMost, scan: JSON.stringify(strings) };
   }
 
   /** Removes what is past its retention now (also run on a timer). */

@@ -3,7 +3,7 @@
  * (the hosted service publishes 6; null keeps full precision), NaN and infinities as null.
  * Runs in the worker threads, so the main thread only moves strings.
  */
-import { noteColumn } from "../api/columns.js";
+import { HeldColumn, noteColumn } from "../api/columns.js";
 
 export type Rounder = (value: number) => number | null;
 
@@ -190,7 +190,25 @@ export function decodedTransfer(node: Decoded | undefined, out: ArrayBuffer[] = 
  * const results = readDecoded(done.decoded); // deep-equals JSON.parse(done.json)
  */
 export function readDecoded(node: Decoded): unknown {
+  return readNode(node, false);
+}
+
+/**
+ * `readDecoded` for a reader that holds results compactly (the notebook's Prediction): each long
+ * column that a reader may keep (`HeldColumn.of`) is a `HeldColumn` in the place of its plain
+ * array; everything else is as `readDecoded` reads it.
+ *
+ * @example
+ * const results = readDecodedColumns(done.decoded); // results.insights.relevance instanceof HeldColumn
+ */
+export function readDecodedColumns(node: Decoded): unknown {
+  return readNode(node, true);
+}
+
+function readNode(node: Decoded, columns: boolean): unknown {
   if (node instanceof Float64Array) {
+    const held = columns ? HeldColumn.of(node, undefined) : undefined;
+    if (held !== undefined) return held;
     const list = numberList(node);
     noteColumn(list, node, undefined);
     return list;
@@ -198,6 +216,10 @@ export function readDecoded(node: Decoded): unknown {
   if (node instanceof Map) {
     const values = node.get("values") as Float64Array;
     const widths = node.get("widths") as Int32Array;
+    if (columns) {
+      const held = heldRows(values, widths);
+      if (held !== undefined) return held;
+    }
     const out = new Array<unknown>(widths.length);
     let at = 0;
     // Rows of one width make a typed column a reader may take (noteColumn).
@@ -220,13 +242,21 @@ export function readDecoded(node: Decoded): unknown {
     if (rowsOf !== undefined) noteColumn(out, values, rowsOf);
     return out;
   }
-  if (Array.isArray(node)) return node.map(readDecoded);
+  if (Array.isArray(node)) return node.map((item) => readNode(item, columns));
   if (node !== null && typeof node === "object") {
     const out: Record<string, unknown> = {};
-    for (const key of Object.keys(node)) out[key] = readDecoded(node[key]);
+    for (const key of Object.keys(node)) out[key] = readNode(node[key], columns);
     return out;
   }
   return node;
+}
+
+/** Rows of one width (at least one value each) as a held column, when a reader may keep them. */
+function heldRows(values: Float64Array, widths: Int32Array): HeldColumn | undefined {
+  const width = widths.length > 0 ? widths[0] : 0;
+  if (width <= 0 || values.length !== width * widths.length) return undefined;
+  for (let i = 1; i < widths.length; i++) if (widths[i] !== width) return undefined;
+  return HeldColumn.of(values, width);
 }
 
 /**

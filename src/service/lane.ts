@@ -38,6 +38,7 @@ import { inputError } from "./input-error.js";
 import { completedHead, experimentView, receiptBody, unfinishedReply } from "./v3.js";
 import { checkBeforeQueue } from "./preflight.js";
 import { runsInline } from "./inline.js";
+import { readDecoded, readDecodedColumns, type Decoded } from "./encode.js";
 import { publicFailure } from "./reasons.js";
 import type { JobRecord } from "./store/records.js";
 import type { QuotaStatus } from "./quota.js";
@@ -267,7 +268,7 @@ export class LaneEndpoint {
       if (running(job) && service.isAhead(job.id)) {
         const early = service.takeAhead(job);
         if (early !== undefined) {
-          return { status: 200, body: completedHead(early.job), parsed: early.parsed, resultsBytesAtMost: early.bytesAtMost, scan: early.scan };
+          return withDecoded({ status: 200, body: completedHead(early.job), resultsBytesAtMost: early.bytesAtMost, scan: early.scan }, early.decoded);
         }
         job = await this.#find(jobId, jobCode, true);
       }
@@ -275,8 +276,9 @@ export class LaneEndpoint {
       if (unfinished !== undefined) return unfinished;
       const results = await this.#service.resultJson(job);
       // What JSON.parse reads from `results`, when the worker sent it decoded (a job this endpoint submitted).
-      const parsed = this.#service.takeDecoded(job.id);
-      return { status: 200, body: completedHead(job), results, ...(parsed !== undefined ? { parsed } : {}) };
+      const decoded = this.#service.takeDecoded(job.id);
+      const reply: LaneReply = { status: 200, body: completedHead(job), results };
+      return decoded !== undefined ? withDecoded(reply, decoded) : reply;
     });
   }
 
@@ -334,12 +336,25 @@ export interface LaneReply {
   body: unknown;
   headers?: Record<string, string>;
   results?: string;
-  /** What JSON.parse reads from `results`, when the service has it decoded (without `results`: the text is not written yet). */
-  parsed?: unknown;
+  /**
+   * What JSON.parse reads from `results`, when the service has it decoded (without `results`: the
+   * text is not written yet): read when asked, a new value each time.
+   */
+  readonly parsed?: unknown;
+  /** With `parsed`: the same value with its long columns held (`readDecodedColumns`), for a reader that holds results compactly. */
+  columns?: () => unknown;
   /** Without `results`: at least the text's length. */
   resultsBytesAtMost?: number;
   /** Without `results`: the JSON of the result's strings and keys. */
   scan?: string;
+}
+
+/** The reply with the job's decoded result: `parsed` and `columns` read it when asked (a reader wants one of the two). */
+function withDecoded(reply: LaneReply, decoded: Decoded): LaneReply {
+  return Object.defineProperties(reply, {
+    parsed: { get: () => readDecoded(decoded), enumerable: true },
+    columns: { value: () => readDecodedColumns(decoded), enumerable: true },
+  });
 }
 
 /** The reply of `route`, a refusal as its error reply, anything else as the router's 500. */

@@ -7,10 +7,12 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Result } from "../../src/api/result.js";
-import { typedColumnOf } from "../../src/api/columns.js";
+import { HeldColumn, readsColumns, typedColumnOf } from "../../src/api/columns.js";
+import { fromOwnV3Columns, fromOwnV3Results } from "../../src/api/result.js";
 import { CompactResult } from "../../src/notebook/compact-result.js";
-import { decodeResult, readDecoded } from "../../src/service/encode.js";
-import { connect, disconnect, grid, type Prediction } from "../../src/notebook/index.js";
+import { decodeResult, readDecoded, readDecodedColumns, type Decoded } from "../../src/service/encode.js";
+import { datasetFromRows, grid as engineGrid, maxfit as engineMaxfit, psr as enginePsr } from "../../src/engine/index.js";
+import { connect, disconnect, grid, maxfit, psr, type AnyPrediction, type Prediction } from "../../src/notebook/index.js";
 
 setFlagsFromString("--expose-gc");
 const collect = runInNewContext("gc") as () => void;
@@ -168,6 +170,87 @@ describe("a result the embedded service read from its worker's typed arrays", ()
   });
 });
 
+describe("a result read with its long columns held (the notebook's in-process path)", () => {
+  function engineData(n: number) {
+    const X = Array.from({ length: n }, (_, i) => [Math.sin(i), Math.cos(i * 3), (i % 7) - 3, i / n]);
+    const y = X.map((r, i) => r[0] - 2 * r[1] + r[2] * r[3] + Math.sin(i * i));
+    return { data: datasetFromRows(y, X), theta: Float64Array.from(X[n - 1]) };
+  }
+  /** The compact form the plain path gives and the one the held path gives, from one decoded result. */
+  function bothPaths(decoded: Decoded) {
+    const plain = CompactResult.of(fromOwnV3Results(readDecoded(decoded)));
+    const columns = fromOwnV3Columns(readDecodedColumns(decoded)) as unknown as Record<string, unknown>;
+    return { plain: plain.result(), held: CompactResult.of(columns as unknown as Result), columns };
+  }
+
+  for (const n of [200, 20]) {
+    it(`Grid, MaxFit and PSR (N=${n}): the same result, deep-equal with the same JSON text`, () => {
+      const { data, theta } = engineData(n);
+      const results = [
+        engineGrid(data, theta, { seed: 3 }),
+        engineMaxfit(data, theta, {}),
+        enginePsr(data, theta, { threshold: [0, 0.5] }),
+        enginePsr(data, theta, { threshold: [0.2] }),
+      ];
+      for (const [at, result] of results.entries()) {
+        for (const decimals of [6, null]) {
+          const { plain, held, columns } = bothPaths(decodeResult(result, decimals)!);
+          expect(held.result()).toStrictEqual(plain);
+          expect(JSON.stringify(held.result())).toBe(JSON.stringify(plain));
+          expect(JSON.stringify(held.view())).toBe(JSON.stringify(plain));
+          expect(held.firstOfRows("weights")).toEqual(plain.weights.map((row) => row[0]));
+          // Long columns are held (taken as they are), short ones plain; at full precision the decoded form keeps plain arrays.
+          const long = n >= 32 && decimals !== null;
+          expect(columns.relevance instanceof HeldColumn).toBe(long);
+          expect(columns.weights instanceof HeldColumn).toBe(long);
+          if (at > 0) expect(columns.include instanceof HeldColumn).toBe(long);
+        }
+      }
+    });
+  }
+
+  it("null (NaN), -0 and huge values read as the plain path reads them; a null in include reads as 0 there, and here", () => {
+    const n = 64;
+    const r = JSON.parse(JSON.stringify(sample(n)), (_key, v: unknown) => (v === null ? NaN : v)) as Record<string, unknown>;
+    // The v3 layout (what the lane reads).
+    const v3 = {
+      analysis: "psr",
+      yhat: r.yhat,
+      fit: r.fit,
+      adjusted_fit: r.adjusted_fit,
+      agreement: r.agreement,
+      asymmetry: r.asymmetry,
+      outlier_influence: r.outlier_influence,
+      k_fit: r.k_fit,
+      insights: { relevance: r.relevance, similarity: r.similarity, info_x: r.info_x, info_theta: [0.5] },
+      prediction_weights: {
+        weights: (r.weights as number[][]).map((row) => [row[0]]),
+        include: (r.include as number[][]).map((row, i) => [i === 9 ? NaN : row[0]]),
+      },
+      warnings: [],
+    };
+    const { plain, held, columns } = bothPaths(decodeResult(v3, 6)!);
+    expect(columns.include instanceof HeldColumn).toBe(true);
+    expect(plain.include![9]).toEqual([0]);
+    expect(held.result()).toStrictEqual(plain);
+    expect(JSON.stringify(held.result())).toBe(JSON.stringify(plain));
+    expect(Object.is(held.result().info_x![0], 0)).toBe(true);
+    expect(held.result().relevance![7]).toBeNull();
+  });
+
+  it("rows of different widths, and a part of a larger buffer, are read as plain arrays", () => {
+    const values = new Float64Array(100).map((_, i) => i / 3);
+    const rows = new Map<string, Float64Array | Int32Array>([
+      ["values", values],
+      ["widths", Int32Array.from({ length: 40 }, (_, i) => (i === 39 ? 22 : 2))],
+    ]);
+    const decoded = { a: rows, b: new Float64Array(new ArrayBuffer(8 * 80), 8, 40) } as unknown as Decoded;
+    const read = readDecodedColumns(decoded) as Record<string, unknown>;
+    expect(Array.isArray(read.a) && Array.isArray(read.b)).toBe(true);
+    expect(read).toStrictEqual(readDecoded(decoded));
+  });
+});
+
 describe("Prediction.result", () => {
   let p: Prediction;
   let wire: Result;
@@ -189,5 +272,37 @@ describe("Prediction.result", () => {
     expect(p.observationCount).toBe(300);
     expect(p.weights).toEqual(wire.weights.map((row) => row[0]));
     expect(p.yhat).toBe(wire.yhat[0]);
+  });
+
+  it("MaxFit, PSR and an experiment's rows: deep-equal to the results read from the service's texts, with the same JSON text", async () => {
+    const connection = await connect({ hosted: false, env: {}, envFile: false, local: { workers: 2 } });
+    const X = Array.from({ length: 120 }, (_, i) => [Math.sin(i), Math.cos(i * 3), (i % 5) - 2]);
+    const y = X.map((r, i) => r[0] - r[1] * r[2] + Math.cos(i * i));
+    const calls: AnyPrediction[] = [
+      await maxfit({ y, X }, { theta: 119 }, {}, { progress: "none" }),
+      await psr({ y, X }, { theta: 3 }, { threshold: [0, 0.4] }, { progress: "none" }),
+      await grid({ y, X }, { theta: [1, 2, 3] }, { max_iter: 50 }, { progress: "none" }),
+    ];
+    const singles = calls.flatMap((c) => ("rows" in c ? c.rows : [c]));
+    expect(singles).toHaveLength(5);
+    for (const one of singles) {
+      const text = await connection.client.wait(one.receipt);
+      expect(one.result).toStrictEqual(text);
+      expect(JSON.stringify(one.result)).toBe(JSON.stringify(text));
+    }
+  });
+
+  it("a wait marked by readsColumns answers held columns in process (the first read), and a plain one otherwise", async () => {
+    const connection = await connect({ hosted: false, env: {}, envFile: false, local: { workers: 2 } });
+    const X = Array.from({ length: 100 }, (_, i) => [Math.sin(i), Math.cos(i * 3), (i % 5) - 2]);
+    const y = X.map((r, i) => r[0] - r[1] * r[2] + Math.cos(i * i));
+    const receipt = await connection.client.submit("psr", { y, X, theta: X[0] });
+    const held = (await connection.client.wait(receipt, readsColumns({}))) as unknown as Record<string, unknown>;
+    expect(held.relevance).toBeInstanceOf(HeldColumn);
+    const plain = await connection.client.wait(receipt, readsColumns({}));
+    expect(Array.isArray(plain.relevance)).toBe(true);
+    expect(CompactResult.of(held as unknown as Result).result()).toStrictEqual(plain);
+    const other = await connection.client.submit("psr", { y, X, theta: X[1] });
+    expect(Array.isArray((await connection.client.wait(other, {})).relevance)).toBe(true);
   });
 });
