@@ -115,9 +115,15 @@ export function linkPackage(): string {
   if (isDanglingLink(link)) rmSync(link, { force: true });
   else if (existsSync(link)) throw new Error(`${link} exists and is not a link to ${ROOT}; remove it, then run again`);
   mkdirSync(dir, { recursive: true });
-  // A junction on Windows needs no privilege; elsewhere a relative symlink survives moving the clone.
-  if (process.platform === "win32") symlinkSync(ROOT, link, "junction");
-  else symlinkSync(relative(dir, ROOT), link, "dir");
+  try {
+    // A junction on Windows needs no privilege; elsewhere a relative symlink survives moving the clone.
+    if (process.platform === "win32") symlinkSync(ROOT, link, "junction");
+    else symlinkSync(relative(dir, ROOT), link, "dir");
+  } catch (error) {
+    // Test files run in parallel and each links the package first: another one may have made the same link since the check.
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST" || realpathSync(link) !== realpathSync(ROOT)) throw error;
+    return `${link} -> ${ROOT} (linked by another process)`;
+  }
   return `${link} -> ${ROOT} (linked)`;
 }
 
