@@ -187,7 +187,7 @@ await benchLine({
 });`,
   `import * as benchV8 from "node:v8";
 import * as benchVm from "node:vm";
-// No gc in Deno's kernel (its node:v8 takes no flags): there the memory is not measured.
+// Where gc cannot be had (a kernel whose node:v8 takes no flags), the memory is not measured.
 let benchGc: (() => void) | undefined;
 try {
   benchV8.setFlagsFromString("--expose-gc");
