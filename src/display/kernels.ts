@@ -94,7 +94,7 @@ let denoQueueEnd = 0;
 const DENO_MESSAGE_MS = 1;
 const DENO_MS_PER_10K_CHARS = 1;
 /** The quiet time after the queue's estimated end, for what the estimate cannot see (a cell's own console.log lines). */
-const DENO_QUIET_MS = 20;
+const DENO_QUIET_MS = 100;
 
 /**
  * How long one bundle is given in Deno's queue. Deno 2.9.6 resolves `Deno.jupyter.display` when
@@ -112,6 +112,8 @@ const DENO_QUIET_MS = 20;
  *
  * So each message counts 1 ms, five times a small one's, and 1 ms per 10,000 characters, nine
  * times or more what the three 3 MB messages took; and a small one alone waits only the quiet time.
+ * That stays 100 ms: with 20 ms, a clean-clone CI run (the suites in parallel, load above 5) lost
+ * small outputs at the end of two walkthrough cells under Deno, which 100 ms has never done.
  */
 function denoPublishMs(bundle: Bundle): number {
   let chars = 0;
