@@ -93,7 +93,11 @@ let denoQueueEnd = 0;
 /** A message's time in Deno's queue (`denoPublishMs`): this, plus `DENO_MS_PER_10K_CHARS` per 10,000 characters of its text. */
 const DENO_MESSAGE_MS = 1;
 const DENO_MS_PER_10K_CHARS = 1;
-/** The quiet time after the queue's estimated end, for what the estimate cannot see (a cell's own console.log lines). */
+/**
+ * The quiet time after the queue's estimated end, for what the estimate cannot see: a cell's own
+ * console.log lines, and the kernel thread's scheduling on a loaded machine (20 ms lost outputs in
+ * a CI run at load above 5; docs/kernels.md).
+ */
 const DENO_QUIET_MS = 100;
 
 /**
