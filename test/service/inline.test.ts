@@ -29,6 +29,8 @@ async function openService(decimals: number | null = null): Promise<RecordedServ
   services.push(recorded.service);
   await recorded.service.warm(1);
   await recorded.ready(2);
+  // The warm-up's helper may still be on its worker: a Grid that starts now would run whole.
+  await recorded.idle();
   recorded.tasks.length = 0;
   recorded.counters.length = 0;
   return recorded;
@@ -65,12 +67,14 @@ describe("the inline run of a small Grid", () => {
   it.each([null, 6])(
     "gives the worker path's stored text bit for bit (and the engine's grid), with a pool worker helping (decimals %s)",
     async (decimals) => {
-      const { service, tasks, counters } = await openService(decimals);
+      const { service, tasks, counters, idle } = await openService(decimals);
       const req = request("grid", { y, X, theta });
       const [onWorkers] = await run(service, req, false);
       expect([...tasks].sort()).toEqual(["draw", "lead"]);
       let inline = { text: "" } as { text?: string };
       for (let attempt = 0; attempt < 10; attempt++) {
+        // The last Grid's helper off its worker first, so that one is free to help this one.
+        await idle();
         tasks.length = 0;
         counters.length = 0;
         const before = inlineRuns.count;

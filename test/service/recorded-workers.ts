@@ -11,6 +11,7 @@ import { PredictionService, type ServiceConfig } from "../../src/service/core.js
 import { defaultSpawn } from "../../src/service/pool.js";
 import { EmbeddedStore } from "../../src/service/store/embedded.js";
 import { MemoryPersistence } from "../../src/service/store/persistence.js";
+import type { WorkerPool } from "../../src/service/pool.js";
 import type { WorkerTask } from "../../src/service/worker.js";
 
 export interface RecordedService {
@@ -23,6 +24,13 @@ export interface RecordedService {
   ready: (count: number) => Promise<void>;
   /** Hands the pool the ready messages held so far, and those to come (`holdReady`). */
   letReady: () => void;
+  /**
+   * Settles once every worker is free. A spread Grid's result can come before its helper's part has
+   * left its worker (a helper withdrawn when the lead is done, as after `warm`), and a Grid that
+   * starts meanwhile finds one worker free and runs whole: a test that wants a Grid spread waits
+   * for this first.
+   */
+  idle: () => Promise<void>;
 }
 
 /** Opens a service with the embedded store in memory and `config`, recording its workers' tasks. */
@@ -69,5 +77,10 @@ export async function recordedService(
   };
   const service = await PredictionService.open({ store: await EmbeddedStore.open(new MemoryPersistence()), credentials, config, spawn });
   const ready = (count: number) => (readyCount >= count ? Promise.resolve() : new Promise<void>((resolve) => waiting.push({ count, resolve })));
-  return { service, tasks, counters, ready, letReady };
+  // The service's pool, read for its free workers only (a test's view of a private field).
+  const pool = (service as unknown as { pool: WorkerPool }).pool;
+  const idle = async (): Promise<void> => {
+    while (pool.capacity() < pool.size) await new Promise((resolve) => setTimeout(resolve, 5));
+  };
+  return { service, tasks, counters, ready, letReady, idle };
 }
