@@ -83,9 +83,12 @@ export const KERNEL_KINDS: Record<string, KernelKind> = {
       const root = dependencyRoot("tslab");
       const bin = join(root, "bin", "tslab");
       if (!existsSync(bin)) throw new UsageError(`tslab has no launcher at ${bin}; reinstall it (npm install)`);
+      // Loaded first: a kernel that cannot bind its ports exits instead of hanging (tslab-guard.ts).
+      const guard = new URL("./tslab-guard.js", import.meta.url);
+      if (!existsSync(guard)) throw new UsageError(`rbp-notebook is not built (no ${fileURLToPath(guard)}); run npm run build`);
       return {
         // config-path and {connection_file} are separate arguments (tslab issue #36).
-        argv: [process.execPath, bin, "kernel", "--config-path", "{connection_file}"],
+        argv: [process.execPath, "--import", guard.href, bin, "kernel", "--config-path", "{connection_file}"],
         display_name: displayName,
         language: "typescript",
         interrupt_mode: "signal",

@@ -1,13 +1,15 @@
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 
 // The built command, as a user runs it (npm test builds before vitest runs).
 const rbp = fileURLToPath(new URL("../../dist/cli/rbp.js", import.meta.url));
 const tslabBin = fileURLToPath(new URL("../../node_modules/tslab/bin/tslab", import.meta.url));
+const tslabGuard = pathToFileURL(fileURLToPath(new URL("../../dist/cli/tslab-guard.js", import.meta.url))).href;
 const temp = mkdtempSync(join(tmpdir(), "rbp-kernel-"));
 afterAll(() => rmSync(temp, { recursive: true, force: true }));
 
@@ -32,7 +34,7 @@ describe("rbp kernel install", () => {
     expect(stdout).toContain(where);
     expect(stdout).toContain(`JUPYTER_PATH=${dir}`);
     const s = spec(where);
-    expect(s.argv).toEqual([process.execPath, tslabBin, "kernel", "--config-path", "{connection_file}"]);
+    expect(s.argv).toEqual([process.execPath, "--import", tslabGuard, tslabBin, "kernel", "--config-path", "{connection_file}"]);
     expect(s.display_name).toBe("TypeScript (tslab)");
     expect(s.language).toBe("typescript");
     expect(s.metadata.rbp_notebook).toMatchObject({ kind: "tslab", tslab: "1.0.22" });
@@ -88,6 +90,48 @@ describe("rbp kernel install", () => {
     expect(stderr).toMatch(message);
   });
 
+  it("a tslab kernel started from the kernelspec exits when another process holds one of its ports (Jupyter's port race), instead of living on unbound", async () => {
+    const dir = join(temp, "race");
+    expect(run(["kernel", "install", "--jupyter-path", dir]).code).toBe(0);
+    const argv = spec(join(dir, "kernels", "rbp-tslab")).argv as string[];
+    // One port held by a server here (what another process took after Jupyter chose it), four free.
+    const held = await listening();
+    const free: Server[] = await Promise.all([0, 1, 2, 3].map(() => listening()));
+    const ports = [held, ...free].map((s) => (s.address() as { port: number }).port);
+    await Promise.all(free.map((s) => new Promise((resolve) => s.close(resolve))));
+    const connection = join(temp, "race-connection.json");
+    writeFileSync(
+      connection,
+      JSON.stringify({
+        transport: "tcp",
+        ip: "127.0.0.1",
+        shell_port: ports[0],
+        iopub_port: ports[1],
+        stdin_port: ports[2],
+        control_port: ports[3],
+        hb_port: ports[4],
+        key: "race",
+        signature_scheme: "hmac-sha256",
+      }),
+    );
+    const child = spawn(
+      argv[0],
+      argv.slice(1).map((a) => (a === "{connection_file}" ? connection : a)),
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      // Without the guard tslab logs the failure and never exits: this test then times out.
+      const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+      expect(code).toBe(1);
+      expect(stderr).toContain(`cannot bind tcp://127.0.0.1:${ports[0]}`);
+    } finally {
+      child.kill("SIGKILL");
+      await new Promise((resolve) => held.close(resolve));
+    }
+  }, 120_000);
+
   it("prints its usage", () => {
     const { code, stdout } = run(["kernel", "--help"]);
     expect(code).toBe(0);
@@ -95,3 +139,12 @@ describe("rbp kernel install", () => {
     expect(run(["--help"]).stdout).toMatch(/kernel install/);
   });
 });
+
+/** A TCP server on a free loopback port. */
+function listening(): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve(server));
+  });
+}
