@@ -8,10 +8,9 @@
 import type { Worker } from "node:worker_threads";
 import type { Credentials } from "../../src/service/credentials.js";
 import { PredictionService, type ServiceConfig } from "../../src/service/core.js";
-import { defaultSpawn } from "../../src/service/pool.js";
+import { defaultSpawn, type WorkerPool } from "../../src/service/pool.js";
 import { EmbeddedStore } from "../../src/service/store/embedded.js";
 import { MemoryPersistence } from "../../src/service/store/persistence.js";
-import type { WorkerPool } from "../../src/service/pool.js";
 import type { WorkerTask } from "../../src/service/worker.js";
 
 export interface RecordedService {
