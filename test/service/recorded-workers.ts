@@ -46,6 +46,13 @@ export async function recordedService(
   };
   const tasks: string[] = [];
   const counters: Int32Array[] = [];
+  // Set once the service is open: its pool, read for its free workers only (a test's view of a private field).
+  let pool: WorkerPool | undefined;
+  const idleWaiters: Array<() => void> = [];
+  const isIdle = () => pool !== undefined && pool.capacity() === pool.size;
+  const wakeIdle = () => {
+    if (isIdle()) for (const resolve of idleWaiters.splice(0)) resolve();
+  };
   let readyCount = 0;
   const waiting: Array<{ count: number; resolve: () => void }> = [];
   const spawn = (): Worker => {
@@ -57,7 +64,10 @@ export async function recordedService(
         held.push(() => emit(event, ...args));
         return true;
       }
-      return emit(event, ...args);
+      const handled = emit(event, ...args);
+      // The pool frees a worker's slot in its own listener of the reply (or of the exit), just run.
+      wakeIdle();
+      return handled;
     };
     worker.once("message", () => {
       readyCount++;
@@ -76,10 +86,8 @@ export async function recordedService(
   };
   const service = await PredictionService.open({ store: await EmbeddedStore.open(new MemoryPersistence()), credentials, config, spawn });
   const ready = (count: number) => (readyCount >= count ? Promise.resolve() : new Promise<void>((resolve) => waiting.push({ count, resolve })));
-  // The service's pool, read for its free workers only (a test's view of a private field).
-  const pool = (service as unknown as { pool: WorkerPool }).pool;
-  const idle = async (): Promise<void> => {
-    while (pool.capacity() < pool.size) await new Promise((resolve) => setTimeout(resolve, 5));
-  };
+  pool = (service as unknown as { pool: WorkerPool }).pool;
+  // Settles at the worker event after which every slot is free (at once when they are).
+  const idle = (): Promise<void> => (isIdle() ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve)));
   return { service, tasks, counters, ready, letReady, idle };
 }
