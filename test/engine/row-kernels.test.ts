@@ -192,7 +192,7 @@ describe("each WebAssembly kernel gives the bits of its JavaScript twin", () => 
 });
 
 describe("bucketsTwo buckets and sums as its JavaScript twin", () => {
-  it("for 0 to 4 cuts, both signs, ties with the cuts, on 0 to 60 rows", () => {
+  it("for 0 to 4 cuts, both signs, ties with the cuts, on 0 to 60 rows; the totals every row's", () => {
     const value = fc.oneof(
       fc.integer({ min: -8, max: 8 }).map((v) => v / 4),
       fc.double({ min: -3, max: 3, noNaN: true }),
@@ -263,6 +263,14 @@ describe("bucketsTwo buckets and sums as its JavaScript twin", () => {
               else expect(Math.abs(sums[k] - expected[k])).toBeLessThanOrEqual(1e-12 * Math.max(1, n * 100));
             }
           }
+          // The totals are every row's (added bucket by bucket): sum r, sum r^2, sum r dy within rounding.
+          const expected = [0, 0, 0];
+          rows.forEach(([r, , v]) => {
+            expected[0] += r;
+            expected[1] += r * r;
+            expected[2] += r * (v - 0.25);
+          });
+          expected.forEach((e, k) => expect(Math.abs(js[4][k] - e)).toBeLessThanOrEqual(1e-12 * Math.max(1, n * 100)));
         },
       ),
       { numRuns: 300 },

@@ -176,7 +176,8 @@ export interface RowKernels {
    * doubles, cleared here), b its relevance bucket and c its similarity one. Then each censor's
    * buckets 0 to T (sums[6 b ..]) are the joint ones added left to right: the relevance censor's
    * b is (b, 0) + (b, 1) + ... + (b, T), the similarity censor's c is (0, c) + ... + (T, c).
-   * totals = [sum r, sum r^2, sum r dy].
+   * totals = [sum r, sum r^2, sum r dy], each the 25 joint buckets' sums added in bucket order
+   * (0 + (0, 0) + (0, 1) + ... + (4, 4)), not the rows' in row order.
    */
   bucketsTwo(
     relevance: Float64Array,
@@ -418,9 +419,6 @@ export const jsKernels: RowKernels = {
     joint.fill(0, 0, JOINT_SUMS);
     const [a0, a1, a2, a3] = upToFour(atLeastR, T);
     const [c0, c1, c2, c3] = upToFour(atLeastS, T);
-    let totalR = 0;
-    let totalR2 = 0;
-    let totalRY = 0;
     for (let i = 0; i < n; i++) {
       const r = relevance[i];
       const dy = y[i] - ybar;
@@ -428,9 +426,6 @@ export const jsKernels: RowKernels = {
       const ry = r * dy;
       const ry2 = ry * dy;
       const r2y2 = ry * ry;
-      totalR += r;
-      totalR2 += r2;
-      totalRY += ry;
       const sr = sign * r;
       const br = +(sr >= a0) + +(sr >= a1) + +(sr >= a2) + +(sr >= a3);
       bucketsR[i] = br;
@@ -439,6 +434,15 @@ export const jsKernels: RowKernels = {
       const bs = +(ss >= c0) + +(ss >= c1) + +(ss >= c2) + +(ss >= c3);
       bucketsS[i] = bs;
       addToBucket(joint, 5 * br + bs, r, r2, ry, ry2, r2y2);
+    }
+    // The totals from the joint buckets, in bucket order (rows.wat `bucketsTwo`).
+    let totalR = 0;
+    let totalR2 = 0;
+    let totalRY = 0;
+    for (let j = 0; j < 25; j++) {
+      totalR += joint[6 * j + 1];
+      totalR2 += joint[6 * j + 2];
+      totalRY += joint[6 * j + 3];
     }
     totals[0] = totalR;
     totals[1] = totalR2;

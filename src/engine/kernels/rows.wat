@@ -436,13 +436,14 @@
   ;; bucket's sums per row instead of one per row and censor: about 3.6 -> 2.8 ns a row at
   ;; N=1,000 (docs/architecture.md); each censor's sums are the rows' in another order, so their
   ;; last bits are not those of one censor's `bucketSums` in row order (docs/methodology.md). The
-  ;; three totals (sum r, sum r^2, sum r dy) go to totals[0..3).
+  ;; three totals (sum r, sum r^2, sum r dy) go to totals[0..3): the 25 joint buckets' sums added
+  ;; in bucket order, not the rows' in row order (two running sums in the loop kept V8 from
+  ;; holding the rest in registers: the pass alone took 2.6 ns a row against 2.3; docs/architecture.md).
   ;;
   ;; Two rows a pass: their buckets counted by f64x2 compares (each passed cut subtracts an
   ;; all-ones lane, -1), their terms made two at a time and split into each row's three pairs by
   ;; shuffles; the first row's pairs are added to its joint bucket before the second row's, so
-  ;; every sum still takes the rows in order. The totals run in two lanes of their own, (count,
-  ;; sum r) and (sum r^2, sum r dy), also in row order. An odd n leaves the last row to a scalar tail.
+  ;; every sum still takes the rows in order. An odd n leaves the last row to a scalar tail.
   (func $bucketsTwo (export "bucketsTwo")
     (param $relevance i32) (param $similarity i32) (param $y i32) (param $ybar f64) (param $sign f64)
     (param $a0 f64) (param $a1 f64) (param $a2 f64) (param $a3 f64)
@@ -491,8 +492,6 @@
         (local.set $f (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $one) (local.get $R)))
         (local.set $g (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $RR) (local.get $RY)))
         (local.set $h (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $RYDY) (local.get $RYRY)))
-        (local.set $t1 (f64x2.add (local.get $t1) (local.get $f)))
-        (local.set $t2 (f64x2.add (local.get $t2) (local.get $g)))
         (i32.store8 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 0 (local.get $bR)))
         (i32.store8 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 0 (local.get $bS)))
         (local.set $at (i32.add (local.get $joint) (i32.mul (i32x4.extract_lane 0 (local.get $J)) (i32.const 48))))
@@ -502,8 +501,6 @@
         (local.set $f (i8x16.shuffle 0 1 2 3 4 5 6 7 24 25 26 27 28 29 30 31 (local.get $one) (local.get $R)))
         (local.set $g (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $RR) (local.get $RY)))
         (local.set $h (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $RYDY) (local.get $RYRY)))
-        (local.set $t1 (f64x2.add (local.get $t1) (local.get $f)))
-        (local.set $t2 (f64x2.add (local.get $t2) (local.get $g)))
         (i32.store8 offset=1 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 2 (local.get $bR)))
         (i32.store8 offset=1 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 2 (local.get $bS)))
         (local.set $at (i32.add (local.get $joint) (i32.mul (i32x4.extract_lane 2 (local.get $J)) (i32.const 48))))
@@ -522,8 +519,6 @@
         (local.set $f (f64x2.replace_lane 1 (local.get $one) (local.get $r)))
         (local.set $g (f64x2.replace_lane 1 (f64x2.splat (f64.mul (local.get $r) (local.get $r))) (local.get $ry)))
         (local.set $h (f64x2.replace_lane 1 (f64x2.splat (f64.mul (local.get $ry) (local.get $dy))) (f64.mul (local.get $ry) (local.get $ry))))
-        (local.set $t1 (f64x2.add (local.get $t1) (local.get $f)))
-        (local.set $t2 (f64x2.add (local.get $t2) (local.get $g)))
         (local.set $x (f64.mul (local.get $sign) (local.get $r)))
         (local.set $br (i32.add
           (i32.add (f64.ge (local.get $x) (local.get $a0)) (f64.ge (local.get $x) (local.get $a1)))
@@ -538,7 +533,14 @@
         (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
         (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
         (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $h)))))
-    ;; totals: sum r is lane 1 of the first pair, sum r^2 and sum r dy the second pair.
+    ;; totals: the joint buckets' sums added in bucket order, 0 to 24 (buckets past T are 0); sum r
+    ;; is lane 1 of the first pair, sum r^2 and sum r dy the second pair.
+    (local.set $at (local.get $joint))
+    (loop $total
+      (local.set $t1 (f64x2.add (local.get $t1) (v128.load offset=0 (local.get $at))))
+      (local.set $t2 (f64x2.add (local.get $t2) (v128.load offset=16 (local.get $at))))
+      (local.set $at (i32.add (local.get $at) (i32.const 48)))
+      (br_if $total (i32.lt_u (local.get $at) (i32.add (local.get $joint) (i32.const 1200)))))
     (f64.store offset=0 (local.get $totals) (f64x2.extract_lane 1 (local.get $t1)))
     (v128.store offset=8 (local.get $totals) (local.get $t2))
     ;; Each censor's bucket sums from the joint ones, buckets 0 to T: relevance bucket b the joint
