@@ -60,8 +60,9 @@ function histogramArrays(arena: RowArena | null, rows: number) {
 /** One histogram select in progress: its bins, counts and where the wanted bins are gathered. */
 class Histogram {
   /**
-   * Per bin, its count (at 2 bin) and the last value (its index) counted into it (at 2 bin + 1,
-   * valid where the count is not 0): side by side, so that the counting pass reads and writes both at once.
+   * Per bin, the last value (its index) counted into it (at 2 bin, valid where the count is not 0)
+   * and its count (at 2 bin + 1): side by side, so that the counting pass reads and writes both at
+   * once (the WebAssembly count as one i64: the count in the high half, rows.wat `histogramTwo`).
    */
   readonly table: Int32Array;
   /** previous[i]: the value counted into i's bin before i (so a bin's values are linked from the last back to the first). */
@@ -149,8 +150,8 @@ class Histogram {
     const wantedCount = this.state[WANTED_COUNT];
     for (let w = 0; w < wantedCount; w++) {
       const b = wanted[w];
-      let i = table[2 * b + 1];
-      for (let p = starts[b] + table[2 * b] - 1; p >= starts[b]; p--) {
+      let i = table[2 * b];
+      for (let p = starts[b] + table[2 * b + 1] - 1; p >= starts[b]; p--) {
         scratch[p] = values[i];
         i = previous[i];
       }
@@ -194,12 +195,12 @@ class Histogram {
     for (let k = 0; k < rankCount; k++) {
       const rank = ranks[k];
       // The bin holding the rank: the first whose cumulative count exceeds it (rank < count, so one does).
-      while (below + table[2 * bin] <= rank) below += table[2 * bin++];
+      while (below + table[2 * bin + 1] <= rank) below += table[2 * bin++ + 1];
       rankBins[k] = bin;
       rankBelow[k] = below;
       if (starts[bin] >= 0) continue;
       starts[bin] = next;
-      next += table[2 * bin];
+      next += table[2 * bin + 1];
       wanted[wantedCount++] = bin;
     }
     state[RANK_COUNT] = rankCount;
@@ -215,7 +216,7 @@ class Histogram {
     const wantedCount = this.state[WANTED_COUNT];
     for (let w = 0; w < wantedCount; w++) {
       const b = wanted[w];
-      const count = table[2 * b];
+      const count = table[2 * b + 1];
       if (count <= INSERTION_SORT) insertionSort(scratch, starts[b], starts[b] + count);
       else scratch.subarray(starts[b], starts[b] + count).sort();
     }

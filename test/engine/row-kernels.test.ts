@@ -351,7 +351,7 @@ describe("histogramTwo counts as its JavaScript twin", () => {
             const out = [new Float64Array(fractions.length), new Float64Array(fractions.length)];
             percentilesOfTwo(a, b, n, fractions, new Float64Array(n), new Float64Array(n), out[0], out[1], minA, maxA, 0, minB, maxB, 0, p);
             const counted = p
-              ? [p.first, p.second].flatMap((h) => [...h.table.slice(0, 2 * h.bins).filter((_, k) => k % 2 === 0), ...h.previous.slice(0, n)])
+              ? [p.first, p.second].flatMap((h) => [...h.table.slice(0, 2 * h.bins).filter((_, k) => k % 2 === 1), ...h.previous.slice(0, n)])
               : [];
             return { out: out.map((o) => [...o]), counted };
           };

@@ -102,8 +102,8 @@ export interface RowKernels {
   /**
    * The counting pass of two histogram selects (percentile.ts): row i goes into bin
    * ((a[i] - minA) * scaleA) | 0 of a (every value in [min, max]: the bin is in range), whose count
-   * (tableA[2 bin]) goes up, and previousA[i] links it to that bin's last row before it
-   * (tableA[2 bin + 1], then i); the same for b.
+   * (tableA[2 bin + 1]) goes up, and previousA[i] links it to that bin's last row before it
+   * (tableA[2 bin], then i); the same for b.
    */
   histogramTwo(
     a: Float64Array,
@@ -473,19 +473,19 @@ export const jsKernels: RowKernels = {
 
 /**
  * The counting pass of one histogram select (percentile.ts): row i goes into bin
- * ((values[i] - min) * scale) | 0, whose count (table[2 bin]) goes up, and previous[i] links it to
- * that bin's last row before it (table[2 bin + 1], which becomes i).
+ * ((values[i] - min) * scale) | 0, whose count (table[2 bin + 1]) goes up, and previous[i] links it
+ * to that bin's last row before it (table[2 bin], which becomes i).
  *
  * @example
  * const [table, previous] = [new Int32Array(4), new Int32Array(3)];
- * countIntoBins(Float64Array.of(0, 1, 0.5), 0, 1.99, table, previous, 3); // table = [1, 0, 2, 2]: counts 1 and 2
+ * countIntoBins(Float64Array.of(0, 1, 0.5), 0, 1.99, table, previous, 3); // table = [2, 2, 1, 1]: bin 0 last row 2 of 2, bin 1 row 1 of 1; previous = [0, 0, 0]
  */
 export function countIntoBins(values: ArrayLike<number>, min: number, scale: number, table: Int32Array, previous: Int32Array, n: number): void {
   for (let i = 0; i < n; i++) {
     const at = 2 * (((values[i] - min) * scale) | 0);
-    table[at]++;
-    previous[i] = table[at + 1];
-    table[at + 1] = i;
+    table[at + 1]++;
+    previous[i] = table[at];
+    table[at] = i;
   }
 }
 

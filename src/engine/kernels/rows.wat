@@ -231,6 +231,37 @@
     (local.set $rMax (f64x2.splat (f64.const -inf)))
     (local.set $sMax (f64x2.splat (f64.const -inf)))
     (local.set $end (i32.shl (i32.shr_u (local.get $n) (i32.const 1)) (i32.const 4)))
+    ;; Two bodies an iteration while two fit (docs/architecture.md "Two pairs an iteration"), then one.
+    (block $doneTwo
+      (loop $nextTwo
+        (br_if $doneTwo (i32.gt_u (i32.add (local.get $k) (i32.const 32)) (local.get $end)))
+        (local.set $value (f64x2.mul (v128.load (i32.add (local.get $ud) (local.get $k))) (local.get $inv2)))
+        (v128.store (i32.add (local.get $ud) (local.get $k)) (local.get $value))
+        (local.set $r (f64x2.add (v128.load (i32.add (local.get $relPrev) (local.get $k))) (f64x2.mul (local.get $value) (local.get $vd2))))
+        (local.set $x (f64x2.add (v128.load (i32.add (local.get $infoPrev) (local.get $k))) (f64x2.mul (local.get $value) (local.get $value))))
+        (local.set $s (f64x2.sub (f64x2.sub (local.get $r) (f64x2.mul (local.get $point5) (local.get $x))) (local.get $half2)))
+        (v128.store (i32.add (local.get $relNext) (local.get $k)) (local.get $r))
+        (v128.store (i32.add (local.get $infoNext) (local.get $k)) (local.get $x))
+        (v128.store (i32.add (local.get $simNext) (local.get $k)) (local.get $s))
+        (local.set $rMin (f64x2.pmin (local.get $rMin) (local.get $r)))
+        (local.set $rMax (f64x2.pmax (local.get $rMax) (local.get $r)))
+        (local.set $sMin (f64x2.pmin (local.get $sMin) (local.get $s)))
+        (local.set $sMax (f64x2.pmax (local.get $sMax) (local.get $s)))
+        (local.set $k (i32.add (local.get $k) (i32.const 16)))
+        (local.set $value (f64x2.mul (v128.load (i32.add (local.get $ud) (local.get $k))) (local.get $inv2)))
+        (v128.store (i32.add (local.get $ud) (local.get $k)) (local.get $value))
+        (local.set $r (f64x2.add (v128.load (i32.add (local.get $relPrev) (local.get $k))) (f64x2.mul (local.get $value) (local.get $vd2))))
+        (local.set $x (f64x2.add (v128.load (i32.add (local.get $infoPrev) (local.get $k))) (f64x2.mul (local.get $value) (local.get $value))))
+        (local.set $s (f64x2.sub (f64x2.sub (local.get $r) (f64x2.mul (local.get $point5) (local.get $x))) (local.get $half2)))
+        (v128.store (i32.add (local.get $relNext) (local.get $k)) (local.get $r))
+        (v128.store (i32.add (local.get $infoNext) (local.get $k)) (local.get $x))
+        (v128.store (i32.add (local.get $simNext) (local.get $k)) (local.get $s))
+        (local.set $rMin (f64x2.pmin (local.get $rMin) (local.get $r)))
+        (local.set $rMax (f64x2.pmax (local.get $rMax) (local.get $r)))
+        (local.set $sMin (f64x2.pmin (local.get $sMin) (local.get $s)))
+        (local.set $sMax (f64x2.pmax (local.get $sMax) (local.get $s)))
+        (local.set $k (i32.add (local.get $k) (i32.const 16)))
+        (br $nextTwo)))
     (block $done
       (loop $next
         (br_if $done (i32.ge_u (local.get $k) (local.get $end)))
@@ -353,10 +384,11 @@
 
 ;; The counting pass of two histogram selects (percentile.ts `percentilesOfTwo`): for each row i,
   ;; its bin in a and in b, ((v - min) * scale) truncated; that bin's count goes up, and
-  ;; previous[i] links i to the bin's last row before it. A bin's count and last row are one i64
-  ;; of the table (count in its low half, the i32 at 2 bin; last row in its high half, at
-  ;; 2 bin + 1), read and written at once: a row costs one load and two stores (its link and its
-  ;; bin's entry). Previous is i32. The caller guarantees every value lies in [min, max], both
+  ;; previous[i] links i to the bin's last row before it. A bin's last row and count are one i64
+  ;; of the table (last row in its low half, the i32 at 2 bin; count in its high half, at
+  ;; 2 bin + 1), read and written at once: a row costs one load and two stores (its link, the
+  ;; entry's low half stored as it is, and its bin's entry, (entry & ~0xffffffff) + 2^32 + i: three
+  ;; instructions where the count in the low half took five; docs/architecture.md). Previous is i32. The caller guarantees every value lies in [min, max], both
   ;; finite, with a finite scale, so that the bin is in range, and fewer than 2^31 values. Two rows
   ;; a pass: their bins by f64x2 arithmetic, then counted and linked one row after the other, in a
   ;; and then in b, as the plain loops do. A bin is floor((v - min) scale) + 2^52, whose low 32 bits
@@ -388,21 +420,21 @@
         ;; The first row in a, then in b; then the second row.
         (local.set $at (i32.add (local.get $tableA) (i32x4.extract_lane 0 (local.get $binsA))))
         (local.set $pair (i64.load (local.get $at)))
-        (i32.store (i32.add (local.get $previousA) (local.get $k)) (i32.wrap_i64 (i64.shr_u (local.get $pair) (i64.const 32))))
-        (i64.store (local.get $at) (i64.or (i64.shl (i64.extend_i32_u (local.get $i)) (i64.const 32)) (i64.and (i64.add (local.get $pair) (i64.const 1)) (i64.const 0xffffffff))))
+        (i64.store32 (i32.add (local.get $previousA) (local.get $k)) (local.get $pair))
+        (i64.store (local.get $at) (i64.add (i64.and (local.get $pair) (i64.const 0xffffffff00000000)) (i64.add (i64.extend_i32_u (local.get $i)) (i64.const 0x100000000))))
         (local.set $at (i32.add (local.get $tableB) (i32x4.extract_lane 0 (local.get $binsB))))
         (local.set $pair (i64.load (local.get $at)))
-        (i32.store (i32.add (local.get $previousB) (local.get $k)) (i32.wrap_i64 (i64.shr_u (local.get $pair) (i64.const 32))))
-        (i64.store (local.get $at) (i64.or (i64.shl (i64.extend_i32_u (local.get $i)) (i64.const 32)) (i64.and (i64.add (local.get $pair) (i64.const 1)) (i64.const 0xffffffff))))
+        (i64.store32 (i32.add (local.get $previousB) (local.get $k)) (local.get $pair))
+        (i64.store (local.get $at) (i64.add (i64.and (local.get $pair) (i64.const 0xffffffff00000000)) (i64.add (i64.extend_i32_u (local.get $i)) (i64.const 0x100000000))))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (local.set $at (i32.add (local.get $tableA) (i32x4.extract_lane 2 (local.get $binsA))))
         (local.set $pair (i64.load (local.get $at)))
-        (i32.store offset=4 (i32.add (local.get $previousA) (local.get $k)) (i32.wrap_i64 (i64.shr_u (local.get $pair) (i64.const 32))))
-        (i64.store (local.get $at) (i64.or (i64.shl (i64.extend_i32_u (local.get $i)) (i64.const 32)) (i64.and (i64.add (local.get $pair) (i64.const 1)) (i64.const 0xffffffff))))
+        (i64.store32 offset=4 (i32.add (local.get $previousA) (local.get $k)) (local.get $pair))
+        (i64.store (local.get $at) (i64.add (i64.and (local.get $pair) (i64.const 0xffffffff00000000)) (i64.add (i64.extend_i32_u (local.get $i)) (i64.const 0x100000000))))
         (local.set $at (i32.add (local.get $tableB) (i32x4.extract_lane 2 (local.get $binsB))))
         (local.set $pair (i64.load (local.get $at)))
-        (i32.store offset=4 (i32.add (local.get $previousB) (local.get $k)) (i32.wrap_i64 (i64.shr_u (local.get $pair) (i64.const 32))))
-        (i64.store (local.get $at) (i64.or (i64.shl (i64.extend_i32_u (local.get $i)) (i64.const 32)) (i64.and (i64.add (local.get $pair) (i64.const 1)) (i64.const 0xffffffff))))
+        (i64.store32 offset=4 (i32.add (local.get $previousB) (local.get $k)) (local.get $pair))
+        (i64.store (local.get $at) (i64.add (i64.and (local.get $pair) (i64.const 0xffffffff00000000)) (i64.add (i64.extend_i32_u (local.get $i)) (i64.const 0x100000000))))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $next)))
     ;; An odd n leaves the last row, counted alone.
@@ -414,14 +446,14 @@
           (i32.trunc_f64_s (f64.mul (f64.sub (f64.load (i32.add (local.get $a) (i32.shl (local.get $i) (i32.const 3)))) (local.get $minA)) (local.get $scaleA)))
           (i32.const 3))))
         (local.set $pair (i64.load (local.get $at)))
-        (i32.store (i32.add (local.get $previousA) (local.get $k)) (i32.wrap_i64 (i64.shr_u (local.get $pair) (i64.const 32))))
-        (i64.store (local.get $at) (i64.or (i64.shl (i64.extend_i32_u (local.get $i)) (i64.const 32)) (i64.and (i64.add (local.get $pair) (i64.const 1)) (i64.const 0xffffffff))))
+        (i64.store32 (i32.add (local.get $previousA) (local.get $k)) (local.get $pair))
+        (i64.store (local.get $at) (i64.add (i64.and (local.get $pair) (i64.const 0xffffffff00000000)) (i64.add (i64.extend_i32_u (local.get $i)) (i64.const 0x100000000))))
         (local.set $at (i32.add (local.get $tableB) (i32.shl
           (i32.trunc_f64_s (f64.mul (f64.sub (f64.load (i32.add (local.get $b) (i32.shl (local.get $i) (i32.const 3)))) (local.get $minB)) (local.get $scaleB)))
           (i32.const 3))))
         (local.set $pair (i64.load (local.get $at)))
-        (i32.store (i32.add (local.get $previousB) (local.get $k)) (i32.wrap_i64 (i64.shr_u (local.get $pair) (i64.const 32))))
-        (i64.store (local.get $at) (i64.or (i64.shl (i64.extend_i32_u (local.get $i)) (i64.const 32)) (i64.and (i64.add (local.get $pair) (i64.const 1)) (i64.const 0xffffffff))))
+        (i64.store32 (i32.add (local.get $previousB) (local.get $k)) (local.get $pair))
+        (i64.store (local.get $at) (i64.add (i64.and (local.get $pair) (i64.const 0xffffffff00000000)) (i64.add (i64.extend_i32_u (local.get $i)) (i64.const 0x100000000))))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $tail))))
 
@@ -468,6 +500,85 @@
     (local.set $C0 (f64x2.splat (local.get $c0))) (local.set $C1 (f64x2.splat (local.get $c1)))
     (local.set $C2 (f64x2.splat (local.get $c2))) (local.set $C3 (f64x2.splat (local.get $c3)))
     (local.set $end (i32.and (local.get $n) (i32.const -2)))
+    ;; Two bodies an iteration while two fit (docs/architecture.md "Two pairs an iteration"), then one.
+    (block $doneTwo
+      (loop $nextTwo
+        (br_if $doneTwo (i32.gt_u (i32.add (local.get $i) (i32.const 4)) (local.get $end)))
+        (local.set $k (i32.shl (local.get $i) (i32.const 3)))
+        (local.set $R (v128.load (i32.add (local.get $relevance) (local.get $k))))
+        (local.set $DY (f64x2.sub (v128.load (i32.add (local.get $y) (local.get $k))) (local.get $ybar2)))
+        (local.set $RR (f64x2.mul (local.get $R) (local.get $R)))
+        (local.set $RY (f64x2.mul (local.get $R) (local.get $DY)))
+        (local.set $RYDY (f64x2.mul (local.get $RY) (local.get $DY)))
+        (local.set $RYRY (f64x2.mul (local.get $RY) (local.get $RY)))
+        ;; Each row's bucket, as 0 - (s >= a0) - (s >= a1) - ... in its i64 lane.
+        (local.set $s (f64x2.mul (local.get $sign2) (local.get $R)))
+        (local.set $bR (i64x2.sub (i64x2.sub (i64x2.sub (i64x2.sub (v128.const i64x2 0 0)
+          (f64x2.ge (local.get $s) (local.get $A0))) (f64x2.ge (local.get $s) (local.get $A1)))
+          (f64x2.ge (local.get $s) (local.get $A2))) (f64x2.ge (local.get $s) (local.get $A3))))
+        (local.set $s (f64x2.mul (local.get $sign2) (v128.load (i32.add (local.get $similarity) (local.get $k)))))
+        (local.set $bS (i64x2.sub (i64x2.sub (i64x2.sub (i64x2.sub (v128.const i64x2 0 0)
+          (f64x2.ge (local.get $s) (local.get $C0))) (f64x2.ge (local.get $s) (local.get $C1)))
+          (f64x2.ge (local.get $s) (local.get $C2))) (f64x2.ge (local.get $s) (local.get $C3))))
+        ;; Each row's joint bucket, 5 bR + bS.
+        (local.set $J (i64x2.add (i64x2.add (i64x2.shl (local.get $bR) (i32.const 2)) (local.get $bR)) (local.get $bS)))
+        (local.set $f (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $one) (local.get $R)))
+        (local.set $g (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $RR) (local.get $RY)))
+        (local.set $h (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $RYDY) (local.get $RYRY)))
+        (i32.store8 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 0 (local.get $bR)))
+        (i32.store8 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 0 (local.get $bS)))
+        (local.set $at (i32.add (local.get $joint) (i32.mul (i32x4.extract_lane 0 (local.get $J)) (i32.const 48))))
+        (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
+        (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
+        (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $h)))
+        (local.set $f (i8x16.shuffle 0 1 2 3 4 5 6 7 24 25 26 27 28 29 30 31 (local.get $one) (local.get $R)))
+        (local.set $g (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $RR) (local.get $RY)))
+        (local.set $h (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $RYDY) (local.get $RYRY)))
+        (i32.store8 offset=1 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 2 (local.get $bR)))
+        (i32.store8 offset=1 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 2 (local.get $bS)))
+        (local.set $at (i32.add (local.get $joint) (i32.mul (i32x4.extract_lane 2 (local.get $J)) (i32.const 48))))
+        (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
+        (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
+        (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $h)))
+        (local.set $i (i32.add (local.get $i) (i32.const 2)))
+        (local.set $k (i32.shl (local.get $i) (i32.const 3)))
+        (local.set $R (v128.load (i32.add (local.get $relevance) (local.get $k))))
+        (local.set $DY (f64x2.sub (v128.load (i32.add (local.get $y) (local.get $k))) (local.get $ybar2)))
+        (local.set $RR (f64x2.mul (local.get $R) (local.get $R)))
+        (local.set $RY (f64x2.mul (local.get $R) (local.get $DY)))
+        (local.set $RYDY (f64x2.mul (local.get $RY) (local.get $DY)))
+        (local.set $RYRY (f64x2.mul (local.get $RY) (local.get $RY)))
+        ;; Each row's bucket, as 0 - (s >= a0) - (s >= a1) - ... in its i64 lane.
+        (local.set $s (f64x2.mul (local.get $sign2) (local.get $R)))
+        (local.set $bR (i64x2.sub (i64x2.sub (i64x2.sub (i64x2.sub (v128.const i64x2 0 0)
+          (f64x2.ge (local.get $s) (local.get $A0))) (f64x2.ge (local.get $s) (local.get $A1)))
+          (f64x2.ge (local.get $s) (local.get $A2))) (f64x2.ge (local.get $s) (local.get $A3))))
+        (local.set $s (f64x2.mul (local.get $sign2) (v128.load (i32.add (local.get $similarity) (local.get $k)))))
+        (local.set $bS (i64x2.sub (i64x2.sub (i64x2.sub (i64x2.sub (v128.const i64x2 0 0)
+          (f64x2.ge (local.get $s) (local.get $C0))) (f64x2.ge (local.get $s) (local.get $C1)))
+          (f64x2.ge (local.get $s) (local.get $C2))) (f64x2.ge (local.get $s) (local.get $C3))))
+        ;; Each row's joint bucket, 5 bR + bS.
+        (local.set $J (i64x2.add (i64x2.add (i64x2.shl (local.get $bR) (i32.const 2)) (local.get $bR)) (local.get $bS)))
+        (local.set $f (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $one) (local.get $R)))
+        (local.set $g (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $RR) (local.get $RY)))
+        (local.set $h (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $RYDY) (local.get $RYRY)))
+        (i32.store8 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 0 (local.get $bR)))
+        (i32.store8 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 0 (local.get $bS)))
+        (local.set $at (i32.add (local.get $joint) (i32.mul (i32x4.extract_lane 0 (local.get $J)) (i32.const 48))))
+        (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
+        (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
+        (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $h)))
+        (local.set $f (i8x16.shuffle 0 1 2 3 4 5 6 7 24 25 26 27 28 29 30 31 (local.get $one) (local.get $R)))
+        (local.set $g (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $RR) (local.get $RY)))
+        (local.set $h (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $RYDY) (local.get $RYRY)))
+        (i32.store8 offset=1 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 2 (local.get $bR)))
+        (i32.store8 offset=1 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 2 (local.get $bS)))
+        (local.set $at (i32.add (local.get $joint) (i32.mul (i32x4.extract_lane 2 (local.get $J)) (i32.const 48))))
+        (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
+        (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
+        (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $h)))
+        (local.set $i (i32.add (local.get $i) (i32.const 2)))
+        (br $nextTwo)))
     (block $done
       (loop $next
         (br_if $done (i32.ge_u (local.get $i) (local.get $end)))
@@ -729,7 +840,7 @@
       (loop $ml
         (br_if $md (i32.ge_s (local.get $k) (local.get $rankCount)))
         (local.set $rank (i32.load (i32.add (local.get $ranks) (i32.shl (local.get $k) (i32.const 2)))))
-        ;; Eight bins at a time while they all lie below the rank (their counts are i32 lanes 0 and 2 of
+        ;; Eight bins at a time while they all lie below the rank (their counts are i32 lanes 1 and 3 of
         ;; four loads), then one at a time: the same bin and count below it.
         (block $skipped
           (loop $skip
@@ -739,15 +850,15 @@
               (i32x4.add
                 (i32x4.add (v128.load offset=0 (local.get $at)) (v128.load offset=16 (local.get $at)))
                 (i32x4.add (v128.load offset=32 (local.get $at)) (v128.load offset=48 (local.get $at))))
-              (v128.const i32x4 -1 0 -1 0)))
-            (local.set $c (i32.add (i32x4.extract_lane 0 (local.get $eight)) (i32x4.extract_lane 2 (local.get $eight))))
+              (v128.const i32x4 0 -1 0 -1)))
+            (local.set $c (i32.add (i32x4.extract_lane 1 (local.get $eight)) (i32x4.extract_lane 3 (local.get $eight))))
             (br_if $skipped (i32.gt_s (i32.add (local.get $below) (local.get $c)) (local.get $rank)))
             (local.set $below (i32.add (local.get $below) (local.get $c)))
             (local.set $bin (i32.add (local.get $bin) (i32.const 8)))
             (br $skip)))
         (block $bd
           (loop $bl
-            (local.set $c (i32.load (i32.add (local.get $table) (i32.shl (local.get $bin) (i32.const 3)))))
+            (local.set $c (i32.load offset=4 (i32.add (local.get $table) (i32.shl (local.get $bin) (i32.const 3)))))
             (br_if $bd (i32.gt_s (i32.add (local.get $below) (local.get $c)) (local.get $rank)))
             (local.set $below (i32.add (local.get $below) (local.get $c)))
             (local.set $bin (i32.add (local.get $bin) (i32.const 1)))
@@ -757,7 +868,7 @@
         (if (i32.lt_s (i32.load (i32.add (local.get $starts) (i32.shl (local.get $bin) (i32.const 2)))) (i32.const 0))
           (then
             (i32.store (i32.add (local.get $starts) (i32.shl (local.get $bin) (i32.const 2))) (local.get $next))
-            (local.set $next (i32.add (local.get $next) (i32.load (i32.add (local.get $table) (i32.shl (local.get $bin) (i32.const 3))))))
+            (local.set $next (i32.add (local.get $next) (i32.load offset=4 (i32.add (local.get $table) (i32.shl (local.get $bin) (i32.const 3))))))
             (i32.store (i32.add (local.get $wanted) (i32.shl (local.get $wantedCount) (i32.const 2))) (local.get $bin))
             (local.set $wantedCount (i32.add (local.get $wantedCount) (i32.const 1)))))
         (local.set $k (i32.add (local.get $k) (i32.const 1)))
@@ -777,7 +888,7 @@
     (block $d
       (loop $l
         (br_if $d (i32.ge_s (local.get $w) (local.get $n)))
-        (if (i32.gt_s (i32.load (i32.add (local.get $table) (i32.shl (i32.load (i32.add (local.get $wanted) (i32.shl (local.get $w) (i32.const 2)))) (i32.const 3)))) (i32.const 256))
+        (if (i32.gt_s (i32.load offset=4 (i32.add (local.get $table) (i32.shl (i32.load (i32.add (local.get $wanted) (i32.shl (local.get $w) (i32.const 2)))) (i32.const 3)))) (i32.const 256))
           (then (return (i32.const 0))))
         (local.set $w (i32.add (local.get $w) (i32.const 1)))
         (br $l)))
@@ -800,9 +911,9 @@
         (br_if $d (i32.ge_s (local.get $w) (local.get $n)))
         (local.set $b (i32.load (i32.add (local.get $wanted) (i32.shl (local.get $w) (i32.const 2)))))
         (local.set $at (i32.add (local.get $table) (i32.shl (local.get $b) (i32.const 3))))
-        (local.set $i (i32.load offset=4 (local.get $at)))
+        (local.set $i (i32.load (local.get $at)))
         (local.set $from (i32.load (i32.add (local.get $starts) (i32.shl (local.get $b) (i32.const 2)))))
-        (local.set $to (i32.add (local.get $from) (i32.load (local.get $at))))
+        (local.set $to (i32.add (local.get $from) (i32.load offset=4 (local.get $at))))
         (local.set $p (i32.sub (local.get $to) (i32.const 1)))
         (block $gd
           (loop $gl
