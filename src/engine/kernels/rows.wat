@@ -58,6 +58,39 @@
               (f64.mul (local.get $l2) (f64.load (i32.add (local.get $u2) (local.get $k)))))
             (f64.mul (local.get $l3) (f64.load (i32.add (local.get $u3) (local.get $k)))))))))
 
+  ;; dst[i] = src[i] - l0 u0[i] - l1 u1[i] - l2 u2[i]: a level's last three columns in one pass
+  ;; (subtract2 then subtract1 made the same subtractions in the same order, with dst stored and loaded between).
+  (func $subtract3
+    (param $dst i32) (param $src i32) (param $u0 i32) (param $u1 i32) (param $u2 i32) (param $l0 f64) (param $l1 f64) (param $l2 f64) (param $n i32)
+    (local $k i32) (local $pairs i32) (local $a v128) (local $b v128) (local $c v128)
+    (local.set $a (f64x2.splat (local.get $l0)))
+    (local.set $b (f64x2.splat (local.get $l1)))
+    (local.set $c (f64x2.splat (local.get $l2)))
+    (local.set $pairs (i32.shl (i32.shr_u (local.get $n) (i32.const 1)) (i32.const 4)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $k) (local.get $pairs)))
+        (v128.store (i32.add (local.get $dst) (local.get $k))
+          (f64x2.sub
+            (f64x2.sub
+              (f64x2.sub
+                (v128.load (i32.add (local.get $src) (local.get $k)))
+                (f64x2.mul (local.get $a) (v128.load (i32.add (local.get $u0) (local.get $k)))))
+              (f64x2.mul (local.get $b) (v128.load (i32.add (local.get $u1) (local.get $k)))))
+            (f64x2.mul (local.get $c) (v128.load (i32.add (local.get $u2) (local.get $k))))))
+        (local.set $k (i32.add (local.get $k) (i32.const 16)))
+        (br $next)))
+    (if (i32.and (local.get $n) (i32.const 1))
+      (then
+        (f64.store (i32.add (local.get $dst) (local.get $k))
+          (f64.sub
+            (f64.sub
+              (f64.sub
+                (f64.load (i32.add (local.get $src) (local.get $k)))
+                (f64.mul (local.get $l0) (f64.load (i32.add (local.get $u0) (local.get $k)))))
+              (f64.mul (local.get $l1) (f64.load (i32.add (local.get $u1) (local.get $k)))))
+            (f64.mul (local.get $l2) (f64.load (i32.add (local.get $u2) (local.get $k)))))))))
+
   ;; dst[i] = src[i] - l0 u0[i] - l1 u1[i].
   (func $subtract2
     (param $dst i32) (param $src i32) (param $u0 i32) (param $u1 i32) (param $l0 f64) (param $l1 f64) (param $n i32)
@@ -108,8 +141,9 @@
             (f64.mul (local.get $l0) (f64.load (i32.add (local.get $u0) (local.get $k)))))))))
 
   ;; u_d = z_j - l_0 u_0 - l_1 u_1 - ... for a level at depth d: the u_m are `stride` bytes apart
-  ;; from u_0, l is the level's row of the factor (d doubles). Four columns a pass, then two, then
-  ;; one, in that order; the first pass reads src (z_j) and writes dst (u_d), the others update dst.
+  ;; from u_0, l is the level's row of the factor (d doubles). Four columns a pass, then the last
+  ;; three in one pass, or two, then one, in that order; the first pass reads src (z_j) and writes
+  ;; dst (u_d), the others update dst.
   (func $subtractLevel (export "subtractLevel")
     (param $dst i32) (param $src i32) (param $u i32) (param $stride i32) (param $l i32) (param $d i32) (param $n i32)
     (local $m i32)
@@ -131,6 +165,13 @@
         (local.set $l (i32.add (local.get $l) (i32.const 32)))
         (local.set $m (i32.add (local.get $m) (i32.const 4)))
         (br $next)))
+    (if (i32.eq (i32.add (local.get $m) (i32.const 3)) (local.get $d))
+      (then
+        (call $subtract3 (local.get $dst) (local.get $src)
+          (local.get $u) (i32.add (local.get $u) (local.get $stride)) (i32.add (local.get $u) (i32.shl (local.get $stride) (i32.const 1)))
+          (f64.load offset=0 (local.get $l)) (f64.load offset=8 (local.get $l)) (f64.load offset=16 (local.get $l))
+          (local.get $n))
+        (return)))
     (if (i32.le_u (i32.add (local.get $m) (i32.const 2)) (local.get $d))
       (then
         (call $subtract2 (local.get $dst) (local.get $src)
