@@ -35,11 +35,38 @@
     (i32.const -1))
 
   ;; Row a of a Gram matrix from its diagonal on: out[b] = sum over m < n of x_a[m] x_b[m] for
-  ;; b = a .. k - 1, each sum over m in order from 0, columns c at cols + 8 c n.
+  ;; b = a .. k - 1, each sum over m in order from 0, columns c at cols + 8 c n. Four entries a
+  ;; pass while four are left, each in a lane of its own (two f64x2 sums: two chains of additions
+  ;; where one sum a pass waited on each addition before the next), then one a pass.
   (func $gramRow (param $cols i32) (param $n i32) (param $k i32) (param $a i32) (param $out i32)
     (local $b i32) (local $xa i32) (local $xb i32) (local $m i32) (local $sum f64)
+    (local $bytes i32) (local $at i32) (local $x v128) (local $lo v128) (local $hi v128)
     (local.set $xa (i32.add (local.get $cols) (i32.shl (i32.mul (local.get $a) (local.get $n)) (i32.const 3))))
+    (local.set $bytes (i32.shl (local.get $n) (i32.const 3)))
     (local.set $b (local.get $a))
+    (block $doneFour
+      (loop $fours
+        (br_if $doneFour (i32.gt_s (i32.add (local.get $b) (i32.const 4)) (local.get $k)))
+        (local.set $xb (i32.add (local.get $cols) (i32.mul (local.get $b) (local.get $bytes))))
+        (local.set $lo (v128.const f64x2 0 0))
+        (local.set $hi (v128.const f64x2 0 0))
+        (local.set $m (i32.const 0))
+        (block $doneRows
+          (loop $rows4
+            (br_if $doneRows (i32.ge_s (local.get $m) (local.get $bytes)))
+            (local.set $x (v128.load64_splat (i32.add (local.get $xa) (local.get $m))))
+            (local.set $at (i32.add (local.get $xb) (local.get $m)))
+            (local.set $lo (f64x2.add (local.get $lo) (f64x2.mul (local.get $x)
+              (v128.load64_lane 1 (i32.add (local.get $at) (local.get $bytes)) (v128.load64_zero (local.get $at))))))
+            (local.set $at (i32.add (local.get $at) (i32.shl (local.get $bytes) (i32.const 1))))
+            (local.set $hi (f64x2.add (local.get $hi) (f64x2.mul (local.get $x)
+              (v128.load64_lane 1 (i32.add (local.get $at) (local.get $bytes)) (v128.load64_zero (local.get $at))))))
+            (local.set $m (i32.add (local.get $m) (i32.const 8)))
+            (br $rows4)))
+        (v128.store (i32.add (local.get $out) (i32.shl (local.get $b) (i32.const 3))) (local.get $lo))
+        (v128.store offset=16 (i32.add (local.get $out) (i32.shl (local.get $b) (i32.const 3))) (local.get $hi))
+        (local.set $b (i32.add (local.get $b) (i32.const 4)))
+        (br $fours)))
     (block $doneB
       (loop $entries
         (br_if $doneB (i32.ge_s (local.get $b) (local.get $k)))
