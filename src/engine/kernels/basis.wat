@@ -6,7 +6,9 @@
 ;; run (the CLI's) executes these once, where JavaScript still runs in its interpreter and
 ;; WebAssembly is compiled code from the first call.
 ;;
-;; Every pointer is a byte offset into the imported memory; f64 arrays are 8-byte aligned.
+;; Every pointer is a byte offset into the imported memory; f64 arrays are 8-byte aligned. The
+;; address of x_i at column columns[a] is written out where it is read, X + 8 (i stride +
+;; columns[a]) (V8 does not inline a call, and a call a value took most of the moments' time).
 (module
   (import "env" "memory" (memory 1))
 
@@ -202,13 +204,6 @@
         (br $rows3)))
     (call $covariance (local.get $z) (local.get $n) (local.get $k) (local.get $n1) (local.get $corr)))
 
-  ;; Address of x_i at column columns[a]: X + 8 (i stride + columns[a]).
-  (func $cell (param $X i32) (param $row i32) (param $columns i32) (param $a i32) (result i32)
-    (i32.add (local.get $X)
-      (i32.shl
-        (i32.add (local.get $row) (i32.load (i32.add (local.get $columns) (i32.shl (local.get $a) (i32.const 2)))))
-        (i32.const 3))))
-
   ;; model.ts usableRows: usable[i] = 1 when row i has every one of the k columns present; the count.
   (func (export "usableRows") (param $X i32) (param $n i32) (param $stride i32) (param $columns i32) (param $k i32) (param $usable i32) (result i32)
     (local $i i32) (local $a i32) (local $ok i32) (local $count i32) (local $row i32) (local $v f64)
@@ -220,7 +215,7 @@
         (block $cdone
           (loop $cols
             (br_if $cdone (i32.ge_s (local.get $a) (local.get $k)))
-            (local.set $v (f64.load (call $cell (local.get $X) (local.get $row) (local.get $columns) (local.get $a))))
+            (local.set $v (f64.load (i32.add (local.get $X) (i32.shl (i32.add (local.get $row) (i32.load (i32.add (local.get $columns) (i32.shl (local.get $a) (i32.const 2))))) (i32.const 3)))))
             (if (f64.ne (local.get $v) (local.get $v))
               (then (local.set $ok (i32.const 0)) (br $cdone)))
             (local.set $a (i32.add (local.get $a) (i32.const 1)))
@@ -254,7 +249,7 @@
                 (br_if $cdone1 (i32.ge_s (local.get $a) (local.get $k)))
                 (local.set $at (i32.add (local.get $mean) (i32.shl (local.get $a) (i32.const 3))))
                 (f64.store (local.get $at)
-                  (f64.add (f64.load (local.get $at)) (f64.load (call $cell (local.get $X) (local.get $row) (local.get $columns) (local.get $a)))))
+                  (f64.add (f64.load (local.get $at)) (f64.load (i32.add (local.get $X) (i32.shl (i32.add (local.get $row) (i32.load (i32.add (local.get $columns) (i32.shl (local.get $a) (i32.const 2))))) (i32.const 3))))))
                 (local.set $a (i32.add (local.get $a) (i32.const 1)))
                 (br $cols1)))))
         (local.set $row (i32.add (local.get $row) (local.get $stride)))
@@ -284,7 +279,7 @@
                 (f64.store
                   (i32.add (local.get $centred) (i32.shl (i32.add (i32.mul (local.get $a) (local.get $count)) (local.get $m)) (i32.const 3)))
                   (f64.sub
-                    (f64.load (call $cell (local.get $X) (local.get $row) (local.get $columns) (local.get $a)))
+                    (f64.load (i32.add (local.get $X) (i32.shl (i32.add (local.get $row) (i32.load (i32.add (local.get $columns) (i32.shl (local.get $a) (i32.const 2))))) (i32.const 3))))
                     (f64.load (i32.add (local.get $mean) (i32.shl (local.get $a) (i32.const 3))))))
                 (local.set $a (i32.add (local.get $a) (i32.const 1)))
                 (br $cols2)))
@@ -308,7 +303,7 @@
             (br_if $rdone (i32.or (i32.ge_s (local.get $i) (local.get $n)) (i32.eqz (local.get $constant))))
             (if (i32.load8_u (i32.add (local.get $usable) (local.get $i)))
               (then
-                (local.set $v (f64.load (call $cell (local.get $X) (local.get $row) (local.get $columns) (local.get $a))))
+                (local.set $v (f64.load (i32.add (local.get $X) (i32.shl (i32.add (local.get $row) (i32.load (i32.add (local.get $columns) (i32.shl (local.get $a) (i32.const 2))))) (i32.const 3)))))
                 (if (f64.eq (local.get $v) (local.get $v))
                   (then
                     (if (f64.ne (local.get $first) (local.get $first))
@@ -357,7 +352,7 @@
                 (br_if $cdone (i32.ge_s (local.get $a) (local.get $k)))
                 (f64.store (i32.add (local.get $base) (i32.shl (local.get $a) (i32.const 4)))
                   (f64.sub
-                    (f64.load (call $cell (local.get $X) (local.get $row) (local.get $columns) (local.get $a)))
+                    (f64.load (i32.add (local.get $X) (i32.shl (i32.add (local.get $row) (i32.load (i32.add (local.get $columns) (i32.shl (local.get $a) (i32.const 2))))) (i32.const 3))))
                     (f64.load (i32.add (local.get $mean) (i32.shl (local.get $a) (i32.const 3))))))
                 (local.set $a (i32.add (local.get $a) (i32.const 1)))
                 (br $centre)))
@@ -442,7 +437,7 @@
                   (f64.add (local.get $s)
                     (f64.mul
                       (f64.sub
-                        (f64.load (call $cell (local.get $X) (local.get $row) (local.get $columns) (local.get $a)))
+                        (f64.load (i32.add (local.get $X) (i32.shl (i32.add (local.get $row) (i32.load (i32.add (local.get $columns) (i32.shl (local.get $a) (i32.const 2))))) (i32.const 3))))
                         (f64.load (i32.add (local.get $mean) (i32.shl (local.get $a) (i32.const 3)))))
                       (f64.load (i32.add (local.get $direction) (i32.shl (local.get $a) (i32.const 3)))))))
                 (local.set $a (i32.add (local.get $a) (i32.const 1)))
