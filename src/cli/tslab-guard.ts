@@ -14,10 +14,12 @@
  * Only a bind failure on the connection file's own addresses ends the process; anything else a
  * cell leaves unhandled is left to tslab, as before.
  */
-import { readFileSync } from "node:fs";
+import { address, CHANNELS, readConnection } from "../kernel/protocol/connection.js";
 
 /**
- * The addresses a kernel binds for the connection file named after `--config-path` in `argv`.
+ * The addresses a kernel binds for the connection file named after `--config-path` in `argv`
+ * (the rbp kernel's own reading of it, kernel/protocol/connection.ts); none when there is no such
+ * file or it is not a connection file (the guard then does nothing).
  *
  * @example
  * connectionAddresses(["node", "tslab", "kernel", "--config-path", "/run/kernel-1.json"]); // Set { "tcp://127.0.0.1:50123", ... }
@@ -27,9 +29,8 @@ export function connectionAddresses(argv: readonly string[]): Set<string> {
   const path = at >= 0 ? argv[at + 1] : undefined;
   if (path === undefined) return new Set();
   try {
-    const info = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
-    const ports = ["shell_port", "iopub_port", "stdin_port", "control_port", "hb_port"].map((k) => info[k]);
-    return new Set(ports.filter((p) => typeof p === "number").map((p) => `${String(info.transport)}://${String(info.ip)}:${String(p)}`));
+    const info = readConnection(path);
+    return new Set(CHANNELS.map((channel) => address(info, channel)));
   } catch {
     return new Set();
   }
