@@ -429,7 +429,6 @@ export const jsKernels: RowKernels = {
       const sr = sign * r;
       const br = +(sr >= a0) + +(sr >= a1) + +(sr >= a2) + +(sr >= a3);
       bucketsR[i] = br;
-      addToBucket(sumsR, br, r, r2, ry, ry2, r2y2);
       const ss = sign * similarity[i];
       const bs = +(ss >= c0) + +(ss >= c1) + +(ss >= c2) + +(ss >= c3);
       bucketsS[i] = bs;
