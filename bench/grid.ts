@@ -86,9 +86,17 @@ async function timedAsync<T>(run: () => Promise<T>): Promise<{ result: T; ms: nu
   return { result, ms: performance.now() - start };
 }
 
-/** CPU time (ms) of each thread of this process so far, by thread id (Linux /proc; empty elsewhere). */
+/**
+ * CPU time (ms) of each thread of this process so far, by thread id (Linux /proc; empty elsewhere).
+ * The kernel brings a thread's schedstat up to date only at a scheduler tick (4 ms here) or a
+ * switch, so a thread that has run without one reads up to a tick short: `process.cpuUsage()`
+ * (getrusage) first brings the calling thread's up to date, and its readings are exact. Other
+ * threads' stay within a tick. Without it, a 3.3 ms SIMD floor read 0, 0.79 or 4.00 ms and the
+ * Grids 8.00 (docs/benchmarks.md, "CPU time").
+ */
 function threadCpu(): Map<string, number> {
   const out = new Map<string, number>();
+  process.cpuUsage();
   try {
     for (const tid of readdirSync("/proc/self/task")) {
       try {
