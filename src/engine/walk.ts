@@ -130,6 +130,8 @@ export function walkCombinationsMany(
   const extendLevel = columns === levels.copiedColumns ? levels.extendLevel : undefined;
   // A visited level's cells in the same call, when the range asked for them (one theta).
   const extendCalibrate = extendLevel && M === 1 && levels.calibrating ? levels.extendCalibrate : undefined;
+  // The first levels of a path keep their columns' residuals (docs/architecture.md "Residuals of the first levels").
+  const residualDepth = extendLevel ? levels.residualDepth : 0;
   if (extendLevel) {
     levels.corr.set(corr);
     levels.thetaZ.set(thetaZs[0]);
@@ -157,6 +159,19 @@ export function walkCombinationsMany(
       stack[top++] = j;
       if (singularFrom <= d) continue;
       if (scale[j] === 0 || !extend(d, j, d + 1 === combination.length)) singularFrom = d;
+      else if (d < residualDepth) {
+        // The columns the levels below this one add, while it stays on the path (the paths after
+        // this one that share its prefix), less their parts along it.
+        let mask = 0;
+        for (let p = o; p < paths.length; p++) {
+          const path = paths[p];
+          let shared = path.length > d;
+          for (let m = 0; shared && m <= d; m++) shared = path[m] === stack[m];
+          if (!shared) break;
+          for (let m = d + 1; m < path.length; m++) mask |= 1 << path[m];
+        }
+        if (mask !== 0) extendLevel!.residuals(d, mask, N);
+      }
     }
     if (singularFrom < combination.length) {
       singular(index);
@@ -295,6 +310,8 @@ export class WalkLevels {
   readonly extendCalibrate: ExtendCalibrate | undefined;
   /** Set by a range of cells around its walk once it has prepared `extendCalibrate`; walks make visited levels' cells while it is true. */
   calibrating = false;
+  /** How many of a path's first levels `extendLevel` keeps the columns' residuals of (0 without it). */
+  readonly residualDepth: number = 0;
   constructor(
     readonly rows: number,
     readonly cols: number,
@@ -302,11 +319,13 @@ export class WalkLevels {
     readonly choice: KernelChoice = "wasm",
   ) {
     const [N, K, M] = [rows, cols, thetas];
-    // The columns' copy (K), u (K), info (K + 1), then relevance and similarity (K + 1 each per theta) and the bounds.
-    const levelArrays = 3 * K + 1 + 2 * M * (K + 1);
+    const R = residualDepth(N, K);
+    // The columns' copy (K), u (K), info (K + 1), then relevance and similarity (K + 1 each per theta), the residuals (R K) and the bounds.
+    const levelArrays = 3 * K + 1 + 2 * M * (K + 1) + R * K;
     const arena = new RowArena(
       RowArena.bytesFor({
         doubles: [
+          K * K,
           K * K,
           K * K,
           K,
@@ -338,6 +357,8 @@ export class WalkLevels {
     let walkFrame: Int32Array | undefined;
     if (this.kernels.extendLevelOn) {
       this.copied = arena.arrays(K, N);
+      const residuals = R > 0 ? arena.arrays(R * K, N) : [];
+      const residualEntries = arena.array(K * K);
       walkFrame = arena.int32(EXTEND_FRAME);
       this.extendLevel = this.kernels.extendLevelOn(
         {
@@ -353,11 +374,15 @@ export class WalkLevels {
           thetaZ: this.thetaZ,
           v: this.v[0],
           infoTheta: this.infoTheta[0],
+          residuals,
+          residualEntries,
+          R,
           K,
           n: N,
         },
         walkFrame,
       );
+      this.residualDepth = this.extendLevel ? R : 0;
     }
     this.extendCalibrate =
       walkFrame && this.extendLevel && this.passes.calibrateTwo && M === 1
@@ -421,6 +446,19 @@ export class WalkLevels {
     return this.copied!;
   }
 }
+
+/**
+ * How many of a path's first levels keep the residuals of the columns below them (R K arrays of
+ * N): 3 (at most K - 1), fewer where they would take more than `RESIDUAL_BYTES`, none beyond 30
+ * attributes (the columns below a level are a bit mask).
+ */
+function residualDepth(N: number, K: number): number {
+  if (K > 30) return 0;
+  let R = Math.max(0, Math.min(3, K - 1));
+  while (R > 0 && R * K * N * 8 > RESIDUAL_BYTES) R--;
+  return R;
+}
+const RESIDUAL_BYTES = 4 * 2 ** 20;
 
 /** The levels `WalkLevels.forThread` keeps for the next walk of the same sizes (one set: a thread walks one Grid at a time). */
 let threadLevels: WalkLevels | undefined;

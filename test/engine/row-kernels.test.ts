@@ -538,6 +538,56 @@ describe("a walk gives the same models on either kernels", () => {
   }
 });
 
+describe("a walk from the first levels' residuals gives the plain walk's bits", () => {
+  it("N=83, K=12: 300 sampled combinations in chunks of 64 (tries of the most held column first), a constant column and a sum of two, one theta", () => {
+    const [N, K] = [83, 12];
+    const { dataset, thetas } = data(11, N, K);
+    const X = dataset.X;
+    for (let i = 0; i < N; i++) {
+      X[i * K + 5] = X[i * K + 1] + X[i * K + 2];
+      X[i * K + 9] = 2;
+    }
+    const shared = standardize(dataset, thetas[0]);
+    let seed = 3;
+    const next = () => (seed = (seed * 16807) % 2147483647);
+    const combinations: number[][] = [];
+    const seen = new Set<number>();
+    while (combinations.length < 300) {
+      const mask = next() % (1 << K);
+      if (mask === 0 || seen.has(mask)) continue;
+      seen.add(mask);
+      combinations.push(Array.from({ length: K }, (_, j) => j).filter((j) => mask & (1 << j)));
+    }
+    combinations.sort((a, b) => {
+      for (let m = 0; m < Math.min(a.length, b.length); m++) if (a[m] !== b[m]) return a[m] - b[m];
+      return a.length - b.length;
+    });
+    const walk = (choice: "wasm" | "js") => {
+      const levels = new WalkLevels(N, K, 1, choice);
+      if (choice === "wasm") expect(levels.residualDepth).toBe(3);
+      const out: unknown[] = [];
+      for (let from = 0; from < combinations.length; from += 64) {
+        const indices = combinations.map((_, q) => q).slice(from, from + 64);
+        walkCombinationsMany(
+          shared,
+          [shared.thetaZ],
+          dataset.y,
+          combinations,
+          indices,
+          false,
+          (index, _, m) => out.push([index, [...m.relevance], [...m.similarity], [...m.infoX], [...m.bounds], m.infoTheta]),
+          (index) => out.push([index, "singular"]),
+          levels,
+        );
+      }
+      return out;
+    };
+    const [plain, wasm] = [walk("js"), walk("wasm")];
+    expect(plain.filter((entry) => (entry as unknown[])[1] !== "singular").length).toBeGreaterThan(50);
+    expect(wasm).toEqual(plain);
+  });
+});
+
 describe("extendLevel (the factor's row, v_d and the level's pass in one call) gives the plain walk's bits", () => {
   for (const M of [1, 2]) {
     it(`singular and near-singular combinations (a sum of two columns, a near copy, a constant column), ${M} theta(s), the factor and v as the plain loops leave them`, () => {

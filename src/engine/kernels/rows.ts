@@ -301,6 +301,14 @@ export interface WalkTables {
   v: Float64Array;
   /** K + 1: the first theta's informativeness by depth. */
   infoTheta: Float64Array;
+  /**
+   * R K arrays of n, depth by depth (index (r - 1) K + j): column j less its parts along the
+   * path's first r levels (docs/architecture.md "Residuals of the first levels"); none when R is 0.
+   */
+  residuals: readonly Float64Array[];
+  /** K x K: each column's factor entries against the path's first R levels (j K + p). */
+  residualEntries: Float64Array;
+  R: number;
   K: number;
   n: number;
 }
@@ -335,7 +343,7 @@ export interface ExtendCalibrate {
 export const calibrateConstantsLength = (K: number) => 12 + K;
 
 /** The length of `RowKernels.extendLevelOn`'s frame. */
-export const EXTEND_FRAME = 19;
+export const EXTEND_FRAME = 40;
 
 /** The length of `RowKernels.calibrateTwoOn`'s frame: the offsets of its 19 fixed arrays. */
 export const CALIBRATE_FRAME = 19;
@@ -348,7 +356,13 @@ export const JOINT_SUMS = 150;
  * the factor's row d, v_d, informativeness of theta and the level's pass, as walk.ts `extend`
  * does them. False when the pivot is not above `tolerance` (singular; the row as far as it got).
  */
-export type ExtendLevel = (d: number, visited: boolean, n: number, tolerance: number) => boolean;
+export type ExtendLevel = ((d: number, visited: boolean, n: number, tolerance: number) => boolean) & {
+  /**
+   * Once level d + 1 is made (d < R): the residuals of the columns in `mask` (bit j: the levels
+   * below it add column j) against it, from theirs against level d, and their factor entries.
+   */
+  residuals(d: number, mask: number, n: number): void;
+};
 
 /**
  * The kernels as plain loops: the reference the WebAssembly kernels are held to.
@@ -620,6 +634,7 @@ interface RowExports {
     count: number,
   ): number;
   extendLevel(frame: number, d: number, visited: number, n: number, tolerance: number): number;
+  residuals(frame: number, d: number, mask: number, n: number): void;
   extendCalibrateTwo(walk: number, d: number, n: number, tolerance: number, cal: number, constants: number): number;
   tieWidth(tolerance: number, min: number, max: number): number;
   selectCalibrateTwo(
@@ -780,13 +795,24 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
         values.push(part[0], part[1]);
       }
       values.push(at(tables.L, K * K), K, at(tables.corr, K * K), at(tables.path, K), at(tables.thetaZ, K), at(tables.v, K), at(tables.infoTheta, K + 1));
+      const R = tables.R;
+      const residuals = R > 0 ? table(tables.residuals, R * K, n) : null;
+      if (!(R >= 0 && R < K && K <= 30) || (R > 0 && !residuals)) return undefined;
+      // Residuals: base, the bytes between two columns', between two depths', R, the entries.
+      values.push(residuals?.[0] ?? 0, residuals?.[1] ?? 0, (residuals?.[1] ?? 0) * K, R, at(tables.residualEntries, K * K));
       const framed = at(frame, values.length);
       for (let k = 0; k < values.length; k++) frame[k] = values[k];
       // The kernel checks path[d] < K itself (a trap): it reads it from the arena.
-      return (d, visited, rows, tolerance) => {
+      const extend = (d: number, visited: boolean, rows: number, tolerance: number) => {
         if (!(d >= 0 && d < K && rows <= n)) throw new RangeError(`extendLevel: level ${d}, ${rows} rows for K=${K}, ${n} rows`);
         return w.extendLevel(framed, d, visited ? 1 : 0, rows, tolerance) === 1;
       };
+      // The kernel traps on d >= R or a bit at or past K.
+      const residualsOf = (d: number, mask: number, rows: number) => {
+        if (!(d >= 0 && rows <= n)) throw new RangeError(`residuals: level ${d}, ${rows} rows for ${n}`);
+        w.residuals(framed, d, mask, rows);
+      };
+      return Object.assign(extend, { residuals: residualsOf });
     },
     tieWidth: (tolerance, min, max) => w.tieWidth(tolerance, min, max),
     extendCalibrateOn: (walkFrame, calibrationFrame, constants, K, n) => {
