@@ -343,7 +343,7 @@ export interface ExtendCalibrate {
 export const calibrateConstantsLength = (K: number) => 12 + K;
 
 /** The length of `RowKernels.extendLevelOn`'s frame. */
-export const EXTEND_FRAME = 40;
+export const EXTEND_FRAME = 24;
 
 /** The length of `RowKernels.calibrateTwoOn`'s frame: the offsets of its 19 fixed arrays. */
 export const CALIBRATE_FRAME = 19;

@@ -140,40 +140,6 @@
             (f64.load (i32.add (local.get $src) (local.get $k)))
             (f64.mul (local.get $l0) (f64.load (i32.add (local.get $u0) (local.get $k)))))))))
 
-  ;; dst_c[i] = src_c[i] - l_c u[i] for four columns c at once (the residuals' pass: u read once
-  ;; for the four; each column the subtraction subtract1 makes).
-  (func $residual4
-    (param $u i32) (param $d0 i32) (param $s0 i32) (param $d1 i32) (param $s1 i32)
-    (param $d2 i32) (param $s2 i32) (param $d3 i32) (param $s3 i32)
-    (param $l0 f64) (param $l1 f64) (param $l2 f64) (param $l3 f64) (param $n i32)
-    (local $k i32) (local $pairs i32) (local $x v128)
-    (local $a v128) (local $b v128) (local $c v128) (local $e v128)
-    (local.set $a (f64x2.splat (local.get $l0)))
-    (local.set $b (f64x2.splat (local.get $l1)))
-    (local.set $c (f64x2.splat (local.get $l2)))
-    (local.set $e (f64x2.splat (local.get $l3)))
-    (local.set $pairs (i32.shl (i32.shr_u (local.get $n) (i32.const 1)) (i32.const 4)))
-    (block $done
-      (loop $next
-        (br_if $done (i32.ge_u (local.get $k) (local.get $pairs)))
-        (local.set $x (v128.load (i32.add (local.get $u) (local.get $k))))
-        (v128.store (i32.add (local.get $d0) (local.get $k))
-          (f64x2.sub (v128.load (i32.add (local.get $s0) (local.get $k))) (f64x2.mul (local.get $a) (local.get $x))))
-        (v128.store (i32.add (local.get $d1) (local.get $k))
-          (f64x2.sub (v128.load (i32.add (local.get $s1) (local.get $k))) (f64x2.mul (local.get $b) (local.get $x))))
-        (v128.store (i32.add (local.get $d2) (local.get $k))
-          (f64x2.sub (v128.load (i32.add (local.get $s2) (local.get $k))) (f64x2.mul (local.get $c) (local.get $x))))
-        (v128.store (i32.add (local.get $d3) (local.get $k))
-          (f64x2.sub (v128.load (i32.add (local.get $s3) (local.get $k))) (f64x2.mul (local.get $e) (local.get $x))))
-        (local.set $k (i32.add (local.get $k) (i32.const 16)))
-        (br $next)))
-    (if (i32.and (local.get $n) (i32.const 1))
-      (then
-        (call $subtract1 (i32.add (local.get $d0) (local.get $k)) (i32.add (local.get $s0) (local.get $k)) (i32.add (local.get $u) (local.get $k)) (local.get $l0) (i32.const 1))
-        (call $subtract1 (i32.add (local.get $d1) (local.get $k)) (i32.add (local.get $s1) (local.get $k)) (i32.add (local.get $u) (local.get $k)) (local.get $l1) (i32.const 1))
-        (call $subtract1 (i32.add (local.get $d2) (local.get $k)) (i32.add (local.get $s2) (local.get $k)) (i32.add (local.get $u) (local.get $k)) (local.get $l2) (i32.const 1))
-        (call $subtract1 (i32.add (local.get $d3) (local.get $k)) (i32.add (local.get $s3) (local.get $k)) (i32.add (local.get $u) (local.get $k)) (local.get $l3) (i32.const 1)))))
-
   ;; u_d = z_j - l_0 u_0 - l_1 u_1 - ... for a level at depth d: the u_m are `stride` bytes apart
   ;; from u_0, l is the level's row of the factor (d doubles). Four columns a pass, then the last
   ;; three in one pass, or two, then one, in that order; the first pass reads src (z_j) and writes
@@ -1517,10 +1483,10 @@
   ;; l_jp L[d, p], p < d, from j's earlier entries, kept at j K + p of the entries' table;
   ;; l = s / L[d, d]), kept; then residual d + 1 of j = residual d of j - l u_d (residual 0 is z_j): the very
   ;; subtraction a level adding j would make next. Frame 19 the residuals' base, 20 the bytes
-  ;; between two columns', 21 between two depths', 22 R, 23 the entries (K x K), 24 to 39 scratch.
+  ;; between two columns', 21 between two depths', 22 R, 23 the entries (K x K).
   (func (export "residuals") (param $frame i32) (param $d i32) (param $mask i32) (param $n i32)
     (local $K i32) (local $L i32) (local $lres i32) (local $j i32) (local $p i32) (local $row i32)
-    (local $s f64) (local $l f64) (local $u i32) (local $g i32) (local $slot i32) (local $group i32)
+    (local $s f64) (local $l f64) (local $src i32) (local $u i32)
     (if (i32.ge_u (local.get $d) (i32.load offset=88 (local.get $frame))) (then unreachable))
     (local.set $K (i32.load offset=52 (local.get $frame)))
     (if (i32.ge_u (local.get $mask) (i32.shl (i32.const 1) (local.get $K))) (then unreachable))
@@ -1528,9 +1494,6 @@
     (local.set $lres (i32.load offset=92 (local.get $frame)))
     (local.set $row (i32.add (local.get $L) (i32.shl (i32.mul (local.get $d) (local.get $K)) (i32.const 3))))
     (local.set $u (i32.add (i32.load (local.get $frame)) (i32.mul (local.get $d) (i32.load offset=4 (local.get $frame)))))
-    ;; Four columns a pass: each one's entry, source and destination at 96 + 16 g of the frame's
-    ;; scratch (f64 l, i32 source, i32 destination), then residual4; the last one to three alone.
-    (local.set $group (i32.add (local.get $frame) (i32.const 96)))
     (block $done
       (loop $next
         (br_if $done (i32.eqz (local.get $mask)))
@@ -1550,37 +1513,18 @@
             (br $term)))
         (local.set $l (f64.div (local.get $s) (f64.load (i32.add (local.get $row) (i32.shl (local.get $d) (i32.const 3))))))
         (f64.store (i32.add (local.get $lres) (i32.shl (i32.add (i32.mul (local.get $j) (local.get $K)) (local.get $d)) (i32.const 3))) (local.get $l))
-        (local.set $slot (i32.add (local.get $group) (i32.shl (local.get $g) (i32.const 4))))
-        (f64.store offset=0 (local.get $slot) (local.get $l))
-        (i32.store offset=8 (local.get $slot)
+        (local.set $src
           (if (result i32) (local.get $d)
             (then (i32.add (i32.add (i32.load offset=76 (local.get $frame)) (i32.mul (i32.sub (local.get $d) (i32.const 1)) (i32.load offset=84 (local.get $frame))))
               (i32.mul (local.get $j) (i32.load offset=80 (local.get $frame)))))
             (else (i32.add (i32.load offset=40 (local.get $frame)) (i32.mul (local.get $j) (i32.load offset=44 (local.get $frame)))))))
-        (i32.store offset=12 (local.get $slot)
+        ;; subtract1, which the levels' subtractions call too: a cold process (the CLI's one Grid)
+        ;; runs it compiled by V8's optimising tier sooner than a kernel of the residuals' own.
+        (call $subtract1
           (i32.add (i32.add (i32.load offset=76 (local.get $frame)) (i32.mul (local.get $d) (i32.load offset=84 (local.get $frame))))
-            (i32.mul (local.get $j) (i32.load offset=80 (local.get $frame)))))
-        (local.set $g (i32.add (local.get $g) (i32.const 1)))
-        (if (i32.eq (local.get $g) (i32.const 4))
-          (then
-            (call $residual4 (local.get $u)
-              (i32.load offset=12 (local.get $group)) (i32.load offset=8 (local.get $group))
-              (i32.load offset=28 (local.get $group)) (i32.load offset=24 (local.get $group))
-              (i32.load offset=44 (local.get $group)) (i32.load offset=40 (local.get $group))
-              (i32.load offset=60 (local.get $group)) (i32.load offset=56 (local.get $group))
-              (f64.load offset=0 (local.get $group)) (f64.load offset=16 (local.get $group))
-              (f64.load offset=32 (local.get $group)) (f64.load offset=48 (local.get $group))
-              (local.get $n))
-            (local.set $g (i32.const 0))))
-        (br $next)))
-    (local.set $p (i32.const 0))
-    (block $left
-      (loop $one
-        (br_if $left (i32.ge_u (local.get $p) (local.get $g)))
-        (local.set $slot (i32.add (local.get $group) (i32.shl (local.get $p) (i32.const 4))))
-        (call $subtract1 (i32.load offset=12 (local.get $slot)) (i32.load offset=8 (local.get $slot)) (local.get $u) (f64.load offset=0 (local.get $slot)) (local.get $n))
-        (local.set $p (i32.add (local.get $p) (i32.const 1)))
-        (br $one))))
+            (i32.mul (local.get $j) (i32.load offset=80 (local.get $frame))))
+          (local.get $src) (local.get $u) (local.get $l) (local.get $n))
+        (br $next))))
 
   ;; A visited level and its cells in one call (walk.ts `extend`, then grid-cells.ts `evaluate`'s
   ;; calibrate.ts `calibrateCellsOfTwo`): extendLevel (visited), then selectCalibrateTwo on the
