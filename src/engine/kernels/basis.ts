@@ -355,8 +355,6 @@ interface BasisExports {
     k: number,
     ybar: number,
     out: number,
-    /** Scratch of 6 C f64: each cell's terms. */
-    terms: number,
   ): number;
   mergeRows(parts: number, usedParts: number, P: number, n: number, composite: number, used: number): void;
   compositeFit(w: number, y: number, used: number, n: number): number;
@@ -542,7 +540,7 @@ class WasmBasis implements BasisKernels {
   readonly insights: BasisKernels["insights"] = (combination, weight, yhat, valid, has, sizes, k, ybar, out) => {
     const C = weight.length;
     const Q = sizes.length;
-    if (!this.room(padded(4 * C) + padded(8 * C) * 2 + padded(C) + padded(Q * k) + padded(4 * Q) + padded(80 * k) + padded(48 * C))) {
+    if (!this.room(padded(4 * C) + padded(8 * C) * 2 + padded(C) + padded(Q * k) + padded(4 * Q) + padded(80 * k))) {
       return jsBasis.insights(combination, weight, yhat, valid, has, sizes, k, ybar, out);
     }
     const cc = this.i32(C, combination);
@@ -552,7 +550,7 @@ class WasmBasis implements BasisKernels {
     const h = this.u8(Q * k, has);
     const s = this.i32(Q, sizes);
     const o = this.f64(10 * k);
-    const total = this.exports.insights(cc, w, y, v, C, h, s, k, ybar, o, this.f64(6 * C));
+    const total = this.exports.insights(cc, w, y, v, C, h, s, k, ybar, o);
     this.out(o, out, 10 * k);
     return total;
   };

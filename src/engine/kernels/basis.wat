@@ -456,23 +456,13 @@
   ;; order; then per valid cell c of combination q and attribute j, slot j (q holds j) or k + j
   ;; (it does not) of each sum in out (5 arrays of 2k: fitSum, count, positiveWeight,
   ;; weightedYhat, share) gains the cell's terms, in cell order. has (q k + j) and sizes (q) are
-  ;; the combinations'. terms (6 C f64) is scratch.
-  ;;
-  ;; Each cell's five terms are made once, into terms: (w, 1) for a valid cell and (0, 0) for
-  ;; another, then (w, w yhat) and the share when valid with w > 0, else zeros. A run of cells of
-  ;; one combination (a combination's cells are side by side) shares its slots: per attribute the
-  ;; five sums are read once, the run's terms added in cell order, two sums a lane, and written
-  ;; back, not read and written per cell. A skipped term was not added before and +0 is added
-  ;; now: the same bits, since none of the sums is ever -0 (each starts at +0, and x + y is -0
-  ;; only when both are). About 3x fewer instructions a cell and attribute (docs/architecture.md).
+  ;; the combinations'.
   (func (export "insights")
     (param $combination i32) (param $weights i32) (param $yhats i32) (param $valid i32) (param $C i32)
-    (param $has i32) (param $sizes i32) (param $k i32) (param $ybar f64) (param $out i32) (param $terms i32) (result f64)
-    (local $c i32) (local $e i32) (local $j i32) (local $q i32) (local $row i32) (local $slot i32) (local $k2 i32)
-    (local $at i32) (local $end i32)
-    (local $total f64) (local $weight f64) (local $yhat f64)
+    (param $has i32) (param $sizes i32) (param $k i32) (param $ybar f64) (param $out i32) (result f64)
+    (local $c i32) (local $j i32) (local $q i32) (local $row i32) (local $slot i32) (local $at i32) (local $k2 i32)
+    (local $total f64) (local $weight f64) (local $yhat f64) (local $part f64)
     (local $fit i32) (local $cnt i32) (local $pos i32) (local $wy i32) (local $share i32)
-    (local $a v128) (local $b v128) (local $d f64)
     (local.set $k2 (i32.shl (local.get $k) (i32.const 4)))
     (local.set $fit (local.get $out))
     (local.set $cnt (i32.add (local.get $fit) (local.get $k2)))
@@ -486,77 +476,58 @@
         (local.set $total (f64.add (local.get $total) (f64.load (i32.add (local.get $weights) (i32.shl (local.get $c) (i32.const 3))))))
         (local.set $c (i32.add (local.get $c) (i32.const 1)))
         (br $totals)))
-    ;; The terms, 48 bytes a cell: (fit, count), (positive, weighted yhat), (share, 0).
-    (local.set $c (i32.const 0))
-    (block $mdone
-      (loop $make
-        (br_if $mdone (i32.ge_s (local.get $c) (local.get $C)))
-        (local.set $at (i32.add (local.get $terms) (i32.mul (local.get $c) (i32.const 48))))
-        (v128.store offset=0 (local.get $at) (v128.const f64x2 0 0))
-        (v128.store offset=16 (local.get $at) (v128.const f64x2 0 0))
-        (v128.store offset=32 (local.get $at) (v128.const f64x2 0 0))
-        (if (i32.load8_u (i32.add (local.get $valid) (local.get $c)))
-          (then
-            (local.set $weight (f64.load (i32.add (local.get $weights) (i32.shl (local.get $c) (i32.const 3)))))
-            (f64.store offset=0 (local.get $at) (local.get $weight))
-            (f64.store offset=8 (local.get $at) (f64.const 1))
-            (if (f64.gt (local.get $weight) (f64.const 0))
-              (then
-                (local.set $q (i32.load (i32.add (local.get $combination) (i32.shl (local.get $c) (i32.const 2)))))
-                (local.set $yhat (f64.load (i32.add (local.get $yhats) (i32.shl (local.get $c) (i32.const 3)))))
-                (f64.store offset=16 (local.get $at) (local.get $weight))
-                (f64.store offset=24 (local.get $at) (f64.mul (local.get $weight) (local.get $yhat)))
-                (f64.store offset=32 (local.get $at)
-                  (f64.div
-                    (f64.mul (f64.div (local.get $weight) (local.get $total)) (f64.sub (local.get $yhat) (local.get $ybar)))
-                    (f64.convert_i32_s (i32.load (i32.add (local.get $sizes) (i32.shl (local.get $q) (i32.const 2)))))))))))
-        (local.set $c (i32.add (local.get $c) (i32.const 1)))
-        (br $make)))
-    ;; Runs of cells of one combination.
     (local.set $c (i32.const 0))
     (block $done
-      (loop $runs
+      (loop $cells
         (br_if $done (i32.ge_s (local.get $c) (local.get $C)))
-        (local.set $q (i32.load (i32.add (local.get $combination) (i32.shl (local.get $c) (i32.const 2)))))
-        (local.set $e (i32.add (local.get $c) (i32.const 1)))
-        (block $edone
-          (loop $extend
-            (br_if $edone (i32.ge_s (local.get $e) (local.get $C)))
-            (br_if $edone (i32.ne (i32.load (i32.add (local.get $combination) (i32.shl (local.get $e) (i32.const 2)))) (local.get $q)))
-            (local.set $e (i32.add (local.get $e) (i32.const 1)))
-            (br $extend)))
-        (local.set $row (i32.add (local.get $has) (i32.mul (local.get $q) (local.get $k))))
-        (local.set $end (i32.add (local.get $terms) (i32.mul (local.get $e) (i32.const 48))))
-        (local.set $j (i32.const 0))
-        (block $jdone
-          (loop $attributes
-            (br_if $jdone (i32.ge_s (local.get $j) (local.get $k)))
-            (local.set $slot (i32.shl
-              (i32.add (i32.mul (i32.sub (i32.const 1) (i32.load8_u (i32.add (local.get $row) (local.get $j)))) (local.get $k)) (local.get $j))
-              (i32.const 3)))
-            (local.set $a (f64x2.replace_lane 1
-              (f64x2.splat (f64.load (i32.add (local.get $fit) (local.get $slot))))
-              (f64.load (i32.add (local.get $cnt) (local.get $slot)))))
-            (local.set $b (f64x2.replace_lane 1
-              (f64x2.splat (f64.load (i32.add (local.get $pos) (local.get $slot))))
-              (f64.load (i32.add (local.get $wy) (local.get $slot)))))
-            (local.set $d (f64.load (i32.add (local.get $share) (local.get $slot))))
-            (local.set $at (i32.add (local.get $terms) (i32.mul (local.get $c) (i32.const 48))))
-            (loop $cells
-              (local.set $a (f64x2.add (local.get $a) (v128.load offset=0 (local.get $at))))
-              (local.set $b (f64x2.add (local.get $b) (v128.load offset=16 (local.get $at))))
-              (local.set $d (f64.add (local.get $d) (f64.load offset=32 (local.get $at))))
-              (local.set $at (i32.add (local.get $at) (i32.const 48)))
-              (br_if $cells (i32.lt_u (local.get $at) (local.get $end))))
-            (f64.store (i32.add (local.get $fit) (local.get $slot)) (f64x2.extract_lane 0 (local.get $a)))
-            (f64.store (i32.add (local.get $cnt) (local.get $slot)) (f64x2.extract_lane 1 (local.get $a)))
-            (f64.store (i32.add (local.get $pos) (local.get $slot)) (f64x2.extract_lane 0 (local.get $b)))
-            (f64.store (i32.add (local.get $wy) (local.get $slot)) (f64x2.extract_lane 1 (local.get $b)))
-            (f64.store (i32.add (local.get $share) (local.get $slot)) (local.get $d))
-            (local.set $j (i32.add (local.get $j) (i32.const 1)))
-            (br $attributes)))
-        (local.set $c (local.get $e))
-        (br $runs)))
+        (if (i32.load8_u (i32.add (local.get $valid) (local.get $c)))
+          (then
+            (local.set $q (i32.load (i32.add (local.get $combination) (i32.shl (local.get $c) (i32.const 2)))))
+            (local.set $weight (f64.load (i32.add (local.get $weights) (i32.shl (local.get $c) (i32.const 3)))))
+            (local.set $row (i32.add (local.get $has) (i32.mul (local.get $q) (local.get $k))))
+            (if (f64.gt (local.get $weight) (f64.const 0))
+              (then
+                (local.set $yhat (f64.mul (local.get $weight) (f64.load (i32.add (local.get $yhats) (i32.shl (local.get $c) (i32.const 3))))))
+                (local.set $part
+                  (f64.div
+                    (f64.mul (f64.div (local.get $weight) (local.get $total))
+                      (f64.sub (f64.load (i32.add (local.get $yhats) (i32.shl (local.get $c) (i32.const 3)))) (local.get $ybar)))
+                    (f64.convert_i32_s (i32.load (i32.add (local.get $sizes) (i32.shl (local.get $q) (i32.const 2)))))))
+                (local.set $j (i32.const 0))
+                (block $jdone
+                  (loop $attributes
+                    (br_if $jdone (i32.ge_s (local.get $j) (local.get $k)))
+                    (local.set $slot
+                      (i32.add (i32.mul (i32.sub (i32.const 1) (i32.load8_u (i32.add (local.get $row) (local.get $j)))) (local.get $k)) (local.get $j)))
+                    (local.set $slot (i32.shl (local.get $slot) (i32.const 3)))
+                    (local.set $at (i32.add (local.get $fit) (local.get $slot)))
+                    (f64.store (local.get $at) (f64.add (f64.load (local.get $at)) (local.get $weight)))
+                    (local.set $at (i32.add (local.get $cnt) (local.get $slot)))
+                    (f64.store (local.get $at) (f64.add (f64.load (local.get $at)) (f64.const 1)))
+                    (local.set $at (i32.add (local.get $pos) (local.get $slot)))
+                    (f64.store (local.get $at) (f64.add (f64.load (local.get $at)) (local.get $weight)))
+                    (local.set $at (i32.add (local.get $wy) (local.get $slot)))
+                    (f64.store (local.get $at) (f64.add (f64.load (local.get $at)) (local.get $yhat)))
+                    (local.set $at (i32.add (local.get $share) (local.get $slot)))
+                    (f64.store (local.get $at) (f64.add (f64.load (local.get $at)) (local.get $part)))
+                    (local.set $j (i32.add (local.get $j) (i32.const 1)))
+                    (br $attributes))))
+              (else
+                (local.set $j (i32.const 0))
+                (block $jdone2
+                  (loop $attributes2
+                    (br_if $jdone2 (i32.ge_s (local.get $j) (local.get $k)))
+                    (local.set $slot
+                      (i32.add (i32.mul (i32.sub (i32.const 1) (i32.load8_u (i32.add (local.get $row) (local.get $j)))) (local.get $k)) (local.get $j)))
+                    (local.set $slot (i32.shl (local.get $slot) (i32.const 3)))
+                    (local.set $at (i32.add (local.get $fit) (local.get $slot)))
+                    (f64.store (local.get $at) (f64.add (f64.load (local.get $at)) (local.get $weight)))
+                    (local.set $at (i32.add (local.get $cnt) (local.get $slot)))
+                    (f64.store (local.get $at) (f64.add (f64.load (local.get $at)) (f64.const 1)))
+                    (local.set $j (i32.add (local.get $j) (i32.const 1)))
+                    (br $attributes2)))))))
+        (local.set $c (i32.add (local.get $c) (i32.const 1)))
+        (br $cells)))
     (local.get $total))
   ;; grid.ts GridMerge: composite[i] += parts[p n + i] and used[i] |= usedParts[p n + i] for
   ;; the P partials in order (each row's additions in the partials' order).
