@@ -17,7 +17,7 @@ import { addToBucket, jsKernels, JOINT_SUMS, RowArena, type RowKernels } from ".
 import { HistogramPair, percentilesOfTwo } from "../../src/engine/percentile.js";
 import { prepareGrid } from "../../src/engine/grid.js";
 import { evaluateRange, GridWorkspace, rangeEvaluator } from "../../src/engine/grid-cells.js";
-import { standardize, walkCombinations, walkCombinationsMany, WalkLevels, withTheta, type WalkedModel } from "../../src/engine/walk.js";
+import { standardize, walkCombinations, walkCombinationsMany, WalkLevels, WALKS_BEFORE_RESIDUALS, withTheta, type WalkedModel } from "../../src/engine/walk.js";
 
 describe("the assembled kernels", () => {
   for (const module of WAT_MODULES) {
@@ -562,6 +562,20 @@ describe("a walk from the first levels' residuals gives the plain walk's bits", 
       for (let m = 0; m < Math.min(a.length, b.length); m++) if (a[m] !== b[m]) return a[m] - b[m];
       return a.length - b.length;
     });
+    // A thread's first walks keep no residuals (WALKS_BEFORE_RESIDUALS): walk that many first.
+    const warm = new WalkLevels(N, K, 1, "wasm");
+    for (let w = 0; w <= WALKS_BEFORE_RESIDUALS; w++)
+      walkCombinationsMany(
+        shared,
+        [shared.thetaZ],
+        dataset.y,
+        [[0, 1]],
+        [0],
+        false,
+        () => {},
+        () => {},
+        warm,
+      );
     const walk = (choice: "wasm" | "js") => {
       const levels = new WalkLevels(N, K, 1, choice);
       if (choice === "wasm") expect(levels.residualDepth).toBe(3);

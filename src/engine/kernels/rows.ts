@@ -362,6 +362,8 @@ export type ExtendLevel = ((d: number, visited: boolean, n: number, tolerance: n
    * below it add column j) against it, from theirs against level d, and their factor entries.
    */
   residuals(d: number, mask: number, n: number): void;
+  /** How many of a path's first levels this walk keeps residuals of (0 to R): levels read them only then. */
+  useResiduals(r: number): void;
 };
 
 /**
@@ -812,7 +814,12 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
         if (!(d >= 0 && rows <= n)) throw new RangeError(`residuals: level ${d}, ${rows} rows for ${n}`);
         w.residuals(framed, d, mask, rows);
       };
-      return Object.assign(extend, { residuals: residualsOf });
+      // Frame 22: the residual levels this walk uses (0 to R): a walk that makes none must not read them.
+      const useResiduals = (r: number) => {
+        if (!(r >= 0 && r <= R && Number.isInteger(r))) throw new RangeError(`useResiduals: ${r} of ${R} levels`);
+        frame[22] = r;
+      };
+      return Object.assign(extend, { residuals: residualsOf, useResiduals });
     },
     tieWidth: (tolerance, min, max) => w.tieWidth(tolerance, min, max),
     extendCalibrateOn: (walkFrame, calibrationFrame, constants, K, n) => {
