@@ -149,7 +149,7 @@ describe("the once-per-Grid WebAssembly passes give the bits of their JavaScript
       combinations: fc.array(fc.array(fc.boolean(), { minLength: 6, maxLength: 6 }), { minLength: 1, maxLength: 12 }),
       cells: fc.array(fc.record({ q: fc.nat(), weight: fc.oneof(finite, double), yhat: finite, valid: fc.boolean() }), { maxLength: 60 }),
       ybar: double,
-      // A Grid's cells come a combination's at a time: the kernel adds up such runs per attribute.
+      // A Grid's cells come a combination's at a time: such runs as well as scattered combinations.
       runs: fc.boolean(),
     });
     fc.assert(

@@ -1392,10 +1392,7 @@
     ;; same order as from z_j.
     (local.set $r (select (local.get $d) (i32.load offset=88 (local.get $frame)) (i32.lt_u (local.get $d) (i32.load offset=88 (local.get $frame)))))
     (call $subtractLevel (local.get $ud)
-      (if (result i32) (local.get $r)
-        (then (i32.add (i32.add (i32.load offset=76 (local.get $frame)) (i32.mul (i32.sub (local.get $r) (i32.const 1)) (i32.load offset=84 (local.get $frame))))
-          (i32.mul (local.get $j) (i32.load offset=80 (local.get $frame)))))
-        (else (i32.add (i32.load offset=40 (local.get $frame)) (i32.mul (local.get $j) (i32.load offset=44 (local.get $frame))))))
+      (call $residualAt (local.get $frame) (local.get $r) (local.get $j))
       (i32.add (i32.load (local.get $frame)) (i32.mul (local.get $r) (local.get $us))) (local.get $us)
       (i32.add (i32.load offset=48 (local.get $frame)) (i32.shl (i32.add (i32.mul (local.get $d) (i32.load offset=52 (local.get $frame))) (local.get $r)) (i32.const 3)))
       (i32.sub (local.get $d) (local.get $r)) (local.get $n))
@@ -1477,16 +1474,24 @@
       (f64.mul (f64.const 0.5) (local.get $thetaInfo)) (local.get $visited) (local.get $n))
     (i32.const 1))
 
-;; The residuals of level d + 1 (d < R; walk.ts `extend`, once the level is made): for each
-  ;; column j whose bit is set in mask (the columns the levels below it add), the factor's entry
-  ;; l of j against the level, as extendLevel's row loop makes it (s = R[j, path[d]] - sum_p
-  ;; l_jp L[d, p], p < d, from j's earlier entries, kept at j K + p of the entries' table;
-  ;; l = s / L[d, d]), kept; then residual d + 1 of j = residual d of j - l u_d (residual 0 is z_j): the very
-  ;; subtraction a level adding j would make next. Frame 19 the residuals' base, 20 the bytes
-  ;; between two columns', 21 between two depths', 22 R, 23 the entries (K x K).
+  ;; Column j's residual after the path's first r levels (`residuals`; r = 0: z_j itself): its
+  ;; address. Frame 19 the residuals' base, 20 the bytes between two columns', 21 between two
+  ;; depths'.
+  (func $residualAt (param $frame i32) (param $r i32) (param $j i32) (result i32)
+    (if (result i32) (local.get $r)
+      (then (i32.add (i32.add (i32.load offset=76 (local.get $frame)) (i32.mul (i32.sub (local.get $r) (i32.const 1)) (i32.load offset=84 (local.get $frame))))
+        (i32.mul (local.get $j) (i32.load offset=80 (local.get $frame)))))
+      (else (i32.add (i32.load offset=40 (local.get $frame)) (i32.mul (local.get $j) (i32.load offset=44 (local.get $frame)))))))
+
+  ;; The residuals of level d + 1 (d below frame 22, the levels this walk keeps residuals of:
+  ;; walk.ts, once the level is made): for each column j whose bit is set in mask (the columns
+  ;; the levels below it add), the factor's entry l of j against the level, as extendLevel's row
+  ;; loop makes it (s = R[j, path[d]] - sum_p l_jp L[d, p], p < d, from j's earlier entries,
+  ;; kept at j K + p of the entries' table, frame 23; l = s / L[d, d]), kept; then residual
+  ;; d + 1 of j = residual d of j - l u_d: the very subtraction a level adding j would make next.
   (func (export "residuals") (param $frame i32) (param $d i32) (param $mask i32) (param $n i32)
     (local $K i32) (local $L i32) (local $lres i32) (local $j i32) (local $p i32) (local $row i32)
-    (local $s f64) (local $l f64) (local $src i32) (local $u i32)
+    (local $s f64) (local $l f64) (local $u i32)
     (if (i32.ge_u (local.get $d) (i32.load offset=88 (local.get $frame))) (then unreachable))
     (local.set $K (i32.load offset=52 (local.get $frame)))
     (if (i32.ge_u (local.get $mask) (i32.shl (i32.const 1) (local.get $K))) (then unreachable))
@@ -1513,17 +1518,12 @@
             (br $term)))
         (local.set $l (f64.div (local.get $s) (f64.load (i32.add (local.get $row) (i32.shl (local.get $d) (i32.const 3))))))
         (f64.store (i32.add (local.get $lres) (i32.shl (i32.add (i32.mul (local.get $j) (local.get $K)) (local.get $d)) (i32.const 3))) (local.get $l))
-        (local.set $src
-          (if (result i32) (local.get $d)
-            (then (i32.add (i32.add (i32.load offset=76 (local.get $frame)) (i32.mul (i32.sub (local.get $d) (i32.const 1)) (i32.load offset=84 (local.get $frame))))
-              (i32.mul (local.get $j) (i32.load offset=80 (local.get $frame)))))
-            (else (i32.add (i32.load offset=40 (local.get $frame)) (i32.mul (local.get $j) (i32.load offset=44 (local.get $frame)))))))
         ;; subtract1, which the levels' subtractions call too: a cold process (the CLI's one Grid)
         ;; runs it compiled by V8's optimising tier sooner than a kernel of the residuals' own.
         (call $subtract1
-          (i32.add (i32.add (i32.load offset=76 (local.get $frame)) (i32.mul (local.get $d) (i32.load offset=84 (local.get $frame))))
-            (i32.mul (local.get $j) (i32.load offset=80 (local.get $frame))))
-          (local.get $src) (local.get $u) (local.get $l) (local.get $n))
+          (call $residualAt (local.get $frame) (i32.add (local.get $d) (i32.const 1)) (local.get $j))
+          (call $residualAt (local.get $frame) (local.get $d) (local.get $j))
+          (local.get $u) (local.get $l) (local.get $n))
         (br $next))))
 
   ;; A visited level and its cells in one call (walk.ts `extend`, then grid-cells.ts `evaluate`'s
