@@ -143,9 +143,10 @@ export function walkCombinationsMany(
   const stack = levels.path;
   let top = 0;
   let singularFrom = Infinity; // depth at which the current path first became singular
-  // Whether a level has its similarity and bounds: only a visited level needs them (a deeper level
-  // is built from relevance and informativeness alone).
-  const finished = new Uint8Array(K + 1);
+  // The depth whose similarity and bounds the levels hold (-1: none). Only a visited level needs
+  // them (a deeper level is built from relevance and informativeness alone), so one similarity
+  // array per theta serves every depth (`WalkLevels.sim`).
+  let similarityAt = -1;
 
   // Each combination's columns in the order of a trie that shares more levels (`trieOrder`).
   const { order, paths } = trieOrder(combinations, indices);
@@ -170,7 +171,7 @@ export function walkCombinationsMany(
       continue;
     }
     const depth = combination.length;
-    if (!finished[depth]) finish(depth);
+    if (similarityAt !== depth) finish(depth);
     for (let t = 0; t < M; t++) {
       const model = models[t][depth];
       model.infoTheta = infoTheta[t][depth];
@@ -185,6 +186,8 @@ export function walkCombinationsMany(
     // The first theta's level in one call where the kernels have it (the factor's row, its v_d and
     // informativeness, the level's pass: the very operations of the loops below, in their order).
     const first = extendLevel ? 1 : 0;
+    // Level d + 1 is new: a similarity made of it or of a deeper level is no more.
+    if (similarityAt > d) similarityAt = -1;
     if (extendCalibrate && visited) {
       const status = extendCalibrate.run(d, N, PIVOT_TOLERANCE);
       if (status === 3) return false;
@@ -245,7 +248,7 @@ export function walkCombinationsMany(
       else kernels.finishOther(ud, vd, halfTheta, relPrev, relNext, infoNext, sim[t][d + 1], bounds[t][d + 1], N);
       infoTheta[t][d + 1] = thetaInfo;
     }
-    finished[d + 1] = +visited;
+    if (visited) similarityAt = d + 1;
     // The mean of the scaled u_d over the rows whose y is 1 (logistic scale).
     let positiveSum = 0;
     if (logistic) for (let i = 0; i < N; i++) if (y[i] === 1) positiveSum += ud[i];
@@ -257,7 +260,7 @@ export function walkCombinationsMany(
   /** The similarity and bounds of a level extended without them. */
   function finish(depth: number): void {
     for (let t = 0; t < M; t++) kernels.finishLevel(rel[t][depth], info[depth], 0.5 * infoTheta[t][depth], sim[t][depth], bounds[t][depth], N);
-    finished[depth] = 1;
+    similarityAt = depth;
   }
 }
 
@@ -312,8 +315,8 @@ export class WalkLevels {
   ) {
     const [N, K, M] = [rows, cols, thetas];
     const R = residualDepth(N, K);
-    // The columns' copy (K), u (K), info (K + 1), then relevance and similarity (K + 1 each per theta), the residuals (R K) and the bounds.
-    const levelArrays = 3 * K + 1 + 2 * M * (K + 1) + R * K;
+    // The columns' copy (K), u (K), info (K + 1), then relevance (K + 1 per theta) and similarity (one per theta), the residuals (R K) and the bounds.
+    const levelArrays = 3 * K + 1 + M * (K + 2) + R * K;
     const arena = new RowArena(
       RowArena.bytesFor({
         doubles: [
@@ -338,7 +341,8 @@ export class WalkLevels {
     this.info = Array.from({ length: K + 1 }, () => arena.array(N));
     this.positivesDistance = new Float64Array(K + 1);
     this.rel = Array.from({ length: M }, () => Array.from({ length: K + 1 }, () => arena.array(N)));
-    this.sim = Array.from({ length: M }, () => Array.from({ length: K + 1 }, () => arena.array(N)));
+    // One similarity array per theta, whichever depth it is of (walkCombinationsMany's `similarityAt`).
+    this.sim = Array.from({ length: M }, () => new Array<Float64Array>(K + 1).fill(arena.array(N)));
     this.bounds = Array.from({ length: M }, () => Array.from({ length: K + 1 }, () => arena.array(4)));
     this.v = Array.from({ length: M }, () => arena.array(K));
     this.infoTheta = Array.from({ length: M }, () => arena.array(K + 1));
