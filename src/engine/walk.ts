@@ -282,6 +282,7 @@ export class WalkLevels {
   readonly info: Float64Array[];
   readonly positivesDistance: Float64Array;
   readonly rel: Float64Array[][];
+  /** Per theta, K + 1 times the same array: the similarity of the depth last made with it (walkCombinationsMany's `similarityAt`). */
   readonly sim: Float64Array[][];
   readonly bounds: Float64Array[][];
   readonly v: Float64Array[];

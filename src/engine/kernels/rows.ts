@@ -282,7 +282,7 @@ export type CalibrateTwo = (
 export interface WalkTables {
   /** K arrays of n: the whitened columns u_d. */
   u: readonly Float64Array[];
-  /** K + 1 arrays of n each: informativeness, relevance and similarity by depth. */
+  /** K + 1 arrays of n each: informativeness, relevance and similarity by depth (the similarity's may all be one array: a stride of 0). */
   info: readonly Float64Array[];
   rel: readonly Float64Array[];
   sim: readonly Float64Array[];
