@@ -164,7 +164,10 @@ export function walkCombinationsMany(
       stack[top++] = j;
       if (singularFrom <= d) continue;
       if (scale[j] === 0 || !extend(d, j, d + 1 === combination.length)) singularFrom = d;
-      else if (d < residualDepth && masks![o * residualDepth + d] !== 0) extendLevel!.residuals(d, masks![o * residualDepth + d], N);
+      else if (d < residualDepth) {
+        const mask = masks![o * residualDepth + d];
+        if (mask !== 0) extendLevel!.residuals(d, mask, N);
+      }
     }
     if (singularFrom < combination.length) {
       singular(index);
@@ -315,7 +318,7 @@ export class WalkLevels {
     readonly choice: KernelChoice = "wasm",
   ) {
     const [N, K, M] = [rows, cols, thetas];
-    const R = residualDepth(N, K);
+    const R = residualLevelsFor(N, K);
     // The columns' copy (K), u (K), info (K + 1), then relevance (K + 1 per theta) and similarity (one per theta), the residuals (R K) and the bounds.
     const levelArrays = 3 * K + 1 + M * (K + 2) + R * K;
     const arena = new RowArena(
@@ -459,8 +462,7 @@ function residualMasks(paths: readonly (readonly number[])[], R: number): Int32A
   for (let o = paths.length - 1; o >= 0; o--) {
     const path = paths[o];
     const next = o + 1 < paths.length ? paths[o + 1] : null;
-    let common = 0;
-    if (next) while (common < path.length && common < next.length && path[common] === next[common]) common++;
+    const common = next ? commonPrefix(path, next) : 0;
     // Levels from depth `common` on are not the next path's: their columns start afresh.
     for (let d = common; d < R; d++) below[d] = 0;
     let suffix = 0;
@@ -478,7 +480,7 @@ function residualMasks(paths: readonly (readonly number[])[], R: number): Int32A
  * N): 3 (at most K - 1), fewer where they would take more than `RESIDUAL_BYTES`, none beyond 30
  * attributes (the columns below a level are a bit mask).
  */
-function residualDepth(N: number, K: number): number {
+function residualLevelsFor(N: number, K: number): number {
   if (K > 30) return 0;
   let R = Math.max(0, Math.min(3, K - 1));
   while (R > 0 && R * K * N * 8 > RESIDUAL_BYTES) R--;
@@ -499,6 +501,13 @@ let walksOnThread = 0;
 let threadLevels: WalkLevels | undefined;
 /** Larger levels are not kept (N=100,000 and K=10 take 45 MB): at that size a Grid spends next to nothing in calls. */
 const THREAD_CACHE_BYTES = 64 * 2 ** 20;
+
+/** How many leading entries a and b share. */
+function commonPrefix(a: readonly number[], b: readonly number[]): number {
+  let k = 0;
+  while (k < a.length && k < b.length && a[k] === b[k]) k++;
+  return k;
+}
 
 function compareLex(a: readonly number[], b: readonly number[]): number {
   const n = Math.min(a.length, b.length);
@@ -538,9 +547,7 @@ export function trieOrder(
   for (let o = 0; o < order.length; o++) {
     const c = combinations[order[o]];
     const before = o > 0 ? combinations[order[o - 1]] : [];
-    let common = 0;
-    while (common < c.length && common < before.length && c[common] === before[common]) common++;
-    levels += c.length - common;
+    levels += c.length - commonPrefix(c, before);
     for (const j of c) widest = Math.max(widest, j + 1);
   }
   if (4 * (levels - order.length) <= levels || widest > 30) return ascending;
