@@ -25,8 +25,8 @@ import { ComputationError } from "./errors.js";
 import { buildModel, usableRows, type Model } from "./model.js";
 import type { CensorType, GridOptions } from "./options.js";
 import { soloVotes } from "./solo.js";
-import type { KernelChoice } from "./kernels/rows.js";
-import { walkCombinations, WalkLevels, type Standardized } from "./walk.js";
+import type { KernelChoice, WalkPlan } from "./kernels/rows.js";
+import { walkCombinations, WalkLevels, type Standardized, type WalkedCells } from "./walk.js";
 
 /** Everything a range of cells needs; plain data, so a worker thread can receive it. */
 export interface GridTask {
@@ -102,6 +102,8 @@ export interface RangeEvaluator {
    * false (nothing set) where the cells are made at the visit. The caller clears `calibrating` after its walk.
    */
   prepareWalk(levels: WalkLevels, outcome: OutcomeStats): boolean;
+  /** Takes the cells a prepared walk made in its kernel (walk.ts `walkInKernel`): what `evaluate` does with each visit whose model is `calibrated`. */
+  cells: WalkedCells;
 }
 
 /**
@@ -152,7 +154,17 @@ export function evaluateRange(task: GridTask, from: number, to: number, workspac
       : (workspace.walk = WalkLevels.forThread(data.rows, shared.cols, 1, workspace.kernels));
     evaluator.prepareWalk(walk, outcome);
     try {
-      walkCombinations(shared, data.y, combinations, indices, logistic, (index, model) => evaluator.evaluate(index, model, outcome), evaluator.singular, walk);
+      walkCombinations(
+        shared,
+        data.y,
+        combinations,
+        indices,
+        logistic,
+        (index, model) => evaluator.evaluate(index, model, outcome),
+        evaluator.singular,
+        walk,
+        evaluator.cells,
+      );
     } finally {
       walk.calibrating = false;
     }
@@ -319,6 +331,18 @@ export function rangeEvaluator(task: GridTask, from: number, to: number, workspa
     }
   };
 
+  const takeCells = (block: WalkPlan, count: number): void => {
+    // A walked model uses every row (evaluate's usableCount === N).
+    if (!allUsed) partial.used.fill(1);
+    allUsed = true;
+    const m = count * 2 * T;
+    partial.cellCombination.set(block.cellCombination.subarray(0, m), cell);
+    partial.cellWeight.set(block.weight.subarray(0, m), cell);
+    partial.cellYhat.set(block.yhat.subarray(0, m), cell);
+    partial.cellValid.set(block.valid.subarray(0, m), cell);
+    cell += m;
+  };
+
   const invalidCombination = (index: number): void => {
     partial.singular++;
     for (let c = 0; c < censors.length * T; c++) {
@@ -372,5 +396,5 @@ export function rangeEvaluator(task: GridTask, from: number, to: number, workspa
     levels.calibrating = true;
     return true;
   };
-  return { partial, finish, evaluate, singular, direct: evaluateDirect, prepareWalk };
+  return { partial, finish, evaluate, singular, direct: evaluateDirect, prepareWalk, cells: takeCells };
 }

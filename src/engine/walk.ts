@@ -18,10 +18,14 @@ import {
   EXTEND_FRAME,
   jsKernels,
   RowArena,
+  WALK_PLAN,
+  walkPlanBytes,
+  walkPlanIn,
   type ExtendCalibrate,
   type ExtendLevel,
   type KernelChoice,
   type RowKernels,
+  type WalkPlan,
 } from "./kernels/rows.js";
 import { PIVOT_TOLERANCE } from "./linalg.js";
 import { ArenaPasses, type ScoredRows } from "./calibrate.js";
@@ -87,9 +91,16 @@ export function walkCombinations(
   visit: (index: number, model: WalkedModel) => void,
   singular: (index: number) => void,
   reuse?: WalkLevels,
+  cells?: WalkedCells,
 ): void {
-  walkCombinationsMany(shared, [shared.thetaZ], y, combinations, indices, logistic, (index, _, model) => visit(index, model), singular, reuse);
+  walkCombinationsMany(shared, [shared.thetaZ], y, combinations, indices, logistic, (index, _, model) => visit(index, model), singular, reuse, cells);
 }
+
+/**
+ * Takes the cells of `count` visits made in the walk's kernel (`WalkPlan`'s block: each visit's
+ * 2 T cells, one visit after another, in the order of the walk), instead of a `visit` of each.
+ */
+export type WalkedCells = (block: WalkPlan, count: number) => void;
 
 /**
  * `walkCombinations` for several thetas at once (each a `thetaZ` in the standard units of
@@ -115,6 +126,8 @@ export function walkCombinationsMany(
   singular: (index: number) => void,
   /** The per-depth arrays, reused from an earlier walk of the same sizes (a fresh set when absent or of other sizes). */
   reuse?: WalkLevels,
+  /** Where the kernel may hand the cells it made (`walkInKernel`): given, a walk whose levels are `calibrating` runs in one kernel call. */
+  cells?: WalkedCells,
 ): void {
   const { rows: N, cols: K, scale, corr } = shared;
   const M = thetaZs.length;
@@ -151,6 +164,10 @@ export function walkCombinationsMany(
   // Each combination's columns in the order of a trie that shares more levels (`trieOrder`).
   const { order, paths } = trieOrder(combinations, indices);
   const masks = residualDepth > 0 ? residualMasks(paths, residualDepth) : null;
+  if (extendCalibrate && cells && !logistic) {
+    walkInKernel(levels, scale, N, order, paths, masks, residualDepth, visit, singular, cells);
+    return;
+  }
   for (let o = 0; o < order.length; o++) {
     const index = order[o];
     const combination = paths[o];
@@ -268,6 +285,86 @@ export function walkCombinationsMany(
 }
 
 /**
+ * `walkCombinationsMany`'s loop for one theta whose visited levels are calibrated as they are made
+ * (`WalkLevels.extendCalibrate`), in the kernel (rows.wat `walkPaths`): the same levels, residuals
+ * and calls in the same order, the paths written to the levels' `WalkPlan` up to its size at a
+ * time. The kernel stops where the loop would do more than make a level and its cells: a singular
+ * combination, a visit whose cells it could not make, a level made before. The caller's
+ * `visit` or `singular` takes that one as the loop would, after `cells` has taken the visits before it.
+ */
+function walkInKernel(
+  levels: WalkLevels,
+  scale: Float64Array,
+  N: number,
+  order: readonly number[],
+  paths: readonly (readonly number[])[],
+  masks: Int32Array | null,
+  R: number,
+  visit: (index: number, t: number, model: WalkedModel) => void,
+  singular: (index: number) => void,
+  cells: WalkedCells,
+): void {
+  const plan = levels.plan!;
+  const walk = levels.extendCalibrate!;
+  const { frame, starts, columns, combinations } = plan;
+  let zeroScale = 0;
+  for (let j = 0; j < scale.length; j++) if (scale[j] === 0) zeroScale |= 1 << j;
+  frame[WALK_PLAN.residualLevels] = R;
+  frame[WALK_PLAN.zeroScale] = zeroScale;
+  frame[WALK_PLAN.top] = 0;
+  frame[WALK_PLAN.singularFrom] = 0x7fffffff;
+  frame[WALK_PLAN.similarityAt] = -1;
+  frame[WALK_PLAN.visits] = 0;
+  for (let from = 0; from < order.length; from += plan.paths) {
+    const count = Math.min(plan.paths, order.length - from);
+    let at = 0;
+    for (let o = 0; o < count; o++) {
+      const path = paths[from + o];
+      starts[o] = at;
+      for (let d = 0; d < path.length; d++) columns[at++] = path[d];
+      combinations[o] = order[from + o];
+      for (let d = 0; d < R; d++) plan.masks[o * R + d] = masks![(from + o) * R + d];
+    }
+    starts[count] = at;
+    frame[WALK_PLAN.next] = 0;
+    frame[WALK_PLAN.count] = count;
+    for (;;) {
+      const status = walk.walkPaths(N, PIVOT_TOLERANCE);
+      if (frame[WALK_PLAN.visits] > 0) {
+        cells(plan, frame[WALK_PLAN.visits]);
+        frame[WALK_PLAN.visits] = 0;
+      }
+      if (status === 0) break;
+      if (status === 4) continue;
+      const o = frame[WALK_PLAN.next];
+      const index = order[from + o];
+      const depth = paths[from + o].length;
+      if (status === 1) singular(index);
+      else {
+        if (status === 3) {
+          levels.kernels.finishLevel(
+            levels.rel[0][depth],
+            levels.info[depth],
+            0.5 * levels.infoTheta[0][depth],
+            levels.sim[0][depth],
+            levels.bounds[0][depth],
+            N,
+          );
+          frame[WALK_PLAN.similarityAt] = depth;
+        }
+        const model = levels.models[0][depth];
+        model.infoTheta = levels.infoTheta[0][depth];
+        // The linear scale's (no walk in the kernel is logistic): walkCombinationsMany's positivesDistance, 0 at every depth.
+        model.positivesDistance = 0;
+        visit(index, 0, model);
+        model.calibrated = false;
+      }
+      frame[WALK_PLAN.next] = o + 1;
+    }
+  }
+}
+
+/**
  * The arrays of a walk, one level per depth of the trie (per theta where the level depends on it).
  * Level 0 is all zeros and never written; a deeper level is recomputed before it is read, so the
  * same levels serve walk after walk (a Grid's chunks) without being cleared. They live in one
@@ -307,6 +404,8 @@ export class WalkLevels {
   readonly extendLevel: ExtendLevel | undefined;
   /** A visited level and its cells in one call (one theta), where the kernels have it: prepared by a range (grid-cells.ts), used while `calibrating`. */
   readonly extendCalibrate: ExtendCalibrate | undefined;
+  /** The paths and visits of a walk in one call (`walkInKernel`), with `extendCalibrate`. */
+  readonly plan: WalkPlan | undefined;
   /** Set by a range of cells around its walk once it has prepared `extendCalibrate`; walks make visited levels' cells while it is true. */
   calibrating = false;
   /** How many of a path's first levels `extendLevel` keeps the columns' residuals of (0 without it). */
@@ -335,7 +434,9 @@ export class WalkLevels {
           ...new Array<number>(M).fill(K + 1),
         ],
         ints: [EXTEND_FRAME, K],
-      }) + ArenaPasses.bytesFor(N, M),
+      }) +
+        ArenaPasses.bytesFor(N, M) +
+        walkPlanBytes(WALK_PLAN_PATHS, K),
       choice,
     );
     this.arena = arena;
@@ -384,10 +485,11 @@ export class WalkLevels {
       );
       this.residualDepth = this.extendLevel ? R : 0;
     }
-    this.extendCalibrate =
-      walkFrame && this.extendLevel && this.passes.calibrateTwo && M === 1
-        ? this.kernels.extendCalibrateOn?.(walkFrame, this.passes.frame, arena.array(calibrateConstantsLength(K)), K, N)
-        : undefined;
+    const calibrates = walkFrame && this.extendLevel && this.passes.calibrateTwo && M === 1 && this.kernels.extendCalibrateOn;
+    this.plan = calibrates ? walkPlanIn(arena, WALK_PLAN_PATHS, K) : undefined;
+    this.extendCalibrate = calibrates
+      ? this.kernels.extendCalibrateOn!(walkFrame!, this.passes.frame, arena.array(calibrateConstantsLength(K)), K, N, this.plan!)
+      : undefined;
     this.models = Array.from({ length: M }, (_, t) =>
       Array.from({ length: K + 1 }, (_, d) => ({
         relevance: this.rel[t][d],
@@ -501,6 +603,9 @@ let walksOnThread = 0;
 let threadLevels: WalkLevels | undefined;
 /** Larger levels are not kept (N=100,000 and K=10 take 45 MB): at that size a Grid spends next to nothing in calls. */
 const THREAD_CACHE_BYTES = 64 * 2 ** 20;
+
+/** The paths a `WalkPlan` holds (a Grid's chunk, grid.ts GRID_CHUNK, in one); a longer walk writes them this many at a time. */
+const WALK_PLAN_PATHS = 64;
 
 /** How many leading entries a and b share. */
 function commonPrefix(a: readonly number[], b: readonly number[]): number {

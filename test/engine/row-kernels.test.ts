@@ -706,6 +706,68 @@ describe("extendCalibrateTwo (a visited level and its cells in one call) gives t
   });
 });
 
+describe("a walk in one kernel call (rows.wat walkPaths) gives the partials of the walk visit by visit", () => {
+  it("every combination of K = 7 and a duplicate in one range (past the plan's 64 paths), a column that is the sum of two, a constant column, tied data, a duplicate combination, with and without residuals: the plain loops' partials, most cells made in the kernel, the rest given to visit and singular", () => {
+    // Column 3 = column 0 + column 1 (singular combinations), column 6 constant (scale 0).
+    const odd = data(5, 61, 7);
+    for (let i = 0; i < 61; i++) {
+      odd.dataset.X[i * 7 + 3] = odd.dataset.X[i * 7] + odd.dataset.X[i * 7 + 1];
+      odd.dataset.X[i * 7 + 6] = 0.5;
+    }
+    // Tied integer data: cuts fall on ties, which the kernel leaves to the caller's calibration.
+    let seed = 3;
+    const next = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+    const Xt = Array.from({ length: 90 }, () => Array.from({ length: 7 }, () => Math.floor(next() * 3)));
+    const tied = {
+      dataset: datasetFromRows(
+        Xt.map((row) => row[0] + Math.floor(next() * 2)),
+        Xt,
+      ),
+      thetas: [Float64Array.of(1, 2, 0, 1, 1, 0, 2)],
+    };
+    const counts = { kernel: 0, visit: 0, singular: 0 };
+    for (const { dataset, thetas } of [odd, tied, data(23, 80, 7)]) {
+      const prepared = prepareGrid(dataset, thetas[0], {}).task;
+      // A duplicate (in a copy: a plan is kept for the next Grid): its level is the one before it, its cells the caller's.
+      const task = { ...prepared, combinations: [...prepared.combinations, [...prepared.combinations[40]]] };
+      const Q = task.combinations.length;
+      expect(Q).toBeGreaterThan(64);
+      const outcome = outcomeStats(task.data.y, new Float64Array(task.data.rows));
+      const indices = Array.from({ length: Q }, (_, q) => q);
+      const run = (choice: "wasm" | "js", inKernel: boolean, levels = new WalkLevels(task.data.rows, 7, 1, choice)) => {
+        const evaluator = rangeEvaluator(task, 0, Q, new GridWorkspace(choice));
+        expect(evaluator.prepareWalk(levels, outcome)).toBe(choice === "wasm");
+        const visit = (index: number, model: WalkedModel) => {
+          if (inKernel) counts.visit++;
+          evaluator.evaluate(index, model, outcome);
+        };
+        const singular = (index: number) => {
+          if (inKernel) counts.singular++;
+          evaluator.singular(index);
+        };
+        const cells = (block: Parameters<typeof evaluator.cells>[0], count: number) => {
+          counts.kernel += count;
+          evaluator.cells(block, count);
+        };
+        walkCombinations(task.shared!, task.data.y, task.combinations, indices, false, visit, singular, levels, inKernel ? cells : undefined);
+        levels.calibrating = false;
+        return evaluator.finish();
+      };
+      const plain = run("js", false);
+      expect(run("wasm", false)).toEqual(plain);
+      expect(run("wasm", true)).toEqual(plain);
+      // Then with the residuals of the first levels (a thread keeps them after WALKS_BEFORE_RESIDUALS walks).
+      const levels = new WalkLevels(task.data.rows, 7, 1, "wasm");
+      for (let w = 0; w <= WALKS_BEFORE_RESIDUALS; w++) run("wasm", true, levels);
+      expect(levels.residualDepth).toBeGreaterThan(0);
+      expect(run("wasm", true, levels)).toEqual(plain);
+    }
+    expect(counts.kernel).toBeGreaterThan(5000);
+    expect(counts.visit).toBeGreaterThan(30);
+    expect(counts.singular).toBeGreaterThan(1000);
+  });
+});
+
 describe("a Grid gives the same cells on either kernels as with no arena", () => {
   it("every chunk of the default Grid, of one with six thresholds and retained cells, and of others (operators, score units, multipliers, one to three thresholds), N=301, K=6, two data sets in turn on the thread's levels, as the models calibrated without an arena give", () => {
     const options = [

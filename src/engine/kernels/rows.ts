@@ -165,7 +165,7 @@ export interface RowKernels {
    * frame (`extendLevelOn`'s) and a calibration's (`calibrateTwoOn`'s) in this arena, with a
    * range's constants written to `constants` (an arena array of `calibrateConstantsLength(K)`).
    */
-  extendCalibrateOn?(walkFrame: Int32Array, calibrationFrame: Int32Array, constants: Float64Array, K: number, n: number): ExtendCalibrate;
+  extendCalibrateOn?(walkFrame: Int32Array, calibrationFrame: Int32Array, constants: Float64Array, K: number, n: number, plan: WalkPlan): ExtendCalibrate;
   /** WebAssembly only: the tie width `ExtendCalibrate` takes from a level's bounds (cut.ts `tieWidth` with this tolerance). */
   tieWidth?(tolerance: number, min: number, max: number): number;
   /**
@@ -337,6 +337,71 @@ export interface ExtendCalibrate {
   prepare(range: RangeCalibration): void;
   /** `ExtendLevel` (visited), then `CalibrateTwo` on the new level (its bounds, their tie widths, depth d + 1 attributes): 3 when singular (nothing else done), else CalibrateTwo's status. */
   run(d: number, n: number, tolerance: number): number;
+  /**
+   * The walk of the plan's paths from `plan.frame[WALK_PLAN.next]` on, as far as it goes (rows.wat
+   * `walkPaths`; walk.ts `walkInKernel`), its state kept in the plan's frame: 0 when every path is
+   * done; 1 the next path is singular; 2 its level is made, its cells are not; 3 its level was
+   * made before and its similarity is not held; 4 the block of visits is full.
+   */
+  walkPaths(n: number, tolerance: number): number;
+}
+
+/**
+ * A range's walk in one call (`ExtendCalibrate.walkPaths`): up to `paths` paths of a trie (each a
+ * combination's columns, in order), and the block of visits whose cells the kernel made. All
+ * arrays of the walk's arena; the frame's other slots are the arrays' offsets.
+ */
+export interface WalkPlan {
+  /** `WALK_PLAN_FRAME` i32: the walk's state at the slots of `WALK_PLAN`, the arrays' offsets at the others. */
+  frame: Int32Array;
+  /** Path o's columns are columns[starts[o] .. starts[o + 1]); its residual masks masks[o R + d] (walk.ts `residualMasks`); its combination combinations[o]. */
+  starts: Int32Array;
+  columns: Int32Array;
+  masks: Int32Array;
+  combinations: Int32Array;
+  /** Per visit in the block, its cells (2 T: the relevance censor's, then the similarity one's) one after another: weight, yhat, validity (0 or 1) and combination. */
+  weight: Float64Array;
+  yhat: Float64Array;
+  valid: Float64Array;
+  cellCombination: Int32Array;
+  /** How many paths the plan holds, and visits the block. */
+  paths: number;
+}
+
+/** The slots of `WalkPlan.frame` that a walk sets and reads (rows.wat `walkPaths` lists them all). */
+export const WALK_PLAN = {
+  next: 0,
+  count: 1,
+  residualLevels: 5,
+  zeroScale: 6,
+  top: 7,
+  singularFrom: 8,
+  similarityAt: 9,
+  visits: 10,
+} as const;
+
+/** The length of `WalkPlan.frame`. */
+export const WALK_PLAN_FRAME = 18;
+
+/** A `WalkPlan`'s arrays for `paths` paths of up to K columns, in `arena`. */
+export function walkPlanIn(arena: RowArena, paths: number, K: number): WalkPlan {
+  return {
+    frame: arena.int32(WALK_PLAN_FRAME),
+    starts: arena.int32(paths + 1),
+    columns: arena.int32(paths * K),
+    masks: arena.int32(paths * K),
+    combinations: arena.int32(paths),
+    weight: arena.array(8 * paths),
+    yhat: arena.array(8 * paths),
+    valid: arena.array(8 * paths),
+    cellCombination: arena.int32(8 * paths),
+    paths,
+  };
+}
+
+/** The bytes of `walkPlanIn(arena, paths, K)`. */
+export function walkPlanBytes(paths: number, K: number): number {
+  return RowArena.bytesFor({ doubles: [8 * paths, 8 * paths, 8 * paths], ints: [WALK_PLAN_FRAME, paths + 1, paths * K, paths * K, paths, 8 * paths] });
 }
 
 /** The length of `ExtendCalibrate`'s constants for K attributes. */
@@ -638,6 +703,7 @@ interface RowExports {
   extendLevel(frame: number, d: number, visited: number, n: number, tolerance: number): number;
   residuals(frame: number, d: number, mask: number, n: number): void;
   extendCalibrateTwo(walk: number, d: number, n: number, tolerance: number, cal: number, constants: number): number;
+  walkPaths(plan: number, walk: number, cal: number, constants: number, n: number, tolerance: number): number;
   tieWidth(tolerance: number, min: number, max: number): number;
   selectCalibrateTwo(
     frame: number,
@@ -822,9 +888,16 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
       return Object.assign(extend, { residuals: residualsOf, useResiduals });
     },
     tieWidth: (tolerance, min, max) => w.tieWidth(tolerance, min, max),
-    extendCalibrateOn: (walkFrame, calibrationFrame, constants, K, n) => {
+    extendCalibrateOn: (walkFrame, calibrationFrame, constants, K, n, plan) => {
       // The frames were written and checked by extendLevelOn and calibrateTwoOn, for n rows and K attributes.
       const [walk, cal, at0] = [at(walkFrame, EXTEND_FRAME), at(calibrationFrame, CALIBRATE_FRAME), at(constants, calibrateConstantsLength(K))];
+      // The plan's arrays, checked once: their offsets at the frame's slots 2-4 and 12-17 (rows.wat `walkPaths`).
+      const P = plan.paths;
+      const frame = plan.frame;
+      const planAt = at(frame, WALK_PLAN_FRAME);
+      [frame[2], frame[3], frame[4]] = [at(plan.starts, P + 1), at(plan.columns, P * K), at(plan.masks, P * K)];
+      [frame[12], frame[13], frame[14], frame[15]] = [at(plan.weight, 8 * P), at(plan.yhat, 8 * P), at(plan.valid, 8 * P), at(plan.cellCombination, 8 * P)];
+      [frame[16], frame[17]] = [at(plan.combinations, P), P];
       let rows = 0;
       return {
         prepare: (c) => {
@@ -844,11 +917,20 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
           ];
           for (let k = 0; k < values.length; k++) constants[k] = values[k];
           for (let k = 1; k <= K; k++) constants[11 + k] = c.multipliers[k];
+          frame[11] = 2 * c.T;
           rows = n;
         },
         run: (d, count, tolerance) => {
           if (!(d >= 0 && d < K && count <= rows)) throw new RangeError(`extendCalibrate: level ${d}, ${count} rows for K=${K}, ${rows} prepared`);
           return w.extendCalibrateTwo(walk, d, count, tolerance, cal, at0);
+        },
+        walkPaths: (count, tolerance) => {
+          // The kernel reads the paths' columns through its frame's offsets: their count and starts are checked here, and it traps on a column at or past K.
+          const paths = frame[WALK_PLAN.count];
+          const R = frame[WALK_PLAN.residualLevels];
+          if (!(count <= rows && paths >= 0 && paths <= P && frame[WALK_PLAN.next] >= 0 && R === walkFrame[22] && plan.starts[paths] <= P * K))
+            throw new RangeError(`walkPaths: ${paths} paths of ${P}, ${count} rows of ${rows}, ${R} residual levels of ${walkFrame[22]}`);
+          return w.walkPaths(planAt, walk, cal, at0, count, tolerance);
         },
       };
     },

@@ -1489,7 +1489,7 @@
   ;; loop makes it (s = R[j, path[d]] - sum_p l_jp L[d, p], p < d, from j's earlier entries,
   ;; kept at j K + p of the entries' table, frame 23; l = s / L[d, d]), kept; then residual
   ;; d + 1 of j = residual d of j - l u_d: the very subtraction a level adding j would make next.
-  (func (export "residuals") (param $frame i32) (param $d i32) (param $mask i32) (param $n i32)
+  (func $residuals (export "residuals") (param $frame i32) (param $d i32) (param $mask i32) (param $n i32)
     (local $K i32) (local $L i32) (local $lres i32) (local $j i32) (local $p i32) (local $row i32)
     (local $s f64) (local $l f64) (local $u i32)
     (if (i32.ge_u (local.get $d) (i32.load offset=88 (local.get $frame))) (then unreachable))
@@ -1538,7 +1538,7 @@
   (func $tieWidth (export "tieWidth") (param $tolerance f64) (param $min f64) (param $max f64) (result f64)
     (f64.mul (local.get $tolerance) (f64.max (f64.max (f64.const 1) (f64.abs (local.get $min))) (f64.abs (local.get $max)))))
 
-  (func (export "extendCalibrateTwo")
+  (func $extendCalibrateTwo (export "extendCalibrateTwo")
     (param $walk i32) (param $d i32) (param $n i32) (param $tolerance f64) (param $cal i32) (param $constants i32) (result i32)
     (local $next i32) (local $bounds i32) (local $tie f64) (local $k i32)
     (local $b0 f64) (local $b1 f64) (local $b2 f64) (local $b3 f64)
@@ -1566,4 +1566,120 @@
       (f64.load offset=24 (local.get $constants)) (f64.load offset=32 (local.get $constants))
       (i32.trunc_f64_u (f64.load offset=72 (local.get $constants)))
       (i32.trunc_f64_u (f64.load offset=80 (local.get $constants)))))
+
+  ;; A range's walk in one call, as far as it goes (walk.ts `walkInKernel`: the loop of
+  ;; `walkCombinationsMany` for one theta whose visited levels are calibrated as they are made,
+  ;; the same calls in the same order). The plan is a frame of i32 (`WalkPlan`): 0 the next path,
+  ;; 1 the paths, 2 their starts (count + 1) and 3 their columns, 4 the residual masks (o R + d),
+  ;; 5 R (the residual levels in use), 6 the columns of scale 0 (bit j), 7 the stack's depth
+  ;; (its columns are the walk frame's path), 8 the depth the path is singular from (2^31 - 1:
+  ;; none), 9 the depth whose similarity the levels hold (-1: none), 10 the visits in the block,
+  ;; 11 the cells a visit makes (2 T), 12 to 15 the block's weights, yhat and validity (f64) and
+  ;; combinations (i32), 16 each path's combination, 17 the visits the block holds. Each path:
+  ;; the common prefix with the stack kept, each new level made (extendCalibrateTwo when
+  ;; visited, else extendLevel; a column of scale 0 or a singular level makes the rest of the
+  ;; path singular), the residuals of its first R levels; then a visited level whose cells were
+  ;; made has them copied into the block. Returns 0 when every path is done; else, with slot 0
+  ;; the path: 1 it is singular, 2 its cells are not made (the caller's calibration), 3 its level
+  ;; was made before and its similarity is not held (the caller's finish, then calibration), 4
+  ;; the block is full (the path not begun). The state is written back to the frame.
+  (func (export "walkPaths") (param $plan i32) (param $walk i32) (param $cal i32) (param $constants i32) (param $n i32) (param $tolerance f64) (result i32)
+    (local $o i32) (local $count i32) (local $starts i32) (local $columns i32) (local $stack i32) (local $R i32)
+    (local $top i32) (local $singularFrom i32) (local $similarityAt i32) (local $visits i32) (local $per i32)
+    (local $start i32) (local $len i32) (local $common i32) (local $d i32) (local $j i32) (local $status i32)
+    (local $calibrated i32) (local $mask i32) (local $cells i32) (local $at i32) (local $c i32) (local $index i32)
+    (local.set $o (i32.load (local.get $plan)))
+    (local.set $count (i32.load offset=4 (local.get $plan)))
+    (local.set $starts (i32.load offset=8 (local.get $plan)))
+    (local.set $columns (i32.load offset=12 (local.get $plan)))
+    (local.set $R (i32.load offset=20 (local.get $plan)))
+    (local.set $top (i32.load offset=28 (local.get $plan)))
+    (local.set $singularFrom (i32.load offset=32 (local.get $plan)))
+    (local.set $similarityAt (i32.load offset=36 (local.get $plan)))
+    (local.set $visits (i32.load offset=40 (local.get $plan)))
+    (local.set $per (i32.load offset=44 (local.get $plan)))
+    (local.set $stack (i32.load offset=60 (local.get $walk)))
+    (local.set $cells (i32.load offset=64 (local.get $cal)))
+    (block $stop
+      (loop $path
+        (local.set $status (i32.const 0))
+        (br_if $stop (i32.ge_u (local.get $o) (local.get $count)))
+        (local.set $status (i32.const 4))
+        (br_if $stop (i32.ge_u (local.get $visits) (i32.load offset=68 (local.get $plan))))
+        (local.set $start (i32.load (i32.add (local.get $starts) (i32.shl (local.get $o) (i32.const 2)))))
+        (local.set $len (i32.sub (i32.load offset=4 (i32.add (local.get $starts) (i32.shl (local.get $o) (i32.const 2)))) (local.get $start)))
+        ;; The stack's levels this path shares are kept; a path that is a prefix of the stack makes none.
+        (local.set $common (i32.const 0))
+        (block $shared
+          (loop $prefix
+            (br_if $shared (i32.ge_u (local.get $common) (local.get $top)))
+            (br_if $shared (i32.ge_u (local.get $common) (local.get $len)))
+            (br_if $shared (i32.ne (i32.load (i32.add (local.get $stack) (i32.shl (local.get $common) (i32.const 2))))
+              (i32.load (i32.add (local.get $columns) (i32.shl (i32.add (local.get $start) (local.get $common)) (i32.const 2))))))
+            (local.set $common (i32.add (local.get $common) (i32.const 1)))
+            (br $prefix)))
+        (local.set $top (local.get $common))
+        (if (i32.ge_s (local.get $singularFrom) (local.get $common)) (then (local.set $singularFrom (i32.const 0x7fffffff))))
+        (local.set $calibrated (i32.const 0))
+        (local.set $d (local.get $common))
+        (block $made
+          (loop $level
+            (br_if $made (i32.ge_u (local.get $d) (local.get $len)))
+            (local.set $j (i32.load (i32.add (local.get $columns) (i32.shl (i32.add (local.get $start) (local.get $d)) (i32.const 2)))))
+            (i32.store (i32.add (local.get $stack) (i32.shl (local.get $top) (i32.const 2))) (local.get $j))
+            (local.set $top (i32.add (local.get $top) (i32.const 1)))
+            (block $next
+              (br_if $next (i32.le_s (local.get $singularFrom) (local.get $d)))
+              (if (i32.and (i32.shr_u (i32.load offset=24 (local.get $plan)) (local.get $j)) (i32.const 1))
+                (then (local.set $singularFrom (local.get $d)) (br $next)))
+              ;; Level d + 1 is new: a similarity made of it or of a deeper level is no more.
+              (if (i32.gt_s (local.get $similarityAt) (local.get $d)) (then (local.set $similarityAt (i32.const -1))))
+              (if (i32.eq (i32.add (local.get $d) (i32.const 1)) (local.get $len))
+                (then
+                  (local.set $status (call $extendCalibrateTwo (local.get $walk) (local.get $d) (local.get $n) (local.get $tolerance) (local.get $cal) (local.get $constants)))
+                  (if (i32.eq (local.get $status) (i32.const 3)) (then (local.set $singularFrom (local.get $d)) (br $next)))
+                  (local.set $calibrated (i32.eq (local.get $status) (i32.const 1)))
+                  (local.set $similarityAt (i32.add (local.get $d) (i32.const 1))))
+                (else
+                  (if (i32.eqz (call $extendLevel (local.get $walk) (local.get $d) (i32.const 0) (local.get $n) (local.get $tolerance)))
+                    (then (local.set $singularFrom (local.get $d)) (br $next)))))
+              (if (i32.lt_u (local.get $d) (local.get $R))
+                (then
+                  (local.set $mask (i32.load (i32.add (i32.load offset=16 (local.get $plan))
+                    (i32.shl (i32.add (i32.mul (local.get $o) (local.get $R)) (local.get $d)) (i32.const 2)))))
+                  (if (local.get $mask) (then (call $residuals (local.get $walk) (local.get $d) (local.get $mask) (local.get $n)))))))
+            (local.set $d (i32.add (local.get $d) (i32.const 1)))
+            (br $level)))
+        ;; The visit: the caller's unless its cells were made with its level.
+        (local.set $status (i32.const 1))
+        (br_if $stop (i32.lt_s (local.get $singularFrom) (local.get $len)))
+        (local.set $status (i32.const 3))
+        (br_if $stop (i32.ne (local.get $similarityAt) (local.get $len)))
+        (local.set $status (i32.const 2))
+        (br_if $stop (i32.eqz (local.get $calibrated)))
+        ;; Its cells' weights, yhat and validity (the calibration frame's cells, planes 8 doubles apart) into the block.
+        (local.set $index (i32.load (i32.add (i32.load offset=64 (local.get $plan)) (i32.shl (local.get $o) (i32.const 2)))))
+        (local.set $at (i32.mul (local.get $visits) (local.get $per)))
+        (local.set $c (i32.const 0))
+        (block $copied
+          (loop $copy
+            (br_if $copied (i32.ge_u (local.get $c) (local.get $per)))
+            (f64.store (i32.add (i32.load offset=48 (local.get $plan)) (i32.shl (i32.add (local.get $at) (local.get $c)) (i32.const 3)))
+              (f64.load offset=0 (i32.add (local.get $cells) (i32.shl (local.get $c) (i32.const 3)))))
+            (f64.store (i32.add (i32.load offset=52 (local.get $plan)) (i32.shl (i32.add (local.get $at) (local.get $c)) (i32.const 3)))
+              (f64.load offset=64 (i32.add (local.get $cells) (i32.shl (local.get $c) (i32.const 3)))))
+            (f64.store (i32.add (i32.load offset=56 (local.get $plan)) (i32.shl (i32.add (local.get $at) (local.get $c)) (i32.const 3)))
+              (f64.load offset=128 (i32.add (local.get $cells) (i32.shl (local.get $c) (i32.const 3)))))
+            (i32.store (i32.add (i32.load offset=60 (local.get $plan)) (i32.shl (i32.add (local.get $at) (local.get $c)) (i32.const 2))) (local.get $index))
+            (local.set $c (i32.add (local.get $c) (i32.const 1)))
+            (br $copy)))
+        (local.set $visits (i32.add (local.get $visits) (i32.const 1)))
+        (local.set $o (i32.add (local.get $o) (i32.const 1)))
+        (br $path)))
+    (i32.store (local.get $plan) (local.get $o))
+    (i32.store offset=28 (local.get $plan) (local.get $top))
+    (i32.store offset=32 (local.get $plan) (local.get $singularFrom))
+    (i32.store offset=36 (local.get $plan) (local.get $similarityAt))
+    (i32.store offset=40 (local.get $plan) (local.get $visits))
+    (local.get $status))
 )
