@@ -185,9 +185,9 @@
     (if (i32.lt_u (local.get $m) (local.get $d))
       (then (call $subtract1 (local.get $dst) (local.get $src) (local.get $u) (f64.load (local.get $l)) (local.get $n)))))
 
-  ;; A level nobody visits: ud[i] *= inv; relNext[i] = relPrev[i] + ud[i] vd; infoNext[i] = infoPrev[i] + ud[i]^2.
-  (func $scaleFirst (export "scaleFirst")
-    (param $ud i32) (param $inv f64) (param $vd f64)
+  ;; A level nobody visits: ud[i] = src[i] inv (src: ud, or the column itself when nothing is subtracted); relNext[i] = relPrev[i] + ud[i] vd; infoNext[i] = infoPrev[i] + ud[i]^2.
+  (func $scaleFrom
+    (param $ud i32) (param $src i32) (param $inv f64) (param $vd f64)
     (param $relPrev i32) (param $relNext i32) (param $infoPrev i32) (param $infoNext i32) (param $n i32)
     (local $k i32) (local $end i32) (local $inv2 v128) (local $vd2 v128) (local $value v128) (local $v f64)
     (local.set $inv2 (f64x2.splat (local.get $inv)))
@@ -196,7 +196,7 @@
     (block $done
       (loop $next
         (br_if $done (i32.ge_u (local.get $k) (local.get $end)))
-        (local.set $value (f64x2.mul (v128.load (i32.add (local.get $ud) (local.get $k))) (local.get $inv2)))
+        (local.set $value (f64x2.mul (v128.load (i32.add (local.get $src) (local.get $k))) (local.get $inv2)))
         (v128.store (i32.add (local.get $ud) (local.get $k)) (local.get $value))
         (v128.store (i32.add (local.get $relNext) (local.get $k))
           (f64x2.add (v128.load (i32.add (local.get $relPrev) (local.get $k))) (f64x2.mul (local.get $value) (local.get $vd2))))
@@ -206,12 +206,17 @@
         (br $next)))
     (if (i32.and (local.get $n) (i32.const 1))
       (then
-        (local.set $v (f64.mul (f64.load (i32.add (local.get $ud) (local.get $k))) (local.get $inv)))
+        (local.set $v (f64.mul (f64.load (i32.add (local.get $src) (local.get $k))) (local.get $inv)))
         (f64.store (i32.add (local.get $ud) (local.get $k)) (local.get $v))
         (f64.store (i32.add (local.get $relNext) (local.get $k))
           (f64.add (f64.load (i32.add (local.get $relPrev) (local.get $k))) (f64.mul (local.get $v) (local.get $vd))))
         (f64.store (i32.add (local.get $infoNext) (local.get $k))
           (f64.add (f64.load (i32.add (local.get $infoPrev) (local.get $k))) (f64.mul (local.get $v) (local.get $v)))))))
+
+  (func $scaleFirst (export "scaleFirst")
+    (param $ud i32) (param $inv f64) (param $vd f64)
+    (param $relPrev i32) (param $relNext i32) (param $infoPrev i32) (param $infoNext i32) (param $n i32)
+    (call $scaleFrom (local.get $ud) (local.get $ud) (local.get $inv) (local.get $vd) (local.get $relPrev) (local.get $relNext) (local.get $infoPrev) (local.get $infoNext) (local.get $n)))
 
   ;; Another theta's level nobody visits: relNext[i] = relPrev[i] + ud[i] vd.
   (func (export "extendRelevance")
@@ -253,9 +258,9 @@
   (func $above (param $v f64) (param $max f64) (result f64)
     (select (local.get $v) (local.get $max) (f64.gt (local.get $v) (local.get $max))))
 
-  ;; The first theta's visited level: as scaleFirst, plus simNext[i] = relNext[i] - 0.5 infoNext[i] - half, and the bounds.
-  (func $finishFirst (export "finishFirst")
-    (param $ud i32) (param $inv f64) (param $vd f64) (param $half f64)
+  ;; The first theta's visited level: as scaleFrom, plus simNext[i] = relNext[i] - 0.5 infoNext[i] - half, and the bounds.
+  (func $finishFrom
+    (param $ud i32) (param $src i32) (param $inv f64) (param $vd f64) (param $half f64)
     (param $relPrev i32) (param $relNext i32) (param $infoPrev i32) (param $infoNext i32) (param $simNext i32)
     (param $bounds i32) (param $n i32)
     (local $k i32) (local $end i32)
@@ -276,7 +281,7 @@
     (block $doneTwo
       (loop $nextTwo
         (br_if $doneTwo (i32.gt_u (i32.add (local.get $k) (i32.const 32)) (local.get $end)))
-        (local.set $value (f64x2.mul (v128.load (i32.add (local.get $ud) (local.get $k))) (local.get $inv2)))
+        (local.set $value (f64x2.mul (v128.load (i32.add (local.get $src) (local.get $k))) (local.get $inv2)))
         (v128.store (i32.add (local.get $ud) (local.get $k)) (local.get $value))
         (local.set $r (f64x2.add (v128.load (i32.add (local.get $relPrev) (local.get $k))) (f64x2.mul (local.get $value) (local.get $vd2))))
         (local.set $x (f64x2.add (v128.load (i32.add (local.get $infoPrev) (local.get $k))) (f64x2.mul (local.get $value) (local.get $value))))
@@ -289,7 +294,7 @@
         (local.set $sMin (f64x2.pmin (local.get $sMin) (local.get $s)))
         (local.set $sMax (f64x2.pmax (local.get $sMax) (local.get $s)))
         (local.set $k (i32.add (local.get $k) (i32.const 16)))
-        (local.set $value (f64x2.mul (v128.load (i32.add (local.get $ud) (local.get $k))) (local.get $inv2)))
+        (local.set $value (f64x2.mul (v128.load (i32.add (local.get $src) (local.get $k))) (local.get $inv2)))
         (v128.store (i32.add (local.get $ud) (local.get $k)) (local.get $value))
         (local.set $r (f64x2.add (v128.load (i32.add (local.get $relPrev) (local.get $k))) (f64x2.mul (local.get $value) (local.get $vd2))))
         (local.set $x (f64x2.add (v128.load (i32.add (local.get $infoPrev) (local.get $k))) (f64x2.mul (local.get $value) (local.get $value))))
@@ -306,7 +311,7 @@
     (block $done
       (loop $next
         (br_if $done (i32.ge_u (local.get $k) (local.get $end)))
-        (local.set $value (f64x2.mul (v128.load (i32.add (local.get $ud) (local.get $k))) (local.get $inv2)))
+        (local.set $value (f64x2.mul (v128.load (i32.add (local.get $src) (local.get $k))) (local.get $inv2)))
         (v128.store (i32.add (local.get $ud) (local.get $k)) (local.get $value))
         (local.set $r (f64x2.add (v128.load (i32.add (local.get $relPrev) (local.get $k))) (f64x2.mul (local.get $value) (local.get $vd2))))
         (local.set $x (f64x2.add (v128.load (i32.add (local.get $infoPrev) (local.get $k))) (f64x2.mul (local.get $value) (local.get $value))))
@@ -323,7 +328,7 @@
     (call $writeBounds (local.get $bounds) (local.get $rMin) (local.get $rMax) (local.get $sMin) (local.get $sMax))
     (if (i32.and (local.get $n) (i32.const 1))
       (then
-        (local.set $v (f64.mul (f64.load (i32.add (local.get $ud) (local.get $k))) (local.get $inv)))
+        (local.set $v (f64.mul (f64.load (i32.add (local.get $src) (local.get $k))) (local.get $inv)))
         (f64.store (i32.add (local.get $ud) (local.get $k)) (local.get $v))
         (local.set $r1 (f64.add (f64.load (i32.add (local.get $relPrev) (local.get $k))) (f64.mul (local.get $v) (local.get $vd))))
         (local.set $x1 (f64.add (f64.load (i32.add (local.get $infoPrev) (local.get $k))) (f64.mul (local.get $v) (local.get $v))))
@@ -332,6 +337,13 @@
         (f64.store (i32.add (local.get $infoNext) (local.get $k)) (local.get $x1))
         (f64.store (i32.add (local.get $simNext) (local.get $k)) (local.get $s1))
         (call $tailBounds (local.get $bounds) (local.get $r1) (local.get $s1)))))
+
+  (func $finishFirst (export "finishFirst")
+    (param $ud i32) (param $inv f64) (param $vd f64) (param $half f64)
+    (param $relPrev i32) (param $relNext i32) (param $infoPrev i32) (param $infoNext i32) (param $simNext i32)
+    (param $bounds i32) (param $n i32)
+    (call $finishFrom (local.get $ud) (local.get $ud) (local.get $inv) (local.get $vd) (local.get $half) (local.get $relPrev) (local.get $relNext)
+      (local.get $infoPrev) (local.get $infoNext) (local.get $simNext) (local.get $bounds) (local.get $n)))
 
   ;; Another theta's visited level (ud already scaled): relNext[i] = relPrev[i] + ud[i] vd,
   ;; simNext[i] = relNext[i] - 0.5 infoNext[i] - half, and the bounds.
@@ -1380,7 +1392,7 @@
   ;; subtractFinishFirst or subtractScaleFirst on those arrays.
   (func $levelPass
     (param $frame i32) (param $d i32) (param $j i32) (param $inv f64) (param $vd f64) (param $half f64) (param $visited i32) (param $n i32)
-    (local $ud i32) (local $us i32) (local $is i32) (local $rs i32) (local $info i32) (local $rel i32) (local $r i32)
+    (local $ud i32) (local $us i32) (local $is i32) (local $rs i32) (local $info i32) (local $rel i32) (local $r i32) (local $src i32)
     (local.set $us (i32.load offset=4 (local.get $frame)))
     (local.set $ud (i32.add (i32.load (local.get $frame)) (i32.mul (local.get $d) (local.get $us))))
     (local.set $is (i32.load offset=12 (local.get $frame)))
@@ -1391,20 +1403,24 @@
     ;; "Residuals of the first levels"), the rest of the subtraction: the same subtractions in the
     ;; same order as from z_j.
     (local.set $r (select (local.get $d) (i32.load offset=88 (local.get $frame)) (i32.lt_u (local.get $d) (i32.load offset=88 (local.get $frame)))))
-    (call $subtractLevel (local.get $ud)
-      (call $residualAt (local.get $frame) (local.get $r) (local.get $j))
-      (i32.add (i32.load (local.get $frame)) (i32.mul (local.get $r) (local.get $us))) (local.get $us)
-      (i32.add (i32.load offset=48 (local.get $frame)) (i32.shl (i32.add (i32.mul (local.get $d) (i32.load offset=52 (local.get $frame))) (local.get $r)) (i32.const 3)))
-      (i32.sub (local.get $d) (local.get $r)) (local.get $n))
+    ;; Nothing left to subtract (r = d): the scaling reads the residual itself, no copy of it into u_d first.
+    (local.set $src (call $residualAt (local.get $frame) (local.get $r) (local.get $j)))
+    (if (i32.ne (local.get $d) (local.get $r))
+      (then
+        (call $subtractLevel (local.get $ud) (local.get $src)
+          (i32.add (i32.load (local.get $frame)) (i32.mul (local.get $r) (local.get $us))) (local.get $us)
+          (i32.add (i32.load offset=48 (local.get $frame)) (i32.shl (i32.add (i32.mul (local.get $d) (i32.load offset=52 (local.get $frame))) (local.get $r)) (i32.const 3)))
+          (i32.sub (local.get $d) (local.get $r)) (local.get $n))
+        (local.set $src (local.get $ud))))
     (if (local.get $visited)
       (then
-        (call $finishFirst (local.get $ud) (local.get $inv) (local.get $vd) (local.get $half)
+        (call $finishFrom (local.get $ud) (local.get $src) (local.get $inv) (local.get $vd) (local.get $half)
           (local.get $rel) (i32.add (local.get $rel) (local.get $rs)) (local.get $info) (i32.add (local.get $info) (local.get $is))
           (i32.add (i32.load offset=24 (local.get $frame)) (i32.mul (i32.add (local.get $d) (i32.const 1)) (i32.load offset=28 (local.get $frame))))
           (i32.add (i32.load offset=32 (local.get $frame)) (i32.mul (i32.add (local.get $d) (i32.const 1)) (i32.load offset=36 (local.get $frame))))
           (local.get $n)))
       (else
-        (call $scaleFirst (local.get $ud) (local.get $inv) (local.get $vd)
+        (call $scaleFrom (local.get $ud) (local.get $src) (local.get $inv) (local.get $vd)
           (local.get $rel) (i32.add (local.get $rel) (local.get $rs)) (local.get $info) (i32.add (local.get $info) (local.get $is)) (local.get $n)))))
 
   ;; Level d + 1 of the walk in one call (walk.ts `extend`, first theta), the rest of the frame:
