@@ -162,12 +162,13 @@ export function walkCombinationsMany(
   let similarityAt = -1;
 
   // Each combination's columns in the order of a trie that shares more levels (`trieOrder`).
-  const { order, paths } = trieOrder(combinations, indices);
-  const masks = residualDepth > 0 ? residualMasks(paths, residualDepth) : null;
+  const trie = trieOrder(combinations, indices);
   if (extendCalibrate && cells && !logistic) {
-    walkInKernel(levels, scale, N, order, paths, masks, residualDepth, visit, singular, cells);
+    walkInKernel(levels, scale, N, trie, flatTrie(trie, residualDepth), visit, singular, cells);
     return;
   }
+  const { order, paths } = trie;
+  const masks = residualDepth > 0 ? residualMasks(paths, residualDepth) : null;
   for (let o = 0; o < order.length; o++) {
     const index = order[o];
     const combination = paths[o];
@@ -296,17 +297,16 @@ function walkInKernel(
   levels: WalkLevels,
   scale: Float64Array,
   N: number,
-  order: readonly number[],
-  paths: readonly (readonly number[])[],
-  masks: Int32Array | null,
-  R: number,
+  { order, paths }: Trie,
+  flat: FlatTrie,
   visit: (index: number, t: number, model: WalkedModel) => void,
   singular: (index: number) => void,
   cells: WalkedCells,
 ): void {
   const plan = levels.plan!;
   const walk = levels.extendCalibrate!;
-  const { frame, starts, columns, combinations } = plan;
+  const { frame, starts } = plan;
+  const R = flat.R;
   let zeroScale = 0;
   for (let j = 0; j < scale.length; j++) if (scale[j] === 0) zeroScale |= 1 << j;
   frame[WALK_PLAN.residualLevels] = R;
@@ -317,15 +317,12 @@ function walkInKernel(
   frame[WALK_PLAN.visits] = 0;
   for (let from = 0; from < order.length; from += plan.paths) {
     const count = Math.min(plan.paths, order.length - from);
-    let at = 0;
-    for (let o = 0; o < count; o++) {
-      const path = paths[from + o];
-      starts[o] = at;
-      for (let d = 0; d < path.length; d++) columns[at++] = path[d];
-      combinations[o] = order[from + o];
-      for (let d = 0; d < R; d++) plan.masks[o * R + d] = masks![(from + o) * R + d];
-    }
-    starts[count] = at;
+    // The paths [from, from + count) of the flat trie, their starts from 0.
+    const first = flat.starts[from];
+    for (let o = 0; o <= count; o++) starts[o] = flat.starts[from + o] - first;
+    plan.columns.set(flat.columns.subarray(first, flat.starts[from + count]));
+    plan.combinations.set(flat.combinations.subarray(from, from + count));
+    plan.masks.set(flat.masks.subarray(from * R, (from + count) * R));
     frame[WALK_PLAN.next] = 0;
     frame[WALK_PLAN.count] = count;
     for (;;) {
@@ -633,10 +630,29 @@ function compareLex(a: readonly number[], b: readonly number[]): number {
  * @example
  * trieOrder([[0, 2], [1, 2], [2]], [0, 1, 2]); // { order: [2, 0, 1], paths: [[2], [2, 0], [2, 1]] }: 3 levels, against 4
  */
-export function trieOrder(
-  combinations: readonly (readonly number[])[],
-  indices: readonly number[],
-): { order: readonly number[]; paths: readonly (readonly number[])[] } {
+export function trieOrder(combinations: readonly (readonly number[])[], indices: readonly number[]): Trie {
+  // A Grid's chunks are runs of its plan's indices, and plans are kept for the next Grid (`planCombinations`): so are their tries (about 0.7 ms a Grid at K = 14).
+  const run = indices.every((index, q) => index === indices[0] + q);
+  const key = `${indices[0]} ${indices.length}`;
+  let kept = run ? recentTries.get(combinations) : undefined;
+  const known = kept?.get(key);
+  if (known) return known;
+  const chosen = chooseTrie(combinations, indices);
+  if (run) {
+    if (!kept) recentTries.set(combinations, (kept = new Map()));
+    kept.set(key, chosen);
+  }
+  return chosen;
+}
+
+/** A walk's order of its combinations and the columns of each in the order it adds them (`trieOrder`). */
+export interface Trie {
+  order: readonly number[];
+  paths: readonly (readonly number[])[];
+}
+
+/** `trieOrder`'s answer, made afresh: ascending order, or the greedy trie when it has fewer levels. */
+function chooseTrie(combinations: readonly (readonly number[])[], indices: readonly number[]): Trie {
   // Ascending order; a Grid's plan lists its combinations in it already, which one pass confirms (no sort, no copy).
   let order = indices;
   for (let q = 1; q < indices.length; q++) {
@@ -656,23 +672,36 @@ export function trieOrder(
     for (const j of c) widest = Math.max(widest, j + 1);
   }
   if (4 * (levels - order.length) <= levels || widest > 30) return ascending;
-  // A Grid's chunks are runs of its plan's indices, and plans are kept for the next Grid (`planCombinations`): so are their tries (about 0.7 ms a Grid at K = 14).
-  const run = indices.every((index, q) => index === indices[0] + q);
-  const key = `${indices[0]} ${indices.length}`;
-  let kept = run ? recentTries.get(combinations) : undefined;
-  const known = kept?.get(key);
-  if (known) return known;
   const greedy = greedyTrie(combinations, indices, widest);
-  const chosen = greedy.levels < levels ? { order: greedy.order, paths: greedy.paths } : ascending;
-  if (run) {
-    if (!kept) recentTries.set(combinations, (kept = new Map()));
-    kept.set(key, chosen);
-  }
-  return chosen;
+  return greedy.levels < levels ? { order: greedy.order, paths: greedy.paths } : ascending;
 }
 
 /** `trieOrder`'s answers for runs of a plan's indices, by plan (as long as the plan is kept). */
-const recentTries = new WeakMap<readonly (readonly number[])[], Map<string, { order: readonly number[]; paths: readonly (readonly number[])[] }>>();
+const recentTries = new WeakMap<readonly (readonly number[])[], Map<string, Trie>>();
+
+/** A trie's paths as a `WalkPlan` holds them (path o's columns at columns[starts[o] .. starts[o + 1])), its combinations, and its residual masks for R levels (`residualMasks`). */
+interface FlatTrie {
+  starts: Int32Array;
+  columns: Int32Array;
+  combinations: Int32Array;
+  masks: Int32Array;
+  R: number;
+}
+
+/** `FlatTrie` of a trie, kept with it (a Grid's tries are kept from Grid to Grid: `trieOrder`). */
+function flatTrie(trie: Trie, R: number): FlatTrie {
+  let flat = flatTries.get(trie);
+  if (flat && flat.R === R) return flat;
+  const { order, paths } = trie;
+  const starts = new Int32Array(order.length + 1);
+  for (let o = 0; o < order.length; o++) starts[o + 1] = starts[o] + paths[o].length;
+  const columns = new Int32Array(starts[order.length]);
+  for (let o = 0; o < order.length; o++) columns.set(paths[o], starts[o]);
+  flat = { starts, columns, combinations: Int32Array.from(order), masks: residualMasks(paths, R), R };
+  flatTries.set(trie, flat);
+  return flat;
+}
+const flatTries = new WeakMap<Trie, FlatTrie>();
 
 /** `trieOrder`'s trie of the most held column first, on columns below 30 (as bit masks). */
 function greedyTrie(combinations: readonly (readonly number[])[], indices: readonly number[], K: number) {
