@@ -19,6 +19,61 @@
 (module
   (import "env" "memory" (memory 1))
 
+  ;; dst[i] = src[i] - l0 u0[i] - l1 u1[i] - ... - l7 u7[i], left to right: eight columns a pass
+  ;; (two passes of subtract4 made the same subtractions in the same order, with dst stored and
+  ;; loaded between: at N=100,000 the walk's passes come from memory).
+  (func $subtract8
+    (param $dst i32) (param $src i32) (param $u i32) (param $stride i32) (param $l i32) (param $n i32)
+    (local $k i32) (local $pairs i32)
+    (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128) (local $a4 v128) (local $a5 v128) (local $a6 v128) (local $a7 v128)
+    (local $u1 i32) (local $u2 i32) (local $u3 i32) (local $u4 i32) (local $u5 i32) (local $u6 i32) (local $u7 i32)
+    (local.set $a0 (v128.load64_splat offset=0 (local.get $l)))
+    (local.set $a1 (v128.load64_splat offset=8 (local.get $l)))
+    (local.set $a2 (v128.load64_splat offset=16 (local.get $l)))
+    (local.set $a3 (v128.load64_splat offset=24 (local.get $l)))
+    (local.set $a4 (v128.load64_splat offset=32 (local.get $l)))
+    (local.set $a5 (v128.load64_splat offset=40 (local.get $l)))
+    (local.set $a6 (v128.load64_splat offset=48 (local.get $l)))
+    (local.set $a7 (v128.load64_splat offset=56 (local.get $l)))
+    (local.set $u1 (i32.add (local.get $u) (local.get $stride)))
+    (local.set $u2 (i32.add (local.get $u1) (local.get $stride)))
+    (local.set $u3 (i32.add (local.get $u2) (local.get $stride)))
+    (local.set $u4 (i32.add (local.get $u3) (local.get $stride)))
+    (local.set $u5 (i32.add (local.get $u4) (local.get $stride)))
+    (local.set $u6 (i32.add (local.get $u5) (local.get $stride)))
+    (local.set $u7 (i32.add (local.get $u6) (local.get $stride)))
+    (local.set $pairs (i32.shl (i32.shr_u (local.get $n) (i32.const 1)) (i32.const 4)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $k) (local.get $pairs)))
+        (v128.store (i32.add (local.get $dst) (local.get $k))
+          (f64x2.sub (f64x2.sub (f64x2.sub (f64x2.sub (f64x2.sub (f64x2.sub (f64x2.sub (f64x2.sub
+            (v128.load (i32.add (local.get $src) (local.get $k)))
+            (f64x2.mul (local.get $a0) (v128.load (i32.add (local.get $u) (local.get $k)))))
+            (f64x2.mul (local.get $a1) (v128.load (i32.add (local.get $u1) (local.get $k)))))
+            (f64x2.mul (local.get $a2) (v128.load (i32.add (local.get $u2) (local.get $k)))))
+            (f64x2.mul (local.get $a3) (v128.load (i32.add (local.get $u3) (local.get $k)))))
+            (f64x2.mul (local.get $a4) (v128.load (i32.add (local.get $u4) (local.get $k)))))
+            (f64x2.mul (local.get $a5) (v128.load (i32.add (local.get $u5) (local.get $k)))))
+            (f64x2.mul (local.get $a6) (v128.load (i32.add (local.get $u6) (local.get $k)))))
+            (f64x2.mul (local.get $a7) (v128.load (i32.add (local.get $u7) (local.get $k))))))
+        (local.set $k (i32.add (local.get $k) (i32.const 16)))
+        (br $next)))
+    (if (i32.and (local.get $n) (i32.const 1))
+      (then
+        (f64.store (i32.add (local.get $dst) (local.get $k))
+          (f64x2.extract_lane 0
+            (f64x2.sub (f64x2.sub (f64x2.sub (f64x2.sub (f64x2.sub (f64x2.sub (f64x2.sub (f64x2.sub
+              (v128.load64_zero (i32.add (local.get $src) (local.get $k)))
+              (f64x2.mul (local.get $a0) (v128.load64_zero (i32.add (local.get $u) (local.get $k)))))
+              (f64x2.mul (local.get $a1) (v128.load64_zero (i32.add (local.get $u1) (local.get $k)))))
+              (f64x2.mul (local.get $a2) (v128.load64_zero (i32.add (local.get $u2) (local.get $k)))))
+              (f64x2.mul (local.get $a3) (v128.load64_zero (i32.add (local.get $u3) (local.get $k)))))
+              (f64x2.mul (local.get $a4) (v128.load64_zero (i32.add (local.get $u4) (local.get $k)))))
+              (f64x2.mul (local.get $a5) (v128.load64_zero (i32.add (local.get $u5) (local.get $k)))))
+              (f64x2.mul (local.get $a6) (v128.load64_zero (i32.add (local.get $u6) (local.get $k)))))
+              (f64x2.mul (local.get $a7) (v128.load64_zero (i32.add (local.get $u7) (local.get $k))))))))))
+
   ;; dst[i] = src[i] - l0 u0[i] - l1 u1[i] - l2 u2[i] - l3 u3[i], left to right.
   (func $subtract4
     (param $dst i32) (param $src i32) (param $u0 i32) (param $u1 i32) (param $u2 i32) (param $u3 i32)
@@ -149,6 +204,15 @@
     (local $m i32)
     (if (i32.eqz (local.get $d))
       (then (memory.copy (local.get $dst) (local.get $src) (i32.shl (local.get $n) (i32.const 3))) (return)))
+    (block $eights
+      (loop $eight
+        (br_if $eights (i32.gt_u (i32.add (local.get $m) (i32.const 8)) (local.get $d)))
+        (call $subtract8 (local.get $dst) (local.get $src) (local.get $u) (local.get $stride) (local.get $l) (local.get $n))
+        (local.set $src (local.get $dst))
+        (local.set $u (i32.add (local.get $u) (i32.shl (local.get $stride) (i32.const 3))))
+        (local.set $l (i32.add (local.get $l) (i32.const 64)))
+        (local.set $m (i32.add (local.get $m) (i32.const 8)))
+        (br $eight)))
     (block $done
       (loop $next
         (br_if $done (i32.gt_u (i32.add (local.get $m) (i32.const 4)) (local.get $d)))
@@ -207,6 +271,35 @@
     (if (i32.and (local.get $n) (i32.const 1))
       (then
         (local.set $v (f64.mul (f64.load (i32.add (local.get $src) (local.get $k))) (local.get $inv)))
+        (f64.store (i32.add (local.get $ud) (local.get $k)) (local.get $v))
+        (f64.store (i32.add (local.get $relNext) (local.get $k))
+          (f64.add (f64.load (i32.add (local.get $relPrev) (local.get $k))) (f64.mul (local.get $v) (local.get $vd))))
+        (f64.store (i32.add (local.get $infoNext) (local.get $k))
+          (f64.add (f64.load (i32.add (local.get $infoPrev) (local.get $k))) (f64.mul (local.get $v) (local.get $v)))))))
+
+  ;; scaleFrom with the level's last subtraction in the same pass: ud[i] = (src[i] - l w[i]) inv, and the rest as scaleFrom.
+  (func $scaleFrom1
+    (param $ud i32) (param $src i32) (param $w i32) (param $l f64) (param $inv f64) (param $vd f64)
+    (param $relPrev i32) (param $relNext i32) (param $infoPrev i32) (param $infoNext i32) (param $n i32)
+    (local $k i32) (local $l2 v128) (local $end i32) (local $inv2 v128) (local $vd2 v128) (local $value v128) (local $v f64)
+    (local.set $inv2 (f64x2.splat (local.get $inv)))
+    (local.set $l2 (f64x2.splat (local.get $l)))
+    (local.set $vd2 (f64x2.splat (local.get $vd)))
+    (local.set $end (i32.shl (i32.shr_u (local.get $n) (i32.const 1)) (i32.const 4)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $k) (local.get $end)))
+        (local.set $value (f64x2.mul (f64x2.sub (v128.load (i32.add (local.get $src) (local.get $k))) (f64x2.mul (local.get $l2) (v128.load (i32.add (local.get $w) (local.get $k))))) (local.get $inv2)))
+        (v128.store (i32.add (local.get $ud) (local.get $k)) (local.get $value))
+        (v128.store (i32.add (local.get $relNext) (local.get $k))
+          (f64x2.add (v128.load (i32.add (local.get $relPrev) (local.get $k))) (f64x2.mul (local.get $value) (local.get $vd2))))
+        (v128.store (i32.add (local.get $infoNext) (local.get $k))
+          (f64x2.add (v128.load (i32.add (local.get $infoPrev) (local.get $k))) (f64x2.mul (local.get $value) (local.get $value))))
+        (local.set $k (i32.add (local.get $k) (i32.const 16)))
+        (br $next)))
+    (if (i32.and (local.get $n) (i32.const 1))
+      (then
+        (local.set $v (f64.mul (f64.sub (f64.load (i32.add (local.get $src) (local.get $k))) (f64.mul (local.get $l) (f64.load (i32.add (local.get $w) (local.get $k))))) (local.get $inv)))
         (f64.store (i32.add (local.get $ud) (local.get $k)) (local.get $v))
         (f64.store (i32.add (local.get $relNext) (local.get $k))
           (f64.add (f64.load (i32.add (local.get $relPrev) (local.get $k))) (f64.mul (local.get $v) (local.get $vd))))
@@ -329,6 +422,88 @@
     (if (i32.and (local.get $n) (i32.const 1))
       (then
         (local.set $v (f64.mul (f64.load (i32.add (local.get $src) (local.get $k))) (local.get $inv)))
+        (f64.store (i32.add (local.get $ud) (local.get $k)) (local.get $v))
+        (local.set $r1 (f64.add (f64.load (i32.add (local.get $relPrev) (local.get $k))) (f64.mul (local.get $v) (local.get $vd))))
+        (local.set $x1 (f64.add (f64.load (i32.add (local.get $infoPrev) (local.get $k))) (f64.mul (local.get $v) (local.get $v))))
+        (local.set $s1 (f64.sub (f64.sub (local.get $r1) (f64.mul (f64.const 0.5) (local.get $x1))) (local.get $half)))
+        (f64.store (i32.add (local.get $relNext) (local.get $k)) (local.get $r1))
+        (f64.store (i32.add (local.get $infoNext) (local.get $k)) (local.get $x1))
+        (f64.store (i32.add (local.get $simNext) (local.get $k)) (local.get $s1))
+        (call $tailBounds (local.get $bounds) (local.get $r1) (local.get $s1)))))
+
+  ;; finishFrom with the level's last subtraction in the same pass: ud[i] = (src[i] - l w[i]) inv, and the rest as finishFrom
+  ;; (the same operations in the same order as subtract1 into ud, then finishFrom from ud).
+  (func $finishFrom1
+    (param $ud i32) (param $src i32) (param $w i32) (param $l f64) (param $inv f64) (param $vd f64) (param $half f64)
+    (param $relPrev i32) (param $relNext i32) (param $infoPrev i32) (param $infoNext i32) (param $simNext i32)
+    (param $bounds i32) (param $n i32)
+    (local $k i32) (local $l2 v128) (local $end i32)
+    (local $inv2 v128) (local $vd2 v128) (local $half2 v128) (local $point5 v128)
+    (local $value v128) (local $r v128) (local $x v128) (local $s v128)
+    (local $rMin v128) (local $rMax v128) (local $sMin v128) (local $sMax v128)
+    (local $v f64) (local $r1 f64) (local $x1 f64) (local $s1 f64)
+    (local.set $inv2 (f64x2.splat (local.get $inv)))
+    (local.set $l2 (f64x2.splat (local.get $l)))
+    (local.set $vd2 (f64x2.splat (local.get $vd)))
+    (local.set $half2 (f64x2.splat (local.get $half)))
+    (local.set $point5 (f64x2.splat (f64.const 0.5)))
+    (local.set $rMin (f64x2.splat (f64.const inf)))
+    (local.set $sMin (f64x2.splat (f64.const inf)))
+    (local.set $rMax (f64x2.splat (f64.const -inf)))
+    (local.set $sMax (f64x2.splat (f64.const -inf)))
+    (local.set $end (i32.shl (i32.shr_u (local.get $n) (i32.const 1)) (i32.const 4)))
+    ;; Two bodies an iteration while two fit (docs/architecture.md "Two pairs an iteration"), then one.
+    (block $doneTwo
+      (loop $nextTwo
+        (br_if $doneTwo (i32.gt_u (i32.add (local.get $k) (i32.const 32)) (local.get $end)))
+        (local.set $value (f64x2.mul (f64x2.sub (v128.load (i32.add (local.get $src) (local.get $k))) (f64x2.mul (local.get $l2) (v128.load (i32.add (local.get $w) (local.get $k))))) (local.get $inv2)))
+        (v128.store (i32.add (local.get $ud) (local.get $k)) (local.get $value))
+        (local.set $r (f64x2.add (v128.load (i32.add (local.get $relPrev) (local.get $k))) (f64x2.mul (local.get $value) (local.get $vd2))))
+        (local.set $x (f64x2.add (v128.load (i32.add (local.get $infoPrev) (local.get $k))) (f64x2.mul (local.get $value) (local.get $value))))
+        (local.set $s (f64x2.sub (f64x2.sub (local.get $r) (f64x2.mul (local.get $point5) (local.get $x))) (local.get $half2)))
+        (v128.store (i32.add (local.get $relNext) (local.get $k)) (local.get $r))
+        (v128.store (i32.add (local.get $infoNext) (local.get $k)) (local.get $x))
+        (v128.store (i32.add (local.get $simNext) (local.get $k)) (local.get $s))
+        (local.set $rMin (f64x2.pmin (local.get $rMin) (local.get $r)))
+        (local.set $rMax (f64x2.pmax (local.get $rMax) (local.get $r)))
+        (local.set $sMin (f64x2.pmin (local.get $sMin) (local.get $s)))
+        (local.set $sMax (f64x2.pmax (local.get $sMax) (local.get $s)))
+        (local.set $k (i32.add (local.get $k) (i32.const 16)))
+        (local.set $value (f64x2.mul (f64x2.sub (v128.load (i32.add (local.get $src) (local.get $k))) (f64x2.mul (local.get $l2) (v128.load (i32.add (local.get $w) (local.get $k))))) (local.get $inv2)))
+        (v128.store (i32.add (local.get $ud) (local.get $k)) (local.get $value))
+        (local.set $r (f64x2.add (v128.load (i32.add (local.get $relPrev) (local.get $k))) (f64x2.mul (local.get $value) (local.get $vd2))))
+        (local.set $x (f64x2.add (v128.load (i32.add (local.get $infoPrev) (local.get $k))) (f64x2.mul (local.get $value) (local.get $value))))
+        (local.set $s (f64x2.sub (f64x2.sub (local.get $r) (f64x2.mul (local.get $point5) (local.get $x))) (local.get $half2)))
+        (v128.store (i32.add (local.get $relNext) (local.get $k)) (local.get $r))
+        (v128.store (i32.add (local.get $infoNext) (local.get $k)) (local.get $x))
+        (v128.store (i32.add (local.get $simNext) (local.get $k)) (local.get $s))
+        (local.set $rMin (f64x2.pmin (local.get $rMin) (local.get $r)))
+        (local.set $rMax (f64x2.pmax (local.get $rMax) (local.get $r)))
+        (local.set $sMin (f64x2.pmin (local.get $sMin) (local.get $s)))
+        (local.set $sMax (f64x2.pmax (local.get $sMax) (local.get $s)))
+        (local.set $k (i32.add (local.get $k) (i32.const 16)))
+        (br $nextTwo)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $k) (local.get $end)))
+        (local.set $value (f64x2.mul (f64x2.sub (v128.load (i32.add (local.get $src) (local.get $k))) (f64x2.mul (local.get $l2) (v128.load (i32.add (local.get $w) (local.get $k))))) (local.get $inv2)))
+        (v128.store (i32.add (local.get $ud) (local.get $k)) (local.get $value))
+        (local.set $r (f64x2.add (v128.load (i32.add (local.get $relPrev) (local.get $k))) (f64x2.mul (local.get $value) (local.get $vd2))))
+        (local.set $x (f64x2.add (v128.load (i32.add (local.get $infoPrev) (local.get $k))) (f64x2.mul (local.get $value) (local.get $value))))
+        (local.set $s (f64x2.sub (f64x2.sub (local.get $r) (f64x2.mul (local.get $point5) (local.get $x))) (local.get $half2)))
+        (v128.store (i32.add (local.get $relNext) (local.get $k)) (local.get $r))
+        (v128.store (i32.add (local.get $infoNext) (local.get $k)) (local.get $x))
+        (v128.store (i32.add (local.get $simNext) (local.get $k)) (local.get $s))
+        (local.set $rMin (f64x2.pmin (local.get $rMin) (local.get $r)))
+        (local.set $rMax (f64x2.pmax (local.get $rMax) (local.get $r)))
+        (local.set $sMin (f64x2.pmin (local.get $sMin) (local.get $s)))
+        (local.set $sMax (f64x2.pmax (local.get $sMax) (local.get $s)))
+        (local.set $k (i32.add (local.get $k) (i32.const 16)))
+        (br $next)))
+    (call $writeBounds (local.get $bounds) (local.get $rMin) (local.get $rMax) (local.get $sMin) (local.get $sMax))
+    (if (i32.and (local.get $n) (i32.const 1))
+      (then
+        (local.set $v (f64.mul (f64.sub (f64.load (i32.add (local.get $src) (local.get $k))) (f64.mul (local.get $l) (f64.load (i32.add (local.get $w) (local.get $k))))) (local.get $inv)))
         (f64.store (i32.add (local.get $ud) (local.get $k)) (local.get $v))
         (local.set $r1 (f64.add (f64.load (i32.add (local.get $relPrev) (local.get $k))) (f64.mul (local.get $v) (local.get $vd))))
         (local.set $x1 (f64.add (f64.load (i32.add (local.get $infoPrev) (local.get $k))) (f64.mul (local.get $v) (local.get $v))))
@@ -1392,7 +1567,7 @@
   ;; subtractFinishFirst or subtractScaleFirst on those arrays.
   (func $levelPass
     (param $frame i32) (param $d i32) (param $j i32) (param $inv f64) (param $vd f64) (param $half f64) (param $visited i32) (param $n i32)
-    (local $ud i32) (local $us i32) (local $is i32) (local $rs i32) (local $info i32) (local $rel i32) (local $r i32) (local $src i32)
+    (local $ud i32) (local $us i32) (local $is i32) (local $rs i32) (local $info i32) (local $rel i32) (local $r i32) (local $src i32) (local $w i32) (local $l f64)
     (local.set $us (i32.load offset=4 (local.get $frame)))
     (local.set $ud (i32.add (i32.load (local.get $frame)) (i32.mul (local.get $d) (local.get $us))))
     (local.set $is (i32.load offset=12 (local.get $frame)))
@@ -1405,6 +1580,31 @@
     (local.set $r (select (local.get $d) (i32.load offset=88 (local.get $frame)) (i32.lt_u (local.get $d) (i32.load offset=88 (local.get $frame)))))
     ;; Nothing left to subtract (r = d): the scaling reads the residual itself, no copy of it into u_d first.
     (local.set $src (call $residualAt (local.get $frame) (local.get $r) (local.get $j)))
+    ;; One column past a multiple of four to subtract: the last one in the scaling's pass (scaleFrom1,
+    ;; finishFrom1), where subtract1 would make a pass of its own.
+    (if (i32.eq (i32.and (i32.sub (local.get $d) (local.get $r)) (i32.const 3)) (i32.const 1))
+      (then
+        (if (i32.gt_u (i32.sub (local.get $d) (local.get $r)) (i32.const 1))
+          (then
+            (call $subtractLevel (local.get $ud) (local.get $src)
+              (i32.add (i32.load (local.get $frame)) (i32.mul (local.get $r) (local.get $us))) (local.get $us)
+              (i32.add (i32.load offset=48 (local.get $frame)) (i32.shl (i32.add (i32.mul (local.get $d) (i32.load offset=52 (local.get $frame))) (local.get $r)) (i32.const 3)))
+              (i32.sub (i32.sub (local.get $d) (local.get $r)) (i32.const 1)) (local.get $n))
+            (local.set $src (local.get $ud))))
+        (local.set $w (i32.add (i32.load (local.get $frame)) (i32.mul (i32.sub (local.get $d) (i32.const 1)) (local.get $us))))
+        (local.set $l (f64.load (i32.add (i32.load offset=48 (local.get $frame))
+          (i32.shl (i32.sub (i32.add (i32.mul (local.get $d) (i32.load offset=52 (local.get $frame))) (local.get $d)) (i32.const 1)) (i32.const 3)))))
+        (if (local.get $visited)
+          (then
+            (call $finishFrom1 (local.get $ud) (local.get $src) (local.get $w) (local.get $l) (local.get $inv) (local.get $vd) (local.get $half)
+              (local.get $rel) (i32.add (local.get $rel) (local.get $rs)) (local.get $info) (i32.add (local.get $info) (local.get $is))
+              (i32.add (i32.load offset=24 (local.get $frame)) (i32.mul (i32.add (local.get $d) (i32.const 1)) (i32.load offset=28 (local.get $frame))))
+              (i32.add (i32.load offset=32 (local.get $frame)) (i32.mul (i32.add (local.get $d) (i32.const 1)) (i32.load offset=36 (local.get $frame))))
+              (local.get $n)))
+          (else
+            (call $scaleFrom1 (local.get $ud) (local.get $src) (local.get $w) (local.get $l) (local.get $inv) (local.get $vd)
+              (local.get $rel) (i32.add (local.get $rel) (local.get $rs)) (local.get $info) (i32.add (local.get $info) (local.get $is)) (local.get $n))))
+        (return)))
     (if (i32.ne (local.get $d) (local.get $r))
       (then
         (call $subtractLevel (local.get $ud) (local.get $src)
