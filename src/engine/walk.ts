@@ -415,8 +415,8 @@ export class WalkLevels {
   ) {
     const [N, K, M] = [rows, cols, thetas];
     const R = residualLevelsFor(N, K);
-    // The columns' copy (K), u (K), info (K + 1), then relevance (K + 1 per theta) and similarity (one per theta), the residuals (R K) and the bounds.
-    const levelArrays = 3 * K + 1 + M * (K + 2) + R * K;
+    // The columns' copy (K), u (K), info (K + 1), then relevance (K + 1 per theta) and similarity (one per theta), the residuals (R K), a leaf's scratch (1) and the bounds.
+    const levelArrays = 3 * K + 2 + M * (K + 2) + R * K;
     const arena = new RowArena(
       RowArena.bytesFor({
         doubles: [
@@ -474,6 +474,7 @@ export class WalkLevels {
           infoTheta: this.infoTheta[0],
           residuals,
           residualEntries,
+          scratch: arena.array(N),
           R,
           K,
           n: N,

@@ -308,6 +308,8 @@ export interface WalkTables {
   residuals: readonly Float64Array[];
   /** K x K: each column's factor entries against the path's first R levels (j K + p). */
   residualEntries: Float64Array;
+  /** n: where a leaf's u_d and informativeness go (rows.wat `levelPass`: nothing reads them). */
+  scratch: Float64Array;
   R: number;
   K: number;
   n: number;
@@ -408,7 +410,7 @@ export function walkPlanBytes(paths: number, K: number): number {
 export const calibrateConstantsLength = (K: number) => 12 + K;
 
 /** The length of `RowKernels.extendLevelOn`'s frame. */
-export const EXTEND_FRAME = 24;
+export const EXTEND_FRAME = 25;
 
 /** The length of `RowKernels.calibrateTwoOn`'s frame: the offsets of its 19 fixed arrays. */
 export const CALIBRATE_FRAME = 19;
@@ -702,7 +704,7 @@ interface RowExports {
   ): number;
   extendLevel(frame: number, d: number, visited: number, n: number, tolerance: number): number;
   residuals(frame: number, d: number, mask: number, n: number): void;
-  extendCalibrateTwo(walk: number, d: number, n: number, tolerance: number, cal: number, constants: number): number;
+  extendCalibrateTwo(walk: number, d: number, visited: number, n: number, tolerance: number, cal: number, constants: number): number;
   walkPaths(plan: number, walk: number, cal: number, constants: number, n: number, tolerance: number): number;
   tieWidth(tolerance: number, min: number, max: number): number;
   selectCalibrateTwo(
@@ -867,7 +869,7 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
       const residuals = R > 0 ? table(tables.residuals, R * K, n) : null;
       if (!(R >= 0 && R < K && K <= 30) || (R > 0 && !residuals)) return undefined;
       // Residuals: base, the bytes between two columns', between two depths', R, the entries.
-      values.push(residuals?.[0] ?? 0, residuals?.[1] ?? 0, (residuals?.[1] ?? 0) * K, R, at(tables.residualEntries, K * K));
+      values.push(residuals?.[0] ?? 0, residuals?.[1] ?? 0, (residuals?.[1] ?? 0) * K, R, at(tables.residualEntries, K * K), at(tables.scratch, n));
       const framed = at(frame, values.length);
       for (let k = 0; k < values.length; k++) frame[k] = values[k];
       // The kernel checks path[d] < K itself (a trap): it reads it from the arena.
@@ -922,7 +924,7 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
         },
         run: (d, count, tolerance) => {
           if (!(d >= 0 && d < K && count <= rows)) throw new RangeError(`extendCalibrate: level ${d}, ${count} rows for K=${K}, ${rows} prepared`);
-          return w.extendCalibrateTwo(walk, d, count, tolerance, cal, at0);
+          return w.extendCalibrateTwo(walk, d, 1, count, tolerance, cal, at0);
         },
         walkPaths: (count, tolerance) => {
           // The kernel reads the paths' columns through its frame's offsets: their count and starts are checked here, and it traps on a column at or past K.

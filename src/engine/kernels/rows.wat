@@ -1567,13 +1567,21 @@
   ;; subtractFinishFirst or subtractScaleFirst on those arrays.
   (func $levelPass
     (param $frame i32) (param $d i32) (param $j i32) (param $inv f64) (param $vd f64) (param $half f64) (param $visited i32) (param $n i32)
-    (local $ud i32) (local $us i32) (local $is i32) (local $rs i32) (local $info i32) (local $rel i32) (local $r i32) (local $src i32) (local $w i32) (local $l f64)
+    (local $ud i32) (local $us i32) (local $is i32) (local $rs i32) (local $info i32) (local $rel i32) (local $r i32) (local $src i32) (local $w i32) (local $l f64) (local $infoNext i32)
     (local.set $us (i32.load offset=4 (local.get $frame)))
     (local.set $ud (i32.add (i32.load (local.get $frame)) (i32.mul (local.get $d) (local.get $us))))
     (local.set $is (i32.load offset=12 (local.get $frame)))
     (local.set $info (i32.add (i32.load offset=8 (local.get $frame)) (i32.mul (local.get $d) (local.get $is))))
     (local.set $rs (i32.load offset=20 (local.get $frame)))
     (local.set $rel (i32.add (i32.load offset=16 (local.get $frame)) (i32.mul (local.get $d) (local.get $rs))))
+    (local.set $infoNext (i32.add (local.get $info) (local.get $is)))
+    ;; A leaf (visited 2: a visited level no later level extends) needs only its relevance and
+    ;; similarity: its u_d and informativeness go to the frame's scratch (slot 24), one array that
+    ;; stays in the caches, not to its depth's arrays (which nothing will read).
+    (if (i32.eq (local.get $visited) (i32.const 2))
+      (then
+        (local.set $ud (i32.load offset=96 (local.get $frame)))
+        (local.set $infoNext (local.get $ud))))
     ;; From column j's residual after the path's first r levels (r = min(d, R); docs/architecture.md
     ;; "Residuals of the first levels"), the rest of the subtraction: the same subtractions in the
     ;; same order as from z_j.
@@ -1597,13 +1605,13 @@
         (if (local.get $visited)
           (then
             (call $finishFrom1 (local.get $ud) (local.get $src) (local.get $w) (local.get $l) (local.get $inv) (local.get $vd) (local.get $half)
-              (local.get $rel) (i32.add (local.get $rel) (local.get $rs)) (local.get $info) (i32.add (local.get $info) (local.get $is))
+              (local.get $rel) (i32.add (local.get $rel) (local.get $rs)) (local.get $info) (local.get $infoNext)
               (i32.add (i32.load offset=24 (local.get $frame)) (i32.mul (i32.add (local.get $d) (i32.const 1)) (i32.load offset=28 (local.get $frame))))
               (i32.add (i32.load offset=32 (local.get $frame)) (i32.mul (i32.add (local.get $d) (i32.const 1)) (i32.load offset=36 (local.get $frame))))
               (local.get $n)))
           (else
             (call $scaleFrom1 (local.get $ud) (local.get $src) (local.get $w) (local.get $l) (local.get $inv) (local.get $vd)
-              (local.get $rel) (i32.add (local.get $rel) (local.get $rs)) (local.get $info) (i32.add (local.get $info) (local.get $is)) (local.get $n))))
+              (local.get $rel) (i32.add (local.get $rel) (local.get $rs)) (local.get $info) (local.get $infoNext) (local.get $n))))
         (return)))
     (if (i32.ne (local.get $d) (local.get $r))
       (then
@@ -1615,13 +1623,13 @@
     (if (local.get $visited)
       (then
         (call $finishFrom (local.get $ud) (local.get $src) (local.get $inv) (local.get $vd) (local.get $half)
-          (local.get $rel) (i32.add (local.get $rel) (local.get $rs)) (local.get $info) (i32.add (local.get $info) (local.get $is))
+          (local.get $rel) (i32.add (local.get $rel) (local.get $rs)) (local.get $info) (local.get $infoNext)
           (i32.add (i32.load offset=24 (local.get $frame)) (i32.mul (i32.add (local.get $d) (i32.const 1)) (i32.load offset=28 (local.get $frame))))
           (i32.add (i32.load offset=32 (local.get $frame)) (i32.mul (i32.add (local.get $d) (i32.const 1)) (i32.load offset=36 (local.get $frame))))
           (local.get $n)))
       (else
         (call $scaleFrom (local.get $ud) (local.get $src) (local.get $inv) (local.get $vd)
-          (local.get $rel) (i32.add (local.get $rel) (local.get $rs)) (local.get $info) (i32.add (local.get $info) (local.get $is)) (local.get $n)))))
+          (local.get $rel) (i32.add (local.get $rel) (local.get $rs)) (local.get $info) (local.get $infoNext) (local.get $n)))))
 
   ;; Level d + 1 of the walk in one call (walk.ts `extend`, first theta), the rest of the frame:
   ;; 14 the correlations (K x K), 15 the path's columns (K i32), 16 the first theta in standard
@@ -1755,10 +1763,10 @@
     (f64.mul (local.get $tolerance) (f64.max (f64.max (f64.const 1) (f64.abs (local.get $min))) (f64.abs (local.get $max)))))
 
   (func $extendCalibrateTwo (export "extendCalibrateTwo")
-    (param $walk i32) (param $d i32) (param $n i32) (param $tolerance f64) (param $cal i32) (param $constants i32) (result i32)
+    (param $walk i32) (param $d i32) (param $visited i32) (param $n i32) (param $tolerance f64) (param $cal i32) (param $constants i32) (result i32)
     (local $next i32) (local $bounds i32) (local $tie f64) (local $k i32)
     (local $b0 f64) (local $b1 f64) (local $b2 f64) (local $b3 f64)
-    (if (i32.eqz (call $extendLevel (local.get $walk) (local.get $d) (i32.const 1) (local.get $n) (local.get $tolerance)))
+    (if (i32.eqz (call $extendLevel (local.get $walk) (local.get $d) (local.get $visited) (local.get $n) (local.get $tolerance)))
       (then (return (i32.const 3))))
     (local.set $next (i32.add (local.get $d) (i32.const 1)))
     (local.set $bounds (i32.add (i32.load offset=32 (local.get $walk)) (i32.mul (local.get $next) (i32.load offset=36 (local.get $walk)))))
@@ -1782,6 +1790,27 @@
       (f64.load offset=24 (local.get $constants)) (f64.load offset=32 (local.get $constants))
       (i32.trunc_f64_u (f64.load offset=72 (local.get $constants)))
       (i32.trunc_f64_u (f64.load offset=80 (local.get $constants)))))
+
+  ;; 2 when path o's level is a leaf (the next path of the plan is there and does not begin with
+  ;; path o's len columns: no later level extends it, since paths sharing a prefix are next to one
+  ;; another), else 1 (the last path of a plan: the next may be in the next one).
+  (func $leafOrVisited (param $plan i32) (param $o i32) (param $len i32) (result i32)
+    (local $starts i32) (local $columns i32) (local $start i32) (local $next i32) (local $c i32)
+    (if (i32.ge_u (i32.add (local.get $o) (i32.const 1)) (i32.load offset=4 (local.get $plan))) (then (return (i32.const 1))))
+    (local.set $starts (i32.add (i32.load offset=8 (local.get $plan)) (i32.shl (local.get $o) (i32.const 2))))
+    (local.set $columns (i32.load offset=12 (local.get $plan)))
+    (local.set $start (i32.load (local.get $starts)))
+    (local.set $next (i32.load offset=4 (local.get $starts)))
+    ;; The next path is shorter: it cannot extend this one.
+    (if (i32.lt_u (i32.sub (i32.load offset=8 (local.get $starts)) (local.get $next)) (local.get $len)) (then (return (i32.const 2))))
+    (block $differ
+      (loop $column
+        (br_if $differ (i32.ge_u (local.get $c) (local.get $len)))
+        (br_if $differ (i32.ne (i32.load (i32.add (local.get $columns) (i32.shl (i32.add (local.get $start) (local.get $c)) (i32.const 2))))
+          (i32.load (i32.add (local.get $columns) (i32.shl (i32.add (local.get $next) (local.get $c)) (i32.const 2))))))
+        (local.set $c (i32.add (local.get $c) (i32.const 1)))
+        (br $column)))
+    (select (i32.const 2) (i32.const 1) (i32.lt_u (local.get $c) (local.get $len))))
 
   ;; A range's walk in one call, as far as it goes (walk.ts `walkInKernel`: the loop of
   ;; `walkCombinationsMany` for one theta whose visited levels are calibrated as they are made,
@@ -1852,7 +1881,8 @@
               (if (i32.gt_s (local.get $similarityAt) (local.get $d)) (then (local.set $similarityAt (i32.const -1))))
               (if (i32.eq (i32.add (local.get $d) (i32.const 1)) (local.get $len))
                 (then
-                  (local.set $status (call $extendCalibrateTwo (local.get $walk) (local.get $d) (local.get $n) (local.get $tolerance) (local.get $cal) (local.get $constants)))
+                  (local.set $status (call $extendCalibrateTwo (local.get $walk) (local.get $d) (call $leafOrVisited (local.get $plan) (local.get $o) (local.get $len))
+                    (local.get $n) (local.get $tolerance) (local.get $cal) (local.get $constants)))
                   (if (i32.eq (local.get $status) (i32.const 3)) (then (local.set $singularFrom (local.get $d)) (br $next)))
                   (local.set $calibrated (i32.eq (local.get $status) (i32.const 1)))
                   (local.set $similarityAt (i32.add (local.get $d) (i32.const 1))))
