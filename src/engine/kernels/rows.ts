@@ -370,17 +370,34 @@ export interface WalkPlan {
   paths: number;
 }
 
-/** The slots of `WalkPlan.frame` that a walk sets and reads (rows.wat `walkPaths` lists them all). */
+/**
+ * The slots of `WalkPlan.frame` (rows.wat `walkPaths` reads them at 4 bytes a slot): the walk's
+ * state, which walk.ts sets and reads, and the offsets of the plan's arrays and the cells a
+ * visit makes, which `extendCalibrateOn` and `prepare` write.
+ */
 export const WALK_PLAN = {
   next: 0,
   count: 1,
+  starts: 2,
+  columns: 3,
+  masks: 4,
   residualLevels: 5,
   zeroScale: 6,
   top: 7,
   singularFrom: 8,
   similarityAt: 9,
   visits: 10,
+  cellsPerVisit: 11,
+  weight: 12,
+  yhat: 13,
+  valid: 14,
+  cellCombination: 15,
+  combinations: 16,
+  capacity: 17,
 } as const;
+
+/** Slots of `extendLevelOn`'s frame that change after it is written (rows.wat reads them at 4 bytes a slot): the residual levels a walk uses, and a leaf's scratch. */
+const EXTEND_SLOT = { residualLevels: 22, scratch: 24 } as const;
 
 /** The length of `WalkPlan.frame`. */
 export const WALK_PLAN_FRAME = 18;
@@ -870,6 +887,9 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
       if (!(R >= 0 && R < K && K <= 30) || (R > 0 && !residuals)) return undefined;
       // Residuals: base, the bytes between two columns', between two depths', R, the entries.
       values.push(residuals?.[0] ?? 0, residuals?.[1] ?? 0, (residuals?.[1] ?? 0) * K, R, at(tables.residualEntries, K * K), at(tables.scratch, n));
+      // The slots written later are where rows.wat reads them (a frame laid out otherwise is a bug here, not bad input).
+      if (values.length !== EXTEND_FRAME || values[EXTEND_SLOT.residualLevels] !== R || values[EXTEND_SLOT.scratch] !== tables.scratch.byteOffset)
+        throw new Error("extendLevelOn: the frame's slots are not where rows.wat reads them");
       const framed = at(frame, values.length);
       for (let k = 0; k < values.length; k++) frame[k] = values[k];
       // The kernel checks path[d] < K itself (a trap): it reads it from the arena.
@@ -885,7 +905,7 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
       // Frame 22: the residual levels this walk uses (0 to R): a walk that makes none must not read them.
       const useResiduals = (r: number) => {
         if (!(r >= 0 && r <= R && Number.isInteger(r))) throw new RangeError(`useResiduals: ${r} of ${R} levels`);
-        frame[22] = r;
+        frame[EXTEND_SLOT.residualLevels] = r;
       };
       return Object.assign(extend, { residuals: residualsOf, useResiduals });
     },
@@ -897,9 +917,15 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
       const P = plan.paths;
       const frame = plan.frame;
       const planAt = at(frame, WALK_PLAN_FRAME);
-      [frame[2], frame[3], frame[4]] = [at(plan.starts, P + 1), at(plan.columns, P * K), at(plan.masks, P * K)];
-      [frame[12], frame[13], frame[14], frame[15]] = [at(plan.weight, 8 * P), at(plan.yhat, 8 * P), at(plan.valid, 8 * P), at(plan.cellCombination, 8 * P)];
-      [frame[16], frame[17]] = [at(plan.combinations, P), P];
+      frame[WALK_PLAN.starts] = at(plan.starts, P + 1);
+      frame[WALK_PLAN.columns] = at(plan.columns, P * K);
+      frame[WALK_PLAN.masks] = at(plan.masks, P * K);
+      frame[WALK_PLAN.weight] = at(plan.weight, 8 * P);
+      frame[WALK_PLAN.yhat] = at(plan.yhat, 8 * P);
+      frame[WALK_PLAN.valid] = at(plan.valid, 8 * P);
+      frame[WALK_PLAN.cellCombination] = at(plan.cellCombination, 8 * P);
+      frame[WALK_PLAN.combinations] = at(plan.combinations, P);
+      frame[WALK_PLAN.capacity] = P;
       let rows = 0;
       return {
         prepare: (c) => {
@@ -919,7 +945,7 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
           ];
           for (let k = 0; k < values.length; k++) constants[k] = values[k];
           for (let k = 1; k <= K; k++) constants[11 + k] = c.multipliers[k];
-          frame[11] = 2 * c.T;
+          frame[WALK_PLAN.cellsPerVisit] = 2 * c.T;
           rows = n;
         },
         run: (d, count, tolerance) => {
@@ -930,8 +956,17 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
           // The kernel reads the paths' columns through its frame's offsets: their count and starts are checked here, and it traps on a column at or past K.
           const paths = frame[WALK_PLAN.count];
           const R = frame[WALK_PLAN.residualLevels];
-          if (!(count <= rows && paths >= 0 && paths <= P && frame[WALK_PLAN.next] >= 0 && R === walkFrame[22] && plan.starts[paths] <= P * K))
-            throw new RangeError(`walkPaths: ${paths} paths of ${P}, ${count} rows of ${rows}, ${R} residual levels of ${walkFrame[22]}`);
+          if (!(
+            count <= rows &&
+            paths >= 0 &&
+            paths <= P &&
+            frame[WALK_PLAN.next] >= 0 &&
+            R === walkFrame[EXTEND_SLOT.residualLevels] &&
+            plan.starts[paths] <= P * K
+          ))
+            throw new RangeError(
+              `walkPaths: ${paths} paths of ${P}, ${count} rows of ${rows}, ${R} residual levels of ${walkFrame[EXTEND_SLOT.residualLevels]}`,
+            );
           return w.walkPaths(planAt, walk, cal, at0, count, tolerance);
         },
       };
