@@ -1563,8 +1563,10 @@
   ;; The walk's first-theta pass of level d + 1 from column j (walk.ts `extend`), its arrays found
   ;; from a frame of the walk's tables (`WalkLevels`, written once): 0 u, 2 info, 4 relevance,
   ;; 6 similarity, 8 bounds, 10 the columns, each a base and (at + 1) the bytes between its arrays,
-  ;; 12 the factor L and 13 K. subtractLevel into u_d, then finishFirst (visited) or scaleFirst:
-  ;; subtractFinishFirst or subtractScaleFirst on those arrays.
+  ;; 12 the factor L and 13 K, 24 a leaf's scratch. subtractLevel into u_d, then finishFrom
+  ;; (visited: 1, or 2 for a leaf) or scaleFrom: the operations of subtractFinishFirst or
+  ;; subtractScaleFirst on those arrays, in their order, with at most three passes of u_d fewer
+  ;; (no copy of a complete residual; a last single column in the scaling's pass).
   (func $levelPass
     (param $frame i32) (param $d i32) (param $j i32) (param $inv f64) (param $vd f64) (param $half f64) (param $visited i32) (param $n i32)
     (local $ud i32) (local $us i32) (local $is i32) (local $rs i32) (local $info i32) (local $rel i32) (local $r i32) (local $src i32) (local $w i32) (local $l f64) (local $infoNext i32)
