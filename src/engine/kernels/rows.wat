@@ -196,9 +196,9 @@
             (f64.mul (local.get $l0) (f64.load (i32.add (local.get $u0) (local.get $k)))))))))
 
   ;; u_d = z_j - l_0 u_0 - l_1 u_1 - ... for a level at depth d: the u_m are `stride` bytes apart
-  ;; from u_0, l is the level's row of the factor (d doubles). Four columns a pass, then the last
-  ;; three in one pass, or two, then one, in that order; the first pass reads src (z_j) and writes
-  ;; dst (u_d), the others update dst.
+  ;; from u_0, l is the level's row of the factor (d doubles). Eight columns a pass, then four,
+  ;; then the last three in one pass, or two, then one, in that order; the first pass reads src
+  ;; (z_j) and writes dst (u_d), the others update dst.
   (func $subtractLevel (export "subtractLevel")
     (param $dst i32) (param $src i32) (param $u i32) (param $stride i32) (param $l i32) (param $d i32) (param $n i32)
     (local $m i32)
