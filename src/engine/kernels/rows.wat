@@ -1570,6 +1570,7 @@
   (func $levelPass
     (param $frame i32) (param $d i32) (param $j i32) (param $inv f64) (param $vd f64) (param $half f64) (param $visited i32) (param $n i32)
     (local $ud i32) (local $us i32) (local $is i32) (local $rs i32) (local $info i32) (local $rel i32) (local $r i32) (local $src i32) (local $w i32) (local $l f64) (local $infoNext i32)
+    (local $fused i32) (local $chain i32) (local $relNext i32) (local $simNext i32) (local $bounds i32)
     (local.set $us (i32.load offset=4 (local.get $frame)))
     (local.set $ud (i32.add (i32.load (local.get $frame)) (i32.mul (local.get $d) (local.get $us))))
     (local.set $is (i32.load offset=12 (local.get $frame)))
@@ -1588,50 +1589,45 @@
     ;; "Residuals of the first levels"), the rest of the subtraction: the same subtractions in the
     ;; same order as from z_j.
     (local.set $r (select (local.get $d) (i32.load offset=88 (local.get $frame)) (i32.lt_u (local.get $d) (i32.load offset=88 (local.get $frame)))))
-    ;; Nothing left to subtract (r = d): the scaling reads the residual itself, no copy of it into u_d first.
+    ;; Nothing left to subtract (r = d): the scaling reads the residual itself, no copy of it into
+    ;; u_d first. One column past a multiple of four to subtract: the last one in the scaling's
+    ;; pass (scaleFrom1, finishFrom1), where subtract1 would make a pass of its own.
     (local.set $src (call $residualAt (local.get $frame) (local.get $r) (local.get $j)))
-    ;; One column past a multiple of four to subtract: the last one in the scaling's pass (scaleFrom1,
-    ;; finishFrom1), where subtract1 would make a pass of its own.
-    (if (i32.eq (i32.and (i32.sub (local.get $d) (local.get $r)) (i32.const 3)) (i32.const 1))
-      (then
-        (if (i32.gt_u (i32.sub (local.get $d) (local.get $r)) (i32.const 1))
-          (then
-            (call $subtractLevel (local.get $ud) (local.get $src)
-              (i32.add (i32.load (local.get $frame)) (i32.mul (local.get $r) (local.get $us))) (local.get $us)
-              (i32.add (i32.load offset=48 (local.get $frame)) (i32.shl (i32.add (i32.mul (local.get $d) (i32.load offset=52 (local.get $frame))) (local.get $r)) (i32.const 3)))
-              (i32.sub (i32.sub (local.get $d) (local.get $r)) (i32.const 1)) (local.get $n))
-            (local.set $src (local.get $ud))))
-        (local.set $w (i32.add (i32.load (local.get $frame)) (i32.mul (i32.sub (local.get $d) (i32.const 1)) (local.get $us))))
-        (local.set $l (f64.load (i32.add (i32.load offset=48 (local.get $frame))
-          (i32.shl (i32.sub (i32.add (i32.mul (local.get $d) (i32.load offset=52 (local.get $frame))) (local.get $d)) (i32.const 1)) (i32.const 3)))))
-        (if (local.get $visited)
-          (then
-            (call $finishFrom1 (local.get $ud) (local.get $src) (local.get $w) (local.get $l) (local.get $inv) (local.get $vd) (local.get $half)
-              (local.get $rel) (i32.add (local.get $rel) (local.get $rs)) (local.get $info) (local.get $infoNext)
-              (i32.add (i32.load offset=24 (local.get $frame)) (i32.mul (i32.add (local.get $d) (i32.const 1)) (i32.load offset=28 (local.get $frame))))
-              (i32.add (i32.load offset=32 (local.get $frame)) (i32.mul (i32.add (local.get $d) (i32.const 1)) (i32.load offset=36 (local.get $frame))))
-              (local.get $n)))
-          (else
-            (call $scaleFrom1 (local.get $ud) (local.get $src) (local.get $w) (local.get $l) (local.get $inv) (local.get $vd)
-              (local.get $rel) (i32.add (local.get $rel) (local.get $rs)) (local.get $info) (local.get $infoNext) (local.get $n))))
-        (return)))
-    (if (i32.ne (local.get $d) (local.get $r))
+    (local.set $fused (i32.eq (i32.and (i32.sub (local.get $d) (local.get $r)) (i32.const 3)) (i32.const 1)))
+    (local.set $chain (i32.sub (i32.sub (local.get $d) (local.get $r)) (local.get $fused)))
+    (if (local.get $chain)
       (then
         (call $subtractLevel (local.get $ud) (local.get $src)
           (i32.add (i32.load (local.get $frame)) (i32.mul (local.get $r) (local.get $us))) (local.get $us)
           (i32.add (i32.load offset=48 (local.get $frame)) (i32.shl (i32.add (i32.mul (local.get $d) (i32.load offset=52 (local.get $frame))) (local.get $r)) (i32.const 3)))
-          (i32.sub (local.get $d) (local.get $r)) (local.get $n))
+          (local.get $chain) (local.get $n))
         (local.set $src (local.get $ud))))
+    ;; The fused column: u_(d - 1) and the factor's entry L[d, d - 1] (d >= 1 when fused).
+    (if (local.get $fused)
+      (then
+        (local.set $w (i32.add (i32.load (local.get $frame)) (i32.mul (i32.sub (local.get $d) (i32.const 1)) (local.get $us))))
+        (local.set $l (f64.load (i32.add (i32.load offset=48 (local.get $frame))
+          (i32.shl (i32.sub (i32.add (i32.mul (local.get $d) (i32.load offset=52 (local.get $frame))) (local.get $d)) (i32.const 1)) (i32.const 3)))))))
+    (local.set $relNext (i32.add (local.get $rel) (local.get $rs)))
     (if (local.get $visited)
       (then
-        (call $finishFrom (local.get $ud) (local.get $src) (local.get $inv) (local.get $vd) (local.get $half)
-          (local.get $rel) (i32.add (local.get $rel) (local.get $rs)) (local.get $info) (local.get $infoNext)
-          (i32.add (i32.load offset=24 (local.get $frame)) (i32.mul (i32.add (local.get $d) (i32.const 1)) (i32.load offset=28 (local.get $frame))))
-          (i32.add (i32.load offset=32 (local.get $frame)) (i32.mul (i32.add (local.get $d) (i32.const 1)) (i32.load offset=36 (local.get $frame))))
-          (local.get $n)))
+        (local.set $simNext (i32.add (i32.load offset=24 (local.get $frame)) (i32.mul (i32.add (local.get $d) (i32.const 1)) (i32.load offset=28 (local.get $frame)))))
+        (local.set $bounds (i32.add (i32.load offset=32 (local.get $frame)) (i32.mul (i32.add (local.get $d) (i32.const 1)) (i32.load offset=36 (local.get $frame)))))
+        (if (local.get $fused)
+          (then
+            (call $finishFrom1 (local.get $ud) (local.get $src) (local.get $w) (local.get $l) (local.get $inv) (local.get $vd) (local.get $half)
+              (local.get $rel) (local.get $relNext) (local.get $info) (local.get $infoNext) (local.get $simNext) (local.get $bounds) (local.get $n)))
+          (else
+            (call $finishFrom (local.get $ud) (local.get $src) (local.get $inv) (local.get $vd) (local.get $half)
+              (local.get $rel) (local.get $relNext) (local.get $info) (local.get $infoNext) (local.get $simNext) (local.get $bounds) (local.get $n)))))
       (else
-        (call $scaleFrom (local.get $ud) (local.get $src) (local.get $inv) (local.get $vd)
-          (local.get $rel) (i32.add (local.get $rel) (local.get $rs)) (local.get $info) (local.get $infoNext) (local.get $n)))))
+        (if (local.get $fused)
+          (then
+            (call $scaleFrom1 (local.get $ud) (local.get $src) (local.get $w) (local.get $l) (local.get $inv) (local.get $vd)
+              (local.get $rel) (local.get $relNext) (local.get $info) (local.get $infoNext) (local.get $n)))
+          (else
+            (call $scaleFrom (local.get $ud) (local.get $src) (local.get $inv) (local.get $vd)
+              (local.get $rel) (local.get $relNext) (local.get $info) (local.get $infoNext) (local.get $n)))))))
 
   ;; Level d + 1 of the walk in one call (walk.ts `extend`, first theta), the rest of the frame:
   ;; 14 the correlations (K x K), 15 the path's columns (K i32), 16 the first theta in standard
@@ -1797,7 +1793,7 @@
   ;; path o's len columns: no later level extends it, since paths sharing a prefix are next to one
   ;; another), else 1 (the last path of a plan: the next may be in the next one).
   (func $leafOrVisited (param $plan i32) (param $o i32) (param $len i32) (result i32)
-    (local $starts i32) (local $columns i32) (local $start i32) (local $next i32) (local $c i32)
+    (local $starts i32) (local $columns i32) (local $start i32) (local $next i32)
     (if (i32.ge_u (i32.add (local.get $o) (i32.const 1)) (i32.load offset=4 (local.get $plan))) (then (return (i32.const 1))))
     (local.set $starts (i32.add (i32.load offset=8 (local.get $plan)) (i32.shl (local.get $o) (i32.const 2))))
     (local.set $columns (i32.load offset=12 (local.get $plan)))
@@ -1805,14 +1801,25 @@
     (local.set $next (i32.load offset=4 (local.get $starts)))
     ;; The next path is shorter: it cannot extend this one.
     (if (i32.lt_u (i32.sub (i32.load offset=8 (local.get $starts)) (local.get $next)) (local.get $len)) (then (return (i32.const 2))))
+    (select (i32.const 2) (i32.const 1)
+      (i32.lt_u
+        (call $commonPrefix
+          (i32.add (local.get $columns) (i32.shl (local.get $start) (i32.const 2)))
+          (i32.add (local.get $columns) (i32.shl (local.get $next) (i32.const 2)))
+          (local.get $len))
+        (local.get $len))))
+
+  ;; How many leading i32 entries the arrays at a and b share, up to limit.
+  (func $commonPrefix (param $a i32) (param $b i32) (param $limit i32) (result i32)
+    (local $k i32)
     (block $differ
-      (loop $column
-        (br_if $differ (i32.ge_u (local.get $c) (local.get $len)))
-        (br_if $differ (i32.ne (i32.load (i32.add (local.get $columns) (i32.shl (i32.add (local.get $start) (local.get $c)) (i32.const 2))))
-          (i32.load (i32.add (local.get $columns) (i32.shl (i32.add (local.get $next) (local.get $c)) (i32.const 2))))))
-        (local.set $c (i32.add (local.get $c) (i32.const 1)))
-        (br $column)))
-    (select (i32.const 2) (i32.const 1) (i32.lt_u (local.get $c) (local.get $len))))
+      (loop $next
+        (br_if $differ (i32.ge_u (local.get $k) (local.get $limit)))
+        (br_if $differ (i32.ne (i32.load (i32.add (local.get $a) (i32.shl (local.get $k) (i32.const 2))))
+          (i32.load (i32.add (local.get $b) (i32.shl (local.get $k) (i32.const 2))))))
+        (local.set $k (i32.add (local.get $k) (i32.const 1)))
+        (br $next)))
+    (local.get $k))
 
   ;; A range's walk in one call, as far as it goes (walk.ts `walkInKernel`: the loop of
   ;; `walkCombinationsMany` for one theta whose visited levels are calibrated as they are made,
@@ -1856,15 +1863,8 @@
         (local.set $start (i32.load (i32.add (local.get $starts) (i32.shl (local.get $o) (i32.const 2)))))
         (local.set $len (i32.sub (i32.load offset=4 (i32.add (local.get $starts) (i32.shl (local.get $o) (i32.const 2)))) (local.get $start)))
         ;; The stack's levels this path shares are kept; a path that is a prefix of the stack makes none.
-        (local.set $common (i32.const 0))
-        (block $shared
-          (loop $prefix
-            (br_if $shared (i32.ge_u (local.get $common) (local.get $top)))
-            (br_if $shared (i32.ge_u (local.get $common) (local.get $len)))
-            (br_if $shared (i32.ne (i32.load (i32.add (local.get $stack) (i32.shl (local.get $common) (i32.const 2))))
-              (i32.load (i32.add (local.get $columns) (i32.shl (i32.add (local.get $start) (local.get $common)) (i32.const 2))))))
-            (local.set $common (i32.add (local.get $common) (i32.const 1)))
-            (br $prefix)))
+        (local.set $common (call $commonPrefix (local.get $stack) (i32.add (local.get $columns) (i32.shl (local.get $start) (i32.const 2)))
+          (select (local.get $top) (local.get $len) (i32.lt_u (local.get $top) (local.get $len)))))
         (local.set $top (local.get $common))
         (if (i32.ge_s (local.get $singularFrom) (local.get $common)) (then (local.set $singularFrom (i32.const 0x7fffffff))))
         (local.set $calibrated (i32.const 0))
