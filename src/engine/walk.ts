@@ -164,7 +164,7 @@ export function walkCombinationsMany(
   // Each combination's columns in the order of a trie that shares more levels (`trieOrder`).
   const trie = trieOrder(combinations, indices);
   if (extendCalibrate && cells && !logistic) {
-    walkInKernel(levels, scale, N, trie, flatTrie(trie, residualDepth), visit, singular, cells);
+    walkInKernel(levels, scale, N, trie, flatTrie(trie, residualDepth), visit, singular, cells, finish);
     return;
   }
   const { order, paths } = trie;
@@ -302,6 +302,8 @@ function walkInKernel(
   visit: (index: number, t: number, model: WalkedModel) => void,
   singular: (index: number) => void,
   cells: WalkedCells,
+  /** walkCombinationsMany's `finish`: a level's similarity and bounds. */
+  finish: (depth: number) => void,
 ): void {
   const plan = levels.plan!;
   const walk = levels.extendCalibrate!;
@@ -339,14 +341,7 @@ function walkInKernel(
       if (status === 1) singular(index);
       else {
         if (status === 3) {
-          levels.kernels.finishLevel(
-            levels.rel[0][depth],
-            levels.info[depth],
-            0.5 * levels.infoTheta[0][depth],
-            levels.sim[0][depth],
-            levels.bounds[0][depth],
-            N,
-          );
+          finish(depth);
           frame[WALK_PLAN.similarityAt] = depth;
         }
         const model = levels.models[0][depth];
