@@ -257,6 +257,14 @@ export function rangeEvaluator(task: GridTask, from: number, to: number, workspa
   const cellsAtOnce = censors.length === 2 && !logistic && !own && !partial.retained.relevance && !partial.retained.similarity;
   let cellPlanes: Float64Array[] | undefined;
 
+  // Cells made by WebAssembly (weights, yhat and validity, one plane each) copied to the partial's next cells.
+  const putCells = (weight: Float64Array, yhat: Float64Array, valid: Float64Array): void => {
+    partial.cellWeight.set(weight, cell);
+    partial.cellYhat.set(yhat, cell);
+    partial.cellValid.set(valid, cell);
+    cell += weight.length;
+  };
+
   const evaluate = (index: number, model: ScoredRows, outcome: OutcomeStats): void => {
     const local = index - from;
     if (model.usableCount === N) {
@@ -270,10 +278,7 @@ export function rangeEvaluator(task: GridTask, from: number, to: number, workspa
       // The cells' planes (weights, yhat, validity; the relevance censor's first), copied by `set`, not element by element in cold code.
       const planes = (cellPlanes ??= cellPlanesOf(model.passes!.cells, 2 * T));
       partial.cellCombination.fill(index, cell, cell + 2 * T);
-      partial.cellWeight.set(planes[0], cell);
-      partial.cellYhat.set(planes[1], cell);
-      partial.cellValid.set(planes[2], cell);
-      cell += 2 * T;
+      putCells(planes[0], planes[1], planes[2]);
       return;
     }
     let ownWeight = 0;
@@ -337,10 +342,7 @@ export function rangeEvaluator(task: GridTask, from: number, to: number, workspa
     allUsed = true;
     const m = count * 2 * T;
     partial.cellCombination.set(block.cellCombination.subarray(0, m), cell);
-    partial.cellWeight.set(block.weight.subarray(0, m), cell);
-    partial.cellYhat.set(block.yhat.subarray(0, m), cell);
-    partial.cellValid.set(block.valid.subarray(0, m), cell);
-    cell += m;
+    putCells(block.weight.subarray(0, m), block.yhat.subarray(0, m), block.valid.subarray(0, m));
   };
 
   const invalidCombination = (index: number): void => {
