@@ -113,8 +113,8 @@ export function checkRequest(analysis: Analysis, request: PredictionRequest<obje
   }
   const limit = settings.limitBytes ?? X_LIMIT_BYTES;
 
-  // X read once, for its size and its data (the parser then does not read it), when its shape
-  // alone keeps it under the limit; else its size bounds first, and the parser reads it.
+  // X read once, for its size and its data (the parser then does not read it), when it is a
+  // matrix that a byte a cell keeps under the limit; else its size bounds first, and the parser reads it.
   const read = readMatrix(request.X, { shared: settings.shared === true, maxBytes: limit });
   const bounds = read ?? jsonSizeBounds(request.X);
   if (bounds !== undefined && bounds.lower > limit) {
@@ -161,7 +161,7 @@ export function checkRequest(analysis: Analysis, request: PredictionRequest<obje
     throw error;
   }
 
-  return { analysis, request, accessId, parsed, blocks, xUpperBytes: bounds?.upper, xExact: bounds?.exact ?? false, xUpperLoose: read !== undefined };
+  return { analysis, request, accessId, parsed, blocks, xUpperBytes: bounds?.upper, xExact: bounds?.exact ?? false, xUpperLoose: read?.loose === true };
 }
 
 /** Rows of X encoded in blocks of rows (about 64K cells each: as fast as one JSON.stringify of X). */

@@ -129,7 +129,7 @@ describe("size bounds of X's JSON", () => {
     );
   });
 
-  it("readMatrix: undefined for anything the schema's X does not accept, and for an X whose shape alone could pass the limit", () => {
+  it("readMatrix: undefined for anything the schema's X does not accept, and for an X that a byte a cell puts over the limit", () => {
     const opts = { shared: false, maxBytes: X_LIMIT_BYTES };
     expect(readMatrix("X", opts)).toBeUndefined();
     expect(readMatrix([], opts)).toBeUndefined();
@@ -140,8 +140,37 @@ describe("size bounds of X's JSON", () => {
     expect(readMatrix([[1, "2"]], opts)).toBeUndefined();
     expect(readMatrix([[1, undefined]], opts)).toBeUndefined();
     expect(readMatrix([[1, , 3]], opts)).toBeUndefined();
-    expect(readMatrix([[1, 2]], { shared: false, maxBytes: 2 + 2 + 1 + 2 * 26 - 1 })).toBeUndefined();
-    expect(readMatrix([[1, 2]], { shared: false, maxBytes: 2 + 2 + 1 + 2 * 26 })!.values).toEqual(new Float64Array([1, 2]));
+    // "[[1,2]]": 5 bytes of brackets and commas, and a byte a cell at least.
+    expect(readMatrix([[1, 2]], { shared: false, maxBytes: 2 + 2 + 1 + 2 - 1 })).toBeUndefined();
+    // Within 26 bytes a cell: the shape's bounds; past them, jsonSizeBounds' own (here exact).
+    expect(readMatrix([[1, 2]], { shared: false, maxBytes: 2 + 2 + 1 + 2 * 26 })).toMatchObject({ lower: 7, upper: 57, loose: true });
+    expect(readMatrix([[1, 2]], { shared: false, maxBytes: 2 + 2 + 1 + 2 * 26 - 1 })).toMatchObject({ lower: 7, upper: 7, loose: false });
+    expect(readMatrix([[1, 2]], { shared: false, maxBytes: 7 })!.values).toEqual(new Float64Array([1, 2]));
+  });
+
+  it("readMatrix: past the shape's bounds, jsonSizeBounds' bounds and the same cells, in one pass", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(fc.array(cell, { minLength: 6, maxLength: 6 }), { minLength: 1, maxLength: 6 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (k, wide, at) => {
+          const X = wide.map((row) => row.slice(0, k));
+          const frame = 2 + (X.length - 1) + X.length * (2 + (k - 1));
+          const cells = X.length * k;
+          // A limit anywhere from a byte a cell to 26.
+          const maxBytes = Math.floor(frame + cells + at * 25 * cells);
+          const read = readMatrix(X, { shared: false, maxBytes })!;
+          const bounds = jsonSizeBounds(X)!;
+          expect(read.loose).toBe(frame + 26 * cells <= maxBytes);
+          if (!read.loose) expect([read.lower, read.upper, read.exact]).toEqual([bounds.lower, bounds.upper, bounds.exact]);
+          expect([...read.values].map((v) => (Object.is(v, -0) ? "-0" : v))).toEqual(
+            [...datasetFromRows(new Array<number>(X.length).fill(0), X).X].map((v) => (Object.is(v, -0) ? "-0" : v)),
+          );
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 
   it("checkRequest parses what parseRequest parses from the same body, X read once (shared or not)", () => {
