@@ -121,8 +121,9 @@ const CELL_MAX = 26;
  * - When its shape alone keeps its JSON within `maxBytes` (at most 26 bytes a cell), the bounds
  *   are the shape's (`loose`: a byte a cell below).
  * - When its shape alone could pass `maxBytes`, the bounds are `jsonSizeBounds`'s, summed in the
- *   same pass (`addRow`, the same numbers): at N=100,000, K=10 a second pass over X's rows took
- *   9-10 ms, and the schema's read of X (which this read spares) 10-13 ms more.
+ *   same pass (`addRow`, the same numbers), and the parser reads none of X: at N=100,000, K=10
+ *   (integers) `checkRequest` went from 9.74 to 7.62 ms warm, its bounds' own pass and the
+ *   schema's read of X spared.
  * - When even a byte a cell passes `maxBytes`, undefined (nothing is copied: `jsonSizeBounds`
  *   then says by how much). So the array made is at most 8 bytes for each byte of the limit.
  *
