@@ -452,17 +452,19 @@ function fromOwn(results: unknown, readInclude: (include: Array<Array<number | b
 type V3Parsed = z.output<typeof V3Schema>;
 
 function normalizeV3(r: V3Parsed): Result {
-  const out: Result = {
-    ...(r.analysis !== undefined ? { analysis: r.analysis } : {}),
-    yhat: r.yhat,
-    fit: r.fit,
-    adjusted_fit: r.adjusted_fit,
-    agreement: r.agreement,
-    asymmetry: r.asymmetry,
-    outlier_influence: r.outlier_influence,
-    k_fit: r.k_fit,
-    weights: r.prediction_weights.weights,
-  };
+  // Assigned one by one in this order (the Result's keys' order): a literal that starts with a
+  // spread (`...(analysis ? { analysis } : {})`) defined every key after it on V8's slow path, and
+  // left an object whose later keys were slow too: 11.5 us a call hot (a Grid's result), 0.8 this way.
+  const out = {} as Result;
+  if (r.analysis !== undefined) out.analysis = r.analysis;
+  out.yhat = r.yhat;
+  out.fit = r.fit;
+  out.adjusted_fit = r.adjusted_fit;
+  out.agreement = r.agreement;
+  out.asymmetry = r.asymmetry;
+  out.outlier_influence = r.outlier_influence;
+  out.k_fit = r.k_fit;
+  out.weights = r.prediction_weights.weights;
   if (r.thresholds !== undefined) out.thresholds = r.thresholds;
   if (r.censor_type !== undefined) out.censor_type = r.censor_type;
   if (r.prediction_weights.include !== undefined) out.include = r.prediction_weights.include;
