@@ -111,12 +111,13 @@ export class InProcessWire implements Wire {
     const scrub = this.#http.redactor.mayContain(text);
     // Straight to held columns for a caller that holds results compactly, when nothing is to be scrubbed.
     if (decoded && call.columns === true && reply.columns !== undefined && !scrub) {
-      return this.#v3.snapshotOf(job, 200, { ...(json as object), results: reply.columns() }, fromOwnV3Columns, label);
+      // The envelope with its results, as `{ ...json, results }` has them, by Object.assign (docs/architecture.md).
+      return this.#v3.snapshotOf(job, 200, Object.assign({}, json as object, { results: reply.columns() }), fromOwnV3Columns, label);
     }
     // The service's decoded copy of the stored JSON when it has one (the same value): no parse of what this process wrote.
     const parsed: unknown = decoded ? reply.parsed : JSON.parse(text);
     const results = scrub ? this.#http.redactor.value(parsed) : parsed;
-    return this.#v3.snapshotOf(job, 200, { ...(json as object), results }, fromOwnV3Results, label);
+    return this.#v3.snapshotOf(job, 200, Object.assign({}, json as object, { results }), fromOwnV3Results, label);
   }
 
   field(job: JobRef, path: string, call: CallOptions): Promise<FieldValue> {

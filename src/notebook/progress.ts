@@ -341,9 +341,11 @@ export class Progress {
     this.#lastKey = key;
     this.#lastStage = stage;
     this.#lastShown = now;
-    const event = { ...this.#state, analysis: this.#analysis, elapsedMs: Math.round((this.#frozenAt ?? now) - this.#started), final };
+    // Object.assign, not `{ ...state, key }`: the same keys in the same order, without V8's new
+    // shape for each object spread and then extended (docs/architecture.md).
+    const event = Object.assign({}, this.#state, { analysis: this.#analysis, elapsedMs: Math.round((this.#frozenAt ?? now) - this.#started), final });
     try {
-      this.#sink.show({ ...event, text: progressText(event) });
+      this.#sink.show(Object.assign({}, event, { text: progressText(event) }));
     } catch {
       // A progress line must never fail the analysis.
     }

@@ -138,7 +138,8 @@ export async function predict<A extends Analysis>(
     const given = { ...(options ?? {}) } as Record<string, unknown>;
     const resolved = resolvedOf(analysis, given, frame.attributes.length, connection.client.apiVersion);
     const common = { analysis, frame, options: given, resolved, title, connection, progress, run, startedAt };
-    return isExperimentReceipt(receipt) ? await experiment({ ...common, receipt }) : await single({ ...common, receipt });
+    // Object.assign, not `{ ...common, receipt }`: V8 gives an object spread and then extended a new shape each time (docs/architecture.md).
+    return isExperimentReceipt(receipt) ? await experiment(Object.assign({}, common, { receipt })) : await single(Object.assign({}, common, { receipt }));
   } catch (error) {
     if (progress.started) await progress.end("failed");
     // The connection's settings scrub the failure (a failure to connect was scrubbed by connect itself).
@@ -223,7 +224,7 @@ export function thresholdsOf(analysis: Analysis, resolved: ResolvedOptionsFor<An
 function contextOf<A extends Analysis>(s: Step<A, unknown>, result?: Result, thetaLabels?: string[]): DisplayContext {
   const { analysis, frame } = s;
   const thresholds = thresholdsOf(analysis, s.resolved, result);
-  const context = contextFromRequest({ ...frame, thetaLabels }, { analysis, ...(thresholds !== undefined ? { thresholds } : {}) });
+  const context = contextFromRequest(Object.assign({}, frame, { thetaLabels }), { analysis, ...(thresholds !== undefined ? { thresholds } : {}) });
   if (thetaLabels === undefined) delete context.thetaLabels;
   return context;
 }

@@ -248,7 +248,8 @@ export class PredictionService {
       await this.startInline(created.jobs);
     }
     this.pump();
-    return { ...created, warnings: request.warnings };
+    // The same keys as `{ ...created, warnings }`, without V8's new shape for a spread object extended (docs/architecture.md).
+    return Object.assign({}, created, { warnings: request.warnings });
   }
 
   /**
@@ -500,7 +501,9 @@ export class PredictionService {
     if (ahead === undefined || decoded === undefined || (job.status !== "queued" && job.status !== "running")) return undefined;
     this.decoded.delete(job.id);
     const { bytesAtMost, strings } = decodedOutline(decoded);
-    return { job: { ...job, status: "completed", finished_at: ahead.finishedAt }, decoded, bytesAtMost, scan: JSON.stringify(strings) };
+    // `job` with its status and end, as `{ ...job, status, finished_at }` has them, by Object.assign (docs/architecture.md).
+    const finished = Object.assign({}, job, { status: "completed" as const, finished_at: ahead.finishedAt });
+    return { job: finished, decoded, bytesAtMost, scan: JSON.stringify(strings) };
   }
 
   /** Removes what is past its retention now (also run on a timer). */

@@ -101,7 +101,8 @@ export function helperParts(pool: WorkerPool, task: WorkerTask, count: number, {
     spareChannel = undefined;
     return channel;
   });
-  const tasks = channels.map(({ port1 }): WorkerTask => ({ ...task, part: { kind: "draw", counter: buffer, port: port1 } }));
+  // Object.assign, not `{ ...task, part }` (V8's new shape for each object spread and extended: docs/architecture.md).
+  const tasks = channels.map(({ port1 }): WorkerTask => Object.assign({}, task, { part: { kind: "draw" as const, counter: buffer, port: port1 } }));
   return {
     counter,
     ports: channels.map((c) => c.port2),
