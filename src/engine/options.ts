@@ -105,37 +105,21 @@ export function resolvePsrOptions(given: Given<PsrOptions>, k: number): PsrOptio
   if (given.censor_type === ("both" as never)) {
     invalid("options.censor_type", "relevance or similarity", 'PSR evaluates one censor; "both" is for MaxFit and Grid');
   }
-  const c = resolveCommon(given, DEFAULT_PSR_THRESHOLDS);
-  return {
-    threshold: c.threshold,
-    censor_unit: c.censor_unit,
-    censor_operator: c.censor_operator,
-    prediction_scale: c.prediction_scale,
-    adj_fit_multiplier: c.adj_fit_multiplier,
-    inv_method: c.inv_method,
-    include_linear_regression: c.include_linear_regression,
+  return Object.assign(resolveCommon(given, DEFAULT_PSR_THRESHOLDS), {
     censor_type: oneOf("censor_type", given.censor_type, CENSOR_TYPES, "relevance"),
     missing_moments: oneOf("missing_moments", given.missing_moments, MISSING_MOMENTS, "pairwise"),
     cov_inv: covInverse(given.cov_inv, k),
-  };
+  });
 }
 
 export function resolveMaxFitOptions(given: Given<MaxFitOptions>, k: number): MaxFitOptions {
-  const c = resolveCommon(given, DEFAULT_SEARCH_THRESHOLDS);
-  return {
-    threshold: c.threshold,
-    censor_unit: c.censor_unit,
-    censor_operator: c.censor_operator,
-    prediction_scale: c.prediction_scale,
-    adj_fit_multiplier: c.adj_fit_multiplier,
-    inv_method: c.inv_method,
-    include_linear_regression: c.include_linear_regression,
+  return Object.assign(resolveCommon(given, DEFAULT_SEARCH_THRESHOLDS), {
     censor_type: oneOf("censor_type", given.censor_type, [...CENSOR_TYPES, "both"] as const, "both"),
     missing_moments: oneOf("missing_moments", given.missing_moments, MISSING_MOMENTS, "pairwise"),
     cov_inv: covInverse(given.cov_inv, k),
     objective: oneOf("objective", given.objective, OBJECTIVES, "kfit"),
     inner_parallel: oneOf("inner_parallel", given.inner_parallel, INNER_PARALLEL, "auto"),
-  };
+  });
 }
 
 export function resolveGridOptions(given: Given<GridOptions>, k: number): GridOptions {
@@ -194,15 +178,7 @@ export function resolveGridOptions(given: Given<GridOptions>, k: number): GridOp
   retain.forEach((key, i) => {
     if (!RETAIN_KEYS.includes(key)) invalid(`options.retain[${i}]`, `one of ${RETAIN_KEYS.join(", ")}`, `got ${JSON.stringify(key)}`);
   });
-  const c = resolveCommon(given, DEFAULT_SEARCH_THRESHOLDS);
-  return {
-    threshold: c.threshold,
-    censor_unit: c.censor_unit,
-    censor_operator: c.censor_operator,
-    prediction_scale: c.prediction_scale,
-    adj_fit_multiplier: c.adj_fit_multiplier,
-    inv_method: c.inv_method,
-    include_linear_regression: c.include_linear_regression,
+  return Object.assign(resolveCommon(given, DEFAULT_SEARCH_THRESHOLDS), {
     censor_type: oneOf("censor_type", given.censor_type, [...CENSOR_TYPES, "both"] as const, "both"),
     min_k: minK,
     max_k: maxK,
@@ -215,14 +191,15 @@ export function resolveGridOptions(given: Given<GridOptions>, k: number): GridOp
     objective: oneOf("objective", given.objective, OBJECTIVES, "kfit"),
     inner_parallel: oneOf("inner_parallel", given.inner_parallel, INNER_PARALLEL, "auto"),
     retain: [...new Set(retain)],
-  };
+  });
 }
 
 /**
- * The options every analysis has, checked in this order. The resolvers above write its keys out
- * one by one, first and in this order, rather than spreading it (`{ ...resolveCommon(), ... }`): V8
- * gave an object spread and then extended a new shape every call, 6 us to make (0.08 written out)
- * and every later read of it several times slower (2026-11-27, docs/architecture.md).
+ * The options every analysis has, checked in this order. The resolvers above extend the object it
+ * makes with `Object.assign` (its keys first, then theirs, as a spread would give them) rather than
+ * spreading it (`{ ...resolveCommon(), ... }`): V8 gave an object spread and then extended a new
+ * shape every call, 6 us to make against 0.1, and every later read of it was slower
+ * (2026-11-27, docs/architecture.md).
  */
 function resolveCommon(given: Given<CommonOptions>, defaultThresholds: number[]): CommonOptions {
   const unit = oneOf("censor_unit", given.censor_unit, CENSOR_UNITS, COMMON_DEFAULTS.censor_unit);
