@@ -198,7 +198,7 @@ export function resolveGridOptions(given: Given<GridOptions>, k: number): GridOp
  * The options every analysis has, checked in this order. The resolvers above extend the object it
  * makes with `Object.assign` (its keys first, then theirs, as a spread would give them) rather than
  * spreading it (`{ ...resolveCommon(), ... }`): V8 gave an object spread and then extended a new
- * shape every call, 6 us to make against 0.1, and every later read of it was slower
+ * shape every call, 6 us to make against 0.2, and every later read of it was slower
  * (2026-11-27, docs/architecture.md).
  */
 function resolveCommon(given: Given<CommonOptions>, defaultThresholds: number[]): CommonOptions {
