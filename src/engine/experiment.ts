@@ -14,7 +14,7 @@ import { GridWorkspace, rangeEvaluator } from "./grid-cells.js";
 import { finishMerged, fullBasis, GridMerge, hasMissing, prepareGrid, type PreparedGrid } from "./grid.js";
 import type { Given, GridOptions } from "./options.js";
 import type { EngineResult } from "./result.js";
-import { standardize, WalkLevels, walkCombinationsMany } from "./walk.js";
+import { standardize, trieOrder, WalkLevels, walkCombinationsMany } from "./walk.js";
 
 /** Rows walked together are limited so that their per-row score levels stay within this many bytes (a few MiB: the levels stay in cache while every row calibrates; 64 MiB was slower). */
 export const EXPERIMENT_BATCH_BYTES = 4 * 1024 * 1024;
@@ -35,8 +35,7 @@ export function gridExperiment(
   if (thetas.length === 0) return [];
   const x = hasMissing(data) ? null : standardize(data, thetas[0]);
   const first = prepareGrid(data, thetas[0], given, x);
-  const plan = { combinations: first.task.combinations, admissible: first.admissible, sampled: first.sampled };
-  const prepared = [first, ...thetas.slice(1).map((theta) => prepareGrid(data, theta, given, x, plan))];
+  const prepared = [first, ...thetas.slice(1).map((theta) => prepareGrid(data, theta, given, x, first.plan))];
   const basis = fullBasis(data, first.task.options);
   const results: EngineResult[] = [];
   const batch = Math.max(1, Math.floor(batchRows ?? experimentBatch(data)));
@@ -70,6 +69,7 @@ export function evaluateRows(rows: readonly PreparedGrid[]): GridMerge[] {
   for (const [from, to] of first.chunks) {
     const evaluators = rows.map((row) => rangeEvaluator(row.task, from, to, workspace));
     const indices = Array.from({ length: to - from }, (_, q) => from + q);
+    const walked = first.task.walkOrder ? trieOrder(combinations, indices, true) : indices;
     const shared = first.task.shared;
     if (shared) {
       const thetaZs = rows.map((row) => row.task.shared!.thetaZ);
@@ -78,7 +78,7 @@ export function evaluateRows(rows: readonly PreparedGrid[]): GridMerge[] {
         thetaZs,
         data.y,
         combinations,
-        indices,
+        walked,
         logistic,
         (index, t, model) => evaluators[t].evaluate(index, model, outcome),
         (index) => evaluators.forEach((e) => e.singular(index)),

@@ -26,20 +26,27 @@ import { buildModel, usableRows, type Model } from "./model.js";
 import type { CensorType, GridOptions } from "./options.js";
 import { soloVotes } from "./solo.js";
 import type { KernelChoice, WalkPlan } from "./kernels/rows.js";
-import { walkCombinations, WalkLevels, type Standardized, type WalkedCells } from "./walk.js";
+import { trieOrder, walkCombinations, WalkLevels, type Standardized, type WalkedCells } from "./walk.js";
 
 /** Everything a range of cells needs; plain data, so a worker thread can receive it. */
 export interface GridTask {
   data: Dataset;
   theta: Float64Array;
   options: GridOptions;
+  /** The combinations, in the plan's order or (with `walkOrder`) in the walk's. */
   combinations: number[][];
+  /**
+   * When set, `combinations` are the plan's in the order of a walk that shares more levels
+   * (walk-order.ts), each one's columns in the order the walk adds them, and walkOrder[q] is the
+   * plan's index of combinations[q]. Only with `shared` (a walk).
+   */
+  walkOrder: Int32Array | null;
   /** Present when X has no missing value: every combination shares these moments. */
   shared: Standardized | null;
 }
 
 export interface GridPartial {
-  /** The combinations [from, to) this partial covers. */
+  /** The combinations [from, to) of the task's `combinations` this partial covers. */
   from: number;
   to: number;
   /** sum over cells of a_c w_c (N). */
@@ -158,7 +165,7 @@ export function evaluateRange(task: GridTask, from: number, to: number, workspac
         shared,
         data.y,
         combinations,
-        indices,
+        task.walkOrder ? trieOrder(combinations, indices, true) : indices,
         logistic,
         (index, model) => evaluator.evaluate(index, model, outcome),
         evaluator.singular,

@@ -18,6 +18,7 @@ import { resolveGridOptions, type Given, type GridOptions } from "./options.js";
 import { checkBinaryOutcome, matrix, populationSd } from "./psr.js";
 import type { EngineResult, GridCells, GridCensorCells } from "./result.js";
 import { soloHistogram, soloStatistics, soloVotes } from "./solo.js";
+import { walkOrder } from "./walk-order.js";
 import { standardize, withTheta, type Standardized } from "./walk.js";
 
 /**
@@ -28,9 +29,11 @@ export const GRID_CHUNK = 64;
 
 export interface PreparedGrid {
   task: GridTask;
+  /** The plan: its combinations in their own order (the task's may be in a walk's). */
+  plan: CombinationPlan;
   admissible: number;
   sampled: boolean;
-  /** [from, to) ranges of combinations, in merge order. */
+  /** [from, to) ranges of the task's combinations, in merge order. */
   chunks: [number, number][];
 }
 
@@ -53,14 +56,19 @@ export function prepareGrid(
   const Q = plan.combinations.length;
   const chunks: [number, number][] = [];
   for (let from = 0; from < Q; from += GRID_CHUNK) chunks.push([from, Math.min(Q, from + GRID_CHUNK)]);
+  const standard = x !== undefined ? x && withTheta(x, theta) : hasMissing(data) ? null : standardize(data, theta);
+  // A walk (complete data) takes the combinations in the order that shares the most levels; each combination's own model (missing values) keeps the plan's.
+  const walk = standard ? walkOrder(plan.combinations, GRID_CHUNK) : null;
   return {
     task: {
       data,
       theta,
       options,
-      combinations: plan.combinations,
-      shared: x !== undefined ? x && withTheta(x, theta) : hasMissing(data) ? null : standardize(data, theta),
+      combinations: walk ? walk.combinations : plan.combinations,
+      walkOrder: walk ? walk.planIndex : null,
+      shared: standard,
     },
+    plan,
     admissible: plan.admissible,
     sampled: plan.sampled,
     chunks,
@@ -358,13 +366,16 @@ export function fullBasis(data: Dataset, options: GridOptions): ModelBasis | nul
   }
 }
 
-/** The retained arrays in the engine layout, from the partials' range-local arrays. */
+/** The retained arrays in the engine layout (the plan's order), from the partials' range-local arrays. */
 function retainedCells(prepared: PreparedGrid, partials: ChunkCells[]): GridCells {
-  const { data, options, combinations } = prepared.task;
+  const { data, options, walkOrder } = prepared.task;
+  const { combinations } = prepared.plan;
   const { rows: N, cols: K } = data;
   const Q = combinations.length;
   const T = options.threshold.length;
   const retain = new Set(options.retain);
+  // The plan's index of the task's combination at `position` (the task's may be in a walk's order).
+  const planIndex = (position: number) => (walkOrder ? walkOrder[position] : position);
   const cells: GridCells = {};
   if (retain.has("k_cells")) cells.k_cells = combinations.map((c) => c.length);
   if (retain.has("combi_cells")) {
@@ -378,7 +389,10 @@ function retainedCells(prepared: PreparedGrid, partials: ChunkCells[]): GridCell
     const ysolo = matrix(N, Q);
     for (const p of partials) {
       const range = p.to - p.from;
-      for (let i = 0; i < N; i++) for (let q = 0; q < range; q++) ysolo[i][p.from + q] = p.ysolo![i * range + q];
+      for (let q = 0; q < range; q++) {
+        const at = planIndex(p.from + q);
+        for (let i = 0; i < N; i++) ysolo[i][at] = p.ysolo![i * range + q];
+      }
     }
     cells.ysolo_cells = ysolo;
   }
@@ -388,7 +402,7 @@ function retainedCells(prepared: PreparedGrid, partials: ChunkCells[]): GridCell
       const out = matrix(Q, T);
       for (const p of partials) {
         const values = pick(p);
-        if (values) for (let q = p.from; q < p.to; q++) for (let t = 0; t < T; t++) out[q][t] = values[(q - p.from) * T + t];
+        if (values) for (let q = p.from; q < p.to; q++) for (let t = 0; t < T; t++) out[planIndex(q)][t] = values[(q - p.from) * T + t];
       }
       return out;
     };
@@ -401,7 +415,10 @@ function retainedCells(prepared: PreparedGrid, partials: ChunkCells[]): GridCell
         const values = p.retained[censor]?.weights;
         const range = p.to - p.from;
         if (!values) continue;
-        for (let i = 0; i < N; i++) for (let t = 0; t < T; t++) for (let q = 0; q < range; q++) weights[i][t][p.from + q] = values[(i * T + t) * range + q];
+        for (let q = 0; q < range; q++) {
+          const at = planIndex(p.from + q);
+          for (let i = 0; i < N; i++) for (let t = 0; t < T; t++) weights[i][t][at] = values[(i * T + t) * range + q];
+        }
       }
       kept.weights_cells = weights;
     }

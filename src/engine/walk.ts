@@ -79,14 +79,15 @@ function standardTheta(mean: Float64Array, scale: Float64Array, theta: Float64Ar
 
 /**
  * Calls `visit(index, model)` for each combination whose index is listed in `indices` (ascending
- * column lists), in the order of `trieOrder` (which also orders each one's columns), or
- * `singular(index)` when its covariance is singular. The model's arrays are reused between calls.
+ * column lists), in the order of `trieOrder` (which also orders each one's columns), or in the
+ * order and along the columns of a `Trie` given instead; or `singular(index)` when its covariance
+ * is singular. The model's arrays are reused between calls.
  */
 export function walkCombinations(
   shared: Standardized,
   y: Float64Array,
   combinations: readonly number[][],
-  indices: readonly number[],
+  indices: readonly number[] | Trie,
   logistic: boolean,
   visit: (index: number, model: WalkedModel) => void,
   singular: (index: number) => void,
@@ -120,7 +121,7 @@ export function walkCombinationsMany(
   thetaZs: readonly Float64Array[],
   y: Float64Array,
   combinations: readonly number[][],
-  indices: readonly number[],
+  indices: readonly number[] | Trie,
   logistic: boolean,
   visit: (index: number, t: number, model: WalkedModel) => void,
   singular: (index: number) => void,
@@ -161,8 +162,8 @@ export function walkCombinationsMany(
   // array per theta serves every depth (`WalkLevels.sim`).
   let similarityAt = -1;
 
-  // Each combination's columns in the order of a trie that shares more levels (`trieOrder`).
-  const trie = trieOrder(combinations, indices);
+  // Each combination's columns in the order of a trie that shares more levels (`trieOrder`), unless the caller gave the trie.
+  const trie = "paths" in indices ? indices : trieOrder(combinations, indices);
   if (extendCalibrate && cells && !logistic) {
     walkInKernel(levels, scale, N, trie, flatTrie(trie, residualDepth), visit, singular, cells, finish);
     return;
@@ -623,17 +624,22 @@ function compareLex(a: readonly number[], b: readonly number[]): number {
  * nodes (about 129 for such a chunk). A combination's model does not depend on the order of its
  * columns but for rounding (docs/methodology.md 7.2).
  *
+ * With `asListed`, the combinations are in a walk's order already (walk-order.ts `walkOrder`: a
+ * Grid's chunks in the order of a tree that shares more levels than a chunk's own trie), and the
+ * walk takes them in the listed order along their listed columns.
+ *
  * @example
  * trieOrder([[0, 2], [1, 2], [2]], [0, 1, 2]); // { order: [2, 0, 1], paths: [[2], [2, 0], [2, 1]] }: 3 levels, against 4
+ * trieOrder([[2], [2, 0], [2, 1]], [0, 1, 2], true); // { order: [0, 1, 2], paths: [[2], [2, 0], [2, 1]] }
  */
-export function trieOrder(combinations: readonly (readonly number[])[], indices: readonly number[]): Trie {
+export function trieOrder(combinations: readonly (readonly number[])[], indices: readonly number[], asListed = false): Trie {
   // A Grid's chunks are runs of its plan's indices, and plans are kept for the next Grid (`planCombinations`): so are their tries (about 0.7 ms a Grid at K = 14).
   const run = indices.every((index, q) => index === indices[0] + q);
-  const key = `${indices[0]} ${indices.length}`;
+  const key = `${indices[0]} ${indices.length}${asListed ? " listed" : ""}`;
   let kept = run ? recentTries.get(combinations) : undefined;
   const known = kept?.get(key);
   if (known) return known;
-  const chosen = chooseTrie(combinations, indices);
+  const chosen = asListed ? { order: indices, paths: indices.map((index) => combinations[index]) } : chooseTrie(combinations, indices);
   if (run) {
     if (!kept) recentTries.set(combinations, (kept = new Map()));
     kept.set(key, chosen);

@@ -2,19 +2,12 @@ import { describe, expect, it } from "vitest";
 import { createRandom } from "../../src/engine/random.js";
 import { experimentBatch, EXPERIMENT_BATCH_BYTES, gridExperiment } from "../../src/engine/experiment.js";
 import { grid, InvalidInputError, type Dataset } from "../../src/engine/index.js";
+import { correlatedData } from "./correlated.js";
 
-/** Correlated attributes, y linear in them plus noise; NaN holes when asked; `thetas` theta rows. */
+/** `correlatedData` with `thetas` theta rows. */
 function dataset(N: number, K: number, seed: number, thetas: number, holes = 0): { data: Dataset; thetas: Float64Array[] } {
-  const uniform = createRandom(seed);
-  const next = () => uniform() - 0.5;
-  const X = new Float64Array(N * K);
-  const y = new Float64Array(N);
-  for (let i = 0; i < N; i++) {
-    for (let j = 0; j < K; j++) X[i * K + j] = next() + (j > 0 ? 0.4 * X[i * K + j - 1] : 0);
-    y[i] = X[i * K] - 2 * X[i * K + K - 1] + next();
-  }
-  for (let h = 0; h < holes; h++) X[(h * 7919) % (N * K)] = NaN;
-  return { data: { y, X, rows: N, cols: K }, thetas: Array.from({ length: thetas }, () => Float64Array.from({ length: K }, next)) };
+  const { data, thetas: rows } = correlatedData(N, K, seed, holes, thetas);
+  return { data, thetas: rows };
 }
 
 /** Each row of the experiment must be exactly (toEqual compares numbers with Object.is) the row run alone. */

@@ -1,22 +1,10 @@
-import { createRandom } from "../../src/engine/random.js";
 import { describe, expect, it } from "vitest";
-import { grid, gridParallel, type Dataset } from "../../src/engine/index.js";
+import { grid, gridParallel } from "../../src/engine/index.js";
+import { correlatedData } from "./correlated.js";
 import type { Worker } from "node:worker_threads";
 import { helperPool, lastRun } from "../../src/threads/grid-parallel.js";
 
-/** Correlated attributes, y linear in them plus noise; NaN holes when asked. */
-function dataset(N: number, K: number, seed: number, holes = 0): { data: Dataset; theta: Float64Array } {
-  const uniform = createRandom(seed);
-  const next = () => uniform() - 0.5;
-  const X = new Float64Array(N * K);
-  const y = new Float64Array(N);
-  for (let i = 0; i < N; i++) {
-    for (let j = 0; j < K; j++) X[i * K + j] = next() + (j > 0 ? 0.4 * X[i * K + j - 1] : 0);
-    y[i] = X[i * K] - 2 * X[i * K + K - 1] + next();
-  }
-  for (let h = 0; h < holes; h++) X[(h * 7919) % (N * K)] = NaN;
-  return { data: { y, X, rows: N, cols: K }, theta: Float64Array.from({ length: K }, next) };
-}
+const dataset = correlatedData;
 
 describe("gridParallel", () => {
   it("does not wait for a worker still starting: a small Grid is done on the calling thread, then the warm worker takes its share", async () => {
