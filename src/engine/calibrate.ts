@@ -909,9 +909,10 @@ export function addWeights(rows: ScoredRows, fitted: CensorCalibration, factors:
 }
 
 /**
- * `addWeights` of two censors' calibrations of one model in one pass: on each usable row the
- * first's weighted sum is added to target[i], then the second's, exactly as two `addWeights`
- * calls in that order. Each needs its own scratch (its slopes).
+ * `addWeights` of two censors' calibrations of one model in one pass: on each usable row both
+ * censors' weighted sums are added to target[i] at once, their bases and the row's two slopes
+ * added first (kernels `addWeightsTwo`), which is two `addWeights` calls within rounding
+ * (docs/methodology.md 7.2, "The weights' pass"). Each needs its own scratch (its slopes).
  *
  * @example
  * const [a, b] = calibrateBoth(model, y, outcome, settings, fitSettings, first, second);

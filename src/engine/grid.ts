@@ -18,7 +18,7 @@ import { resolveGridOptions, type Given, type GridOptions } from "./options.js";
 import { checkBinaryOutcome, matrix, populationSd } from "./psr.js";
 import type { EngineResult, GridCells, GridCensorCells } from "./result.js";
 import { soloHistogram, soloStatistics, soloVotes } from "./solo.js";
-import { walkOrder } from "./walk-order.js";
+import { fixedChunks, walkOrder } from "./walk-order.js";
 import { standardize, withTheta, type Standardized } from "./walk.js";
 
 /**
@@ -53,9 +53,6 @@ export function prepareGrid(
   const options = resolveGridOptions(given, data.cols);
   if (options.prediction_scale === "logistic") checkBinaryOutcome(data.y, new Float64Array(data.rows));
   const plan = shared ?? planCombinations(data.cols, options);
-  const Q = plan.combinations.length;
-  const chunks: [number, number][] = [];
-  for (let from = 0; from < Q; from += GRID_CHUNK) chunks.push([from, Math.min(Q, from + GRID_CHUNK)]);
   const standard = x !== undefined ? x && withTheta(x, theta) : hasMissing(data) ? null : standardize(data, theta);
   // A walk (complete data) takes the combinations in the order that shares the most levels; each combination's own model (missing values) keeps the plan's.
   const walk = standard ? walkOrder(plan.combinations, GRID_CHUNK) : null;
@@ -71,7 +68,7 @@ export function prepareGrid(
     plan,
     admissible: plan.admissible,
     sampled: plan.sampled,
-    chunks,
+    chunks: walk ? walk.chunks : fixedChunks(plan.combinations.length, GRID_CHUNK),
   };
 }
 

@@ -25,19 +25,21 @@ export interface WalkOrder {
   combinations: number[][];
   /** planIndex[q]: the index in the plan of `combinations[q]`. */
   planIndex: Int32Array;
+  /** [from, to) ranges of `combinations`, the Grid's chunks (`cutChunks`). */
+  chunks: [number, number][];
 }
 
 /**
- * The walk's order of a plan's combinations for chunks of `chunk` combinations, or null when it
- * would not make fewer levels than the plan's order walked chunk by chunk, each chunk on its own
- * trie (`trieOrder`; a full plan's ascending order leaves next to no level unvisited, and is kept
- * without building the tree). Combinations must be distinct,
- * non-empty and on columns below 20 (`MOST_COLUMNS`); otherwise null too. Kept for the plan (plans are kept:
- * combinations.ts `planCombinations`), so a Grid after the first pays nothing.
+ * The walk's order of a plan's combinations for chunks of at most `chunk` combinations, or null
+ * when it would not make fewer levels than the plan's order walked in chunks of `chunk`, each
+ * chunk on its own trie (`trieOrder`; a full plan's ascending order leaves next to no level
+ * unvisited, and is kept without building the tree). Combinations must be distinct, non-empty
+ * and on columns below 20 (`MOST_COLUMNS`); otherwise null too. Kept for the plan (plans are
+ * kept: combinations.ts `planCombinations`), so a Grid after the first pays nothing.
  *
  * @example
  * walkOrder([[0, 1, 2], [0, 3, 4], [1, 2, 5], [3, 4, 5]], 64);
- * // { combinations: [[1, 2, 0], [1, 2, 5], [3, 4, 0], [3, 4, 5]], planIndex: Int32Array [0, 2, 1, 3] }: 8 levels, against 10
+ * // { combinations: [[1, 2, 0], [1, 2, 5], [3, 4, 0], [3, 4, 5]], planIndex: Int32Array [0, 2, 1, 3], chunks: [[0, 4]] }: 8 levels, against 10
  */
 export function walkOrder(combinations: readonly (readonly number[])[], chunk: number): WalkOrder | null {
   const kept = walkOrders.get(combinations);
@@ -49,39 +51,79 @@ export function walkOrder(combinations: readonly (readonly number[])[], chunk: n
 const walkOrders = new WeakMap<readonly (readonly number[])[], { chunk: number; order: WalkOrder | null }>();
 
 /**
- * The levels a walk of these paths makes, in chunks of `chunk`: each path's columns past those it
- * shares with the path before it in its chunk.
+ * [from, to) ranges of `count` in order, `size` each (the last one shorter).
+ *
+ * @example
+ * fixedChunks(150, 64); // [[0, 64], [64, 128], [128, 150]]
  */
-function chunkedLevels(paths: readonly (readonly number[])[], chunk: number): number {
-  let levels = 0;
-  for (let q = 0; q < paths.length; q++) {
-    const path = paths[q];
-    let common = 0;
-    if (q % chunk !== 0) {
-      const before = paths[q - 1];
-      while (common < path.length && common < before.length && path[common] === before[common]) common++;
+export function fixedChunks(count: number, size: number): [number, number][] {
+  const chunks: [number, number][] = [];
+  for (let from = 0; from < count; from += size) chunks.push([from, Math.min(count, from + size)]);
+  return chunks;
+}
+
+/**
+ * Chunks of at most `most` paths, in order. A chunk's walk starts with no level made, so it builds
+ * again the levels its first path shares with the last path of the chunk before it: each chunk
+ * ends, among its last quarter of sizes (3/4 `most` to `most`), where the next path shares the
+ * fewest columns with the one before it (the largest size on a tie).
+ *
+ * @example
+ * cutChunks([[0], [0, 1], [0, 2], [3], [3, 4]], 4); // [[0, 3], [3, 5]]: the second starts at [3], which shares nothing
+ */
+export function cutChunks(paths: readonly (readonly number[])[], most: number): [number, number][] {
+  const chunks: [number, number][] = [];
+  const least = Math.max(1, Math.ceil((3 * most) / 4));
+  let from = 0;
+  while (paths.length - from > most) {
+    let to = from + most;
+    let shared = commonPrefix(paths[to - 1], paths[to]);
+    for (let end = from + most - 1; end >= from + least && shared > 0; end--) {
+      const s = commonPrefix(paths[end - 1], paths[end]);
+      if (s < shared) [to, shared] = [end, s];
     }
-    levels += path.length - common;
+    chunks.push([from, to]);
+    from = to;
+  }
+  if (from < paths.length) chunks.push([from, paths.length]);
+  return chunks;
+}
+
+/** How many leading columns a and b share. */
+function commonPrefix(a: readonly number[], b: readonly number[]): number {
+  let k = 0;
+  while (k < a.length && k < b.length && a[k] === b[k]) k++;
+  return k;
+}
+
+/** The levels a walk of these paths makes in these chunks: each path's columns past those it shares with the path before it in its chunk. */
+function levelsIn(paths: readonly (readonly number[])[], chunks: readonly [number, number][]): number {
+  let levels = 0;
+  for (const [from, to] of chunks) {
+    for (let q = from; q < to; q++) levels += paths[q].length - (q > from ? commonPrefix(paths[q - 1], paths[q]) : 0);
   }
   return levels;
 }
 
 function freshWalkOrder(combinations: readonly (readonly number[])[], chunk: number): WalkOrder | null {
   const Q = combinations.length;
+  const planChunks = fixedChunks(Q, chunk);
   // As walk.ts `trieOrder` decides for a chunk: with at most a quarter of the levels unvisited, the plan's order is kept.
-  const ascending = chunkedLevels(combinations, chunk);
+  const ascending = levelsIn(combinations, planChunks);
   if (4 * (ascending - Q) <= ascending) return null;
   const tree = latticeTree(combinations);
   if (tree === null) return null;
   const ordered = depthFirst(tree, combinations);
+  const chunks = cutChunks(ordered.combinations, chunk);
   // Against the chunks' own tries (which the walk keeps with the plan, so a Grid uses them if they are taken).
   let tries = 0;
-  for (let from = 0; from < Q; from += chunk) {
+  for (const [from, to] of planChunks) {
     const indices: number[] = [];
-    for (let q = from; q < Math.min(Q, from + chunk); q++) indices.push(q);
-    tries += chunkedLevels(trieOrder(combinations, indices).paths, Infinity);
+    for (let q = from; q < to; q++) indices.push(q);
+    const { paths } = trieOrder(combinations, indices);
+    tries += levelsIn(paths, [[0, paths.length]]);
   }
-  return chunkedLevels(ordered.combinations, chunk) < tries ? ordered : null;
+  return levelsIn(ordered.combinations, chunks) < tries ? { ...ordered, chunks } : null;
 }
 
 /** A tree over column sets (bit masks): each node's parent is the node less one of its columns. */
@@ -204,7 +246,7 @@ function latticeTree(combinations: readonly (readonly number[])[]): LatticeTree 
  * from the root. A node's children go in the order of the column each adds (so the paths come in
  * ascending order, as walk.ts `trieOrder` takes them), the combinations at a node before them.
  */
-function depthFirst(tree: LatticeTree, combinations: readonly (readonly number[])[]): WalkOrder {
+function depthFirst(tree: LatticeTree, combinations: readonly (readonly number[])[]): Omit<WalkOrder, "chunks"> {
   const { nodeOf, masks, parents } = tree;
   const visitsAt = new Int32Array(masks.length).fill(-1);
   for (let q = 0; q < nodeOf.length; q++) visitsAt[nodeOf[q]] = q;

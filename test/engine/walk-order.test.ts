@@ -3,7 +3,7 @@ import { planCombinations as plan_, type CombinationOptions } from "../../src/en
 import { gridExperiment } from "../../src/engine/experiment.js";
 import { GRID_CHUNK, prepareGrid } from "../../src/engine/grid.js";
 import { grid, gridParallel } from "../../src/engine/index.js";
-import { walkOrder } from "../../src/engine/walk-order.js";
+import { cutChunks, fixedChunks, walkOrder } from "../../src/engine/walk-order.js";
 import { trieOrder } from "../../src/engine/walk.js";
 import { correlatedData } from "./correlated.js";
 
@@ -18,14 +18,16 @@ const planCombinations = (K: number, given: { max_iter: number; seed: number }) 
     ...given,
   } as CombinationOptions);
 
-/** The levels a walk makes of these paths in chunks: each path's columns past those it shares with the one before it in its chunk. */
-function levels(paths: readonly (readonly number[])[], chunk = GRID_CHUNK): number {
+/** The levels a walk makes of these paths in these chunks: each path's columns past those it shares with the one before it in its chunk. */
+function levels(paths: readonly (readonly number[])[], chunks: readonly [number, number][] = [[0, paths.length]]): number {
   let count = 0;
-  paths.forEach((path, q) => {
-    let common = 0;
-    if (q % chunk !== 0) while (common < path.length && path[common] === paths[q - 1][common]) common++;
-    count += path.length - common;
-  });
+  for (const [from, to] of chunks) {
+    for (let q = from; q < to; q++) {
+      let common = 0;
+      if (q > from) while (common < paths[q].length && paths[q][common] === paths[q - 1][common]) common++;
+      count += paths[q].length - common;
+    }
+  }
   return count;
 }
 
@@ -34,7 +36,7 @@ function trieLevels(combinations: number[][]): number {
   let count = 0;
   for (let from = 0; from < combinations.length; from += GRID_CHUNK) {
     const indices = Array.from({ length: Math.min(GRID_CHUNK, combinations.length - from) }, (_, q) => from + q);
-    count += levels(trieOrder(combinations, indices).paths, Infinity);
+    count += levels(trieOrder(combinations, indices).paths);
   }
   return count;
 }
@@ -58,11 +60,16 @@ describe("walkOrder", () => {
         while (d < a.length && d < b.length && a[d] === b[d]) d++;
         expect(d === a.length || (d < b.length && a[d] < b[d])).toBe(true);
       }
-      expect(levels(order.combinations)).toBeLessThan(trieLevels(plan.combinations));
+      // Chunks of 48 to 64, in order, covering every combination.
+      expect(order.chunks.flat()).toEqual([0, ...order.chunks.slice(1).flatMap(([from]) => [from, from]), plan.combinations.length]);
+      for (const [from, to] of order.chunks.slice(0, -1)) expect(to - from).toBeGreaterThanOrEqual(48);
+      for (const [from, to] of order.chunks) expect(to - from).toBeLessThanOrEqual(GRID_CHUNK);
+      expect(levels(order.combinations, order.chunks)).toBeLessThan(trieLevels(plan.combinations));
     }
-    // The bench's K = 14 plan: 1,598 levels against 2,061 for the chunks' tries.
+    // The bench's K = 14 plan: 1,548 levels (in 18 chunks) against 2,061 for the chunks' tries.
     const bench = planCombinations(14, { max_iter: 1000, seed: 42 });
-    expect(levels(walkOrder(bench.combinations, GRID_CHUNK)!.combinations)).toBe(1598);
+    const benchOrder = walkOrder(bench.combinations, GRID_CHUNK)!;
+    expect(levels(benchOrder.combinations, benchOrder.chunks)).toBe(1548);
     expect(trieLevels(bench.combinations)).toBe(2061);
   });
 
@@ -85,11 +92,21 @@ describe("walkOrder", () => {
         [3, 4, 5],
       ],
       planIndex: Int32Array.of(0, 2, 1, 3),
+      chunks: [[0, 4]],
     });
+    expect(fixedChunks(150, 64)).toEqual([
+      [0, 64],
+      [64, 128],
+      [128, 150],
+    ]);
+    expect(cutChunks([[0], [0, 1], [0, 2], [3], [3, 4]], 4)).toEqual([
+      [0, 3],
+      [3, 5],
+    ]);
     // A full plan in ascending order leaves next to no level unvisited.
     expect(walkOrder(planCombinations(10, { max_iter: 2000, seed: 0 }).combinations, GRID_CHUNK)).toBeNull();
-    // 200 of K = 18's 262,143 combinations share too little: each chunk's own trie makes fewer levels.
-    expect(walkOrder(planCombinations(18, { max_iter: 200, seed: 1 }).combinations, GRID_CHUNK)).toBeNull();
+    // 150 of K = 18's 262,143 combinations share too little: each chunk's own trie makes fewer levels.
+    expect(walkOrder(planCombinations(18, { max_iter: 150, seed: 1 }).combinations, GRID_CHUNK)).toBeNull();
     // Columns past the lattice's tables, a repeated or an empty combination.
     expect(
       walkOrder(

@@ -198,8 +198,8 @@ export interface RowKernels {
   ): void;
   /**
    * Both censors' weights added to target (calibrate.ts `addWeightsOfTwo`): on each row whose
-   * relevance r is not NaN, w = target[i] + (baseA + slopesA[bucketsA[i]] r), then
-   * target[i] = w + (baseB + slopesB[bucketsB[i]] r).
+   * relevance r is not NaN, target[i] + ((baseA + baseB) + (slopesA[bucketsA[i]] + slopesB[bucketsB[i]]) r),
+   * the bases and the slopes added first (docs/methodology.md 7.2, "The weights' pass").
    */
   addWeightsTwo(
     relevance: Float64Array,
@@ -564,8 +564,7 @@ export const jsKernels: RowKernels = {
     for (let i = 0; i < n; i++) {
       const r = relevance[i];
       if (r !== r) continue;
-      const w = target[i] + (baseA + slopesA[bucketsA[i]] * r);
-      target[i] = w + (baseB + slopesB[bucketsB[i]] * r);
+      target[i] += baseA + baseB + (slopesA[bucketsA[i]] + slopesB[bucketsB[i]]) * r;
     }
   },
 };
@@ -770,6 +769,8 @@ interface RowExports {
     T: number,
     totals: number,
     n: number,
+    /** 1: the joint buckets alone, 5 bR + bS, into bucketsR (rows.wat `calibrateTwo`); 0: each censor's. */
+    jointOnly: number,
   ): void;
   addWeightsTwo(
     relevance: number,
@@ -1074,6 +1075,7 @@ function wasmKernels(w: RowExports, buffer: ArrayBuffer): RowKernels {
         T,
         at(totals, 3),
         n,
+        0,
       );
     },
     addWeightsTwo: (relevance, bucketsA, slopesA, baseA, bucketsB, slopesB, baseB, target, n) => {

@@ -709,7 +709,7 @@
     (param $a0 f64) (param $a1 f64) (param $a2 f64) (param $a3 f64)
     (param $c0 f64) (param $c1 f64) (param $c2 f64) (param $c3 f64)
     (param $bucketsR i32) (param $bucketsS i32) (param $sumsR i32) (param $sumsS i32) (param $joint i32) (param $T i32)
-    (param $totals i32) (param $n i32)
+    (param $totals i32) (param $n i32) (param $jointOnly i32)
     (local $i i32) (local $k i32) (local $end i32) (local $at i32) (local $b i32) (local $c i32) (local $to i32)
     (local $R v128) (local $DY v128) (local $RR v128) (local $RY v128) (local $RYDY v128) (local $RYRY v128)
     (local $one v128) (local $sign2 v128) (local $ybar2 v128)
@@ -753,8 +753,16 @@
         (local.set $f (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $one) (local.get $R)))
         (local.set $g (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $RR) (local.get $RY)))
         (local.set $h (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $RYDY) (local.get $RYRY)))
-        (i32.store8 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 0 (local.get $bR)))
-        (i32.store8 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 0 (local.get $bS)))
+        ;; The pair's buckets: each censor's (bytes i and i + 1 of bucketsR and bucketsS), or with
+        ;; jointOnly the joint ones alone, 5 bR + bS, in bucketsR (both bytes in one store).
+        (if (local.get $jointOnly)
+          (then (i32.store16 (i32.add (local.get $bucketsR) (local.get $i))
+            (i32x4.extract_lane 0 (i8x16.shuffle 0 8 0 0 0 0 0 0 0 0 0 0 0 0 0 0 (local.get $J) (local.get $J)))))
+          (else
+            (i32.store8 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 0 (local.get $bR)))
+            (i32.store8 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 0 (local.get $bS)))
+            (i32.store8 offset=1 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 2 (local.get $bR)))
+            (i32.store8 offset=1 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 2 (local.get $bS)))))
         (local.set $at (i32.add (local.get $joint) (i32.mul (i32x4.extract_lane 0 (local.get $J)) (i32.const 48))))
         (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
         (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
@@ -762,8 +770,6 @@
         (local.set $f (i8x16.shuffle 0 1 2 3 4 5 6 7 24 25 26 27 28 29 30 31 (local.get $one) (local.get $R)))
         (local.set $g (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $RR) (local.get $RY)))
         (local.set $h (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $RYDY) (local.get $RYRY)))
-        (i32.store8 offset=1 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 2 (local.get $bR)))
-        (i32.store8 offset=1 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 2 (local.get $bS)))
         (local.set $at (i32.add (local.get $joint) (i32.mul (i32x4.extract_lane 2 (local.get $J)) (i32.const 48))))
         (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
         (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
@@ -790,8 +796,16 @@
         (local.set $f (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $one) (local.get $R)))
         (local.set $g (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $RR) (local.get $RY)))
         (local.set $h (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $RYDY) (local.get $RYRY)))
-        (i32.store8 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 0 (local.get $bR)))
-        (i32.store8 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 0 (local.get $bS)))
+        ;; The pair's buckets: each censor's (bytes i and i + 1 of bucketsR and bucketsS), or with
+        ;; jointOnly the joint ones alone, 5 bR + bS, in bucketsR (both bytes in one store).
+        (if (local.get $jointOnly)
+          (then (i32.store16 (i32.add (local.get $bucketsR) (local.get $i))
+            (i32x4.extract_lane 0 (i8x16.shuffle 0 8 0 0 0 0 0 0 0 0 0 0 0 0 0 0 (local.get $J) (local.get $J)))))
+          (else
+            (i32.store8 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 0 (local.get $bR)))
+            (i32.store8 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 0 (local.get $bS)))
+            (i32.store8 offset=1 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 2 (local.get $bR)))
+            (i32.store8 offset=1 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 2 (local.get $bS)))))
         (local.set $at (i32.add (local.get $joint) (i32.mul (i32x4.extract_lane 0 (local.get $J)) (i32.const 48))))
         (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
         (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
@@ -799,8 +813,6 @@
         (local.set $f (i8x16.shuffle 0 1 2 3 4 5 6 7 24 25 26 27 28 29 30 31 (local.get $one) (local.get $R)))
         (local.set $g (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $RR) (local.get $RY)))
         (local.set $h (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $RYDY) (local.get $RYRY)))
-        (i32.store8 offset=1 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 2 (local.get $bR)))
-        (i32.store8 offset=1 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 2 (local.get $bS)))
         (local.set $at (i32.add (local.get $joint) (i32.mul (i32x4.extract_lane 2 (local.get $J)) (i32.const 48))))
         (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
         (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
@@ -831,8 +843,16 @@
         (local.set $f (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $one) (local.get $R)))
         (local.set $g (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $RR) (local.get $RY)))
         (local.set $h (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $RYDY) (local.get $RYRY)))
-        (i32.store8 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 0 (local.get $bR)))
-        (i32.store8 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 0 (local.get $bS)))
+        ;; The pair's buckets: each censor's (bytes i and i + 1 of bucketsR and bucketsS), or with
+        ;; jointOnly the joint ones alone, 5 bR + bS, in bucketsR (both bytes in one store).
+        (if (local.get $jointOnly)
+          (then (i32.store16 (i32.add (local.get $bucketsR) (local.get $i))
+            (i32x4.extract_lane 0 (i8x16.shuffle 0 8 0 0 0 0 0 0 0 0 0 0 0 0 0 0 (local.get $J) (local.get $J)))))
+          (else
+            (i32.store8 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 0 (local.get $bR)))
+            (i32.store8 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 0 (local.get $bS)))
+            (i32.store8 offset=1 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 2 (local.get $bR)))
+            (i32.store8 offset=1 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 2 (local.get $bS)))))
         (local.set $at (i32.add (local.get $joint) (i32.mul (i32x4.extract_lane 0 (local.get $J)) (i32.const 48))))
         (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
         (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
@@ -840,8 +860,6 @@
         (local.set $f (i8x16.shuffle 0 1 2 3 4 5 6 7 24 25 26 27 28 29 30 31 (local.get $one) (local.get $R)))
         (local.set $g (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $RR) (local.get $RY)))
         (local.set $h (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $RYDY) (local.get $RYRY)))
-        (i32.store8 offset=1 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 2 (local.get $bR)))
-        (i32.store8 offset=1 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 2 (local.get $bS)))
         (local.set $at (i32.add (local.get $joint) (i32.mul (i32x4.extract_lane 2 (local.get $J)) (i32.const 48))))
         (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
         (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
@@ -862,12 +880,15 @@
         (local.set $br (i32.add
           (i32.add (f64.ge (local.get $x) (local.get $a0)) (f64.ge (local.get $x) (local.get $a1)))
           (i32.add (f64.ge (local.get $x) (local.get $a2)) (f64.ge (local.get $x) (local.get $a3)))))
-        (i32.store8 (i32.add (local.get $bucketsR) (local.get $i)) (local.get $br))
         (local.set $x (f64.mul (local.get $sign) (f64.load (i32.add (local.get $similarity) (local.get $k)))))
         (local.set $bs (i32.add
           (i32.add (f64.ge (local.get $x) (local.get $c0)) (f64.ge (local.get $x) (local.get $c1)))
           (i32.add (f64.ge (local.get $x) (local.get $c2)) (f64.ge (local.get $x) (local.get $c3)))))
-        (i32.store8 (i32.add (local.get $bucketsS) (local.get $i)) (local.get $bs))
+        (if (local.get $jointOnly)
+          (then (i32.store8 (i32.add (local.get $bucketsR) (local.get $i)) (i32.add (i32.mul (local.get $br) (i32.const 5)) (local.get $bs))))
+          (else
+            (i32.store8 (i32.add (local.get $bucketsR) (local.get $i)) (local.get $br))
+            (i32.store8 (i32.add (local.get $bucketsS) (local.get $i)) (local.get $bs))))
         (local.set $at (i32.add (local.get $joint) (i32.mul (i32.add (i32.mul (local.get $br) (i32.const 5)) (local.get $bs)) (i32.const 48))))
         (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
         (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
@@ -933,10 +954,10 @@
     (param $relevance i32) (param $bucketsA i32) (param $slopesA i32) (param $baseA f64)
     (param $bucketsB i32) (param $slopesB i32) (param $baseB f64) (param $target i32) (param $n i32)
     (local $i i32) (local $k i32) (local $end i32)
-    (local $r v128) (local $a v128) (local $b v128) (local $t v128) (local $w v128) (local $baseA2 v128) (local $baseB2 v128)
-    (local $r1 f64) (local $w1 f64)
-    (local.set $baseA2 (f64x2.splat (local.get $baseA)))
-    (local.set $baseB2 (f64x2.splat (local.get $baseB)))
+    (local $r v128) (local $a v128) (local $b v128) (local $t v128) (local $w v128) (local $baseA2 v128)
+    (local $r1 f64)
+    ;; Both censors' bases and a row's two slopes added first (docs/methodology.md 7.2, "The weights' pass").
+    (local.set $baseA2 (f64x2.splat (f64.add (local.get $baseA) (local.get $baseB))))
     (local.set $end (i32.and (local.get $n) (i32.const -2)))
     (block $done
       (loop $next
@@ -950,8 +971,7 @@
           (i32.add (local.get $slopesB) (i32.shl (i32.load8_u offset=1 (i32.add (local.get $bucketsB) (local.get $i))) (i32.const 3)))
           (v128.load64_zero (i32.add (local.get $slopesB) (i32.shl (i32.load8_u (i32.add (local.get $bucketsB) (local.get $i))) (i32.const 3))))))
         (local.set $t (v128.load (i32.add (local.get $target) (local.get $k))))
-        (local.set $w (f64x2.add (local.get $t) (f64x2.add (local.get $baseA2) (f64x2.mul (local.get $a) (local.get $r)))))
-        (local.set $w (f64x2.add (local.get $w) (f64x2.add (local.get $baseB2) (f64x2.mul (local.get $b) (local.get $r)))))
+        (local.set $w (f64x2.add (local.get $t) (f64x2.add (local.get $baseA2) (f64x2.mul (f64x2.add (local.get $a) (local.get $b)) (local.get $r)))))
         ;; A NaN row keeps its target.
         (v128.store (i32.add (local.get $target) (local.get $k)) (v128.bitselect (local.get $w) (local.get $t) (f64x2.eq (local.get $r) (local.get $r))))
         (local.set $i (i32.add (local.get $i) (i32.const 2)))
@@ -962,13 +982,52 @@
         (local.set $r1 (f64.load (i32.add (local.get $relevance) (local.get $k))))
         (if (f64.eq (local.get $r1) (local.get $r1))
           (then
-            (local.set $w1 (f64.add (f64.load (i32.add (local.get $target) (local.get $k)))
-              (f64.add (local.get $baseA)
-                (f64.mul (f64.load (i32.add (local.get $slopesA) (i32.shl (i32.load8_u (i32.add (local.get $bucketsA) (local.get $i))) (i32.const 3)))) (local.get $r1)))))
             (f64.store (i32.add (local.get $target) (local.get $k))
-              (f64.add (local.get $w1)
-                (f64.add (local.get $baseB)
-                  (f64.mul (f64.load (i32.add (local.get $slopesB) (i32.shl (i32.load8_u (i32.add (local.get $bucketsB) (local.get $i))) (i32.const 3)))) (local.get $r1))))))))))
+              (f64.add (f64.load (i32.add (local.get $target) (local.get $k)))
+                (f64.add (f64.add (local.get $baseA) (local.get $baseB))
+                  (f64.mul
+                    (f64.add
+                      (f64.load (i32.add (local.get $slopesA) (i32.shl (i32.load8_u (i32.add (local.get $bucketsA) (local.get $i))) (i32.const 3))))
+                      (f64.load (i32.add (local.get $slopesB) (i32.shl (i32.load8_u (i32.add (local.get $bucketsB) (local.get $i))) (i32.const 3)))))
+                    (local.get $r1))))))))))
+
+  ;; `addWeightsTwo` from the joint buckets (`bucketsTwo` with jointOnly): slopes holds a row's two
+  ;; slopes added, slopes[5 bR + bS] = slopesA[bR] + slopesB[bS], and base both bases added; the
+  ;; same operations as `addWeightsTwo` on each censor's buckets, so the same weights.
+  (func $addWeightsJoint
+    (param $relevance i32) (param $buckets i32) (param $slopes i32) (param $base f64) (param $target i32) (param $n i32)
+    (local $i i32) (local $k i32) (local $end i32) (local $r v128) (local $a v128) (local $t v128) (local $base2 v128) (local $r1 f64)
+    (local.set $base2 (f64x2.splat (local.get $base)))
+    (local.set $end (i32.and (local.get $n) (i32.const -2)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $i) (local.get $end)))
+        (local.set $k (i32.shl (local.get $i) (i32.const 3)))
+        (local.set $r (v128.load (i32.add (local.get $relevance) (local.get $k))))
+        (local.set $a (v128.load64_lane 1
+          (i32.add (local.get $slopes) (i32.shl (i32.load8_u offset=1 (i32.add (local.get $buckets) (local.get $i))) (i32.const 3)))
+          (v128.load64_zero (i32.add (local.get $slopes) (i32.shl (i32.load8_u (i32.add (local.get $buckets) (local.get $i))) (i32.const 3))))))
+        (local.set $t (v128.load (i32.add (local.get $target) (local.get $k))))
+        ;; A NaN row keeps its target.
+        (v128.store (i32.add (local.get $target) (local.get $k))
+          (v128.bitselect
+            (f64x2.add (local.get $t) (f64x2.add (local.get $base2) (f64x2.mul (local.get $a) (local.get $r))))
+            (local.get $t)
+            (f64x2.eq (local.get $r) (local.get $r))))
+        (local.set $i (i32.add (local.get $i) (i32.const 2)))
+        (br $next)))
+    (if (i32.and (local.get $n) (i32.const 1))
+      (then
+        (local.set $k (i32.shl (local.get $i) (i32.const 3)))
+        (local.set $r1 (f64.load (i32.add (local.get $relevance) (local.get $k))))
+        (if (f64.eq (local.get $r1) (local.get $r1))
+          (then
+            (f64.store (i32.add (local.get $target) (local.get $k))
+              (f64.add (f64.load (i32.add (local.get $target) (local.get $k)))
+                (f64.add (local.get $base)
+                  (f64.mul
+                    (f64.load (i32.add (local.get $slopes) (i32.shl (i32.load8_u (i32.add (local.get $buckets) (local.get $i))) (i32.const 3))))
+                    (local.get $r1))))))))))
 
   ;; The percentiles' selection of two histograms (percentile.ts `percentilesOfTwo` on a pair in
   ;; an arena), after the plain methods of its `Histogram`, step by step and in the same order:
@@ -1463,7 +1522,7 @@
     (param $rankR i32) (param $rankS i32) (param $T i32) (param $syy f64) (param $width f64)
     (param $multiplier f64) (param $attributes f64) (param $minRetained f64) (param $minComplement f64)
     (param $slopesR i32) (param $slopesS i32) (param $cells i32) (param $secondary i32) (param $target i32) (result i32)
-    (local $count f64) (local $baseR f64) (local $baseS f64) (local $atLeastS i32)
+    (local $count f64) (local $baseR f64) (local $baseS f64) (local $atLeastS i32) (local $jointSlopes i32) (local $b i32) (local $c i32)
     (local.set $atLeastS (i32.add (local.get $atLeast) (i32.const 32)))
     (if (i32.eqz (call $boundaries (local.get $cutsR) (local.get $T) (local.get $sign) (local.get $strict) (local.get $width)
           (local.get $order) (local.get $rankR) (local.get $atLeast)))
@@ -1476,7 +1535,8 @@
       (call $cutAt (local.get $atLeast) (local.get $T) (i32.const 2)) (call $cutAt (local.get $atLeast) (local.get $T) (i32.const 3))
       (call $cutAt (local.get $atLeastS) (local.get $T) (i32.const 0)) (call $cutAt (local.get $atLeastS) (local.get $T) (i32.const 1))
       (call $cutAt (local.get $atLeastS) (local.get $T) (i32.const 2)) (call $cutAt (local.get $atLeastS) (local.get $T) (i32.const 3))
-      (local.get $bucketsR) (local.get $bucketsS) (local.get $sumsR) (local.get $sumsS) (local.get $joint) (local.get $T) (local.get $totals) (local.get $n))
+      (local.get $bucketsR) (local.get $bucketsS) (local.get $sumsR) (local.get $sumsS) (local.get $joint) (local.get $T) (local.get $totals) (local.get $n)
+      (i32.const 1))
     (local.set $count (f64.convert_i32_s (local.get $n)))
     (local.set $baseR (call $cells (local.get $sumsR) (local.get $rankR) (local.get $T) (local.get $count)
       (f64.load (local.get $totals)) (f64.load offset=8 (local.get $totals)) (f64.load offset=16 (local.get $totals))
@@ -1486,8 +1546,23 @@
       (f64.load (local.get $totals)) (f64.load offset=8 (local.get $totals)) (f64.load offset=16 (local.get $totals))
       (local.get $syy) (local.get $ybar) (local.get $width) (local.get $multiplier) (local.get $attributes) (local.get $minRetained) (local.get $minComplement)
       (local.get $slopesS) (i32.add (local.get $cells) (i32.shl (local.get $T) (i32.const 3))) (local.get $secondary)))
-    (call $addWeightsTwo (local.get $relevance) (local.get $bucketsR) (local.get $slopesR) (local.get $baseR)
-      (local.get $bucketsS) (local.get $slopesS) (local.get $baseS) (local.get $target) (local.get $n))
+    ;; The joint slopes, slopesR[b] + slopesS[c] at 5 b + c, in slopesS's entries 8 to 32 (it holds
+    ;; 256; the censor's own are its first T + 1).
+    (local.set $jointSlopes (i32.add (local.get $slopesS) (i32.const 64)))
+    (local.set $b (i32.const 0))
+    (loop $rows
+      (local.set $c (i32.const 0))
+      (loop $columns
+        (f64.store (i32.add (local.get $jointSlopes) (i32.shl (i32.add (i32.mul (local.get $b) (i32.const 5)) (local.get $c)) (i32.const 3)))
+          (f64.add
+            (f64.load (i32.add (local.get $slopesR) (i32.shl (local.get $b) (i32.const 3))))
+            (f64.load (i32.add (local.get $slopesS) (i32.shl (local.get $c) (i32.const 3))))))
+        (local.set $c (i32.add (local.get $c) (i32.const 1)))
+        (br_if $columns (i32.le_s (local.get $c) (local.get $T))))
+      (local.set $b (i32.add (local.get $b) (i32.const 1)))
+      (br_if $rows (i32.le_s (local.get $b) (local.get $T))))
+    (call $addWeightsJoint (local.get $relevance) (local.get $bucketsR) (local.get $jointSlopes) (f64.add (local.get $baseR) (local.get $baseS))
+      (local.get $target) (local.get $n))
     (i32.const 1))
 
   ;; The walk's first-theta pass of a new level in one call (walk.ts `extend`): subtractLevel into
