@@ -129,6 +129,36 @@ describe.skipIf(!RUN)("a connection lost inside a transaction", () => {
   });
 });
 
+describe.skipIf(!RUN)("held reads of a job (v2 long-poll)", () => {
+  it("share one LISTEN connection, made in the background: 32 reads at once open one, and each ends at its deadline", async () => {
+    const second = await PgStore.open(server.url, { migrate: true, runJobs: false });
+    // The real client, counted as it is made (the store's pool made its own before).
+    const Real = pg.Client;
+    let made = 0;
+    pg.Client = class Counted extends Real {
+      constructor(...args: ConstructorParameters<typeof Real>) {
+        super(...args);
+        made++;
+      }
+    };
+    try {
+      // A job that never ends (no such id): each wait looks at it every second until its deadline.
+      await Promise.all(Array.from({ length: 32 }, () => second.waitForJob(987_654_321, 300)));
+      expect(made).toBe(1);
+      // until it listens (an event, not a fixed sleep); a later wait then opens none
+      await until(
+        () => db.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = 'LISTEN rbp_done'"),
+        (r) => r.rows[0].n >= 1,
+      );
+      await second.waitForJob(987_654_321, 50);
+      expect(made).toBe(1);
+    } finally {
+      pg.Client = Real;
+      await second.close();
+    }
+  });
+});
+
 describe.skipIf(!RUN)("quota across two front ends", () => {
   it("concurrent POSTs to two stores spend exactly the plan, and every charge has its jobs", async () => {
     const second = await PgStore.open(server.url, { runJobs: false });

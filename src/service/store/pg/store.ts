@@ -92,6 +92,8 @@ export class PgStore implements Store {
   private readonly renewer: NodeJS.Timeout | undefined;
   private listener: pg.Client | undefined;
   private listenerDown = false;
+  /** The listener's connection while it is being made: every caller meanwhile shares it (`ensureListener`). */
+  private listening: Promise<void> | undefined;
   private readonly doneWaiters = new Map<number, Set<() => void>>();
   private closed = false;
   private wake: (() => void) | undefined;
@@ -406,7 +408,9 @@ export class PgStore implements Store {
    */
   async waitForJob(jobId: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     if (timeoutMs <= 0 || signal?.aborted || this.closed) return;
-    await this.ensureListener().catch(() => undefined);
+    // Not awaited: a listener still connecting (or never: a connection has no timeout of its own)
+    // would hold the wait past its deadline; the look every second covers the time until it listens.
+    void this.ensureListener().catch(() => undefined);
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline && !signal?.aborted && !this.closed) {
       const job = await this.getJob(jobId).catch(() => undefined);
@@ -433,9 +437,22 @@ export class PgStore implements Store {
     return r.rows[0] ? toJob(r.rows[0]) : undefined;
   }
 
-  private async ensureListener(): Promise<void> {
-    if (this.listener && !this.listenerDown) return;
-    const client = new pg.Client({ connectionString: this.url, types: TYPES });
+  /**
+   * Connects the LISTEN client unless it is up; one connection at a time, which every caller
+   * meanwhile shares. (Each of 64 held v2 reads used to open its own at once: 64 server processes
+   * forked together on a loaded machine.)
+   */
+  private ensureListener(): Promise<void> {
+    if (this.listener && !this.listenerDown) return Promise.resolve();
+    this.listening ??= this.connectListener().finally(() => {
+      this.listening = undefined;
+    });
+    return this.listening;
+  }
+
+  private async connectListener(): Promise<void> {
+    // A connection that never comes fails (as the pool's do), so a later caller tries again.
+    const client = new pg.Client({ connectionString: this.url, types: TYPES, connectionTimeoutMillis: 10_000 });
     client.on("error", () => {
       this.listenerDown = true;
     });
@@ -448,9 +465,19 @@ export class PgStore implements Store {
       const id = Number(n.payload);
       for (const wake of [...(this.doneWaiters.get(id) ?? [])]) wake();
     });
-    await client.connect();
-    await client.query("LISTEN rbp_done");
-    if (this.queue) await client.query("LISTEN rbp_jobs");
+    try {
+      await client.connect();
+      await client.query("LISTEN rbp_done");
+      if (this.queue) await client.query("LISTEN rbp_jobs");
+    } catch (error) {
+      void client.end().catch(() => undefined);
+      throw error;
+    }
+    if (this.closed) {
+      // Closed while it connected: close() has ended the listener it knew of.
+      void client.end().catch(() => undefined);
+      return;
+    }
     const old = this.listener;
     this.listener = client;
     this.listenerDown = false;
