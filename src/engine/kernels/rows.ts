@@ -147,8 +147,8 @@ export interface RowKernels {
    * plain twin is the path it replaces, pass by pass: `selectTwo` (percentile.ts's histograms),
    * `setBoundaries` and `bucketsTwo`, then per censor `calibrationsOf`'s
    * arithmetic, the cells' weights, yhat, validity and secondary sums of grid-cells.ts
-   * `evaluate`, and `slopesOf`; then `addWeightsTwo` into target. rows.wat `cells` and
-   * `boundaries` list the arithmetic.
+   * `evaluate`, and `slopesOf`; then `addWeightsTwo` into target (in WebAssembly from the joint
+   * buckets: `addWeightsJoint`, the same weights). rows.wat `cells` and `boundaries` list the arithmetic.
    */
   calibrateTwoOn?(fixed: CalibrateTwoArrays, frame: Int32Array): CalibrateTwo;
   /**

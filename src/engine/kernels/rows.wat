@@ -1513,7 +1513,8 @@
   ;; pass by pass: each censor's `boundaries` (relevance first; 0 and nothing else done when a
   ;; cut is NaN), `bucketsTwo` (which writes buckets 0 to T's sums, 6 (T + 1) each), each censor's
   ;; `cells` (relevance first, each with its own sums, ranks, slopes and cells; the secondary
-  ;; sums shared), then `addWeightsTwo` of both censors' weights into target; 1 when done.
+  ;; sums shared), then both censors' weights into target (`addWeightsJoint`, from the joint buckets
+  ;; `bucketsTwo` stored in bucketsR alone: the weights of `addWeightsTwo`); 1 when done.
   ;; order holds 8 i32 and atLeast 8 f64: the relevance censor's 4, then the similarity's.
   (func $calibrateTwo (export "calibrateTwo")
     (param $relevance i32) (param $similarity i32) (param $y i32) (param $ybar f64) (param $sign f64) (param $strict i32)
