@@ -18,7 +18,7 @@
  * chunks hold other combinations, so the Grid's last bits change (docs/methodology.md 7.2).
  */
 
-import { trieOrder } from "./walk.js";
+import { commonPrefix, trieOrder } from "./walk.js";
 
 /** A Grid's combinations in the order of its walk (`walkOrder`). */
 export interface WalkOrder {
@@ -88,13 +88,6 @@ export function cutChunks(paths: readonly (readonly number[])[], most: number): 
   }
   if (from < paths.length) chunks.push([from, paths.length]);
   return chunks;
-}
-
-/** How many leading columns a and b share. */
-function commonPrefix(a: readonly number[], b: readonly number[]): number {
-  let k = 0;
-  while (k < a.length && k < b.length && a[k] === b[k]) k++;
-  return k;
 }
 
 /** The levels a walk of these paths makes in these chunks: each path's columns past those it shares with the path before it in its chunk. */

@@ -602,7 +602,7 @@ const THREAD_CACHE_BYTES = 64 * 2 ** 20;
 const WALK_PLAN_PATHS = 64;
 
 /** How many leading entries a and b share. */
-function commonPrefix(a: readonly number[], b: readonly number[]): number {
+export function commonPrefix(a: readonly number[], b: readonly number[]): number {
   let k = 0;
   while (k < a.length && k < b.length && a[k] === b[k]) k++;
   return k;
