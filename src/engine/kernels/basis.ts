@@ -355,6 +355,7 @@ interface BasisExports {
     k: number,
     ybar: number,
     out: number,
+    terms: number,
   ): number;
   mergeRows(parts: number, usedParts: number, P: number, n: number, composite: number, used: number): void;
   compositeFit(w: number, y: number, used: number, n: number): number;
@@ -372,6 +373,8 @@ const PAGE = 65536;
 const INITIAL_BYTES = 1 << 20;
 
 const padded = (bytes: number) => Math.ceil(bytes / 8) * 8;
+/** The insights' scratch (basis.wat `insights`): the terms of 64 cells, 40 bytes each. */
+const INSIGHT_TERMS = 64 * 40;
 
 /**
  * basis.wat on a memory of its own, which grows (a new instance) when a call needs more; each
@@ -540,7 +543,7 @@ class WasmBasis implements BasisKernels {
   readonly insights: BasisKernels["insights"] = (combination, weight, yhat, valid, has, sizes, k, ybar, out) => {
     const C = weight.length;
     const Q = sizes.length;
-    if (!this.room(padded(4 * C) + padded(8 * C) * 2 + padded(C) + padded(Q * k) + padded(4 * Q) + padded(80 * k))) {
+    if (!this.room(padded(4 * C) + padded(8 * C) * 2 + padded(C) + padded(Q * k) + padded(4 * Q) + padded(80 * k) + INSIGHT_TERMS)) {
       return jsBasis.insights(combination, weight, yhat, valid, has, sizes, k, ybar, out);
     }
     const cc = this.i32(C, combination);
@@ -550,7 +553,8 @@ class WasmBasis implements BasisKernels {
     const h = this.u8(Q * k, has);
     const s = this.i32(Q, sizes);
     const o = this.f64(10 * k);
-    const total = this.exports.insights(cc, w, y, v, C, h, s, k, ybar, o);
+    const terms = this.f64(INSIGHT_TERMS / 8);
+    const total = this.exports.insights(cc, w, y, v, C, h, s, k, ybar, o, terms);
     this.out(o, out, 10 * k);
     return total;
   };
