@@ -43,6 +43,35 @@
     (local.set $u6 (i32.add (local.get $u5) (local.get $stride)))
     (local.set $u7 (i32.add (local.get $u6) (local.get $stride)))
     (local.set $pairs (i32.shl (i32.shr_u (local.get $n) (i32.const 1)) (i32.const 4)))
+    ;; Two pairs an iteration while two fit (docs/architecture.md "Two pairs an iteration"), then one.
+    (block $doneTwo
+      (loop $nextTwo
+        (br_if $doneTwo (i32.gt_u (i32.add (local.get $k) (i32.const 32)) (local.get $pairs)))
+        (v128.store (i32.add (local.get $dst) (local.get $k))
+          (f64x2.sub (f64x2.sub (f64x2.sub (f64x2.sub (f64x2.sub (f64x2.sub (f64x2.sub (f64x2.sub
+            (v128.load (i32.add (local.get $src) (local.get $k)))
+            (f64x2.mul (local.get $a0) (v128.load (i32.add (local.get $u) (local.get $k)))))
+            (f64x2.mul (local.get $a1) (v128.load (i32.add (local.get $u1) (local.get $k)))))
+            (f64x2.mul (local.get $a2) (v128.load (i32.add (local.get $u2) (local.get $k)))))
+            (f64x2.mul (local.get $a3) (v128.load (i32.add (local.get $u3) (local.get $k)))))
+            (f64x2.mul (local.get $a4) (v128.load (i32.add (local.get $u4) (local.get $k)))))
+            (f64x2.mul (local.get $a5) (v128.load (i32.add (local.get $u5) (local.get $k)))))
+            (f64x2.mul (local.get $a6) (v128.load (i32.add (local.get $u6) (local.get $k)))))
+            (f64x2.mul (local.get $a7) (v128.load (i32.add (local.get $u7) (local.get $k))))))
+        (local.set $k (i32.add (local.get $k) (i32.const 16)))
+        (v128.store (i32.add (local.get $dst) (local.get $k))
+          (f64x2.sub (f64x2.sub (f64x2.sub (f64x2.sub (f64x2.sub (f64x2.sub (f64x2.sub (f64x2.sub
+            (v128.load (i32.add (local.get $src) (local.get $k)))
+            (f64x2.mul (local.get $a0) (v128.load (i32.add (local.get $u) (local.get $k)))))
+            (f64x2.mul (local.get $a1) (v128.load (i32.add (local.get $u1) (local.get $k)))))
+            (f64x2.mul (local.get $a2) (v128.load (i32.add (local.get $u2) (local.get $k)))))
+            (f64x2.mul (local.get $a3) (v128.load (i32.add (local.get $u3) (local.get $k)))))
+            (f64x2.mul (local.get $a4) (v128.load (i32.add (local.get $u4) (local.get $k)))))
+            (f64x2.mul (local.get $a5) (v128.load (i32.add (local.get $u5) (local.get $k)))))
+            (f64x2.mul (local.get $a6) (v128.load (i32.add (local.get $u6) (local.get $k)))))
+            (f64x2.mul (local.get $a7) (v128.load (i32.add (local.get $u7) (local.get $k))))))
+        (local.set $k (i32.add (local.get $k) (i32.const 16)))
+        (br $nextTwo)))
     (block $done
       (loop $next
         (br_if $done (i32.ge_u (local.get $k) (local.get $pairs)))
@@ -179,6 +208,21 @@
     (local $k i32) (local $pairs i32) (local $a v128)
     (local.set $a (f64x2.splat (local.get $l0)))
     (local.set $pairs (i32.shl (i32.shr_u (local.get $n) (i32.const 1)) (i32.const 4)))
+    ;; Two pairs an iteration while two fit (docs/architecture.md "Two pairs an iteration"), then one.
+    (block $doneTwo
+      (loop $nextTwo
+        (br_if $doneTwo (i32.gt_u (i32.add (local.get $k) (i32.const 32)) (local.get $pairs)))
+        (v128.store (i32.add (local.get $dst) (local.get $k))
+          (f64x2.sub
+            (v128.load (i32.add (local.get $src) (local.get $k)))
+            (f64x2.mul (local.get $a) (v128.load (i32.add (local.get $u0) (local.get $k))))))
+        (local.set $k (i32.add (local.get $k) (i32.const 16)))
+        (v128.store (i32.add (local.get $dst) (local.get $k))
+          (f64x2.sub
+            (v128.load (i32.add (local.get $src) (local.get $k)))
+            (f64x2.mul (local.get $a) (v128.load (i32.add (local.get $u0) (local.get $k))))))
+        (local.set $k (i32.add (local.get $k) (i32.const 16)))
+        (br $nextTwo)))
     (block $done
       (loop $next
         (br_if $done (i32.ge_u (local.get $k) (local.get $pairs)))
@@ -637,6 +681,59 @@
     (local.set $minB2 (f64x2.splat (local.get $minB)))
     (local.set $scaleB2 (f64x2.splat (local.get $scaleB)))
     (local.set $end (i32.and (local.get $n) (i32.const -2)))
+    ;; Two pairs an iteration while two fit (docs/architecture.md "Two pairs an iteration"), then one.
+    (block $doneTwo
+      (loop $nextTwo
+        (br_if $doneTwo (i32.gt_u (i32.add (local.get $i) (i32.const 4)) (local.get $end)))
+        (local.set $k (i32.shl (local.get $i) (i32.const 3)))
+        ;; Each bin's byte offset in its table: 8 bin.
+        (local.set $binsA (i32x4.shl (f64x2.add (f64x2.floor (f64x2.mul (f64x2.sub (v128.load (i32.add (local.get $a) (local.get $k))) (local.get $minA2)) (local.get $scaleA2))) (local.get $magic)) (i32.const 3)))
+        (local.set $binsB (i32x4.shl (f64x2.add (f64x2.floor (f64x2.mul (f64x2.sub (v128.load (i32.add (local.get $b) (local.get $k))) (local.get $minB2)) (local.get $scaleB2))) (local.get $magic)) (i32.const 3)))
+        (local.set $k (i32.shl (local.get $i) (i32.const 2)))
+        ;; The first row in a, then in b; then the second row.
+        (local.set $at (i32.add (local.get $tableA) (i32x4.extract_lane 0 (local.get $binsA))))
+        (local.set $pair (i64.load (local.get $at)))
+        (i64.store32 (i32.add (local.get $previousA) (local.get $k)) (local.get $pair))
+        (i64.store (local.get $at) (i64.add (i64.and (local.get $pair) (i64.const 0xffffffff00000000)) (i64.add (i64.extend_i32_u (local.get $i)) (i64.const 0x100000000))))
+        (local.set $at (i32.add (local.get $tableB) (i32x4.extract_lane 0 (local.get $binsB))))
+        (local.set $pair (i64.load (local.get $at)))
+        (i64.store32 (i32.add (local.get $previousB) (local.get $k)) (local.get $pair))
+        (i64.store (local.get $at) (i64.add (i64.and (local.get $pair) (i64.const 0xffffffff00000000)) (i64.add (i64.extend_i32_u (local.get $i)) (i64.const 0x100000000))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (local.set $at (i32.add (local.get $tableA) (i32x4.extract_lane 2 (local.get $binsA))))
+        (local.set $pair (i64.load (local.get $at)))
+        (i64.store32 offset=4 (i32.add (local.get $previousA) (local.get $k)) (local.get $pair))
+        (i64.store (local.get $at) (i64.add (i64.and (local.get $pair) (i64.const 0xffffffff00000000)) (i64.add (i64.extend_i32_u (local.get $i)) (i64.const 0x100000000))))
+        (local.set $at (i32.add (local.get $tableB) (i32x4.extract_lane 2 (local.get $binsB))))
+        (local.set $pair (i64.load (local.get $at)))
+        (i64.store32 offset=4 (i32.add (local.get $previousB) (local.get $k)) (local.get $pair))
+        (i64.store (local.get $at) (i64.add (i64.and (local.get $pair) (i64.const 0xffffffff00000000)) (i64.add (i64.extend_i32_u (local.get $i)) (i64.const 0x100000000))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (local.set $k (i32.shl (local.get $i) (i32.const 3)))
+        ;; Each bin's byte offset in its table: 8 bin.
+        (local.set $binsA (i32x4.shl (f64x2.add (f64x2.floor (f64x2.mul (f64x2.sub (v128.load (i32.add (local.get $a) (local.get $k))) (local.get $minA2)) (local.get $scaleA2))) (local.get $magic)) (i32.const 3)))
+        (local.set $binsB (i32x4.shl (f64x2.add (f64x2.floor (f64x2.mul (f64x2.sub (v128.load (i32.add (local.get $b) (local.get $k))) (local.get $minB2)) (local.get $scaleB2))) (local.get $magic)) (i32.const 3)))
+        (local.set $k (i32.shl (local.get $i) (i32.const 2)))
+        ;; The first row in a, then in b; then the second row.
+        (local.set $at (i32.add (local.get $tableA) (i32x4.extract_lane 0 (local.get $binsA))))
+        (local.set $pair (i64.load (local.get $at)))
+        (i64.store32 (i32.add (local.get $previousA) (local.get $k)) (local.get $pair))
+        (i64.store (local.get $at) (i64.add (i64.and (local.get $pair) (i64.const 0xffffffff00000000)) (i64.add (i64.extend_i32_u (local.get $i)) (i64.const 0x100000000))))
+        (local.set $at (i32.add (local.get $tableB) (i32x4.extract_lane 0 (local.get $binsB))))
+        (local.set $pair (i64.load (local.get $at)))
+        (i64.store32 (i32.add (local.get $previousB) (local.get $k)) (local.get $pair))
+        (i64.store (local.get $at) (i64.add (i64.and (local.get $pair) (i64.const 0xffffffff00000000)) (i64.add (i64.extend_i32_u (local.get $i)) (i64.const 0x100000000))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (local.set $at (i32.add (local.get $tableA) (i32x4.extract_lane 2 (local.get $binsA))))
+        (local.set $pair (i64.load (local.get $at)))
+        (i64.store32 offset=4 (i32.add (local.get $previousA) (local.get $k)) (local.get $pair))
+        (i64.store (local.get $at) (i64.add (i64.and (local.get $pair) (i64.const 0xffffffff00000000)) (i64.add (i64.extend_i32_u (local.get $i)) (i64.const 0x100000000))))
+        (local.set $at (i32.add (local.get $tableB) (i32x4.extract_lane 2 (local.get $binsB))))
+        (local.set $pair (i64.load (local.get $at)))
+        (i64.store32 offset=4 (i32.add (local.get $previousB) (local.get $k)) (local.get $pair))
+        (i64.store (local.get $at) (i64.add (i64.and (local.get $pair) (i64.const 0xffffffff00000000)) (i64.add (i64.extend_i32_u (local.get $i)) (i64.const 0x100000000))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $nextTwo)))
     (block $done
       (loop $next
         (br_if $done (i32.ge_u (local.get $i) (local.get $end)))
@@ -710,9 +807,9 @@
     (param $c0 f64) (param $c1 f64) (param $c2 f64) (param $c3 f64)
     (param $bucketsR i32) (param $bucketsS i32) (param $sumsR i32) (param $sumsS i32) (param $joint i32) (param $T i32)
     (param $totals i32) (param $n i32) (param $jointOnly i32)
-    (local $i i32) (local $k i32) (local $end i32) (local $at i32) (local $b i32) (local $c i32) (local $to i32)
+    (local $i i32) (local $k i32) (local $end i32) (local $at i32) (local $b i32) (local $c i32) (local $to i32) (local $j0 i32) (local $j2 i32)
     (local $R v128) (local $DY v128) (local $RR v128) (local $RY v128) (local $RYDY v128) (local $RYRY v128)
-    (local $one v128) (local $sign2 v128) (local $ybar2 v128)
+    (local $one v128) (local $signBit v128) (local $ybar2 v128)
     (local $A0 v128) (local $A1 v128) (local $A2 v128) (local $A3 v128)
     (local $C0 v128) (local $C1 v128) (local $C2 v128) (local $C3 v128)
     (local $s v128) (local $bR v128) (local $bS v128) (local $J v128)
@@ -721,7 +818,9 @@
     (local $r f64) (local $dy f64) (local $ry f64) (local $x f64) (local $br i32) (local $bs i32)
     (memory.fill (local.get $joint) (i32.const 0) (i32.const 1200))
     (local.set $one (f64x2.splat (f64.const 1)))
-    (local.set $sign2 (f64x2.splat (local.get $sign)))
+    ;; The scores signed by their sign bit (sign is 1 or -1): the product's double, NaN aside
+    ;; (whose sign no comparison sees), in a bitwise operation rather than a multiplication.
+    (local.set $signBit (i64x2.splat (i64.and (i64.reinterpret_f64 (local.get $sign)) (i64.const 0x8000000000000000))))
     (local.set $ybar2 (f64x2.splat (local.get $ybar)))
     (local.set $A0 (f64x2.splat (local.get $a0))) (local.set $A1 (f64x2.splat (local.get $a1)))
     (local.set $A2 (f64x2.splat (local.get $a2))) (local.set $A3 (f64x2.splat (local.get $a3)))
@@ -740,11 +839,11 @@
         (local.set $RYDY (f64x2.mul (local.get $RY) (local.get $DY)))
         (local.set $RYRY (f64x2.mul (local.get $RY) (local.get $RY)))
         ;; Each row's bucket, as 0 - (s >= a0) - (s >= a1) - ... in its i64 lane.
-        (local.set $s (f64x2.mul (local.get $sign2) (local.get $R)))
+        (local.set $s (v128.xor (local.get $signBit) (local.get $R)))
         (local.set $bR (i64x2.sub (i64x2.sub (i64x2.sub (i64x2.sub (v128.const i64x2 0 0)
           (f64x2.ge (local.get $s) (local.get $A0))) (f64x2.ge (local.get $s) (local.get $A1)))
           (f64x2.ge (local.get $s) (local.get $A2))) (f64x2.ge (local.get $s) (local.get $A3))))
-        (local.set $s (f64x2.mul (local.get $sign2) (v128.load (i32.add (local.get $similarity) (local.get $k)))))
+        (local.set $s (v128.xor (local.get $signBit) (v128.load (i32.add (local.get $similarity) (local.get $k)))))
         (local.set $bS (i64x2.sub (i64x2.sub (i64x2.sub (i64x2.sub (v128.const i64x2 0 0)
           (f64x2.ge (local.get $s) (local.get $C0))) (f64x2.ge (local.get $s) (local.get $C1)))
           (f64x2.ge (local.get $s) (local.get $C2))) (f64x2.ge (local.get $s) (local.get $C3))))
@@ -754,23 +853,26 @@
         (local.set $g (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $RR) (local.get $RY)))
         (local.set $h (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $RYDY) (local.get $RYRY)))
         ;; The pair's buckets: each censor's (bytes i and i + 1 of bucketsR and bucketsS), or with
-        ;; jointOnly the joint ones alone, 5 bR + bS, in bucketsR (both bytes in one store).
+        ;; jointOnly the joint ones alone, 5 bR + bS, in bucketsR (both bytes in one store, from the
+        ;; two lanes the sums' addresses take too: a shuffle of J cost V8 six instructions a pair
+        ;; to make its mask).
+        (local.set $j0 (i32x4.extract_lane 0 (local.get $J)))
+        (local.set $j2 (i32x4.extract_lane 2 (local.get $J)))
         (if (local.get $jointOnly)
-          (then (i32.store16 (i32.add (local.get $bucketsR) (local.get $i))
-            (i32x4.extract_lane 0 (i8x16.shuffle 0 8 0 0 0 0 0 0 0 0 0 0 0 0 0 0 (local.get $J) (local.get $J)))))
+          (then (i32.store16 (i32.add (local.get $bucketsR) (local.get $i)) (i32.or (local.get $j0) (i32.shl (local.get $j2) (i32.const 8)))))
           (else
             (i32.store8 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 0 (local.get $bR)))
             (i32.store8 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 0 (local.get $bS)))
             (i32.store8 offset=1 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 2 (local.get $bR)))
             (i32.store8 offset=1 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 2 (local.get $bS)))))
-        (local.set $at (i32.add (local.get $joint) (i32.mul (i32x4.extract_lane 0 (local.get $J)) (i32.const 48))))
+        (local.set $at (i32.add (local.get $joint) (i32.mul (local.get $j0) (i32.const 48))))
         (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
         (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
         (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $h)))
         (local.set $f (i8x16.shuffle 0 1 2 3 4 5 6 7 24 25 26 27 28 29 30 31 (local.get $one) (local.get $R)))
         (local.set $g (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $RR) (local.get $RY)))
         (local.set $h (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $RYDY) (local.get $RYRY)))
-        (local.set $at (i32.add (local.get $joint) (i32.mul (i32x4.extract_lane 2 (local.get $J)) (i32.const 48))))
+        (local.set $at (i32.add (local.get $joint) (i32.mul (local.get $j2) (i32.const 48))))
         (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
         (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
         (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $h)))
@@ -783,11 +885,11 @@
         (local.set $RYDY (f64x2.mul (local.get $RY) (local.get $DY)))
         (local.set $RYRY (f64x2.mul (local.get $RY) (local.get $RY)))
         ;; Each row's bucket, as 0 - (s >= a0) - (s >= a1) - ... in its i64 lane.
-        (local.set $s (f64x2.mul (local.get $sign2) (local.get $R)))
+        (local.set $s (v128.xor (local.get $signBit) (local.get $R)))
         (local.set $bR (i64x2.sub (i64x2.sub (i64x2.sub (i64x2.sub (v128.const i64x2 0 0)
           (f64x2.ge (local.get $s) (local.get $A0))) (f64x2.ge (local.get $s) (local.get $A1)))
           (f64x2.ge (local.get $s) (local.get $A2))) (f64x2.ge (local.get $s) (local.get $A3))))
-        (local.set $s (f64x2.mul (local.get $sign2) (v128.load (i32.add (local.get $similarity) (local.get $k)))))
+        (local.set $s (v128.xor (local.get $signBit) (v128.load (i32.add (local.get $similarity) (local.get $k)))))
         (local.set $bS (i64x2.sub (i64x2.sub (i64x2.sub (i64x2.sub (v128.const i64x2 0 0)
           (f64x2.ge (local.get $s) (local.get $C0))) (f64x2.ge (local.get $s) (local.get $C1)))
           (f64x2.ge (local.get $s) (local.get $C2))) (f64x2.ge (local.get $s) (local.get $C3))))
@@ -797,23 +899,26 @@
         (local.set $g (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $RR) (local.get $RY)))
         (local.set $h (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $RYDY) (local.get $RYRY)))
         ;; The pair's buckets: each censor's (bytes i and i + 1 of bucketsR and bucketsS), or with
-        ;; jointOnly the joint ones alone, 5 bR + bS, in bucketsR (both bytes in one store).
+        ;; jointOnly the joint ones alone, 5 bR + bS, in bucketsR (both bytes in one store, from the
+        ;; two lanes the sums' addresses take too: a shuffle of J cost V8 six instructions a pair
+        ;; to make its mask).
+        (local.set $j0 (i32x4.extract_lane 0 (local.get $J)))
+        (local.set $j2 (i32x4.extract_lane 2 (local.get $J)))
         (if (local.get $jointOnly)
-          (then (i32.store16 (i32.add (local.get $bucketsR) (local.get $i))
-            (i32x4.extract_lane 0 (i8x16.shuffle 0 8 0 0 0 0 0 0 0 0 0 0 0 0 0 0 (local.get $J) (local.get $J)))))
+          (then (i32.store16 (i32.add (local.get $bucketsR) (local.get $i)) (i32.or (local.get $j0) (i32.shl (local.get $j2) (i32.const 8)))))
           (else
             (i32.store8 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 0 (local.get $bR)))
             (i32.store8 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 0 (local.get $bS)))
             (i32.store8 offset=1 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 2 (local.get $bR)))
             (i32.store8 offset=1 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 2 (local.get $bS)))))
-        (local.set $at (i32.add (local.get $joint) (i32.mul (i32x4.extract_lane 0 (local.get $J)) (i32.const 48))))
+        (local.set $at (i32.add (local.get $joint) (i32.mul (local.get $j0) (i32.const 48))))
         (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
         (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
         (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $h)))
         (local.set $f (i8x16.shuffle 0 1 2 3 4 5 6 7 24 25 26 27 28 29 30 31 (local.get $one) (local.get $R)))
         (local.set $g (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $RR) (local.get $RY)))
         (local.set $h (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $RYDY) (local.get $RYRY)))
-        (local.set $at (i32.add (local.get $joint) (i32.mul (i32x4.extract_lane 2 (local.get $J)) (i32.const 48))))
+        (local.set $at (i32.add (local.get $joint) (i32.mul (local.get $j2) (i32.const 48))))
         (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
         (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
         (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $h)))
@@ -830,11 +935,11 @@
         (local.set $RYDY (f64x2.mul (local.get $RY) (local.get $DY)))
         (local.set $RYRY (f64x2.mul (local.get $RY) (local.get $RY)))
         ;; Each row's bucket, as 0 - (s >= a0) - (s >= a1) - ... in its i64 lane.
-        (local.set $s (f64x2.mul (local.get $sign2) (local.get $R)))
+        (local.set $s (v128.xor (local.get $signBit) (local.get $R)))
         (local.set $bR (i64x2.sub (i64x2.sub (i64x2.sub (i64x2.sub (v128.const i64x2 0 0)
           (f64x2.ge (local.get $s) (local.get $A0))) (f64x2.ge (local.get $s) (local.get $A1)))
           (f64x2.ge (local.get $s) (local.get $A2))) (f64x2.ge (local.get $s) (local.get $A3))))
-        (local.set $s (f64x2.mul (local.get $sign2) (v128.load (i32.add (local.get $similarity) (local.get $k)))))
+        (local.set $s (v128.xor (local.get $signBit) (v128.load (i32.add (local.get $similarity) (local.get $k)))))
         (local.set $bS (i64x2.sub (i64x2.sub (i64x2.sub (i64x2.sub (v128.const i64x2 0 0)
           (f64x2.ge (local.get $s) (local.get $C0))) (f64x2.ge (local.get $s) (local.get $C1)))
           (f64x2.ge (local.get $s) (local.get $C2))) (f64x2.ge (local.get $s) (local.get $C3))))
@@ -844,23 +949,26 @@
         (local.set $g (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $RR) (local.get $RY)))
         (local.set $h (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $RYDY) (local.get $RYRY)))
         ;; The pair's buckets: each censor's (bytes i and i + 1 of bucketsR and bucketsS), or with
-        ;; jointOnly the joint ones alone, 5 bR + bS, in bucketsR (both bytes in one store).
+        ;; jointOnly the joint ones alone, 5 bR + bS, in bucketsR (both bytes in one store, from the
+        ;; two lanes the sums' addresses take too: a shuffle of J cost V8 six instructions a pair
+        ;; to make its mask).
+        (local.set $j0 (i32x4.extract_lane 0 (local.get $J)))
+        (local.set $j2 (i32x4.extract_lane 2 (local.get $J)))
         (if (local.get $jointOnly)
-          (then (i32.store16 (i32.add (local.get $bucketsR) (local.get $i))
-            (i32x4.extract_lane 0 (i8x16.shuffle 0 8 0 0 0 0 0 0 0 0 0 0 0 0 0 0 (local.get $J) (local.get $J)))))
+          (then (i32.store16 (i32.add (local.get $bucketsR) (local.get $i)) (i32.or (local.get $j0) (i32.shl (local.get $j2) (i32.const 8)))))
           (else
             (i32.store8 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 0 (local.get $bR)))
             (i32.store8 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 0 (local.get $bS)))
             (i32.store8 offset=1 (i32.add (local.get $bucketsR) (local.get $i)) (i32x4.extract_lane 2 (local.get $bR)))
             (i32.store8 offset=1 (i32.add (local.get $bucketsS) (local.get $i)) (i32x4.extract_lane 2 (local.get $bS)))))
-        (local.set $at (i32.add (local.get $joint) (i32.mul (i32x4.extract_lane 0 (local.get $J)) (i32.const 48))))
+        (local.set $at (i32.add (local.get $joint) (i32.mul (local.get $j0) (i32.const 48))))
         (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
         (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
         (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $h)))
         (local.set $f (i8x16.shuffle 0 1 2 3 4 5 6 7 24 25 26 27 28 29 30 31 (local.get $one) (local.get $R)))
         (local.set $g (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $RR) (local.get $RY)))
         (local.set $h (i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 (local.get $RYDY) (local.get $RYRY)))
-        (local.set $at (i32.add (local.get $joint) (i32.mul (i32x4.extract_lane 2 (local.get $J)) (i32.const 48))))
+        (local.set $at (i32.add (local.get $joint) (i32.mul (local.get $j2) (i32.const 48))))
         (v128.store offset=0 (local.get $at) (f64x2.add (v128.load offset=0 (local.get $at)) (local.get $f)))
         (v128.store offset=16 (local.get $at) (f64x2.add (v128.load offset=16 (local.get $at)) (local.get $g)))
         (v128.store offset=32 (local.get $at) (f64x2.add (v128.load offset=32 (local.get $at)) (local.get $h)))
@@ -999,6 +1107,37 @@
     (local $i i32) (local $k i32) (local $end i32) (local $r v128) (local $a v128) (local $t v128) (local $base2 v128) (local $r1 f64)
     (local.set $base2 (f64x2.splat (local.get $base)))
     (local.set $end (i32.and (local.get $n) (i32.const -2)))
+    ;; Two pairs an iteration while two fit (docs/architecture.md "Two pairs an iteration"), then one.
+    (block $doneTwo
+      (loop $nextTwo
+        (br_if $doneTwo (i32.gt_u (i32.add (local.get $i) (i32.const 4)) (local.get $end)))
+        (local.set $k (i32.shl (local.get $i) (i32.const 3)))
+        (local.set $r (v128.load (i32.add (local.get $relevance) (local.get $k))))
+        (local.set $a (v128.load64_lane 1
+          (i32.add (local.get $slopes) (i32.shl (i32.load8_u offset=1 (i32.add (local.get $buckets) (local.get $i))) (i32.const 3)))
+          (v128.load64_zero (i32.add (local.get $slopes) (i32.shl (i32.load8_u (i32.add (local.get $buckets) (local.get $i))) (i32.const 3))))))
+        (local.set $t (v128.load (i32.add (local.get $target) (local.get $k))))
+        ;; A NaN row keeps its target.
+        (v128.store (i32.add (local.get $target) (local.get $k))
+          (v128.bitselect
+            (f64x2.add (local.get $t) (f64x2.add (local.get $base2) (f64x2.mul (local.get $a) (local.get $r))))
+            (local.get $t)
+            (f64x2.eq (local.get $r) (local.get $r))))
+        (local.set $i (i32.add (local.get $i) (i32.const 2)))
+        (local.set $k (i32.shl (local.get $i) (i32.const 3)))
+        (local.set $r (v128.load (i32.add (local.get $relevance) (local.get $k))))
+        (local.set $a (v128.load64_lane 1
+          (i32.add (local.get $slopes) (i32.shl (i32.load8_u offset=1 (i32.add (local.get $buckets) (local.get $i))) (i32.const 3)))
+          (v128.load64_zero (i32.add (local.get $slopes) (i32.shl (i32.load8_u (i32.add (local.get $buckets) (local.get $i))) (i32.const 3))))))
+        (local.set $t (v128.load (i32.add (local.get $target) (local.get $k))))
+        ;; A NaN row keeps its target.
+        (v128.store (i32.add (local.get $target) (local.get $k))
+          (v128.bitselect
+            (f64x2.add (local.get $t) (f64x2.add (local.get $base2) (f64x2.mul (local.get $a) (local.get $r))))
+            (local.get $t)
+            (f64x2.eq (local.get $r) (local.get $r))))
+        (local.set $i (i32.add (local.get $i) (i32.const 2)))
+        (br $nextTwo)))
     (block $done
       (loop $next
         (br_if $done (i32.ge_u (local.get $i) (local.get $end)))
