@@ -7,14 +7,17 @@ import { machineBusy, tuneShortRun } from "../../src/cli/tiering.js";
 const tiering = fileURLToPath(new URL("../../dist/cli/tiering.js", import.meta.url));
 
 describe("busy-machine tiering", () => {
-  it("calls a machine busy when its 1-minute load average reaches its cores", () => {
+  it("calls a machine busy when fewer than two cores are free (its cores less its 1-minute load average)", () => {
     expect(machineBusy([2, 0, 0], 2)).toBe(true);
     expect(machineBusy([12.5, 9, 7], 2)).toBe(true);
-    expect(machineBusy([1.9, 5, 5], 2)).toBe(false);
-    expect(machineBusy([0, 0, 0], 1)).toBe(false);
+    expect(machineBusy([0.3, 5, 5], 2)).toBe(true);
+    expect(machineBusy([0, 0, 0], 1)).toBe(true);
+    expect(machineBusy([0, 0, 0], 2)).toBe(false);
+    expect(machineBusy([1.9, 0, 0], 4)).toBe(false);
+    expect(machineBusy([2.1, 0, 0], 4)).toBe(true);
   });
 
-  it("leaves V8 alone on a machine with a free core", () => {
+  it("leaves V8 alone on a machine with two cores free", () => {
     expect(tuneShortRun(false)).toBe(false);
   });
 
