@@ -1062,10 +1062,10 @@
     (param $relevance i32) (param $bucketsA i32) (param $slopesA i32) (param $baseA f64)
     (param $bucketsB i32) (param $slopesB i32) (param $baseB f64) (param $target i32) (param $n i32)
     (local $i i32) (local $k i32) (local $end i32)
-    (local $r v128) (local $a v128) (local $b v128) (local $t v128) (local $w v128) (local $baseA2 v128)
+    (local $r v128) (local $a v128) (local $b v128) (local $t v128) (local $w v128) (local $bases2 v128)
     (local $r1 f64)
     ;; Both censors' bases and a row's two slopes added first (docs/methodology.md 7.2, "The weights' pass").
-    (local.set $baseA2 (f64x2.splat (f64.add (local.get $baseA) (local.get $baseB))))
+    (local.set $bases2 (f64x2.splat (f64.add (local.get $baseA) (local.get $baseB))))
     (local.set $end (i32.and (local.get $n) (i32.const -2)))
     (block $done
       (loop $next
@@ -1079,7 +1079,7 @@
           (i32.add (local.get $slopesB) (i32.shl (i32.load8_u offset=1 (i32.add (local.get $bucketsB) (local.get $i))) (i32.const 3)))
           (v128.load64_zero (i32.add (local.get $slopesB) (i32.shl (i32.load8_u (i32.add (local.get $bucketsB) (local.get $i))) (i32.const 3))))))
         (local.set $t (v128.load (i32.add (local.get $target) (local.get $k))))
-        (local.set $w (f64x2.add (local.get $t) (f64x2.add (local.get $baseA2) (f64x2.mul (f64x2.add (local.get $a) (local.get $b)) (local.get $r)))))
+        (local.set $w (f64x2.add (local.get $t) (f64x2.add (local.get $bases2) (f64x2.mul (f64x2.add (local.get $a) (local.get $b)) (local.get $r)))))
         ;; A NaN row keeps its target.
         (v128.store (i32.add (local.get $target) (local.get $k)) (v128.bitselect (local.get $w) (local.get $t) (f64x2.eq (local.get $r) (local.get $r))))
         (local.set $i (i32.add (local.get $i) (i32.const 2)))
